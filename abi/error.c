@@ -1,0 +1,67 @@
+/* error.c -- filling vyre_error records without ever writing past the caller's struct_size. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vyre/vyre_support.h"
+
+/* Bytes of the message field the caller's record really has. */
+static size_t message_room(const vyre_error *err) {
+  if (err->struct_size <= offsetof(vyre_error, message)) return 0;
+  size_t room = err->struct_size - offsetof(vyre_error, message);
+  return room < VYRE_ERROR_MESSAGE_MAX ? room : VYRE_ERROR_MESSAGE_MAX;
+}
+
+vyre_status vyre_error_vset(vyre_error *err, vyre_status status, int64_t native,
+                            const char *fmt, va_list ap) {
+  if (!err) return status;
+  if (err->struct_size >= offsetof(vyre_error, native_code)) err->status = (int32_t)status;
+  if (err->struct_size >= offsetof(vyre_error, message)) err->native_code = native;
+  size_t room = message_room(err);
+  if (room) {
+    vsnprintf(err->message, room, fmt, ap);
+  }
+  return status;
+}
+
+vyre_status vyre_error_set(vyre_error *err, vyre_status status, int64_t native,
+                           const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vyre_error_vset(err, status, native, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void vyre_error_prefix(vyre_error *err, const char *fmt, ...) {
+  if (!err) return;
+  size_t room = message_room(err);
+  if (!room) return;
+  char prefix[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  if (n <= 0) return;
+  size_t plen = strlen(prefix);
+  size_t mlen = strnlen(err->message, room - 1);
+  if (plen + 2 >= room) return;
+  size_t keep = mlen;
+  if (plen + 2 + keep >= room) keep = room - plen - 3;
+  memmove(err->message + plen + 2, err->message, keep);
+  memcpy(err->message, prefix, plen);
+  err->message[plen] = ':';
+  err->message[plen + 1] = ' ';
+  err->message[plen + 2 + keep] = '\0';
+}
+
+void vyre_error_clear(vyre_error *err) {
+  if (!err) return;
+  if (err->struct_size >= offsetof(vyre_error, native_code)) err->status = VYRE_OK;
+  if (err->struct_size >= offsetof(vyre_error, message)) err->native_code = 0;
+  if (message_room(err)) err->message[0] = '\0';
+}
+
+void vyre_error_copy(vyre_error *dst, const vyre_error *src) {
+  if (!dst || !src) return;
+  vyre_error_set(dst, (vyre_status)src->status, src->native_code, "%s", src->message);
+}

@@ -1,0 +1,138 @@
+/* ops.c -- the op, type, access, ordering and status name tables, generated from the X-macro lists. */
+#include <string.h>
+
+#include "vyre/vyre_program.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the vyre program format is little-endian and so is this implementation"
+#endif
+
+static const vyre_op_info op_table[] = {
+#define OP_ROW_(name, id, text, cls, mask) {id, cls, 0, mask, #name, text},
+    VYRE_OP_MAP(OP_ROW_)
+#undef OP_ROW_
+};
+
+#define OP_TABLE_COUNT (sizeof op_table / sizeof op_table[0])
+
+/* The list is in ascending id order (checked by the unit tests), so a
+ * binary search finds an id. */
+const vyre_op_info *vyre_op_lookup(uint32_t op) {
+  size_t lo = 0, hi = OP_TABLE_COUNT;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (op_table[mid].id == op) return &op_table[mid];
+    if (op_table[mid].id < op) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+const vyre_op_info *vyre_op_by_mnemonic(const char *mnemonic, size_t len) {
+  for (size_t i = 0; i < OP_TABLE_COUNT; i++) {
+    if (strlen(op_table[i].mnemonic) == len && memcmp(op_table[i].mnemonic, mnemonic, len) == 0)
+      return &op_table[i];
+  }
+  return NULL;
+}
+
+const vyre_op_info *vyre_op_all(uint32_t *count) {
+  if (count) *count = (uint32_t)OP_TABLE_COUNT;
+  return op_table;
+}
+
+static const char *const type_names[] = {
+#define TYPE_NAME_(name, text, size) text,
+    VYRE_TYPE_MAP(TYPE_NAME_)
+#undef TYPE_NAME_
+};
+static const uint8_t type_sizes[] = {
+#define TYPE_SIZE_(name, text, size) size,
+    VYRE_TYPE_MAP(TYPE_SIZE_)
+#undef TYPE_SIZE_
+};
+
+const char *vyre_type_name(uint32_t type) {
+  return type < VYRE_T_COUNT_ ? type_names[type] : "?";
+}
+
+uint32_t vyre_type_size(uint32_t type) { return type < VYRE_T_COUNT_ ? type_sizes[type] : 0; }
+
+int vyre_type_by_name(const char *name, size_t len) {
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
+    if (strlen(type_names[t]) == len && memcmp(type_names[t], name, len) == 0) return (int)t;
+  }
+  return -1;
+}
+
+uint32_t vyre_type_compute(uint32_t storage_type) {
+  switch (storage_type) {
+  case VYRE_T_U8:
+  case VYRE_T_U16: return VYRE_T_U32;
+  case VYRE_T_I8:
+  case VYRE_T_I16: return VYRE_T_I32;
+  case VYRE_T_F16:
+  case VYRE_T_BF16: return VYRE_T_F32;
+  default: return storage_type < VYRE_T_COUNT_ ? storage_type : VYRE_T_VOID;
+  }
+}
+
+int vyre_type_is_value(uint32_t type) {
+  return type < VYRE_T_COUNT_ && (VYRE_TM_VALUE & VYRE_TBIT(type)) != 0;
+}
+
+static const char *const access_names[] = {
+#define ACCESS_NAME_(name, text) text,
+    VYRE_ACCESS_MAP(ACCESS_NAME_)
+#undef ACCESS_NAME_
+};
+
+const char *vyre_access_name(uint32_t access) {
+  return access < VYRE_ACCESS_COUNT_ ? access_names[access] : "?";
+}
+
+int vyre_access_by_name(const char *name, size_t len) {
+  for (uint32_t a = 0; a < VYRE_ACCESS_COUNT_; a++) {
+    if (strlen(access_names[a]) == len && memcmp(access_names[a], name, len) == 0) return (int)a;
+  }
+  return -1;
+}
+
+static const char *const order_names[] = {
+#define ORDER_NAME_(name, text) text,
+    VYRE_ORDER_MAP(ORDER_NAME_)
+#undef ORDER_NAME_
+};
+
+const char *vyre_order_name(uint32_t order) {
+  return order < VYRE_ORDER_COUNT_ ? order_names[order] : "?";
+}
+
+static const char *const reduce_names[] = {
+#define REDUCE_NAME_(name, text) text,
+    VYRE_REDUCE_MAP(REDUCE_NAME_)
+#undef REDUCE_NAME_
+};
+
+const char *vyre_reduce_name(uint32_t kind) {
+  return kind < VYRE_REDUCE_COUNT_ ? reduce_names[kind] : "?";
+}
+
+static const char *const status_names[] = {
+#define STATUS_NAME_(name, text) "VYRE_" #name,
+    VYRE_STATUS_MAP(STATUS_NAME_)
+#undef STATUS_NAME_
+};
+static const char *const status_texts[] = {
+#define STATUS_TEXT_(name, text) text,
+    VYRE_STATUS_MAP(STATUS_TEXT_)
+#undef STATUS_TEXT_
+};
+
+const char *vyre_status_name(int status) {
+  return status >= 0 && status < VYRE_STATUS_COUNT_ ? status_names[status] : "VYRE_UNKNOWN_STATUS";
+}
+
+const char *vyre_status_text(int status) {
+  return status >= 0 && status < VYRE_STATUS_COUNT_ ? status_texts[status] : "unknown status";
+}

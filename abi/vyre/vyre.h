@@ -1,0 +1,472 @@
+/* vyre.h -- the versioned C ABI between a vyre host and a backend plugin. */
+#ifndef VYRE_VYRE_H
+#define VYRE_VYRE_H
+
+/*
+ * COMPATIBILITY RULE
+ *   - VYRE_ABI_MAJOR must match exactly between host and plugin.
+ *   - The minor version is negotiated to the lower of the two: a host built
+ *     against minor H and a plugin supporting minors [lo, hi] agree on
+ *     min(H, hi), and refuse when that is below lo.
+ *   - Every struct that crosses the boundary starts with `uint32_t
+ *     struct_size`; structs are append-only.  A reader uses only the first
+ *     min(its own sizeof, struct_size) bytes; a writer writes only that many.
+ *   - Enumerations are append-only; unknown values are errors, never UB.
+ *
+ * OWNERSHIP RULE (every pointer crossing the boundary)
+ *   - Everything a caller passes in is borrowed for the duration of the call
+ *     only, unless a function says otherwise.
+ *   - vyre_registration, its strings and its op list are owned by the plugin
+ *     and live until the process exits (hosts never dlclose a plugin).
+ *   - A vyre_backend is owned by the caller of `create` and released with
+ *     vtable->destroy (which accepts NULL).
+ *   - A vyre_outputs returned by dispatch/pending_wait is owned by the caller
+ *     and released with vtable->outputs_free on the same backend.
+ *   - Resident buffers, pending dispatches and pipelines are 64-bit handles
+ *     (never pointers) owned by the caller and released with their free/
+ *     release call.  A stale, released or foreign handle is an error
+ *     (VYRE_INVALID_HANDLE), never a crash.
+ *   - vyre_error is caller-owned storage; a plugin writes at most
+ *     min(sizeof(vyre_error), err->struct_size) bytes into it.
+ *
+ * THREADING RULE
+ *   - A vyre_backend is free-threaded: every vtable entry may be called from
+ *     any number of threads at once.
+ *   - One pending handle, one resident handle and one pipeline handle are
+ *     used by one thread at a time (their release must not race their use).
+ *   - `destroy` must not race any other call on the same backend.
+ *
+ * ERRORS
+ *   Every entry returns vyre_status; on failure it fills *err (when non-NULL)
+ *   with the status, the native code (CUresult, errno, ...) and a message of
+ *   the form "what failed: why. Fix: how".  Nothing aborts or exits.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define VYRE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define VYRE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define VYRE_ABI_MAJOR 1
+#define VYRE_ABI_MINOR 0
+
+/* ------------------------------------------------------------------ */
+/* Status codes: one list makes the enum, the names and the texts.     */
+/* Append only.                                                        */
+/* ------------------------------------------------------------------ */
+#define VYRE_STATUS_MAP(X)                                                   \
+  X(OK, "success")                                                           \
+  X(INVALID_ARGUMENT, "invalid argument")                                    \
+  X(INVALID_PROGRAM, "invalid program")                                      \
+  X(UNSUPPORTED, "unsupported by this backend or device")                    \
+  X(OUT_OF_MEMORY, "out of memory")                                          \
+  X(NO_DEVICE, "no usable device")                                           \
+  X(DRIVER, "driver call failed")                                            \
+  X(DEVICE_LOST, "device lost")                                              \
+  X(COMPILE, "kernel compilation failed")                                    \
+  X(INVALID_HANDLE, "invalid or stale handle")                               \
+  X(NOT_READY, "not ready")                                                  \
+  X(ABI_MISMATCH, "ABI version mismatch")                                    \
+  X(IO, "input/output error")                                                \
+  X(TRAP, "program executed trap")                                           \
+  X(LIMIT, "size or count limit exceeded")                                   \
+  X(INTERNAL, "internal error")
+
+typedef enum vyre_status {
+#define VYRE_STATUS_ENUM_(name, text) VYRE_##name,
+  VYRE_STATUS_MAP(VYRE_STATUS_ENUM_)
+#undef VYRE_STATUS_ENUM_
+  VYRE_STATUS_COUNT_
+} vyre_status;
+
+/* Longest message an error record carries, NUL included. */
+#define VYRE_ERROR_MESSAGE_MAX 2048
+
+/* An error record.  Caller-owned; initialise struct_size with
+ * VYRE_ERROR_INIT or sizeof(vyre_error). */
+typedef struct vyre_error {
+  uint32_t struct_size;
+  int32_t status;      /* vyre_status */
+  int64_t native_code; /* CUresult, errno, ...; 0 when there is none */
+  char message[VYRE_ERROR_MESSAGE_MAX]; /* "what failed: why. Fix: how" */
+} vyre_error;
+#define VYRE_ERROR_INIT {sizeof(vyre_error), 0, 0, {0}}
+
+/* ------------------------------------------------------------------ */
+/* Capabilities (bits of vyre_registration.capabilities and           */
+/* vyre_device_profile.capabilities).  Append only.                   */
+/* ------------------------------------------------------------------ */
+#define VYRE_CAP_F16 (1ull << 0)             /* f16 storage buffers */
+#define VYRE_CAP_BF16 (1ull << 1)            /* bf16 storage buffers */
+#define VYRE_CAP_SUBGROUP (1ull << 2)        /* ballot/shuffle/reduce, 32 lanes */
+#define VYRE_CAP_ATOMIC64 (1ull << 3)        /* atomics on u64/i64 */
+#define VYRE_CAP_GRID_BARRIER (1ull << 4)    /* grid-wide barrier */
+#define VYRE_CAP_ASYNC (1ull << 5)           /* dispatch_async + pending */
+#define VYRE_CAP_RESIDENT (1ull << 6)        /* resident buffers + dispatch */
+#define VYRE_CAP_SEQUENCE (1ull << 7)        /* resident sequences */
+#define VYRE_CAP_TIMING (1ull << 8)          /* device timing in vyre_timing */
+#define VYRE_CAP_PIPELINE (1ull << 9)        /* compile-ahead pipelines */
+#define VYRE_CAP_FIXPOINT (1ull << 10)       /* fixpoint_iterations > 1 */
+#define VYRE_CAP_TRAP (1ull << 11)           /* trap reported as VYRE_TRAP */
+#define VYRE_CAP_TRANSCENDENTAL (1ull << 12) /* exp/log/sin/... within budget */
+#define VYRE_CAP_GRAPH_REPLAY (1ull << 13)   /* repeated sequences replay a graph */
+#define VYRE_CAP_WORKGROUP_MEMORY (1ull << 14)
+#define VYRE_CAP_ATOMICS (1ull << 15)        /* atomics on u32/i32 */
+#define VYRE_CAP_BARRIER (1ull << 16)        /* workgroup barrier */
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_device_profile {
+  uint32_t struct_size;
+  uint32_t ordinal;             /* device ordinal the instance runs on */
+  char name[128];               /* NUL-terminated */
+  char backend_id[32];          /* "cuda", "reference" */
+  uint32_t compute_major;       /* compute capability; 0 on CPU */
+  uint32_t compute_minor;
+  uint32_t compute_units;       /* SMs / CPU threads used */
+  uint32_t subgroup_size;       /* 32 */
+  uint32_t max_workgroup_size[3];
+  uint32_t max_invocations_per_workgroup;
+  uint32_t max_workgroups[3];
+  uint32_t shared_memory_per_workgroup; /* bytes */
+  uint64_t total_memory;        /* bytes */
+  uint64_t free_memory;         /* bytes, when probed */
+  uint64_t l2_bytes;
+  uint32_t memory_bus_bits;
+  uint32_t memory_clock_khz;
+  uint32_t driver_version;      /* e.g. 13000 for CUDA 13.0; 0 on CPU */
+  uint32_t reserved;
+  uint64_t capabilities;        /* VYRE_CAP_* this device really has */
+  uint64_t resident_budget;     /* bytes resident buffers may use */
+} vyre_device_profile;
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                            */
+/* ------------------------------------------------------------------ */
+typedef uint64_t vyre_resident; /* resident buffer handle; 0 is never valid */
+typedef uint64_t vyre_pending;  /* pending dispatch handle; 0 is never valid */
+typedef uint64_t vyre_pipeline; /* compiled pipeline handle; 0 is never valid */
+
+/* A program given either as bytes (see vyre_program.h) or as a pipeline
+ * made by pipeline_create.  When pipeline != 0 the bytes are ignored. */
+typedef struct vyre_program_ref {
+  const void *bytes;
+  uint64_t size;
+  vyre_pipeline pipeline;
+} vyre_program_ref;
+
+/* One input buffer, borrowed for the call (async: until dispatch_async
+ * returns; the backend stages a copy). */
+typedef struct vyre_input {
+  const void *data;
+  uint64_t size; /* bytes */
+} vyre_input;
+
+/* One output, owned by the vyre_outputs that holds it. */
+typedef struct vyre_output {
+  void *data;
+  uint64_t size; /* bytes */
+} vyre_output;
+
+/* Outputs of a dispatch, in the program's declaration order of output
+ * buffers.  Owned by the caller; free with vtable->outputs_free. */
+typedef struct vyre_outputs {
+  uint32_t struct_size;
+  uint32_t count;
+  vyre_output *items;
+} vyre_outputs;
+
+/* A caller-owned output slot for dispatch_into: the backend writes at most
+ * `capacity` bytes at `data` and sets `size`.  Too small a slot is
+ * VYRE_INVALID_ARGUMENT naming the size needed, and nothing is written. */
+typedef struct vyre_output_slot {
+  void *data;
+  uint64_t capacity;
+  uint64_t size; /* out */
+} vyre_output_slot;
+
+#define VYRE_TIMING_WALL (1u << 0)
+#define VYRE_TIMING_DEVICE (1u << 1)
+#define VYRE_TIMING_ENQUEUE (1u << 2)
+#define VYRE_TIMING_WAIT (1u << 3)
+
+/* Timing of one dispatch.  Passing a non-NULL vyre_timing asks for it (and
+ * for device events on backends that have them). */
+typedef struct vyre_timing {
+  uint32_t struct_size;
+  uint32_t valid; /* VYRE_TIMING_* bits of the fields filled in */
+  uint64_t wall_ns;    /* call entry to outputs ready */
+  uint64_t device_ns;  /* first launch start to last launch end on the device */
+  uint64_t enqueue_ns; /* call entry to all work enqueued */
+  uint64_t wait_ns;    /* enqueue end to completion observed */
+} vyre_timing;
+
+/* Dispatch options.  Zero-initialise and set struct_size; zero fields mean
+ * "the program's own value". */
+typedef struct vyre_dispatch_options {
+  uint32_t struct_size;
+  uint32_t flags;                 /* reserved, 0 */
+  uint32_t workgroup[3];          /* override the program's workgroup size */
+  uint32_t grid[3];               /* override the derived grid */
+  uint32_t fixpoint_iterations;   /* launches on the same buffers; 0 or 1 = one */
+  uint32_t ulp_budget;            /* 0 = strict: correctly rounded ops only */
+} vyre_dispatch_options;
+
+/* ------------------------------------------------------------------ */
+/* Resident buffers and sequences                                      */
+/* ------------------------------------------------------------------ */
+/* One host<->resident copy of `size` bytes at byte `offset` of `buffer`. */
+typedef struct vyre_resident_copy {
+  vyre_resident buffer;
+  uint64_t offset;
+  void *host; /* source for uploads (read only), destination for downloads */
+  uint64_t size;
+} vyre_resident_copy;
+
+/* One step of a resident sequence: a program over resident buffers, one per
+ * non-workgroup buffer of the program in declaration order. */
+typedef struct vyre_sequence_step {
+  uint32_t struct_size;
+  uint32_t buffer_count;
+  vyre_program_ref program;
+  const vyre_resident *buffers;
+  const vyre_dispatch_options *options; /* may be NULL */
+} vyre_sequence_step;
+
+/* ------------------------------------------------------------------ */
+/* Metrics                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_metric {
+  char name[56]; /* NUL-terminated, dotted: "pool.device.hits" */
+  uint64_t value;
+} vyre_metric;
+
+/* ------------------------------------------------------------------ */
+/* The backend instance                                                */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_backend vyre_backend;
+typedef struct vyre_backend_vtable vyre_backend_vtable;
+
+/* Public head of every backend instance; the plugin's private state
+ * follows it in memory. */
+struct vyre_backend {
+  uint32_t struct_size;
+  uint32_t reserved;
+  const vyre_backend_vtable *vt;
+};
+
+/*
+ * The instance's function table.  Every entry: `self` is the instance,
+ * `err` may be NULL, the return is VYRE_OK or the failure also written
+ * to *err.  Sizes are bytes.  Threading and ownership: see the top of
+ * this file.
+ */
+struct vyre_backend_vtable {
+  uint32_t struct_size;
+  uint32_t reserved;
+
+  /* Release everything the instance owns (handles included).  NULL is
+   * accepted.  Must not race other calls on the instance. */
+  void (*destroy)(vyre_backend *self);
+
+  /* Fill *out (caller sets out->struct_size) with the device's profile. */
+  vyre_status (*device_profile)(vyre_backend *self, vyre_device_profile *out,
+                                vyre_error *err);
+
+  /* Warm up: create contexts/streams so the first dispatch is not slow. */
+  vyre_status (*prepare)(vyre_backend *self, vyre_error *err);
+
+  /* Wait for all work, release cached resources; the instance stays
+   * usable (resources are re-created on demand). */
+  vyre_status (*shutdown)(vyre_backend *self, vyre_error *err);
+
+  /* Copy up to `capacity` metrics into out; *count receives how many
+   * exist (may exceed capacity). */
+  vyre_status (*metrics)(vyre_backend *self, vyre_metric *out, uint32_t capacity,
+                         uint32_t *count, vyre_error *err);
+
+  /* Run a program on host buffers and wait.  inputs: one per input buffer
+   * (ReadOnly, Uniform, ReadWrite without the output flag) in declaration
+   * order.  *out receives the outputs (caller frees with outputs_free).
+   * timing may be NULL. */
+  vyre_status (*dispatch)(vyre_backend *self, const vyre_program_ref *program,
+                          const vyre_input *inputs, uint32_t input_count,
+                          const vyre_dispatch_options *options, vyre_outputs **out,
+                          vyre_timing *timing, vyre_error *err);
+
+  /* As dispatch, but the outputs go to caller-owned slots, one per output
+   * in declaration order. */
+  vyre_status (*dispatch_into)(vyre_backend *self, const vyre_program_ref *program,
+                               const vyre_input *inputs, uint32_t input_count,
+                               const vyre_dispatch_options *options,
+                               vyre_output_slot *outputs, uint32_t output_count,
+                               vyre_timing *timing, vyre_error *err);
+
+  /* Enqueue a dispatch and return at once; inputs are copied before this
+   * returns.  *out receives a pending handle. */
+  vyre_status (*dispatch_async)(vyre_backend *self, const vyre_program_ref *program,
+                                const vyre_input *inputs, uint32_t input_count,
+                                const vyre_dispatch_options *options,
+                                vyre_pending *out, vyre_error *err);
+
+  /* *ready = 1 when the pending dispatch has completed (or failed). */
+  vyre_status (*pending_poll)(vyre_backend *self, vyre_pending pending, int *ready,
+                              vyre_error *err);
+
+  /* Wait for completion and take the outputs (and timing when non-NULL).
+   * The handle is released by this call whatever it returns. */
+  vyre_status (*pending_wait)(vyre_backend *self, vyre_pending pending,
+                              vyre_outputs **out, vyre_timing *timing, vyre_error *err);
+
+  /* Drop a pending dispatch at any point (before or instead of wait);
+   * the work completes on its own and its resources are reclaimed. */
+  vyre_status (*pending_release)(vyre_backend *self, vyre_pending pending,
+                                 vyre_error *err);
+
+  /* Free outputs returned by dispatch or pending_wait.  NULL is accepted. */
+  void (*outputs_free)(vyre_backend *self, vyre_outputs *outputs);
+
+  /* Resident buffers: device memory the caller keeps between dispatches.
+   * A new buffer is zero-filled. */
+  vyre_status (*resident_alloc)(vyre_backend *self, uint64_t size, vyre_resident *out,
+                                vyre_error *err);
+  vyre_status (*resident_free)(vyre_backend *self, vyre_resident buffer,
+                               vyre_error *err);
+  vyre_status (*resident_size)(vyre_backend *self, vyre_resident buffer, uint64_t *size,
+                               vyre_error *err);
+  /* Replace the whole buffer: size must equal the buffer's size. */
+  vyre_status (*resident_upload)(vyre_backend *self, vyre_resident buffer,
+                                 const void *data, uint64_t size, vyre_error *err);
+  vyre_status (*resident_upload_at)(vyre_backend *self, vyre_resident buffer,
+                                    uint64_t offset, const void *data, uint64_t size,
+                                    vyre_error *err);
+  /* Read the whole buffer: capacity must be at least its size. */
+  vyre_status (*resident_download)(vyre_backend *self, vyre_resident buffer, void *dst,
+                                   uint64_t capacity, vyre_error *err);
+  vyre_status (*resident_download_range)(vyre_backend *self, vyre_resident buffer,
+                                         uint64_t offset, void *dst, uint64_t size,
+                                         vyre_error *err);
+  /* Many copies, issued together with one synchronisation.  All ranges
+   * are checked before any copy starts. */
+  vyre_status (*resident_upload_many)(vyre_backend *self, const vyre_resident_copy *copies,
+                                      uint32_t count, vyre_error *err);
+  vyre_status (*resident_download_many)(vyre_backend *self,
+                                        const vyre_resident_copy *copies, uint32_t count,
+                                        vyre_error *err);
+
+  /* Run a program over resident buffers (one per non-workgroup buffer in
+   * declaration order; contents are used as they are, nothing is zeroed)
+   * and wait. */
+  vyre_status (*dispatch_resident)(vyre_backend *self, const vyre_program_ref *program,
+                                   const vyre_resident *buffers, uint32_t buffer_count,
+                                   const vyre_dispatch_options *options,
+                                   vyre_timing *timing, vyre_error *err);
+
+  /* Run `steps` in order on one queue, the whole list `repeat` times
+   * (0 or 1 = once), with one synchronisation, then perform `reads`
+   * (ranged downloads).  timing may be NULL. */
+  vyre_status (*dispatch_sequence)(vyre_backend *self, const vyre_sequence_step *steps,
+                                   uint32_t step_count, uint32_t repeat,
+                                   const vyre_resident_copy *reads, uint32_t read_count,
+                                   vyre_timing *timing, vyre_error *err);
+
+  /* Compile ahead: validate, lower and load a program once; use the handle
+   * in vyre_program_ref.pipeline.  options may be NULL (the ulp budget and
+   * workgroup override are part of what is compiled). */
+  vyre_status (*pipeline_create)(vyre_backend *self, const void *program_bytes,
+                                 uint64_t program_size,
+                                 const vyre_dispatch_options *options,
+                                 vyre_pipeline *out, vyre_error *err);
+  vyre_status (*pipeline_release)(vyre_backend *self, vyre_pipeline pipeline,
+                                  vyre_error *err);
+};
+
+/* ------------------------------------------------------------------ */
+/* Registration                                                        */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_backend_options {
+  uint32_t struct_size;
+  uint32_t device_ordinal;
+  uint32_t flags;    /* reserved, 0 */
+  uint32_t reserved;
+} vyre_backend_options;
+
+/* What a plugin offers.  Owned by the plugin; lives until process exit. */
+typedef struct vyre_registration {
+  uint32_t struct_size;
+  uint16_t abi_major;        /* == VYRE_ABI_MAJOR */
+  uint16_t abi_minor;        /* the negotiated minor */
+  const char *id;            /* "cuda"; [a-z0-9_-]{1,31} */
+  const char *version;       /* backend version, e.g. "0.1.0" */
+  const char *description;   /* one line for `vyre list` */
+  int32_t precedence;        /* lower wins: cuda 5, reference 900 */
+  uint32_t op_count;
+  const uint16_t *ops;       /* supported op ids (vyre_program.h) */
+  uint64_t capabilities;     /* VYRE_CAP_* the plugin can offer at best */
+  uint64_t storage_types;    /* bit (1 << vyre_type) per supported buffer type */
+  /* Create an instance on device options->device_ordinal (options may be
+   * NULL: ordinal 0).  On failure *out stays NULL and err says why. */
+  vyre_status (*create)(const vyre_backend_options *options, vyre_backend **out,
+                        vyre_error *err);
+} vyre_registration;
+
+/* The descriptor every plugin exports as the const symbol
+ * `vyre_plugin_descriptor`; a host reads it before running plugin code. */
+#define VYRE_PLUGIN_MAGIC 0x4c505956u /* "VYPL" in memory order */
+#define VYRE_PLUGIN_DESCRIPTOR_SYMBOL "vyre_plugin_descriptor"
+#define VYRE_PLUGIN_ENTRY_SYMBOL "vyre_plugin_entry"
+
+typedef struct vyre_plugin_descriptor {
+  uint32_t struct_size;
+  uint32_t magic;              /* VYRE_PLUGIN_MAGIC */
+  uint16_t abi_major;
+  uint16_t abi_minor_min;      /* oldest minor the plugin serves */
+  uint16_t abi_minor_max;      /* newest minor the plugin serves */
+  uint16_t reserved;
+  uint32_t registration_size;  /* sizeof(vyre_registration) at plugin build */
+  uint32_t vtable_size;        /* sizeof(vyre_backend_vtable) at plugin build */
+  char build_id[64];           /* NUL-terminated */
+} vyre_plugin_descriptor;
+
+/* The one entry function, exported as `vyre_plugin_entry`.  The host
+ * passes its ABI version; the plugin returns (in *out) its registration
+ * with abi_minor set to the negotiated minor, or VYRE_ABI_MISMATCH. */
+typedef vyre_status (*vyre_plugin_entry_fn)(uint16_t host_abi_major,
+                                            uint16_t host_abi_minor,
+                                            const vyre_registration **out,
+                                            vyre_error *err);
+
+/* Layout checks (LP64 and ILP32 alike where pointers are involved). */
+VYRE_STATIC_ASSERT(sizeof(vyre_error) == 16 + VYRE_ERROR_MESSAGE_MAX, "vyre_error layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_error, native_code) == 8, "vyre_error.native_code");
+VYRE_STATIC_ASSERT(offsetof(vyre_error, message) == 16, "vyre_error.message");
+VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 272, "vyre_device_profile layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, compute_major) == 168, "profile.compute_major");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, total_memory) == 216, "profile.total_memory");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, capabilities) == 256, "profile.capabilities");
+VYRE_STATIC_ASSERT(sizeof(vyre_timing) == 40, "vyre_timing layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_timing, device_ns) == 16, "vyre_timing.device_ns");
+VYRE_STATIC_ASSERT(sizeof(vyre_dispatch_options) == 40, "vyre_dispatch_options layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_dispatch_options, fixpoint_iterations) == 32, "options.fixpoint");
+VYRE_STATIC_ASSERT(offsetof(vyre_dispatch_options, ulp_budget) == 36, "options.ulp_budget");
+VYRE_STATIC_ASSERT(sizeof(vyre_metric) == 64, "vyre_metric layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_backend_options) == 16, "vyre_backend_options layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_plugin_descriptor, registration_size) == 16, "descriptor.registration_size");
+VYRE_STATIC_ASSERT(sizeof(vyre_plugin_descriptor) == 88, "vyre_plugin_descriptor layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_backend, vt) == 8, "vyre_backend.vt");
+VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, destroy) == 8, "vtable.destroy");
+VYRE_STATIC_ASSERT(sizeof(vyre_backend_vtable) == 8 + 25 * sizeof(void (*)(void)), "vtable layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_registration, id) == 8, "registration.id");
+VYRE_STATIC_ASSERT(sizeof(vyre_registration) == 8 + 3 * sizeof(void *) + 8 + sizeof(void *) + 16 + sizeof(void (*)(void)), "registration layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_resident_copy) == 24 + sizeof(void *) + (sizeof(void *) == 4 ? 4 : 0), "vyre_resident_copy layout");
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VYRE_VYRE_H */

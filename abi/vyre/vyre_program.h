@@ -1,0 +1,484 @@
+/* vyre_program.h -- the pointer-free program format, its op table and the codec/validator. */
+#ifndef VYRE_VYRE_PROGRAM_H
+#define VYRE_VYRE_PROGRAM_H
+
+/*
+ * A program is one little-endian byte image, identical in memory and on
+ * disk (docs/program-format.md is the full specification):
+ *
+ *   vyre_program_header          64 bytes at offset 0
+ *   vyre_buffer_decl[buffers]    32 bytes each, at header.buffer_offset
+ *   uint8_t local_types[locals]  at header.local_offset (vyre_type per slot)
+ *   vyre_inst[insts]             20 bytes each, at header.inst_offset
+ *   char strings[string_size]    buffer names, at header.string_offset
+ *
+ * Sections are 4-byte aligned, in that order, without gaps other than
+ * zero padding to the next multiple of 4, and end exactly at total_size.
+ * All reserved fields and unused operand fields are zero, so a program has
+ * exactly one encoding and its SHA-256 is a stable content hash.
+ *
+ * Instruction i that produces a value defines value id i.  Operands name
+ * value ids of earlier instructions whose block is still open.  Control
+ * flow is structured: IF/ELSE/END, LOOP/END and BLOCK/END nest.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_PROGRAM_MAGIC 0x50525956u /* "VYRP" in memory order */
+#define VYRE_PROGRAM_VERSION 1u
+#define VYRE_PROGRAM_HEADER_SIZE 64u
+
+/* Validator limits (a program beyond them is VYRE_LIMIT). */
+#define VYRE_MAX_BUFFERS 64u
+#define VYRE_MAX_LOCALS 65536u
+#define VYRE_MAX_INSTS (1u << 22)
+#define VYRE_MAX_NESTING 256u
+#define VYRE_MAX_STRINGS (1u << 20)
+#define VYRE_MAX_NAME 63u
+#define VYRE_MAX_WORKGROUP_INVOCATIONS 1024u
+#define VYRE_MAX_WORKGROUP_BYTES 49152u
+
+/* Element and value types.  Value types (what an expression yields):
+ * bool u32 u64 i32 i64 f32.  The others are storage types: loads widen
+ * them (u8/u16 zero-extend to u32, i8/i16 sign-extend to i32, f16/bf16
+ * convert to f32) and stores narrow them. */
+#define VYRE_TYPE_MAP(X)  \
+  X(VOID, "void", 0)      \
+  X(BOOL, "bool", 4)      \
+  X(U8, "u8", 1)          \
+  X(U16, "u16", 2)        \
+  X(U32, "u32", 4)        \
+  X(U64, "u64", 8)        \
+  X(I8, "i8", 1)          \
+  X(I16, "i16", 2)        \
+  X(I32, "i32", 4)        \
+  X(I64, "i64", 8)        \
+  X(F16, "f16", 2)        \
+  X(BF16, "bf16", 2)      \
+  X(F32, "f32", 4)
+
+typedef enum vyre_type {
+#define VYRE_TYPE_ENUM_(name, text, size) VYRE_T_##name,
+  VYRE_TYPE_MAP(VYRE_TYPE_ENUM_)
+#undef VYRE_TYPE_ENUM_
+  VYRE_T_COUNT_
+} vyre_type;
+
+#define VYRE_TBIT(t) (1u << (t))
+#define VYRE_TM_INT (VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_I64))
+#define VYRE_TM_INT32 (VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_I32))
+#define VYRE_TM_FLOAT VYRE_TBIT(VYRE_T_F32)
+#define VYRE_TM_NUM (VYRE_TM_INT | VYRE_TM_FLOAT)
+#define VYRE_TM_BOOL VYRE_TBIT(VYRE_T_BOOL)
+#define VYRE_TM_VALUE (VYRE_TM_NUM | VYRE_TM_BOOL)
+#define VYRE_TM_U32 VYRE_TBIT(VYRE_T_U32)
+#define VYRE_TM_STORAGE (VYRE_TM_VALUE | VYRE_TBIT(VYRE_T_U8) | VYRE_TBIT(VYRE_T_U16) | VYRE_TBIT(VYRE_T_I8) | VYRE_TBIT(VYRE_T_I16) | VYRE_TBIT(VYRE_T_F16) | VYRE_TBIT(VYRE_T_BF16))
+
+/* Buffer access modes. */
+#define VYRE_ACCESS_MAP(X)          \
+  X(READ_ONLY, "ro")                \
+  X(READ_WRITE, "rw")               \
+  X(WRITE_ONLY, "wo")               \
+  X(UNIFORM, "uniform")             \
+  X(WORKGROUP, "workgroup")
+
+typedef enum vyre_access {
+#define VYRE_ACCESS_ENUM_(name, text) VYRE_ACCESS_##name,
+  VYRE_ACCESS_MAP(VYRE_ACCESS_ENUM_)
+#undef VYRE_ACCESS_ENUM_
+  VYRE_ACCESS_COUNT_
+} vyre_access;
+
+/* vyre_buffer_decl.flags */
+#define VYRE_BUF_OUTPUT 0x1u    /* backend-allocated, zero-filled output */
+#define VYRE_BUF_OUT_RANGE 0x2u /* only out_range_offset/size is read back */
+
+/* Operand classes: which of a/b/c/d hold what (see docs/program-format.md). */
+typedef enum vyre_op_class {
+  VYRE_OC_CONST,      /* a = low 32 bits, b = high 32 bits */
+  VYRE_OC_LOCAL_GET,  /* a = local slot */
+  VYRE_OC_LOAD,       /* a = buffer, b = index (u32 value) */
+  VYRE_OC_BUF_LEN,    /* a = buffer */
+  VYRE_OC_BUILTIN,    /* mod = axis (ids) or 0 */
+  VYRE_OC_BINARY,     /* a, b: operands of one type; result same type */
+  VYRE_OC_COMPARE,    /* a, b: operands of one type; result bool */
+  VYRE_OC_UNARY,      /* a: operand; result same type */
+  VYRE_OC_PREDICATE,  /* a: f32 operand; result bool */
+  VYRE_OC_SELECT,     /* a = bool, b = if true, c = if false */
+  VYRE_OC_CAST,       /* a = operand; type = target */
+  VYRE_OC_FMA,        /* a * b + c, rounded once */
+  VYRE_OC_ATOMIC,     /* a = buffer, b = index, c = value, mod = order; yields old */
+  VYRE_OC_ATOMIC_CAS, /* a = buffer, b = index, c = expected, d = desired, mod = order */
+  VYRE_OC_BALLOT,     /* a = bool; result u32 lane mask */
+  VYRE_OC_SHUFFLE,    /* a = value, b = source lane (u32) */
+  VYRE_OC_REDUCE,     /* a = value, mod = vyre_reduce */
+  VYRE_OC_LET,        /* a = slot, b = value */
+  VYRE_OC_ASSIGN,     /* a = slot, b = value */
+  VYRE_OC_STORE,      /* a = buffer, b = index, c = value */
+  VYRE_OC_IF,         /* a = bool */
+  VYRE_OC_ELSE,
+  VYRE_OC_END,
+  VYRE_OC_LOOP,       /* a = slot (u32/i32 counter), b = start, c = end (exclusive) */
+  VYRE_OC_BLOCK,
+  VYRE_OC_RETURN,
+  VYRE_OC_BARRIER,    /* mod = vyre_barrier_scope */
+  VYRE_OC_TRAP        /* a = user code (u32 literal) */
+} vyre_op_class;
+
+/*
+ * The op table: X(NAME, id, mnemonic, class, operand type mask).  Ids are
+ * stable and append-only.  The mask lists the value types the op accepts
+ * (for CAST: the target types; for LOAD/STORE/atomics: checked against the
+ * buffer; 0: not type-polymorphic).
+ */
+#define VYRE_OP_MAP(X)                                                         \
+  X(CONST, 1, "const", VYRE_OC_CONST, VYRE_TM_VALUE)                           \
+  X(LOCAL_GET, 2, "get", VYRE_OC_LOCAL_GET, VYRE_TM_VALUE)                     \
+  X(LOAD, 3, "load", VYRE_OC_LOAD, VYRE_TM_VALUE)                              \
+  X(BUF_LEN, 4, "buflen", VYRE_OC_BUF_LEN, VYRE_TM_U32)                        \
+  X(INVOCATION_ID, 5, "gid", VYRE_OC_BUILTIN, VYRE_TM_U32)                     \
+  X(WORKGROUP_ID, 6, "wgid", VYRE_OC_BUILTIN, VYRE_TM_U32)                     \
+  X(LOCAL_ID, 7, "lid", VYRE_OC_BUILTIN, VYRE_TM_U32)                          \
+  X(SUBGROUP_LANE, 8, "lane", VYRE_OC_BUILTIN, VYRE_TM_U32)                    \
+  X(SUBGROUP_SIZE, 9, "sgsize", VYRE_OC_BUILTIN, VYRE_TM_U32)                  \
+  X(ADD, 16, "add", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(SUB, 17, "sub", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(MUL, 18, "mul", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(DIV, 19, "div", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(MOD, 20, "mod", VYRE_OC_BINARY, VYRE_TM_INT)                               \
+  X(AND, 21, "and", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                \
+  X(OR, 22, "or", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                  \
+  X(XOR, 23, "xor", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                \
+  X(SHL, 24, "shl", VYRE_OC_BINARY, VYRE_TM_INT)                               \
+  X(SHR, 25, "shr", VYRE_OC_BINARY, VYRE_TM_INT)                               \
+  X(ROTL, 26, "rotl", VYRE_OC_BINARY, VYRE_TM_INT)                             \
+  X(ROTR, 27, "rotr", VYRE_OC_BINARY, VYRE_TM_INT)                             \
+  X(EQ, 28, "eq", VYRE_OC_COMPARE, VYRE_TM_VALUE)                              \
+  X(NE, 29, "ne", VYRE_OC_COMPARE, VYRE_TM_VALUE)                              \
+  X(LT, 30, "lt", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
+  X(LE, 31, "le", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
+  X(GT, 32, "gt", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
+  X(GE, 33, "ge", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
+  X(LOGICAL_AND, 34, "land", VYRE_OC_BINARY, VYRE_TM_BOOL)                     \
+  X(LOGICAL_OR, 35, "lor", VYRE_OC_BINARY, VYRE_TM_BOOL)                       \
+  X(MIN, 36, "min", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(MAX, 37, "max", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
+  X(ABSDIFF, 38, "absdiff", VYRE_OC_BINARY, VYRE_TM_NUM)                       \
+  X(SAT_ADD, 39, "sadd", VYRE_OC_BINARY, VYRE_TM_INT)                          \
+  X(SAT_SUB, 40, "ssub", VYRE_OC_BINARY, VYRE_TM_INT)                          \
+  X(SAT_MUL, 41, "smul", VYRE_OC_BINARY, VYRE_TM_INT)                          \
+  X(WRAP_ADD, 42, "wadd", VYRE_OC_BINARY, VYRE_TM_INT)                         \
+  X(WRAP_SUB, 43, "wsub", VYRE_OC_BINARY, VYRE_TM_INT)                         \
+  X(MULHI, 44, "mulhi", VYRE_OC_BINARY, VYRE_TM_INT)                           \
+  X(NEG, 64, "neg", VYRE_OC_UNARY, VYRE_TM_NUM)                                \
+  X(BITNOT, 65, "bitnot", VYRE_OC_UNARY, VYRE_TM_INT)                          \
+  X(NOT, 66, "not", VYRE_OC_UNARY, VYRE_TM_BOOL)                               \
+  X(POPCOUNT, 67, "popcount", VYRE_OC_UNARY, VYRE_TM_INT)                      \
+  X(CLZ, 68, "clz", VYRE_OC_UNARY, VYRE_TM_INT)                                \
+  X(CTZ, 69, "ctz", VYRE_OC_UNARY, VYRE_TM_INT)                                \
+  X(REVERSEBITS, 70, "reversebits", VYRE_OC_UNARY, VYRE_TM_INT)                \
+  X(ABS, 71, "abs", VYRE_OC_UNARY, VYRE_TM_NUM)                                \
+  X(SIGN, 72, "sign", VYRE_OC_UNARY, VYRE_TM_NUM)                              \
+  X(FLOOR, 73, "floor", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
+  X(CEIL, 74, "ceil", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(ROUND, 75, "round", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
+  X(TRUNC, 76, "trunc", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
+  X(SQRT, 77, "sqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(RSQRT, 78, "rsqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
+  X(RCP, 79, "rcp", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(EXP, 80, "exp", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(EXP2, 81, "exp2", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(LOG, 82, "log", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(LOG2, 83, "log2", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(SIN, 84, "sin", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(COS, 85, "cos", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(TAN, 86, "tan", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
+  X(ASIN, 87, "asin", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(ACOS, 88, "acos", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(ATAN, 89, "atan", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(SINH, 90, "sinh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(COSH, 91, "cosh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(TANH, 92, "tanh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
+  X(ISNAN, 93, "isnan", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                      \
+  X(ISINF, 94, "isinf", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                      \
+  X(ISFINITE, 95, "isfinite", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                \
+  X(UNPACK4_LOW, 96, "unpack4lo", VYRE_OC_UNARY, VYRE_TM_U32)                  \
+  X(UNPACK4_HIGH, 97, "unpack4hi", VYRE_OC_UNARY, VYRE_TM_U32)                 \
+  X(UNPACK8_LOW, 98, "unpack8lo", VYRE_OC_UNARY, VYRE_TM_U32)                  \
+  X(UNPACK8_HIGH, 99, "unpack8hi", VYRE_OC_UNARY, VYRE_TM_U32)                 \
+  X(SELECT, 112, "select", VYRE_OC_SELECT, VYRE_TM_VALUE)                      \
+  X(CAST, 113, "cast", VYRE_OC_CAST, VYRE_TM_VALUE)                            \
+  X(FMA, 114, "fma", VYRE_OC_FMA, VYRE_TM_FLOAT)                               \
+  X(ATOMIC_ADD, 128, "atomic_add", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
+  X(ATOMIC_AND, 129, "atomic_and", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
+  X(ATOMIC_OR, 130, "atomic_or", VYRE_OC_ATOMIC, VYRE_TM_INT)                  \
+  X(ATOMIC_XOR, 131, "atomic_xor", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
+  X(ATOMIC_MIN, 132, "atomic_min", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
+  X(ATOMIC_MAX, 133, "atomic_max", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
+  X(ATOMIC_EXCHANGE, 134, "atomic_xchg", VYRE_OC_ATOMIC, VYRE_TM_INT)          \
+  X(ATOMIC_CAS, 135, "atomic_cas", VYRE_OC_ATOMIC_CAS, VYRE_TM_INT)            \
+  X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32)               \
+  X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE)          \
+  X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM)               \
+  X(LET, 192, "let", VYRE_OC_LET, 0)                                           \
+  X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0)                                  \
+  X(STORE, 194, "store", VYRE_OC_STORE, 0)                                     \
+  X(IF, 195, "if", VYRE_OC_IF, 0)                                              \
+  X(ELSE, 196, "else", VYRE_OC_ELSE, 0)                                        \
+  X(END, 197, "end", VYRE_OC_END, 0)                                           \
+  X(LOOP, 198, "loop", VYRE_OC_LOOP, 0)                                        \
+  X(BLOCK, 199, "block", VYRE_OC_BLOCK, 0)                                     \
+  X(RETURN, 200, "return", VYRE_OC_RETURN, 0)                                  \
+  X(BARRIER, 201, "barrier", VYRE_OC_BARRIER, 0)                               \
+  X(TRAP, 202, "trap", VYRE_OC_TRAP, 0)
+
+typedef enum vyre_op {
+  VYRE_OP_INVALID = 0,
+#define VYRE_OP_ENUM_(name, id, text, cls, mask) VYRE_OP_##name = id,
+  VYRE_OP_MAP(VYRE_OP_ENUM_)
+#undef VYRE_OP_ENUM_
+  VYRE_OP_ID_LIMIT = 256 /* every op id is below this */
+} vyre_op;
+
+/* Atomic memory orderings (vyre_inst.mod of atomics). */
+#define VYRE_ORDER_MAP(X) \
+  X(RELAXED, "relaxed")   \
+  X(ACQUIRE, "acquire")   \
+  X(RELEASE, "release")   \
+  X(ACQ_REL, "acq_rel")   \
+  X(SEQ_CST, "seq_cst")
+typedef enum vyre_order {
+#define VYRE_ORDER_ENUM_(name, text) VYRE_ORDER_##name,
+  VYRE_ORDER_MAP(VYRE_ORDER_ENUM_)
+#undef VYRE_ORDER_ENUM_
+  VYRE_ORDER_COUNT_
+} vyre_order;
+
+/* Subgroup reductions (vyre_inst.mod of reduce). */
+#define VYRE_REDUCE_MAP(X) \
+  X(ADD, "add")            \
+  X(MIN, "min")            \
+  X(MAX, "max")            \
+  X(AND, "and")            \
+  X(OR, "or")              \
+  X(XOR, "xor")
+typedef enum vyre_reduce {
+#define VYRE_REDUCE_ENUM_(name, text) VYRE_REDUCE_##name,
+  VYRE_REDUCE_MAP(VYRE_REDUCE_ENUM_)
+#undef VYRE_REDUCE_ENUM_
+  VYRE_REDUCE_COUNT_
+} vyre_reduce;
+
+/* Barrier scopes (vyre_inst.mod of barrier). */
+typedef enum vyre_barrier_scope {
+  VYRE_BARRIER_WORKGROUP = 0,
+  VYRE_BARRIER_GRID = 1
+} vyre_barrier_scope;
+
+/* The on-disk structures. */
+typedef struct vyre_program_header {
+  uint32_t magic;          /* VYRE_PROGRAM_MAGIC */
+  uint16_t version;        /* VYRE_PROGRAM_VERSION */
+  uint16_t header_size;    /* 64 */
+  uint32_t total_size;     /* bytes of the whole image */
+  uint32_t flags;          /* reserved, 0 */
+  uint32_t workgroup_size[3];
+  uint32_t buffer_count;
+  uint32_t buffer_offset;
+  uint32_t local_count;
+  uint32_t local_offset;
+  uint32_t inst_count;
+  uint32_t inst_offset;
+  uint32_t string_size;
+  uint32_t string_offset;
+  uint32_t reserved;       /* 0 */
+} vyre_program_header;
+
+typedef struct vyre_buffer_decl {
+  uint32_t name_offset;    /* into the string section */
+  uint32_t name_size;      /* bytes, no NUL; 1..VYRE_MAX_NAME */
+  uint32_t binding;        /* strictly increasing over non-workgroup buffers; 0 for workgroup */
+  uint8_t access;          /* vyre_access */
+  uint8_t elem_type;       /* vyre_type (storage type) */
+  uint8_t flags;           /* VYRE_BUF_* */
+  uint8_t reserved0;
+  uint32_t count;          /* elements; 0 = sized by its input */
+  uint32_t out_range_offset; /* bytes, with VYRE_BUF_OUT_RANGE */
+  uint32_t out_range_size;   /* bytes, with VYRE_BUF_OUT_RANGE */
+  uint32_t reserved1;
+} vyre_buffer_decl;
+
+typedef struct vyre_inst {
+  uint16_t op;   /* vyre_op */
+  uint8_t type;  /* result type (value ops) or stored/compared type; 0 otherwise */
+  uint8_t mod;   /* axis, order, reduce kind, barrier scope; 0 otherwise */
+  uint32_t a, b, c, d;
+} vyre_inst;
+
+VYRE_STATIC_ASSERT(sizeof(vyre_program_header) == VYRE_PROGRAM_HEADER_SIZE, "header layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_program_header, workgroup_size) == 16, "header.workgroup_size");
+VYRE_STATIC_ASSERT(offsetof(vyre_program_header, inst_offset) == 48, "header.inst_offset");
+VYRE_STATIC_ASSERT(sizeof(vyre_buffer_decl) == 32, "buffer decl layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_buffer_decl, count) == 16, "buffer decl.count");
+VYRE_STATIC_ASSERT(sizeof(vyre_inst) == 20, "instruction layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_inst, a) == 4, "inst.a");
+
+/* ------------------------------------------------------------------ */
+/* Op and type queries                                                 */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_op_info {
+  uint16_t id;
+  uint8_t op_class; /* vyre_op_class */
+  uint8_t reserved;
+  uint32_t type_mask;
+  const char *name;     /* "ADD" */
+  const char *mnemonic; /* "add" */
+} vyre_op_info;
+
+/* Info for op id `op`, or NULL when the id is unassigned.  Static data. */
+const vyre_op_info *vyre_op_lookup(uint32_t op);
+/* Op by mnemonic ("add"), or NULL. */
+const vyre_op_info *vyre_op_by_mnemonic(const char *mnemonic, size_t len);
+/* Every assigned op, in id order; *count receives how many. */
+const vyre_op_info *vyre_op_all(uint32_t *count);
+
+const char *vyre_type_name(uint32_t type);     /* "f32", or "?" */
+uint32_t vyre_type_size(uint32_t type);        /* bytes in a buffer; 0 for void/unknown */
+int vyre_type_by_name(const char *name, size_t len); /* vyre_type, or -1 */
+/* The value type a load of storage type t yields (u8 -> u32, f16 -> f32...). */
+uint32_t vyre_type_compute(uint32_t storage_type);
+int vyre_type_is_value(uint32_t type);
+const char *vyre_access_name(uint32_t access);  /* "ro", or "?" */
+int vyre_access_by_name(const char *name, size_t len);
+const char *vyre_order_name(uint32_t order);
+const char *vyre_reduce_name(uint32_t kind);
+const char *vyre_status_name(int status);       /* "VYRE_OK" */
+const char *vyre_status_text(int status);       /* "success" */
+
+/* ------------------------------------------------------------------ */
+/* Decoded program                                                     */
+/* ------------------------------------------------------------------ */
+
+/* vyre_program.features */
+#define VYRE_FEAT_BARRIER (1u << 0)
+#define VYRE_FEAT_GRID_BARRIER (1u << 1)
+#define VYRE_FEAT_SUBGROUP (1u << 2)
+#define VYRE_FEAT_ATOMIC (1u << 3)
+#define VYRE_FEAT_ATOMIC64 (1u << 4)
+#define VYRE_FEAT_TRAP (1u << 5)
+#define VYRE_FEAT_TRANSCENDENTAL (1u << 6)
+#define VYRE_FEAT_F16 (1u << 7)
+#define VYRE_FEAT_BF16 (1u << 8)
+#define VYRE_FEAT_WORKGROUP_MEMORY (1u << 9)
+#define VYRE_FEAT_RETURN (1u << 10)
+#define VYRE_FEAT_LOOP (1u << 11)
+
+/* Buffer roles at dispatch (DESIGN.md "Inputs/outputs"). */
+typedef enum vyre_role {
+  VYRE_ROLE_INPUT = 0,  /* ReadOnly, Uniform */
+  VYRE_ROLE_INOUT = 1,  /* ReadWrite without the output flag */
+  VYRE_ROLE_OUTPUT = 2, /* WriteOnly, or the output flag: backend-allocated, zeroed */
+  VYRE_ROLE_SHARED = 3  /* Workgroup */
+} vyre_role;
+
+typedef struct vyre_buffer_info {
+  vyre_buffer_decl decl;
+  char name[VYRE_MAX_NAME + 1];
+  uint8_t role;          /* vyre_role */
+  uint8_t is_output;     /* returned to the host after dispatch */
+  uint8_t reserved[2];
+  int32_t input_index;   /* position among inputs, or -1 */
+  int32_t output_index;  /* position among outputs, or -1 */
+  uint32_t elem_size;    /* bytes per element */
+  uint32_t kernel_index; /* position among kernel pointer params, or -1u (workgroup) */
+  uint32_t shared_offset;/* byte offset in workgroup memory (workgroup buffers) */
+} vyre_buffer_info;
+
+/*
+ * A validated program.  Every array is owned by the struct; free with
+ * vyre_program_free.  Derived tables index by instruction.
+ */
+typedef struct vyre_program {
+  vyre_program_header header;
+  uint32_t buffer_count;
+  vyre_buffer_info *buffers;
+  uint32_t local_count;
+  uint8_t *local_types;
+  uint32_t inst_count;
+  vyre_inst *insts;
+  uint8_t *value_type;   /* result type of inst i, VYRE_T_VOID for statements */
+  uint32_t *match;       /* IF -> its ELSE or END; ELSE -> END; LOOP/BLOCK -> END; END -> opener */
+  uint8_t *uniform;      /* 1 when inst i's value (or, for control ops, its block) is workgroup-uniform */
+  uint8_t *depth;        /* nesting depth of inst i (0 = top level); saturates at 255 */
+  uint32_t input_count;
+  uint32_t output_count;
+  uint32_t kernel_buffer_count; /* non-workgroup buffers */
+  uint32_t shared_bytes;        /* total workgroup memory per workgroup */
+  uint32_t features;            /* VYRE_FEAT_* */
+  uint64_t required_caps;       /* VYRE_CAP_* the program needs */
+  uint32_t max_depth;
+  uint32_t reserved;
+  uint8_t sha256[32];           /* content hash of the bytes */
+  void *bytes;                  /* a private aligned copy of the image */
+  uint64_t size;
+} vyre_program;
+
+/*
+ * Decode and validate untrusted bytes.  Never reads outside [bytes,
+ * bytes+size).  On success *out receives a new program (free with
+ * vyre_program_free).  On failure *out is NULL and err names the
+ * instruction index (when there is one), what is wrong, and a Fix.
+ */
+vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **out,
+                                vyre_error *err);
+void vyre_program_free(vyre_program *program);
+
+/* The content hash (SHA-256 of the image) as 64 lowercase hex chars + NUL. */
+void vyre_program_hash_hex(const vyre_program *program, char out[65]);
+
+/* ------------------------------------------------------------------ */
+/* Dispatch geometry (shared so that every backend derives it alike)   */
+/* ------------------------------------------------------------------ */
+typedef struct vyre_geometry {
+  uint32_t workgroup[3];
+  uint32_t grid[3];
+  uint32_t element_count;         /* params word 0 */
+  uint32_t buffer_elems[VYRE_MAX_BUFFERS]; /* per buffer, declaration order */
+  uint64_t buffer_bytes[VYRE_MAX_BUFFERS];
+  uint64_t out_offset[VYRE_MAX_BUFFERS];   /* readback range of outputs */
+  uint64_t out_size[VYRE_MAX_BUFFERS];
+  uint64_t invocations;           /* grid x wg, all axes */
+} vyre_geometry;
+
+/*
+ * Derive buffer sizes, readback ranges, workgroup and grid.  input_sizes
+ * holds one byte size per input (program->input_count of them); for
+ * resident dispatch pass resident_sizes (one per kernel buffer) instead and
+ * input_sizes NULL.  options may be NULL.  Fails with INVALID_ARGUMENT on
+ * a size that does not fit the declaration, LIMIT on a grid too large.
+ */
+vyre_status vyre_geometry_derive(const vyre_program *program, const uint64_t *input_sizes,
+                                 const uint64_t *resident_sizes,
+                                 const vyre_dispatch_options *options, vyre_geometry *out,
+                                 vyre_error *err);
+
+/* Number of u32 words of the kernel params block (docs/kernel-abi.md). */
+uint32_t vyre_params_word_count(const vyre_program *program);
+/* Fill the params block: words[0] = element count, words[1+i] = element
+ * count of buffer i, then zeroed trap and grid-barrier words. */
+void vyre_params_fill(const vyre_program *program, const vyre_geometry *geometry,
+                      uint32_t *words);
+#define VYRE_PARAMS_TRAP_WORDS 2u   /* trap code, instruction index + 1 */
+#define VYRE_PARAMS_GRID_WORDS 2u   /* grid barrier arrival count, generation */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VYRE_VYRE_PROGRAM_H */

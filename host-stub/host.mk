@@ -1,0 +1,1 @@
+# host-stub/host.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# host-stub/ref.mk -- (empty until its part lands)

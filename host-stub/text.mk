@@ -1,0 +1,1 @@
+# host-stub/text.mk -- (empty until its part lands)

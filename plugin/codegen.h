@@ -1,0 +1,54 @@
+/* codegen.h -- IR -> PTX lowering: pure C, no CUDA headers, testable on any machine. */
+#ifndef VYRE_PLUGIN_CODEGEN_H
+#define VYRE_PLUGIN_CODEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/vyre_program.h"
+
+/* Bumped whenever generated code changes meaning or shape: part of every
+ * cache key (memory and disk). */
+#define CG_VERSION 1u
+
+/* cg_options.flags */
+#define CG_NO_FASTPATH (1u << 0) /* never use the vectorised elementwise path */
+
+typedef struct cg_options {
+  uint32_t sm_major, sm_minor;   /* target compute capability, e.g. 9, 0 */
+  uint32_t ulp_budget;           /* 0 = strict (docs/ulp.md) */
+  uint32_t workgroup[3];         /* workgroup size the kernel will be launched with */
+  uint32_t flags;                /* CG_* */
+} cg_options;
+
+/* How the runtime must size the launch. */
+typedef enum cg_grid_mode {
+  CG_GRID_LOGICAL = 0,    /* launch geometry->grid blocks of geometry->workgroup */
+  CG_GRID_ELEMENTWISE = 1 /* launch ceil(element_count / (wg.x * elements_per_thread)) blocks;
+                             the kernel covers invocations [0, element_count) */
+} cg_grid_mode;
+
+typedef struct cg_kernel_info {
+  char entry[64];              /* .visible .entry name */
+  uint32_t kernel_buffers;     /* .u64 pointer params before the params pointer */
+  uint32_t params_words;       /* u32 words the params block needs */
+  uint32_t shared_bytes;       /* static workgroup memory */
+  uint32_t grid_mode;          /* cg_grid_mode */
+  uint32_t elements_per_thread;/* >= 1 */
+  uint32_t uses_grid_barrier;  /* needs cuLaunchCooperativeKernel */
+  uint32_t uses_trap;          /* check the params trap words after the launch */
+  uint32_t ptx_isa_major, ptx_isa_minor; /* .version written */
+} cg_kernel_info;
+
+/*
+ * Lower a validated program to PTX text (docs/kernel-abi.md is the kernel
+ * ABI).  *ptx receives a malloc'd NUL-terminated string (free with free()),
+ * *length its strlen.  Fails with UNSUPPORTED naming the op and a Fix (for
+ * example a transcendental under a strict ulp budget) or with
+ * INVALID_ARGUMENT for a target it cannot emit.  Thread-safe, no global
+ * state.
+ */
+vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
+                        size_t *length, cg_kernel_info *info, vyre_error *err);
+
+#endif /* VYRE_PLUGIN_CODEGEN_H */

@@ -1,0 +1,1 @@
+# plugin/codegen.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# plugin/math.mk -- (empty until its part lands)

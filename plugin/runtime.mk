@@ -1,0 +1,1 @@
+# plugin/runtime.mk -- (empty until its part lands)

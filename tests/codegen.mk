@@ -1,0 +1,1 @@
+# tests/codegen.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# tests/conform.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# tests/format.mk -- (empty until its part lands)

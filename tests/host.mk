@@ -1,0 +1,1 @@
+# tests/host.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# tests/math.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# tests/ref.mk -- (empty until its part lands)

@@ -1,0 +1,1 @@
+# tests/runtime.mk -- (empty until its part lands)
