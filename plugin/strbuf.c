@@ -1,0 +1,77 @@
+/* strbuf.c -- the growable text buffer behind PTX emission. */
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sb_init(strbuf *sb) { memset(sb, 0, sizeof *sb); }
+
+void sb_free(strbuf *sb) {
+  free(sb->data);
+  sb_init(sb);
+}
+
+static int reserve(strbuf *sb, size_t extra) {
+  if (sb->failed) return 0;
+  if (sb->len + extra + 1 <= sb->cap) return 1;
+  size_t cap = sb->cap ? sb->cap : 4096;
+  while (cap < sb->len + extra + 1) {
+    if (cap > ((size_t)-1) / 2) {
+      sb->failed = 1;
+      return 0;
+    }
+    cap *= 2;
+  }
+  char *grown = realloc(sb->data, cap);
+  if (!grown) {
+    sb->failed = 1;
+    return 0;
+  }
+  sb->data = grown;
+  sb->cap = cap;
+  return 1;
+}
+
+void sb_append(strbuf *sb, const char *text, size_t len) {
+  if (!reserve(sb, len)) return;
+  memcpy(sb->data + sb->len, text, len);
+  sb->len += len;
+  sb->data[sb->len] = '\0';
+}
+
+void sb_puts(strbuf *sb, const char *text) { sb_append(sb, text, strlen(text)); }
+
+void sb_printf(strbuf *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[256];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    sb->failed = 1;
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    sb_append(sb, small, (size_t)n);
+    return;
+  }
+  if (!reserve(sb, (size_t)n)) return;
+  va_start(ap, fmt);
+  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  sb->len += (size_t)n;
+}
+
+char *sb_take(strbuf *sb, size_t *len) {
+  if (sb->failed) {
+    sb_free(sb);
+    if (len) *len = 0;
+    return NULL;
+  }
+  if (!sb->data && !reserve(sb, 0)) return NULL;
+  char *out = sb->data;
+  if (len) *len = sb->len;
+  sb_init(sb);
+  return out;
+}

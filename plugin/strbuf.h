@@ -1,0 +1,29 @@
+/* strbuf.h -- a growable text buffer for emitting PTX; allocation failure is sticky and reported once. */
+#ifndef VYRE_PLUGIN_STRBUF_H
+#define VYRE_PLUGIN_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct strbuf {
+  char *data;   /* NUL-terminated when len > 0 */
+  size_t len;
+  size_t cap;
+  int failed;   /* 1 once an allocation failed; later appends do nothing */
+} strbuf;
+
+/* All functions accept a zeroed strbuf; none aborts. */
+void sb_init(strbuf *sb);
+void sb_free(strbuf *sb);
+void sb_append(strbuf *sb, const char *text, size_t len);
+void sb_puts(strbuf *sb, const char *text);
+void sb_printf(strbuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Take the text (caller frees with free()); the strbuf is reset.  NULL
+ * when an allocation failed. */
+char *sb_take(strbuf *sb, size_t *len);
+
+#endif /* VYRE_PLUGIN_STRBUF_H */
