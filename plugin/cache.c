@@ -46,7 +46,7 @@ void vc_modcache_init(vc_backend *b) {
 }
 
 static void plan_free(vc_backend *b, vc_plan *p) {
-  if (p->module) {
+  if (p->module && vc_cleanup_ok(b)) {
     CUresult r = VC_CU(b, cuModuleUnload, (p->module));
     if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuModuleUnload");
   }

@@ -105,7 +105,23 @@ void vc_mark_lost(vc_backend *b, const char *reason) {
   pthread_mutex_unlock(&b->lost_lock);
 }
 
-int vc_is_lost(vc_backend *b) { return atomic_load(&b->lost) != 0; }
+/* Generation of each device's primary context in this process: bumped by
+ * an instance that resets it, so instances holding objects of the old one
+ * know they are gone. */
+#define EPOCH_SLOTS 64
+static atomic_uint ctx_epoch[EPOCH_SLOTS];
+
+int vc_is_lost(vc_backend *b) {
+  if (atomic_load(&b->lost)) return 1;
+  if (b->ctx_retained && atomic_load(&ctx_epoch[b->ordinal % EPOCH_SLOTS]) != b->epoch) {
+    vc_mark_lost(b, "another instance reset the device's primary context after a device error "
+                    "(every object of this instance went with it)");
+    return 1;
+  }
+  return 0;
+}
+
+int vc_cleanup_ok(vc_backend *b) { return !b->orphaned && !vc_is_lost(b); }
 
 vyre_status vc_lost_error(vc_backend *b, vyre_error *err) {
   pthread_mutex_lock(&b->lost_lock);
@@ -128,10 +144,17 @@ vyre_status vc_cu_fail(vc_backend *b, vyre_error *err, CUresult r, const char *c
     char reason[512];
     snprintf(reason, sizeof reason, "%s%s failed with %s (%s)", call, where, name, text);
     vc_mark_lost(b, reason);
-    return vyre_error_set(err, VYRE_DEVICE_LOST, (int64_t)r,
-                          "device lost: %s%s failed: %s (%s); the CUDA context is unusable. "
-                          "Fix: destroy and recreate the backend",
-                          call, where, name, text);
+    /* The first failure that lost the device may have been one nobody
+     * could be told about (a cleanup); name it too. */
+    pthread_mutex_lock(&b->lost_lock);
+    int same = strcmp(b->lost_reason, reason) == 0;
+    vyre_status st = vyre_error_set(
+        err, VYRE_DEVICE_LOST, (int64_t)r,
+        "device lost: %s%s failed: %s (%s)%s%s; the CUDA context is unusable. Fix: destroy and "
+        "recreate the backend",
+        call, where, name, text, same ? "" : "; first failure: ", same ? "" : b->lost_reason);
+    pthread_mutex_unlock(&b->lost_lock);
+    return st;
   }
   vyre_status st = r == CUDA_ERROR_OUT_OF_MEMORY ? VYRE_OUT_OF_MEMORY : VYRE_DRIVER;
   vc_log("%s%s failed: %s (%s)", call, where, name, text);
@@ -324,10 +347,11 @@ static vyre_status probe(vc_backend *b, vyre_error *err) {
   if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDeviceTotalMem", NULL, NULL);
   p->total_memory = total;
 
-  if (p->compute_major < 5) {
+  if (p->compute_major < 7) {
+    /* The code generator targets sm_70 and newer (docs/codegen.md). */
     return vyre_error_set(err, VYRE_NO_DEVICE, 0,
                           "CUDA device %u (%s) has compute capability %u.%u; vyre-cuda needs "
-                          "5.0 or newer. Fix: select another device with device_ordinal or "
+                          "7.0 or newer. Fix: select another device with device_ordinal or "
                           "CUDA_VISIBLE_DEVICES",
                           b->ordinal, p->name, p->compute_major, p->compute_minor);
   }
@@ -368,6 +392,7 @@ static vyre_status retain_context(vc_backend *b, vyre_error *err) {
     CUresult r = VC_CU(b, cuDevicePrimaryCtxRetain, (&b->ctx, b->device));
     if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
     b->ctx_retained = 1;
+    b->epoch = atomic_load(&ctx_epoch[b->ordinal % EPOCH_SLOTS]);
     r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
     if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuCtxPushCurrent", NULL, NULL);
     CUresult health = VC_CU(b, cuCtxSynchronize, ());
@@ -390,6 +415,7 @@ static vyre_status retain_context(vc_backend *b, vyre_error *err) {
     b->ctx = NULL;
     r = VC_CU(b, cuDevicePrimaryCtxReset, (b->device));
     if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxReset", NULL, NULL);
+    atomic_fetch_add(&ctx_epoch[b->ordinal % EPOCH_SLOTS], 1u);
   }
   return VYRE_OK;
 }

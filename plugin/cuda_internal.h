@@ -218,6 +218,8 @@ struct vc_backend {
   atomic_int lost;
   pthread_mutex_t lost_lock;
   char lost_reason[768];
+  unsigned epoch;  /* primary-context generation seen at create (context.c) */
+  int orphaned;    /* destroy could not make the context current */
 
   /* pools (pools.c) */
   vc_mempool devpool, hostpool;
@@ -273,7 +275,13 @@ void vc_cu_note(vc_backend *b, CUresult r, const char *call);
 
 /* Mark the instance lost with a reason (first reason wins). */
 void vc_mark_lost(vc_backend *b, const char *reason);
+/* 1 once a sticky error was seen, or another instance reset the primary
+ * context this instance's objects lived in. */
 int vc_is_lost(vc_backend *b);
+/* 1 when freeing driver objects one by one makes sense: not lost (a lost
+ * context takes its objects with it when it is reset or released) and
+ * the context is current. */
+int vc_cleanup_ok(vc_backend *b);
 /* VYRE_DEVICE_LOST with the stored reason. */
 vyre_status vc_lost_error(vc_backend *b, vyre_error *err);
 
@@ -315,6 +323,8 @@ void vc_streampool_trim(vc_backend *b);
 void vc_streampool_destroy(vc_backend *b);
 vyre_status vc_stream_acquire(vc_backend *b, CUstream *out, vyre_error *err);
 void vc_stream_release(vc_backend *b, CUstream s);
+/* Destroy a stream whose state is unknown (a failed capture) instead of pooling it. */
+void vc_stream_discard(vc_backend *b, CUstream s);
 /* timing = 1: an event that records time; 0: CU_EVENT_DISABLE_TIMING. */
 vyre_status vc_event_acquire(vc_backend *b, int timing, CUevent *out, vyre_error *err);
 void vc_event_release(vc_backend *b, int timing, CUevent e);

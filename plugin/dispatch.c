@@ -909,6 +909,7 @@ vyre_status vc_pending_release(vyre_backend *self, vyre_pending pending, vyre_er
     vc_reap_deferred(b, 0);
     vc_leave(b);
   } else {
+    /* The handle is released; its work is reclaimed by a later call. */
     vc_cu_note(b, r, "cuCtxPushCurrent");
   }
   return VYRE_OK;
@@ -924,6 +925,7 @@ void vc_outputs_free(vyre_backend *self, vyre_outputs *outputs) {
 /* ------------------------------------------------------------------ */
 static void graph_destroy(vc_backend *b, vc_graph *g) {
   if (!g) return;
+  if (!vc_cleanup_ok(b)) g->exec = NULL, g->graph = NULL; /* go with the context */
   if (g->exec) {
     CUresult r = VC_CU(b, cuGraphExecDestroy, (g->exec));
     if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuGraphExecDestroy");
@@ -1076,7 +1078,7 @@ static void graph_insert(vc_backend *b, vc_graph *g) {
 /* Capture the steps' launches (no copies) on `s` into a graph. */
 static vyre_status graph_capture(vc_backend *b, launch *Ls, uint32_t n,
                                  const vyre_sequence_step *steps, const uint8_t key[32],
-                                 CUstream s, vc_graph **out, vyre_error *err) {
+                                 CUstream s, int *stream_bad, vc_graph **out, vyre_error *err) {
   *out = NULL;
   vc_graph *g = calloc(1, sizeof *g);
   uint32_t handles = 0;
@@ -1113,6 +1115,7 @@ static vyre_status graph_capture(vc_backend *b, launch *Ls, uint32_t n,
   CUgraph graph = NULL;
   r = VC_CU(b, cuStreamEndCapture, (s, &graph));
   g->graph = graph;
+  if (r != CUDA_SUCCESS) *stream_bad = 1; /* it may still be capturing */
   if (st != VYRE_OK) {
     graph_destroy(b, g);
     return st;
@@ -1166,7 +1169,7 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
   vc_graph *g = NULL;
   CUstream s = NULL;
   CUevent t0 = NULL, t1 = NULL;
-  int enqueued = 0, any_trap = 0, cooperative = 0;
+  int enqueued = 0, any_trap = 0, cooperative = 0, stream_bad = 0;
   CUresult r;
   if (n && !Ls) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
@@ -1254,7 +1257,15 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
     enqueued = 1;
   }
   if (use_graph && !g) {
-    st = graph_capture(b, Ls, n, steps, key, s, &g, err);
+    /* Let the uploads finish first: if the capture fails, nothing that is
+     * still enqueued can use the params blocks we then release. */
+    r = VC_CU(b, cuStreamSynchronize, (s));
+    if (r != CUDA_SUCCESS) {
+      st = vc_cu_fail(b, err, r, "cuStreamSynchronize", NULL, NULL);
+      goto fail_enqueued;
+    }
+    enqueued = 0;
+    st = graph_capture(b, Ls, n, steps, key, s, &stream_bad, &g, err);
     if (st != VYRE_OK) goto fail_enqueued;
     for (uint32_t i = 0; i < n; i++) Ls[i].params_dev = g->params_dev[i];
     graph_insert(b, g);
@@ -1342,7 +1353,7 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
   goto done;
 
 fail_enqueued:
-  if (enqueued || g) {
+  if (enqueued && !stream_bad) {
     CUresult sr = VC_CU(b, cuStreamSynchronize, (s));
     if (sr != CUDA_SUCCESS) vc_cu_note(b, sr, "cuStreamSynchronize");
   }
@@ -1360,7 +1371,8 @@ done:
   free(segs);
   vc_event_release(b, 1, t0);
   vc_event_release(b, 1, t1);
-  vc_stream_release(b, s);
+  if (stream_bad) vc_stream_discard(b, s);
+  else vc_stream_release(b, s);
   vc_leave(b);
   return st;
 }
@@ -1450,18 +1462,24 @@ done:
 
 vyre_status vc_pipeline_release(vyre_backend *self, vyre_pipeline pipeline, vyre_error *err) {
   vc_backend *b = vc_self(self);
-  vc_pipeline_obj *p = vyre_handles_remove(&b->pipelines, pipeline);
-  if (!p)
+  if (!vyre_handles_get(&b->pipelines, pipeline))
     return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                           "pipeline_release: handle 0x%016llx is not a live pipeline of this "
                           "backend (already released, or from another instance). Fix: release "
                           "each pipeline once",
                           (unsigned long long)pipeline);
+  int lost = vc_is_lost(b);
+  if (!lost) {
+    CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
+    if (r != CUDA_SUCCESS) {
+      vyre_status st = vc_cu_fail(b, err, r, "cuCtxPushCurrent", NULL, NULL);
+      vyre_error_prefix(err, "pipeline_release (the pipeline is still live)");
+      return st;
+    }
+  }
   /* Dispatches in flight hold their own plan references. */
-  CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
-  pipeline_free(b, p);
-  if (r == CUDA_SUCCESS) vc_leave(b);
-  else vc_cu_note(b, r, "cuCtxPushCurrent");
+  pipeline_free(b, vyre_handles_remove(&b->pipelines, pipeline));
+  if (!lost) vc_leave(b);
   return VYRE_OK;
 }
 
@@ -1532,7 +1550,7 @@ void vc_dispatch_drain(vc_backend *b, int destroying) {
   vc_reap_deferred(b, 1);
   graphs_clear(b);
   if (destroying) {
-    if (b->fault_module) {
+    if (b->fault_module && vc_cleanup_ok(b)) {
       CUresult r = VC_CU(b, cuModuleUnload, (b->fault_module));
       if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuModuleUnload");
       b->fault_module = NULL;

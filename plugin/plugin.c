@@ -103,9 +103,13 @@ static void destroy(vyre_backend *self) {
   if (!self) return;
   vc_backend *b = vc_self(self);
   CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
-  if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuCtxPushCurrent");
-  /* Release what we can; on a lost context the driver's complaints are
-   * only counted. */
+  if (r != CUDA_SUCCESS) {
+    /* Without a current context no object can be freed one by one; they
+     * go with the context when it is released below. */
+    vc_cu_note(b, r, "cuCtxPushCurrent");
+    b->orphaned = 1;
+  }
+  /* Release what we can; a lost context takes its objects with it. */
   vc_dispatch_drain(b, 1);
   vc_resident_destroy(b);
   vc_modcache_destroy(b);

@@ -54,6 +54,7 @@ static CUresult driver_alloc(vc_mempool *p, uint64_t size, uint64_t *ptr) {
 
 static void driver_free(vc_mempool *p, uint64_t ptr) {
   vc_backend *b = p->b;
+  if (!vc_cleanup_ok(b)) return; /* goes with the context */
   CUresult r;
   const char *call;
   if (p->kind == VC_POOL_DEVICE) {
@@ -264,7 +265,7 @@ void vc_stream_release(vc_backend *b, CUstream s) {
     kept = list_push(&p->streams, s, MAX_CACHED_STREAMS);
     pthread_mutex_unlock(&p->lock);
   }
-  if (!kept) {
+  if (!kept && vc_cleanup_ok(b)) {
     CUresult r = VC_CU(b, cuStreamDestroy, (s));
     if (r != CUDA_SUCCESS) {
       pthread_mutex_lock(&p->lock);
@@ -272,6 +273,17 @@ void vc_stream_release(vc_backend *b, CUstream s) {
       pthread_mutex_unlock(&p->lock);
       vc_cu_note(b, r, "cuStreamDestroy");
     }
+  }
+}
+
+void vc_stream_discard(vc_backend *b, CUstream s) {
+  if (!s || !vc_cleanup_ok(b)) return;
+  CUresult r = VC_CU(b, cuStreamDestroy, (s));
+  if (r != CUDA_SUCCESS) {
+    pthread_mutex_lock(&b->streams.lock);
+    b->streams.destroy_errors++;
+    pthread_mutex_unlock(&b->streams.lock);
+    vc_cu_note(b, r, "cuStreamDestroy");
   }
 }
 
@@ -306,7 +318,7 @@ void vc_event_release(vc_backend *b, int timing, CUevent e) {
     kept = list_push(timing ? &p->timing_events : &p->done_events, e, MAX_CACHED_EVENTS);
     pthread_mutex_unlock(&p->lock);
   }
-  if (!kept) {
+  if (!kept && vc_cleanup_ok(b)) {
     CUresult r = VC_CU(b, cuEventDestroy, (e));
     if (r != CUDA_SUCCESS) {
       pthread_mutex_lock(&p->lock);
@@ -327,6 +339,7 @@ void vc_streampool_trim(vc_backend *b) {
     pthread_mutex_unlock(&p->lock);
     CUresult r = CUDA_SUCCESS;
     const char *call = NULL;
+    if ((s || d || t) && !vc_cleanup_ok(b)) continue; /* goes with the context */
     if (s) {
       r = VC_CU(b, cuStreamDestroy, (s));
       call = "cuStreamDestroy";

@@ -17,8 +17,10 @@ void vc_resident_init(vc_backend *b) {
 void vc_resident_destroy(vc_backend *b) {
   vc_resident *r;
   while ((r = vyre_handles_pop_any(&b->resident.table)) != NULL) {
-    CUresult cr = VC_CU(b, cuMemFree, (r->ptr));
-    if (cr != CUDA_SUCCESS) vc_cu_note(b, cr, "cuMemFree");
+    if (vc_cleanup_ok(b)) {
+      CUresult cr = VC_CU(b, cuMemFree, (r->ptr));
+      if (cr != CUDA_SUCCESS) vc_cu_note(b, cr, "cuMemFree");
+    }
     free(r);
   }
   vyre_handles_destroy(&b->resident.table);
@@ -340,40 +342,43 @@ fail:
 
 vyre_status vc_resident_free(vyre_backend *self, vyre_resident buffer, vyre_error *err) {
   vc_backend *b = vc_self(self);
-  /* Freeing works on a lost instance too: the handle goes away and the
-   * driver's error is only counted. */
-  vc_resident *res = vyre_handles_remove(&b->resident.table, buffer);
-  if (!res)
+  if (!vyre_handles_get(&b->resident.table, buffer))
     return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                           "resident_free: handle 0x%016llx is not a live buffer of this backend "
                           "(already freed, never allocated, or from another instance). Fix: "
                           "free each handle once, on the backend that made it",
                           (unsigned long long)buffer);
-  pthread_mutex_lock(&b->resident.lock);
-  b->resident.bytes -= res->size;
-  b->resident.count--;
-  pthread_mutex_unlock(&b->resident.lock);
-  vyre_status st = VYRE_OK;
-  CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
-  if (r == CUDA_SUCCESS) {
-    /* Graphs captured over this buffer must never replay. */
-    vc_graphs_forget_resident(b, buffer);
-    r = VC_CU(b, cuMemFree, (res->ptr));
-    if (r != CUDA_SUCCESS && !vc_is_lost(b)) {
-      st = vc_cu_fail(b, err, r, "cuMemFree", NULL, NULL);
-      vyre_error_prefix(err, "resident_free (the handle is released)");
-    } else if (r != CUDA_SUCCESS) {
-      vc_cu_note(b, r, "cuMemFree");
-    }
-    vc_leave(b);
-  } else {
-    vc_graphs_forget_resident(b, buffer);
-    if (!vc_is_lost(b)) {
-      st = vc_cu_fail(b, err, r, "cuCtxPushCurrent", NULL, NULL);
-      vyre_error_prefix(err, "resident_free (the handle is released, its memory is not)");
+  /* On a lost instance the handle still goes away; its memory goes with
+   * the context.  Otherwise a context that cannot be made current leaves
+   * everything as it was. */
+  int lost = vc_is_lost(b);
+  if (!lost) {
+    CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
+    if (r != CUDA_SUCCESS) {
+      vyre_status st = vc_cu_fail(b, err, r, "cuCtxPushCurrent", NULL, NULL);
+      vyre_error_prefix(err, "resident_free (the handle is still live)");
+      return st;
     }
   }
-  free(res);
+  vc_resident *res = vyre_handles_remove(&b->resident.table, buffer);
+  vyre_status st = VYRE_OK;
+  if (res) {
+    pthread_mutex_lock(&b->resident.lock);
+    b->resident.bytes -= res->size;
+    b->resident.count--;
+    pthread_mutex_unlock(&b->resident.lock);
+    /* Graphs captured over this buffer must never replay. */
+    vc_graphs_forget_resident(b, buffer);
+    if (vc_cleanup_ok(b)) {
+      CUresult r = VC_CU(b, cuMemFree, (res->ptr));
+      if (r != CUDA_SUCCESS) {
+        st = vc_cu_fail(b, err, r, "cuMemFree", NULL, NULL);
+        vyre_error_prefix(err, "resident_free (the handle is released)");
+      }
+    }
+    free(res);
+  }
+  if (!lost) vc_leave(b);
   return st;
 }
 

@@ -7,5 +7,8 @@ plugin_libvyre_cuda_la_SOURCES = \
 plugin_libvyre_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -I$(top_srcdir)/plugin
 plugin_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
-plugin_libvyre_cuda_la_LIBADD = plugin/libvyre-codegen.la abi/libvyre-format.la -ldl -lpthread
+# libvyre-codegen.la already carries abi/libvyre-format.la (a convenience
+# library inside a convenience library); naming it again defines its
+# symbols twice.
+plugin_libvyre_cuda_la_LIBADD = plugin/libvyre-codegen.la -ldl -lpthread
 endif
