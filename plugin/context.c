@@ -364,11 +364,12 @@ static vyre_status probe(vc_backend *b, vyre_error *err) {
   uint32_t sm = p->compute_major * 10 + p->compute_minor;
   uint64_t caps = VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
-                  VYRE_CAP_TRAP | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_GRAPH_REPLAY |
+                  VYRE_CAP_TRAP | VYRE_CAP_GRAPH_REPLAY |
                   VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER;
   if (sm >= 53) caps |= VYRE_CAP_F16;
   if (sm >= 80) caps |= VYRE_CAP_BF16;
   if (b->cooperative) caps |= VYRE_CAP_GRID_BARRIER;
+  if (vc_codegen_has_transcendentals()) caps |= VYRE_CAP_TRANSCENDENTAL;
   p->capabilities = caps;
   return VYRE_OK;
 }

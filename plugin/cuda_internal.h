@@ -246,7 +246,7 @@ struct vc_backend {
 
   /* counters */
   atomic_ullong n_dispatches, n_launches, n_driver_errors, n_ctx_pop_errors, n_pending_live,
-      n_deferred_reaped, n_sequences, n_traps;
+      n_deferred_reaped, n_sequences, n_traps, n_fastpath_launches;
   atomic_uint n_host_dispatch_seq;
 };
 
@@ -425,6 +425,13 @@ vyre_status vc_pipeline_create(vyre_backend *self, const void *program_bytes,
                                uint64_t program_size, const vyre_dispatch_options *options,
                                vyre_pipeline *out, vyre_error *err);
 vyre_status vc_pipeline_release(vyre_backend *self, vyre_pipeline pipeline, vyre_error *err);
+
+/* ------------------------------------------------------------------ */
+/* plugin.c                                                            */
+/* ------------------------------------------------------------------ */
+/* 1 when the linked code generator lowers transcendentals (it does only
+ * with the PTX math library); probed once.  Thread-safe. */
+int vc_codegen_has_transcendentals(void);
 
 /* ------------------------------------------------------------------ */
 /* small helpers                                                       */

@@ -67,7 +67,9 @@ static const struct {
     {VYRE_CAP_ATOMIC64, "64-bit atomics", "use 32-bit atomics"},
     {VYRE_CAP_GRID_BARRIER, "grid barrier",
      "use a device that supports cooperative launch, or split the program at the barrier"},
-    {VYRE_CAP_TRANSCENDENTAL, "transcendentals", "raise the ulp budget"},
+    {VYRE_CAP_TRANSCENDENTAL, "transcendentals",
+     "this build of the CUDA backend has no PTX math library; use the reference backend or "
+     "avoid transcendental ops"},
     {VYRE_CAP_WORKGROUP_MEMORY, "workgroup memory", "drop workgroup buffers"},
     {VYRE_CAP_ATOMICS, "atomics", "drop atomics"},
     {VYRE_CAP_BARRIER, "workgroup barrier", "drop barriers"},
@@ -354,6 +356,7 @@ static vyre_status enqueue_launch(vc_backend *b, const launch *L, CUstream s, vy
       if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuLaunchKernel", p->info.entry, NULL);
     }
     atomic_fetch_add(&b->n_launches, 1);
+    if (p->info.grid_mode == CG_GRID_ELEMENTWISE) atomic_fetch_add(&b->n_fastpath_launches, 1);
   }
   return VYRE_OK;
 }

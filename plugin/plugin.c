@@ -269,6 +269,7 @@ static vyre_status metrics(vyre_backend *self, vyre_metric *out, uint32_t capaci
 
   emit(&s, "dispatch.count", atomic_load(&b->n_dispatches));
   emit(&s, "dispatch.launches", atomic_load(&b->n_launches));
+  emit(&s, "dispatch.fastpath_launches", atomic_load(&b->n_fastpath_launches));
   emit(&s, "dispatch.sequences", atomic_load(&b->n_sequences));
   emit(&s, "dispatch.traps", atomic_load(&b->n_traps));
   emit(&s, "dispatch.in_flight", atomic_load(&b->n_pending_live));
@@ -317,6 +318,44 @@ static const vyre_backend_vtable vtable = {
 /* ------------------------------------------------------------------ */
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
+static pthread_once_t math_once = PTHREAD_ONCE_INIT;
+static int have_math;
+
+/* Ask the code generator to lower exp under a loose budget: it can only
+ * when it was built with the PTX math library. */
+static void probe_math(void) {
+  vyre_builder *bld = vyre_builder_new(32, 1, 1);
+  if (!bld) return;
+  uint32_t x = vyre_b_buffer(bld, "x", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 1, 0);
+  uint32_t g = vyre_b_gid(bld, 0);
+  vyre_b_store(bld, x, g, vyre_b_un(bld, VYRE_OP_EXP, vyre_b_load(bld, x, g)));
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_program *prog = NULL;
+  if (vyre_builder_finish(bld, &bytes, &size, NULL) == VYRE_OK &&
+      vyre_program_decode(bytes, size, &prog, NULL) == VYRE_OK) {
+    cg_options o;
+    memset(&o, 0, sizeof o);
+    o.sm_major = 9;
+    o.ulp_budget = 1u << 20;
+    o.workgroup[0] = 32;
+    o.workgroup[1] = o.workgroup[2] = 1;
+    char *ptx = NULL;
+    size_t len = 0;
+    cg_kernel_info info;
+    have_math = cg_emit_ptx(prog, &o, &ptx, &len, &info, NULL) == VYRE_OK;
+    free(ptx);
+  }
+  vyre_program_free(prog);
+  free(bytes);
+  vyre_builder_free(bld);
+}
+
+int vc_codegen_has_transcendentals(void) {
+  pthread_once(&math_once, probe_math);
+  return have_math;
+}
+
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static uint16_t reg_ops[VYRE_OP_ID_LIMIT];
 static vyre_registration registration;
@@ -325,7 +364,13 @@ static void registration_init(void) {
   uint32_t n = 0;
   const vyre_op_info *all = vyre_op_all(&n);
   uint32_t k = 0;
-  for (uint32_t i = 0; i < n && k < VYRE_OP_ID_LIMIT; i++) reg_ops[k++] = all[i].id;
+  int math = vc_codegen_has_transcendentals();
+  for (uint32_t i = 0; i < n && k < VYRE_OP_ID_LIMIT; i++) {
+    /* Every op codegen lowers; transcendentals only with the math library. */
+    int transcendental = all[i].id >= VYRE_OP_RSQRT && all[i].id <= VYRE_OP_TANH;
+    if (transcendental && !math) continue;
+    reg_ops[k++] = all[i].id;
+  }
   uint64_t storage = 0;
   for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++) storage |= 1ull << t;
   registration.struct_size = sizeof registration;
@@ -342,8 +387,8 @@ static void registration_init(void) {
       VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 |
       VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |
       VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
-      VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY |
-      VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER;
+      VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
+      (math ? VYRE_CAP_TRANSCENDENTAL : 0);
   registration.storage_types = storage;
   registration.create = create;
 }
