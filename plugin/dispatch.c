@@ -329,8 +329,10 @@ static vyre_status check_trap(vc_backend *b, const launch *L, int step, vyre_err
 
 static vyre_status launch_fault_kernel(vc_backend *b, CUstream s, vyre_error *err);
 
-/* Enqueue the launch (all fixpoint iterations) on `s`. */
-static vyre_status enqueue_launch(vc_backend *b, const launch *L, CUstream s, vyre_error *err) {
+/* Enqueue the launch (all fixpoint iterations) on `s`; count: add them to
+ * the launch metrics. */
+static vyre_status enqueue_launch(vc_backend *b, const launch *L, CUstream s, int count,
+                                  vyre_error *err) {
   if (!L->grid[0] || !L->grid[1] || !L->grid[2]) return VYRE_OK; /* no elements: no launch */
   const vc_plan *p = L->plan;
   CUdeviceptr vals[VYRE_MAX_BUFFERS + 1];
@@ -355,6 +357,7 @@ static vyre_status enqueue_launch(vc_backend *b, const launch *L, CUstream s, vy
                                     L->block[1], L->block[2], 0, s, args, NULL));
       if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuLaunchKernel", p->info.entry, NULL);
     }
+    if (!count) continue;
     atomic_fetch_add(&b->n_launches, 1);
     if (p->info.grid_mode == CG_GRID_ELEMENTWISE) atomic_fetch_add(&b->n_fastpath_launches, 1);
   }
@@ -598,7 +601,7 @@ static vyre_status job_enqueue(vc_job *j, const vyre_input *inputs, int timed, v
     r = VC_CU(b, cuEventRecord, (j->t0, j->stream));
     if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuEventRecord", kernel, NULL);
   }
-  st = enqueue_launch(b, L, j->stream, err);
+  st = enqueue_launch(b, L, j->stream, 1, err);
   if (st != VYRE_OK) return st;
   if (b->test_fault_dispatch) {
     uint32_t seq = atomic_fetch_add(&b->n_host_dispatch_seq, 1u) + 1u;
@@ -1114,7 +1117,8 @@ static vyre_status graph_capture(vc_backend *b, launch *Ls, uint32_t n,
     return st;
   }
   vyre_status st = VYRE_OK;
-  for (uint32_t i = 0; i < n && st == VYRE_OK; i++) st = enqueue_launch(b, &Ls[i], s, err);
+  /* Captured launches do not run (replays count them). */
+  for (uint32_t i = 0; i < n && st == VYRE_OK; i++) st = enqueue_launch(b, &Ls[i], s, 0, err);
   CUgraph graph = NULL;
   r = VC_CU(b, cuStreamEndCapture, (s, &graph));
   g->graph = graph;
@@ -1291,12 +1295,15 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
       b->graphs.launches++;
       pthread_mutex_unlock(&b->graphs.lock);
       for (uint32_t i = 0; i < n; i++)
-        if (Ls[i].grid[0] && Ls[i].grid[1] && Ls[i].grid[2])
+        if (Ls[i].grid[0] && Ls[i].grid[1] && Ls[i].grid[2]) {
           atomic_fetch_add(&b->n_launches, Ls[i].iterations);
+          if (Ls[i].plan->info.grid_mode == CG_GRID_ELEMENTWISE)
+            atomic_fetch_add(&b->n_fastpath_launches, Ls[i].iterations);
+        }
       continue;
     }
     for (uint32_t i = 0; i < n; i++) {
-      st = enqueue_launch(b, &Ls[i], s, err);
+      st = enqueue_launch(b, &Ls[i], s, 1, err);
       if (st != VYRE_OK) {
         if (n > 1) vyre_error_prefix(err, "step %u", i);
         goto fail_enqueued;

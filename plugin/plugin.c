@@ -195,8 +195,20 @@ static void emit(metric_sink *s, const char *name, uint64_t value) {
 
 static void emit_pool(metric_sink *s, const char *prefix, vc_mempool *p) {
   char name[56];
+  struct {
+    uint64_t hits, misses, cached_bytes, cache_count, live_bytes, budget, driver_allocs,
+        driver_frees, release_errors;
+  } c;
   pthread_mutex_lock(&p->lock);
-  vc_mempool c = *p;
+  c.hits = p->hits;
+  c.misses = p->misses;
+  c.cached_bytes = p->cached_bytes;
+  c.cache_count = p->cache_count;
+  c.live_bytes = p->live_bytes;
+  c.budget = p->budget;
+  c.driver_allocs = p->driver_allocs;
+  c.driver_frees = p->driver_frees;
+  c.release_errors = p->release_errors;
   pthread_mutex_unlock(&p->lock);
 #define POOL_METRIC_(field, text)                               \
   snprintf(name, sizeof name, "%s.%s", prefix, text);           \
@@ -226,14 +238,17 @@ static vyre_status metrics(vyre_backend *self, vyre_metric *out, uint32_t capaci
   emit_pool(&s, "pool.pinned", &b->hostpool);
 
   pthread_mutex_lock(&b->streams.lock);
-  vc_streampool sp = b->streams;
+  uint64_t sc = b->streams.streams.count, scr = b->streams.streams_created;
+  uint64_t ec = b->streams.done_events.count + b->streams.timing_events.count;
+  uint64_t ecr = b->streams.events_created, reuse = b->streams.reuses;
+  uint64_t derr = b->streams.destroy_errors;
   pthread_mutex_unlock(&b->streams.lock);
-  emit(&s, "pool.streams.cached", sp.streams.count);
-  emit(&s, "pool.streams.created", sp.streams_created);
-  emit(&s, "pool.events.cached", sp.done_events.count + sp.timing_events.count);
-  emit(&s, "pool.events.created", sp.events_created);
-  emit(&s, "pool.streams_events.reuses", sp.reuses);
-  emit(&s, "pool.streams_events.destroy_errors", sp.destroy_errors);
+  emit(&s, "pool.streams.cached", sc);
+  emit(&s, "pool.streams.created", scr);
+  emit(&s, "pool.events.cached", ec);
+  emit(&s, "pool.events.created", ecr);
+  emit(&s, "pool.streams_events.reuses", reuse);
+  emit(&s, "pool.streams_events.destroy_errors", derr);
 
   pthread_mutex_lock(&b->resident.lock);
   uint64_t rb = b->resident.bytes, rc = b->resident.count, rr = b->resident.budget_rejects;
@@ -244,14 +259,15 @@ static vyre_status metrics(vyre_backend *self, vyre_metric *out, uint32_t capaci
   emit(&s, "resident.budget_rejects", rr);
 
   pthread_mutex_lock(&b->modcache.lock);
-  vc_modcache mc = b->modcache;
+  uint64_t mh = b->modcache.hits, mm = b->modcache.misses, me = b->modcache.count;
+  uint64_t mcap = b->modcache.capacity, mev = b->modcache.evictions, mco = b->modcache.compiles;
   pthread_mutex_unlock(&b->modcache.lock);
-  emit(&s, "cache.module.hits", mc.hits);
-  emit(&s, "cache.module.misses", mc.misses);
-  emit(&s, "cache.module.entries", mc.count);
-  emit(&s, "cache.module.capacity", mc.capacity);
-  emit(&s, "cache.module.evictions", mc.evictions);
-  emit(&s, "cache.module.compiles", mc.compiles);
+  emit(&s, "cache.module.hits", mh);
+  emit(&s, "cache.module.misses", mm);
+  emit(&s, "cache.module.entries", me);
+  emit(&s, "cache.module.capacity", mcap);
+  emit(&s, "cache.module.evictions", mev);
+  emit(&s, "cache.module.compiles", mco);
   emit(&s, "cache.disk.enabled", (uint64_t)b->disk.enabled);
   emit(&s, "cache.disk.hits", atomic_load(&b->disk.hits));
   emit(&s, "cache.disk.misses", atomic_load(&b->disk.misses));
@@ -260,12 +276,13 @@ static vyre_status metrics(vyre_backend *self, vyre_metric *out, uint32_t capaci
   emit(&s, "cache.disk.write_errors", atomic_load(&b->disk.write_errors));
 
   pthread_mutex_lock(&b->graphs.lock);
-  vc_graphcache gc = b->graphs;
+  uint64_t gh = b->graphs.hits, gm = b->graphs.misses, ge = b->graphs.count;
+  uint64_t gl = b->graphs.launches;
   pthread_mutex_unlock(&b->graphs.lock);
-  emit(&s, "graph.hits", gc.hits);
-  emit(&s, "graph.misses", gc.misses);
-  emit(&s, "graph.entries", gc.count);
-  emit(&s, "graph.launches", gc.launches);
+  emit(&s, "graph.hits", gh);
+  emit(&s, "graph.misses", gm);
+  emit(&s, "graph.entries", ge);
+  emit(&s, "graph.launches", gl);
 
   emit(&s, "dispatch.count", atomic_load(&b->n_dispatches));
   emit(&s, "dispatch.launches", atomic_load(&b->n_launches));

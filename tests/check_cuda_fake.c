@@ -314,8 +314,9 @@ START_TEST(test_profile) {
   ck_assert_msg(p.capabilities & VYRE_CAP_GRID_BARRIER, "cooperative launch gives grid barriers");
   ck_assert_int_eq(b->vt->prepare(b, &err), VYRE_OK);
   ck_assert_uint_eq(metric(b, "pool.streams.cached"), 1);
-  b->vt->destroy(b);
-  b->vt->destroy(NULL);
+  const vyre_backend_vtable *vt = b->vt;
+  vt->destroy(b);
+  vt->destroy(NULL);
   assert_no_leaks_after_destroy("profile");
 
   /* A smaller profile struct gets only its own bytes. */
