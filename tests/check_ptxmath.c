@@ -201,8 +201,19 @@ static void acc_inputs(uint32_t op, pm_variant v, int random_count, acc_stats *s
   }
 }
 
+/* The reference needs the x87 64-bit significand; valgrind emulates long
+ * double with 53 bits, where it cannot decide f32 rounding. */
+static int reference_usable(void) {
+  volatile long double a = 1.0L;
+  a += 0x1p-60L;
+  if (a != 1.0L) return 1;
+  printf("long double has no extended precision here (valgrind?): accuracy not checked\n");
+  return 0;
+}
+
 static void check_accuracy(int opi) {
   uint32_t op = ops[opi];
+  if (!reference_usable()) return;
   for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
     uint32_t bound = pm_ulp_bound(op, (pm_variant)v);
     if (!bound) continue;
@@ -231,6 +242,7 @@ END_TEST
 START_TEST(test_payne_hanek_hard) {
   /* 0x5922AA80 (~2.86e15) is the f32 closest to a multiple of pi/2 in
    * relative terms: sin must still be correctly rounded there. */
+  if (!reference_usable()) return;
   int unc;
   uint32_t r = pm_ref(VYRE_OP_SIN, 0x5922AA80u, &unc);
   ck_assert_msg(!unc, "the reference must decide sin(0x5922aa80)");

@@ -15,6 +15,7 @@
 
 /*
  * usage: gpu_ptxmath [-s STRIDE] [-t THREADS]   (env PM_GPU_STRIDE too)
+ *        gpu_ptxmath -p    print the PTX module it would load, and exit
  * Exit: 0 all good, 1 a mismatch or a bound exceeded, 77 no driver/GPU.
  * Inputs: the canonical f32 among 0, STRIDE, 2*STRIDE, ... (default 64,
  * i.e. 2^26 patterns; -s 16 is the long run) plus special values.
@@ -198,14 +199,24 @@ int main(int argc, char **argv) {
   long threads = sysconf(_SC_NPROCESSORS_ONLN);
   const char *env = getenv("PM_GPU_STRIDE");
   if (env && *env) stride = strtoull(env, NULL, 0);
-  int opt;
-  while ((opt = getopt(argc, argv, "s:t:")) != -1) {
+  int opt, print_only = 0;
+  while ((opt = getopt(argc, argv, "s:t:p")) != -1) {
     if (opt == 's') stride = strtoull(optarg, NULL, 0);
     else if (opt == 't') threads = strtol(optarg, NULL, 0);
+    else if (opt == 'p') print_only = 1;
     else {
-      fprintf(stderr, "usage: %s [-s STRIDE] [-t THREADS]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-s STRIDE] [-t THREADS] | -p\n", argv[0]);
       return 2;
     }
+  }
+  if (print_only) {
+    func pf[NFUNC];
+    size_t pn = 0;
+    char *text = build_module(pf, &pn);
+    if (!text) return 1;
+    fputs(text, stdout);
+    free(text);
+    return 0;
   }
   if (stride == 0 || threads < 1 || threads > 256) {
     fprintf(stderr, "gpu_ptxmath: bad arguments: stride must be > 0 and threads in 1..256\n");
