@@ -159,6 +159,29 @@ static uint64_t f32_unary(uint32_t op, uint64_t a) {
   }
 }
 
+/* Integer -> f32, round to nearest even, in integer arithmetic: exact by
+ * construction and independent of how the FPU (or an emulator such as
+ * valgrind, which converts 64-bit integers through double) rounds. */
+static uint64_t int_to_f32(uint64_t mag, int negative) {
+  uint32_t sign = negative ? F32_SIGN : 0;
+  if (!mag) return 0; /* +0 even for a negative zero magnitude: integers have none */
+  int e = 63 - __builtin_clzll(mag); /* mag in [2^e, 2^(e+1)) */
+  uint64_t m;
+  if (e <= 23) {
+    m = mag << (23 - e);
+  } else {
+    int shift = e - 23;
+    m = mag >> shift;
+    uint64_t rem = mag & ((1ull << shift) - 1u), half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (m & 1u))) m++;
+    if (m == (1ull << 24)) { /* rounded up to the next power of two */
+      m >>= 1;
+      e++;
+    }
+  }
+  return sign | (uint32_t)(e + 127) << 23 | ((uint32_t)m & 0x7fffffu);
+}
+
 /* f32 -> integer: truncate toward zero, saturate, NaN -> 0.  Every
  * conversion C performs here is of a value already known to be in range
  * (C's out-of-range float->int conversion is undefined). */
@@ -387,10 +410,14 @@ uint64_t ref_cast(uint32_t from, uint32_t to, uint64_t a) {
   if (to == VYRE_T_F32) {
     switch (from) {
     case VYRE_T_BOOL: return a ? F32_ONE : 0;
-    case VYRE_T_U32: return bits_of((float)(uint32_t)a);
-    case VYRE_T_I32: return bits_of((float)sval(a, 32));
-    case VYRE_T_U64: return bits_of((float)a);
-    case VYRE_T_I64: return bits_of((float)sval(a, 64));
+    case VYRE_T_U32: return int_to_f32(a & 0xffffffffu, 0);
+    case VYRE_T_U64: return int_to_f32(a, 0);
+    case VYRE_T_I32:
+    case VYRE_T_I64: {
+      int64_t v = sval(a, width_of(from));
+      /* |v| in unsigned: 0 - (uint64_t)v is exact for INT64_MIN too */
+      return v < 0 ? int_to_f32(0 - (uint64_t)v, 1) : int_to_f32((uint64_t)v, 0);
+    }
     default: return 0;
     }
   }
