@@ -135,7 +135,9 @@ vyre_status ref_dispatch_async(vyre_backend *self, const vyre_program_ref *progr
   *out = 0;
   ref_pending *pd = calloc(1, sizeof *pd);
   if (!pd)
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "dispatch_async: out of host memory");
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                          "dispatch_async: out of host memory. Fix: free memory, or wait for "
+                          "pending dispatches");
   /* Validation and input copies happen now, so errors come back here and
    * the caller's inputs are free once this returns. */
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &pd->job, err);

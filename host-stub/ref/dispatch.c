@@ -65,7 +65,8 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
   ref_plan *plan = calloc(1, sizeof *plan);
   if (!plan) {
     vyre_program_free(prog);
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "dispatch: out of host memory");
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                          "dispatch: out of host memory for the program. Fix: free memory");
   }
   atomic_init(&plan->refs, 1u);
   plan->prog = prog;
@@ -396,7 +397,8 @@ vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *pr
   uint8_t *mem[VYRE_MAX_BUFFERS];
   vyre_geometry *geo = malloc(sizeof *geo);
   if (!geo) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "dispatch_resident: out of host memory");
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                        "dispatch_resident: out of host memory. Fix: free memory");
     goto done;
   }
   pthread_rwlock_rdlock(&b->store_lock);
@@ -437,7 +439,9 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
   uint32_t *iters = calloc(step_count ? step_count : 1, sizeof *iters);
   if (!plans || !geos || !mems || !iters) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
-                        "dispatch_sequence: out of host memory for %u steps", step_count);
+                        "dispatch_sequence: out of host memory for %u steps. Fix: free memory or "
+                        "split the sequence",
+                        step_count);
     goto fail_alloc;
   }
   pthread_rwlock_rdlock(&b->store_lock);

@@ -179,6 +179,10 @@ vyre_status ref_bad_self(vyre_error *err, const char *what);
 vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,
                              vyre_error *err);
 
+/* The vtable entries below (resident.c, dispatch.c, async.c) follow the
+ * contracts of abi/vyre/vyre.h; docs/reference-backend.md says what the
+ * reference does where vyre.h leaves a choice. */
+
 /* resident.c */
 vyre_status ref_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *out,
                                vyre_error *err);
