@@ -801,6 +801,49 @@ START_TEST(test_subgroups_partial) {
 }
 END_TEST
 
+/* 64-bit, f32 and bool lanes: identities of the wide types, typed zeros of
+ * shuffles from missing lanes. */
+START_TEST(test_subgroups_wide_types) {
+  vyre_backend *be = tr_new_backend();
+  enum { WG = 48 };
+  vyre_builder *b = vyre_builder_new(WG, 1, 1);
+  uint32_t rand64 = vyre_b_buffer(b, "rand64", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U64, WG, 0);
+  uint32_t rmin64 = vyre_b_buffer(b, "rmin64", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_I64, WG, 0);
+  uint32_t rmax64 = vyre_b_buffer(b, "rmax64", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U64, WG, 0);
+  uint32_t sh64 = vyre_b_buffer(b, "sh64", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U64, WG, 0);
+  uint32_t shf = vyre_b_buffer(b, "shf", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_F32, WG, 0);
+  uint32_t shb = vyre_b_buffer(b, "shb", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, WG, 0);
+  uint32_t g = vyre_b_gid(b, 0), lane = vyre_b_builtin(b, VYRE_OP_SUBGROUP_LANE, 0);
+  uint32_t l64 = vyre_b_cast(b, VYRE_T_U64, lane);
+  uint32_t notbit = vyre_b_un(b, VYRE_OP_BITNOT, vyre_b_bin(b, VYRE_OP_SHL, vyre_b_u64(b, 1), l64));
+  vyre_b_store(b, rand64, g, vyre_b_reduce(b, VYRE_REDUCE_AND, notbit));
+  uint32_t big = vyre_b_bin(b, VYRE_OP_ADD, vyre_b_i64(b, (int64_t)1 << 40), vyre_b_cast(b, VYRE_T_I64, lane));
+  vyre_b_store(b, rmin64, g, vyre_b_reduce(b, VYRE_REDUCE_MIN, big));
+  vyre_b_store(b, rmax64, g, vyre_b_reduce(b, VYRE_REDUCE_MAX, l64));
+  uint32_t src = vyre_b_bin(b, VYRE_OP_ADD, lane, vyre_b_u32(b, 1));
+  vyre_b_store(b, sh64, g, vyre_b_shuffle(b, vyre_b_bin(b, VYRE_OP_ADD, l64, vyre_b_u64(b, 0xff00000000ull)), src));
+  vyre_b_store(b, shf, g, vyre_b_shuffle(b, vyre_b_f32(b, -1.5f), src));
+  uint32_t t = vyre_b_shuffle(b, vyre_b_bool(b, 1), src);
+  vyre_b_store(b, shb, g, vyre_b_cast(b, VYRE_T_U32, t));
+  vyre_outputs *out = tr_run_ok(be, b, NULL, 0, NULL);
+  for (uint32_t i = 0; i < WG; i++) {
+    uint32_t ln = i % 32, lanes = i < 32 ? 32 : 16;
+    uint64_t andv = lanes == 32 ? 0xffffffff00000000ull : 0xffffffffffff0000ull;
+    ck_assert_msg(tr_u64_at(out, 0, i) == andv, "u64 and at %u: 0x%llx", i,
+                  (unsigned long long)tr_u64_at(out, 0, i));
+    ck_assert_msg(tr_u64_at(out, 1, i) == (1ull << 40), "i64 min at %u (identity is INT64_MAX)", i);
+    ck_assert_uint_eq(tr_u64_at(out, 2, i), lanes - 1);
+    uint32_t s = (ln + 1) % 32;
+    int have = s < lanes;
+    ck_assert_msg(tr_u64_at(out, 3, i) == (have ? 0xff00000000ull + s : 0), "u64 shuffle at %u", i);
+    ck_assert_msg(tr_u32_at(out, 4, i) == (have ? 0xbfc00000u : 0u), "f32 shuffle at %u", i);
+    ck_assert_msg(tr_u32_at(out, 5, i) == (have ? 1u : 0u), "bool shuffle at %u", i);
+  }
+  be->vt->outputs_free(be, out);
+  be->vt->destroy(be);
+}
+END_TEST
+
 /* f32 reduce follows exactly the tree of semantics.md, and inactive lanes
  * hold the identity (-0.0 for add, NaN for min/max). */
 START_TEST(test_reduce_f32_tree) {
@@ -976,6 +1019,16 @@ START_TEST(test_state_limit) {
   ck_assert_int_eq(tr_dispatch(be, b, NULL, 0, &o, &out, &err), VYRE_LIMIT);
   ck_assert_ptr_null(out);
   tr_assert_fix(&err);
+  /* Lockstep keeps a value slot per instruction per invocation of a
+   * workgroup: 1024 x 140000 x 8 bytes is over the limit too. */
+  b = vyre_builder_new(1024, 1, 1);
+  a = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 4, 0);
+  uint32_t v = vyre_b_u32(b, 1);
+  for (int i = 0; i < 140000; i++) v = vyre_b_bin(b, VYRE_OP_ADD, v, v);
+  vyre_b_barrier(b, VYRE_BARRIER_WORKGROUP);
+  vyre_b_store(b, a, vyre_b_gid(b, 0), v);
+  ck_assert_int_eq(tr_dispatch(be, b, NULL, 0, NULL, &out, &err), VYRE_LIMIT);
+  ck_assert_msg(strstr(err.message, "MiB") != NULL, "says how much: %s", err.message);
   be->vt->destroy(be);
 }
 END_TEST
@@ -1256,6 +1309,7 @@ static Suite *ref_suite(void) {
   tcase_add_test(tc, test_workgroup_memory_zeroed);
   tcase_add_test(tc, test_block_reduction);
   tcase_add_test(tc, test_subgroups_partial);
+  tcase_add_test(tc, test_subgroups_wide_types);
   tcase_add_test(tc, test_reduce_f32_tree);
   tcase_add_test(tc, test_atomics_contention);
   tcase_add_test(tc, test_grid_barrier);
@@ -1270,7 +1324,7 @@ static Suite *ref_suite(void) {
 int main(void) {
   if (load_plugin() != 0) return 99; /* hard error: the plugin under test is missing */
   SRunner *sr = srunner_create(ref_suite());
-  srunner_run_all(sr, CK_NORMAL);
+  srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose lists every test */
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   /* The plugin stays loaded until exit, as hosts keep it. */
