@@ -221,17 +221,8 @@ vyre_status ref_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outp
   } else {
     *out = pd->outputs;
     pd->outputs = NULL;
-    if (timing) {
-      vyre_timing t;
-      memset(&t, 0, sizeof t);
-      t.struct_size = sizeof t;
-      t.valid = VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
-      t.wall_ns = t_seen - pd->job.t_entry;
-      t.device_ns = pd->job.t_run_end - pd->job.t_run_start;
-      t.enqueue_ns = pd->t_enqueued - pd->job.t_entry;
-      t.wait_ns = t_seen - pd->t_enqueued;
-      ref_timing_out(timing, &t);
-    }
+    ref_timing_report(timing, pd->job.t_entry, pd->t_enqueued,
+                      pd->job.t_run_end - pd->job.t_run_start, t_seen);
   }
   pending_free(b, pd);
   return st;

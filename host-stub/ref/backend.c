@@ -75,11 +75,20 @@ uint64_t ref_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void ref_timing_out(vyre_timing *t, const vyre_timing *src) {
-  if (!t || t->struct_size <= sizeof t->struct_size) return;
-  size_t n = t->struct_size < sizeof *t ? t->struct_size : sizeof *t;
-  memcpy((char *)t + sizeof t->struct_size, (const char *)src + sizeof src->struct_size,
-         n - sizeof t->struct_size);
+void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueued,
+                       uint64_t exec_ns, uint64_t t_end) {
+  if (!timing || timing->struct_size <= sizeof timing->struct_size) return;
+  vyre_timing t;
+  memset(&t, 0, sizeof t);
+  t.valid = VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
+  t.wall_ns = t_end - t_entry;
+  t.device_ns = exec_ns; /* the interpreter's execution time */
+  t.enqueue_ns = t_enqueued - t_entry;
+  t.wait_ns = t_end - t_enqueued;
+  /* Only the caller's struct_size, and never struct_size itself. */
+  size_t n = timing->struct_size < sizeof t ? timing->struct_size : sizeof t;
+  memcpy((char *)timing + sizeof t.struct_size, (const char *)&t + sizeof t.struct_size,
+         n - sizeof t.struct_size);
 }
 
 vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,

@@ -245,17 +245,9 @@ oom:
                         "dispatch: out of host memory for the outputs. Fix: use smaller outputs");
 }
 
-static void job_timing(const ref_job *job, uint64_t t_end, vyre_timing *timing) {
-  if (!timing) return;
-  vyre_timing t;
-  memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.valid = VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
-  t.wall_ns = t_end - job->t_entry;
-  t.device_ns = job->t_run_end - job->t_run_start; /* the interpreter's execution time */
-  t.enqueue_ns = job->t_staged - job->t_entry;
-  t.wait_ns = job->t_run_end - job->t_staged;
-  ref_timing_out(timing, &t);
+static void job_timing(const ref_job *job, vyre_timing *timing) {
+  ref_timing_report(timing, job->t_entry, job->t_staged, job->t_run_end - job->t_run_start,
+                    ref_now_ns());
 }
 
 static void count_dispatch(ref_backend *b, vyre_status st) {
@@ -278,7 +270,7 @@ vyre_status ref_dispatch(vyre_backend *self, const vyre_program_ref *program,
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &job, err);
   if (!st) st = ref_job_run(b, &job, err);
   if (!st) st = ref_job_outputs(b, &job, out, err);
-  if (!st) job_timing(&job, ref_now_ns(), timing);
+  if (!st) job_timing(&job, timing);
   ref_job_release(&job);
   count_dispatch(b, st);
   return st;
@@ -328,7 +320,7 @@ vyre_status ref_dispatch_into(vyre_backend *self, const vyre_program_ref *progra
     moved += size;
   }
   ref_metric_add(b, REF_M_BYTES_OUT, moved);
-  job_timing(&job, ref_now_ns(), timing);
+  job_timing(&job, timing);
 done:
   ref_job_release(&job);
   count_dispatch(b, st);
@@ -368,20 +360,6 @@ static vyre_status bind_resident(ref_backend *b, const vyre_program *p,
   return vyre_geometry_derive(p, NULL, sizes, opts, geo, err);
 }
 
-static void plain_timing(uint64_t t0, uint64_t t_staged, uint64_t exec_ns, uint64_t t_end,
-                         vyre_timing *timing) {
-  if (!timing) return;
-  vyre_timing t;
-  memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.valid = VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
-  t.wall_ns = t_end - t0;
-  t.device_ns = exec_ns;
-  t.enqueue_ns = t_staged - t0;
-  t.wait_ns = t_end - t_staged;
-  ref_timing_out(timing, &t);
-}
-
 vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *program,
                                   const vyre_resident *buffers, uint32_t buffer_count,
                                   const vyre_dispatch_options *options, vyre_timing *timing,
@@ -410,7 +388,7 @@ vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *pr
                      b->threads, &stats, err);
     uint64_t t2 = ref_now_ns();
     count_exec(b, &stats, t2 - t1, st);
-    if (!st) plain_timing(t0, t1, t2 - t1, t2, timing);
+    if (!st) ref_timing_report(timing, t0, t1, t2 - t1, t2);
   }
   pthread_rwlock_unlock(&b->store_lock);
   free(geo);
@@ -508,7 +486,7 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
   ref_metric_add(b, REF_M_BYTES_OUT, moved);
   if (!st) {
     ref_metric_add(b, REF_M_SEQUENCES, 1);
-    plain_timing(t0, t1, exec_ns, ref_now_ns(), timing);
+    ref_timing_report(timing, t0, t1, exec_ns, ref_now_ns());
   }
 fail_alloc:
   for (uint32_t s = 0; plans && s < step_count; s++) ref_plan_unref(plans[s]);

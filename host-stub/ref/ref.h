@@ -168,9 +168,11 @@ vyre_status ref_backend_create(const vyre_backend_options *options, vyre_backend
 void ref_metric_add(ref_backend *b, ref_metric_id id, uint64_t v);
 void ref_metric_max(ref_backend *b, ref_metric_id id, uint64_t v);
 uint64_t ref_now_ns(void);
-/* Copy src's fields (after struct_size) into the caller's timing record,
- * honouring its struct_size.  t may be NULL. */
-void ref_timing_out(vyre_timing *t, const vyre_timing *src);
+/* Fill the caller's timing record (NULL: nothing), honouring its
+ * struct_size: wall = entry to end, enqueue = entry to enqueued, wait =
+ * enqueued to end, device = exec_ns; all four valid bits. */
+void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueued,
+                       uint64_t exec_ns, uint64_t t_end);
 /* The instance behind `self`, or NULL when it is not a reference one. */
 ref_backend *ref_self(vyre_backend *self);
 /* The INVALID_ARGUMENT error of an entry `what` given a bad instance. */
