@@ -10,5 +10,5 @@ plugin_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 # libvyre-codegen.la already carries abi/libvyre-format.la (a convenience
 # library inside a convenience library); naming it again defines its
 # symbols twice.
-plugin_libvyre_cuda_la_LIBADD = plugin/libvyre-codegen.la -ldl -lpthread
+plugin_libvyre_cuda_la_LIBADD = plugin/libvyre-codegen.la plugin/libvyre-ptxmath.la -ldl -lpthread
 endif
