@@ -12,3 +12,4 @@ plugin_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 # symbols twice.
 plugin_libvyre_cuda_la_LIBADD = plugin/libvyre-codegen.la plugin/libvyre-ptxmath.la -ldl -lpthread
 endif
+EXTRA_DIST += docs/cuda-runtime.md

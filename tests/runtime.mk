@@ -26,4 +26,3 @@ tests_check_cuda_gpu_LDADD = abi/libvyre-format.la $(CHECK_STATIC_LIBS) -ldl -lp
 EXTRA_tests_check_cuda_gpu_DEPENDENCIES = plugin/libvyre-cuda.la
 endif
 endif
-EXTRA_DIST += docs/cuda-runtime.md
