@@ -58,6 +58,9 @@ static vyre_status create(const vyre_backend_options *options, vyre_backend **ou
     size_t n = options->struct_size < sizeof o ? options->struct_size : sizeof o;
     memcpy(&o, options, n);
   }
+  if (o.flags)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "cuda create: unknown option flags 0x%x. Fix: pass flags = 0", o.flags);
   vc_backend *b = calloc(1, sizeof *b);
   if (!b)
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,

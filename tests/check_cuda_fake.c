@@ -371,8 +371,15 @@ START_TEST(test_dispatch_roundtrip) {
   ck_assert_uint_eq(l.block[0], 128);
   ck_assert_uint_eq(l.block[1], 1);
   ck_assert_uint_eq(l.grid[1], 1);
-  ck_assert_msg(l.grid[0] == 8 || l.grid[0] * 128 * 4 >= n,
-                "the grid covers the elements (logical 8 workgroups, or the elementwise path)");
+  if (metric(b, "dispatch.fastpath_launches") == 0) {
+    ck_assert_msg(l.grid[0] == 8, "logical grid: ceil(1000 / 128) workgroups, got %u", l.grid[0]);
+  } else {
+    /* Elementwise path: ceil(n / (wg.x * elements_per_thread)) blocks,
+     * fewer than the logical grid, still covering every element. */
+    uint32_t ept = (n + l.grid[0] * 128 - 1) / (l.grid[0] * 128);
+    ck_assert_msg(ept >= 2 && l.grid[0] == (n + 128 * ept - 1) / (128 * ept),
+                  "elementwise grid %u for %u elements of workgroup 128", l.grid[0], n);
+  }
   ck_assert_int_eq(l.cooperative, 0);
   ck_assert_msg(l.stream != NULL, "launches go to a plugin stream, not the legacy stream");
 
@@ -1233,7 +1240,10 @@ START_TEST(test_no_driver_no_device) {
 
   setenv("FAKECUDA_DEVICES", "1", 1);
   fk.reset();
-  vyre_backend_options o = {sizeof o, 3, 0, 0};
+  vyre_backend_options o = {sizeof o, 0, 1, 0};
+  ck_assert_int_eq(reg->create(&o, &b, &err), VYRE_INVALID_ARGUMENT);
+  o.flags = 0;
+  o.device_ordinal = 3;
   ck_assert_int_eq(reg->create(&o, &b, &err), VYRE_NO_DEVICE);
   ck_assert_msg(strstr(err.message, "device 3 not present") != NULL, "ordinal: %s", err.message);
 
