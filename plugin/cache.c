@@ -109,7 +109,10 @@ void vc_modcache_destroy(vc_backend *b) {
 /* ------------------------------------------------------------------ */
 /* Disk cache                                                          */
 /* ------------------------------------------------------------------ */
-static int mkdir_p(char *path) {
+/* mkdir -p on a private copy (the instance's path is shared by threads). */
+static int mkdir_p(const char *dir) {
+  char path[sizeof ((vc_diskcache *)0)->dir];
+  snprintf(path, sizeof path, "%s", dir);
   for (char *s = path + 1; *s; s++) {
     if (*s != '/') continue;
     *s = '\0';
