@@ -431,7 +431,7 @@ static void job_free(vc_job *j) {
 /* Make the job's stream idle (as far as the driver lets us), then free it. */
 static void job_abort(vc_job *j) {
   vc_backend *b = j->b;
-  if (j->enqueued && j->stream && !vc_is_lost(b)) {
+  if (j->enqueued && j->stream && vc_cleanup_ok(b)) {
     CUresult r = VC_CU(b, cuStreamSynchronize, (j->stream));
     if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuStreamSynchronize");
   }
@@ -459,7 +459,7 @@ void vc_reap_deferred(vc_backend *b, int wait) {
     vc_job *j = list;
     list = j->next;
     int finished = 1;
-    if (!vc_is_lost(b) && j->done) {
+    if (vc_cleanup_ok(b) && j->done) {
       CUresult r = wait ? VC_CU(b, cuEventSynchronize, (j->done)) : VC_CU(b, cuEventQuery, (j->done));
       if (r == CUDA_ERROR_NOT_READY) {
         finished = 0;
