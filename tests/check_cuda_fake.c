@@ -1313,6 +1313,45 @@ START_TEST(test_unsupported_and_invalid) {
 }
 END_TEST
 
+/* The driver's own error lookups can fail; the message still names the call. */
+START_TEST(test_error_text) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  fk.inject("cuGetErrorName", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  fk.inject("cuGetErrorString", 1, CUDA_ERROR_NOT_INITIALIZED, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DRIVER);
+  ck_assert_msg(strstr(err.message, "cuMemHostAlloc") && strstr(err.message, "unrecognised CUresult") &&
+                    strstr(err.message, "no description") && strstr(err.message, "Fix:"),
+                "falls back when the lookups fail: %s", err.message);
+  ck_assert_int_eq(err.native_code, CUDA_ERROR_INVALID_VALUE);
+  /* With working lookups: name and text, and the pool context. */
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DRIVER);
+  ck_assert_msg(strstr(err.message, "pinned host pool") &&
+                    strstr(err.message, "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+                "names the pool, the code and its text: %s", err.message);
+  /* A small error record is honoured. */
+  struct {
+    vyre_error e;
+  } small;
+  memset(&small, 0x11, sizeof small);
+  small.e.struct_size = 16 + 20;
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &small.e), VYRE_DRIVER);
+  ck_assert_msg(strlen(small.e.message) == 19 && (uint8_t)small.e.message[20] == 0x11,
+                "at most struct_size bytes are written");
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("error text");
+  free(p.bytes);
+}
+END_TEST
+
 START_TEST(test_cooperative) {
   setenv("FAKECUDA_MAX_BLOCKS_PER_SM", "2", 1);
   setenv("FAKECUDA_SMS", "4", 1);
@@ -1457,7 +1496,7 @@ static int cleanup_call(const char *name) {
 }
 
 typedef struct sweep_programs {
-  prog scale, inc, trap;
+  prog scale, inc, trap, grid;
 } sweep_programs;
 
 /* A representative workload; returns the first failure (and its message). */
@@ -1507,6 +1546,10 @@ static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_erro
     vyre_error_copy(err, &ferr);
     return fst;
   }
+  vyre_program_ref rg = ref_of(&sp->grid);
+  TRY(b->vt->dispatch(b, &rg, NULL, 0, NULL, &out, NULL, err));
+  b->vt->outputs_free(b, out);
+  out = NULL;
   vyre_pipeline pl;
   TRY(b->vt->pipeline_create(b, sp->trap.bytes, sp->trap.size, NULL, &pl, err));
   vyre_program_ref rp = {NULL, 0, pl};
@@ -1521,7 +1564,7 @@ static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_erro
 static void sweep(int code, int sticky) {
   setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
   setenv("VYRE_CUDA_STAGING_CHUNK", "512", 1);
-  sweep_programs sp = {prog_scale(256, 2, 64), prog_inc(64), prog_trap(64)};
+  sweep_programs sp = {prog_scale(256, 2, 64), prog_inc(64), prog_trap(64), prog_grid(128, 64)};
   vyre_error err = VYRE_ERROR_INIT;
 
   /* A clean run gives the list of calls and how often each is made. */
@@ -1613,6 +1656,7 @@ static void sweep(int code, int sticky) {
   free(sp.scale.bytes);
   free(sp.inc.bytes);
   free(sp.trap.bytes);
+  free(sp.grid.bytes);
 }
 
 START_TEST(test_fault_sweep) { sweep(CUDA_ERROR_INVALID_VALUE, 0); }
@@ -1675,6 +1719,7 @@ static Suite *suite(void) {
   tcase_set_timeout(errors, 600);
   tcase_add_test(errors, test_no_driver_no_device);
   tcase_add_test(errors, test_unsupported_and_invalid);
+  tcase_add_test(errors, test_error_text);
   tcase_add_test(errors, test_device_lost);
   tcase_add_test(errors, test_fault_hook);
   tcase_add_test(errors, test_fault_sweep);
