@@ -1032,15 +1032,19 @@ static void sequence_key(launch *Ls, uint32_t n, const vyre_sequence_step *steps
   vyre_sha256_final(&ctx, out);
 }
 
-static vc_graph *graph_lookup(vc_backend *b, const uint8_t key[32]) {
+/* The cached graph for key, marked busy; NULL on a miss, or when another
+ * thread is replaying it (*busy = 1: take the plain path). */
+static vc_graph *graph_lookup(vc_backend *b, const uint8_t key[32], int *busy) {
   vc_graphcache *c = &b->graphs;
+  *busy = 0;
   pthread_mutex_lock(&c->lock);
   vc_graph **pp = &c->head, *g = NULL;
   while (*pp) {
     if (memcmp((*pp)->key, key, 32) == 0) {
       g = *pp;
       if (g->busy) {
-        g = NULL; /* another thread replays it: take the plain path */
+        g = NULL;
+        *busy = 1;
         break;
       }
       *pp = g->next; /* move to front */
@@ -1052,7 +1056,7 @@ static vc_graph *graph_lookup(vc_backend *b, const uint8_t key[32]) {
     }
     pp = &(*pp)->next;
   }
-  if (!g) c->misses++;
+  if (!g && !*busy) c->misses++;
   pthread_mutex_unlock(&c->lock);
   return g;
 }
@@ -1251,7 +1255,9 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
   int use_graph = repeat > 1 && n > 0 && !cooperative;
   if (use_graph) {
     sequence_key(Ls, n, steps, key);
-    g = graph_lookup(b, key);
+    int busy = 0;
+    g = graph_lookup(b, key, &busy);
+    if (busy) use_graph = 0;
     if (g)
       for (uint32_t i = 0; i < n; i++) {
         vc_mempool_release(&b->devpool, &Ls[i].params_dev);
