@@ -93,6 +93,7 @@ typedef struct assembler {
   open_block stack[VYRE_MAX_NESTING];
   uint32_t depth;
   uint32_t segment;
+  uint32_t binding_max_buffer; /* 1 + the buffer declared @4294967295, or 0 */
   uint32_t *grid_lines; /* line of the grid barrier that ended segment k */
   uint32_t grid_cap;
 } assembler;
@@ -530,7 +531,7 @@ static vyre_status stmt_buffer(assembler *a) {
       if (access == VYRE_ACCESS_WORKGROUP)
         return FAIL(t, "workgroup buffers have no binding. Fix: drop %s", show(t, sh));
       if (!num.len) return FAIL(t, "a binding is written @N, e.g. @3. Fix: add the number");
-      if ((st = parse_uint_tok(a, &num, UINT32_MAX - 1, "binding", &binding))) return st;
+      if ((st = parse_uint_tok(a, &num, UINT32_MAX, "binding", &binding))) return st;
       have_binding = 1;
     } else {
       return FAIL(t, "unexpected '%s' in a buffer declaration. Fix: after the type come [COUNT], "
@@ -540,6 +541,9 @@ static vyre_status stmt_buffer(assembler *a) {
   char cname[VYRE_MAX_NAME + 1];
   memcpy(cname, name->s, name->len);
   cname[name->len] = '\0';
+  /* The builder reads binding UINT32_MAX as "the next one"; an explicit
+   * @4294967295 is written into the image after finishing. */
+  if (binding == UINT32_MAX && have_binding) a->binding_max_buffer = a->nbuf + 1;
   uint32_t idx = vyre_b_buffer(a->b, cname, (uint32_t)binding, (vyre_access)access, (vyre_type)elem,
                                (uint32_t)count, flags);
   if (have_range) vyre_b_buffer_range(a->b, idx, (uint32_t)range_off, (uint32_t)range_size);
@@ -1155,6 +1159,13 @@ vyre_status vyre_text_assemble(const char *source, size_t length, const char *fi
     vyre_error berr = VYRE_ERROR_INIT;
     st = vyre_builder_finish(a.b, &out, &out_size, &berr);
     if (st) st = fail_at(&a, 1, 1, st, "%s", berr.message);
+  }
+  if (!st && a.binding_max_buffer) {
+    uint32_t max = UINT32_MAX;
+    memcpy((uint8_t *)out + VYRE_PROGRAM_HEADER_SIZE +
+               (size_t)(a.binding_max_buffer - 1) * sizeof(vyre_buffer_decl) +
+               offsetof(vyre_buffer_decl, binding),
+           &max, sizeof max);
   }
   if (!st) st = validate(&a, out, out_size);
   assembler_free(&a);

@@ -273,6 +273,30 @@ START_TEST(text_names_and_scopes) {
 }
 END_TEST
 
+/* The largest binding: the builder reads UINT32_MAX as "the next one",
+ * the text form must still express it. */
+START_TEST(text_binding_max) {
+  for (int k = 0; k < 2; k++) {
+    vyre_builder *b = vyre_builder_new(1, 1, 1);
+    if (k) vyre_b_buffer(b, "a", 0xfffffffeu, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+    vyre_b_buffer(b, "top", k ? UINT32_MAX : 7, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+    vyre_b_return(b);
+    uint8_t *bytes;
+    size_t size;
+    finish(b, &bytes, &size);
+    uint32_t max = UINT32_MAX;
+    memcpy(bytes + VYRE_PROGRAM_HEADER_SIZE + (size_t)k * sizeof(vyre_buffer_decl) +
+               offsetof(vyre_buffer_decl, binding), &max, 4);
+    check_round_trip(bytes, size, "binding 4294967295");
+    char *text = disassemble_ok(bytes, size);
+    ck_assert_msg(strstr(text, k ? "buffer top rw u32\n" : "buffer top rw u32 @4294967295\n") != NULL,
+                  "case %d:\n%s", k, text);
+    free(text);
+    free(bytes);
+  }
+}
+END_TEST
+
 START_TEST(text_api_arguments) {
   vyre_error err = VYRE_ERROR_INIT;
   void *bytes = (void *)1;
@@ -1186,6 +1210,7 @@ static Suite *text_suite(void) {
   tcase_add_test(tc, text_forms_that_mean_the_same);
   tcase_add_test(tc, text_names_and_scopes);
   tcase_add_test(tc, text_api_arguments);
+  tcase_add_test(tc, text_binding_max);
   tcase_add_test(tc, text_doc_examples);
   tcase_add_test(tc, text_threads);
   suite_add_tcase(s, tc);
