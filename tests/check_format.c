@@ -46,6 +46,14 @@ void fmt_reencode(const vyre_program *p, uint8_t **bytes, size_t *size) {
     vyre_b_inst(b, (vyre_op)in->op, in->type, in->mod, in->a, in->b, in->c, in->d);
   }
   fmt_finish(b, bytes, size);
+  /* The builder reads binding UINT32_MAX as "the next binding": a buffer
+   * really bound there is written into the image afterwards. */
+  for (uint32_t i = 0; i < p->buffer_count; i++) {
+    if (p->buffers[i].decl.binding != UINT32_MAX) continue;
+    uint32_t max = UINT32_MAX;
+    memcpy(*bytes + VYRE_PROGRAM_HEADER_SIZE + (size_t)i * sizeof(vyre_buffer_decl) +
+               offsetof(vyre_buffer_decl, binding), &max, sizeof max);
+  }
 }
 
 static void hex_of(const uint8_t digest[32], char out[65]) { vyre_hex(digest, 32, out); }
@@ -655,6 +663,32 @@ START_TEST(codec_hash_distinguishes) {
 }
 END_TEST
 
+/* Binding 4294967295 is valid (bindings only increase); the builder
+ * cannot spell it as a first binding, the image can. */
+START_TEST(codec_binding_max) {
+  vyre_builder *b = vyre_builder_new(1, 1, 1);
+  vyre_b_buffer(b, "a", 5, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  vyre_b_buffer(b, "t", UINT32_MAX, VYRE_ACCESS_WORKGROUP, VYRE_T_U32, 4, 0);
+  vyre_b_buffer(b, "z", 6, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  vyre_b_return(b);
+  uint8_t *bytes;
+  size_t size;
+  fmt_finish(b, &bytes, &size);
+  uint32_t max = UINT32_MAX;
+  memcpy(bytes + VYRE_PROGRAM_HEADER_SIZE + 2 * sizeof(vyre_buffer_decl) +
+             offsetof(vyre_buffer_decl, binding), &max, 4);
+  vyre_program *p = fmt_decode_ok(bytes, size);
+  ck_assert_uint_eq(p->buffers[2].decl.binding, UINT32_MAX);
+  uint8_t *again;
+  size_t again_size;
+  fmt_reencode(p, &again, &again_size);
+  ck_assert_msg(again_size == size && memcmp(again, bytes, size) == 0, "re-encodes identically");
+  vyre_program_free(p);
+  free(again);
+  free(bytes);
+}
+END_TEST
+
 START_TEST(builder_errors) {
   vyre_error err = VYRE_ERROR_INIT;
   void *bytes = (void *)1;
@@ -900,6 +934,7 @@ static Suite *format_suite(void) {
   tcase_add_test(tc, codec_features);
   tcase_add_test(tc, codec_round_trip_corpus);
   tcase_add_test(tc, codec_hash_distinguishes);
+  tcase_add_test(tc, codec_binding_max);
   tcase_add_test(tc, builder_errors);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);

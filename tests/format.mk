@@ -25,3 +25,13 @@ tests_check_format_SOURCES = tests/check_format.c tests/check_format.h \
 tests_check_format_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_format_LDADD = abi/libvyre-format.la $(CHECK_LIBS) -lm
 endif
+
+# The text form (host-stub/libvyre-text.la): round trips, literals, errors, fuzzing.
+if HAVE_CHECK
+check_PROGRAMS += tests/check_text
+TESTS += tests/check_text
+tests_check_text_SOURCES = tests/check_text.c tests/format_corpus.c tests/format_corpus.h
+tests_check_text_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_check_text_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_text_LDADD = host-stub/libvyre-text.la abi/libvyre-format.la $(CHECK_LIBS)
+endif
