@@ -1,1 +1,20 @@
-# tests/conform.mk -- (empty until its part lands)
+# tests/conform.mk -- the conformance harness (host-stub/conform*.c, fuzz*.c), its corpus and its tests.
+
+# The harness as a PIC convenience library: the `vyre` CLI (conform, fuzz)
+# and tests/check_conform link it, together with host-stub/libvyre-text.la
+# and plugin/libvyre-codegen.la (which carries the format library).
+noinst_LTLIBRARIES += host-stub/libvyre-conform.la
+host_stub_libvyre_conform_la_SOURCES = \
+	host-stub/conform.h \
+	host-stub/conform_util.c \
+	host-stub/conform_case.c \
+	host-stub/conform_compare.c \
+	host-stub/conform_exec.c \
+	host-stub/conform_capsule.c \
+	host-stub/conform_min.c \
+	host-stub/conform_elf.c \
+	host-stub/conform_coverage.c \
+	host-stub/conform_cert.c \
+	host-stub/fuzz_gen.c \
+	host-stub/fuzz_ptxas.c
+host_stub_libvyre_conform_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin

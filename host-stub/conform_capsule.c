@@ -1,0 +1,145 @@
+/* conform_capsule.c -- replay capsules: a failing case written back as a self-contained case file with both outputs and the first mismatch. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform.h"
+#include "vyre/vyre_text.h"
+
+/* Recorded outputs are for people; beyond this they are cut (inputs never are). */
+#define CAPSULE_OUTPUT_MAX 65536u
+#define HEX_PER_LINE 64u
+
+static void hex_lines(cf_buf *b, const char *key, const char *name, const uint8_t *data,
+                      uint64_t size, uint64_t limit) {
+  static const char digits[] = "0123456789abcdef";
+  uint64_t n = size < limit ? size : limit;
+  if (n == 0) {
+    cf_buf_printf(b, ";@ %s %s hex\n", key, name);
+    return;
+  }
+  for (uint64_t off = 0; off < n; off += HEX_PER_LINE) {
+    cf_buf_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
+    char line[2 * HEX_PER_LINE + 2];
+    uint64_t m = n - off < HEX_PER_LINE ? n - off : HEX_PER_LINE;
+    for (uint64_t i = 0; i < m; i++) {
+      line[2 * i] = digits[data[off + i] >> 4];
+      line[2 * i + 1] = digits[data[off + i] & 15];
+    }
+    line[2 * m] = '\n';
+    cf_buf_append(b, line, 2 * m + 1);
+  }
+}
+
+/* One line of free text: newlines would end the directive. */
+static void one_line(cf_buf *b, const char *key, const char *text) {
+  cf_buf_printf(b, ";@ %s ", key);
+  for (const char *s = text; *s; s++) {
+    char ch = (*s == '\n' || *s == '\r') ? ' ' : *s;
+    cf_buf_append(b, &ch, 1);
+  }
+  cf_buf_append(b, "\n", 1);
+}
+
+static void record_result(cf_buf *b, const cf_case *c, const char *who, const cf_result *r) {
+  char key[48];
+  snprintf(key, sizeof key, "status-%s", who);
+  if (r->status == VYRE_TRAP)
+    cf_buf_printf(b, ";@ %s %s %" PRId64 "\n", key, vyre_status_name(r->status), r->native_code);
+  else
+    cf_buf_printf(b, ";@ %s %s\n", key, vyre_status_name(r->status));
+  if (r->status != VYRE_OK) {
+    if (r->message[0]) {
+      snprintf(key, sizeof key, "note");
+      char msg[VYRE_ERROR_MESSAGE_MAX + 32];
+      snprintf(msg, sizeof msg, "%s said: %s", who, r->message);
+      one_line(b, key, msg);
+    }
+    return;
+  }
+  snprintf(key, sizeof key, "output-%s", who);
+  for (uint32_t o = 0; o < r->output_count; o++) {
+    uint32_t bi;
+    cf_output_type(c->decoded, o, &bi);
+    const char *name = bi < c->decoded->buffer_count ? c->decoded->buffers[bi].name : "?";
+    if (r->output[o].size > CAPSULE_OUTPUT_MAX)
+      cf_buf_printf(b, ";@ note output %s of %s: the first %u of %" PRIu64 " bytes\n", name, who,
+                    CAPSULE_OUTPUT_MAX, r->output[o].size);
+    hex_lines(b, key, name, r->output[o].bytes, r->output[o].size, CAPSULE_OUTPUT_MAX);
+  }
+}
+
+vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, char **out,
+                              size_t *size, vyre_error *err) {
+  *out = NULL;
+  *size = 0;
+  char *text = NULL;
+  vyre_status st = vyre_text_disassemble(c->program, c->program_size, &text, err);
+  if (st != VYRE_OK) return st;
+  const vyre_program *p = c->decoded;
+  cf_buf b = {0};
+  cf_buf_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
+                    "; re-run: vyre conform --replay THIS_FILE [--backend ID]\n");
+  cf_buf_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
+  if (info && info->origin) one_line(&b, "origin", info->origin);
+  if (info && info->backend_id)
+    cf_buf_printf(&b, ";@ backend %s %s\n", info->backend_id,
+                  info->backend_version ? info->backend_version : "");
+  if (info && info->device && *info->device) one_line(&b, "device", info->device);
+  if (info && info->diff && info->diff->kind != CF_SAME) one_line(&b, "mismatch", info->diff->text);
+  if (info && info->note) one_line(&b, "note", info->note);
+  if (c->about) one_line(&b, "about", c->about);
+  char hash[65];
+  vyre_hex(p->sha256, 32, hash);
+  cf_buf_printf(&b, ";@ program-sha256 %s\n", hash);
+  const vyre_dispatch_options *o = &c->options;
+  cf_buf_printf(&b, ";@ ulp %u\n;@ tolerance %u\n", o->ulp_budget, c->tolerance);
+  if (o->workgroup[0])
+    cf_buf_printf(&b, ";@ workgroup %u %u %u\n", o->workgroup[0], o->workgroup[1] ? o->workgroup[1] : 1,
+                  o->workgroup[2] ? o->workgroup[2] : 1);
+  if (o->grid[0])
+    cf_buf_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
+                  o->grid[2] ? o->grid[2] : 1);
+  if (o->fixpoint_iterations) cf_buf_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
+  const char *sname = vyre_status_name(c->expect) + 5;
+  char lower[64];
+  size_t k = 0;
+  for (; sname[k] && k < sizeof lower - 1; k++)
+    lower[k] = (char)(sname[k] >= 'A' && sname[k] <= 'Z' ? sname[k] + 32 : sname[k]);
+  lower[k] = '\0';
+  if (c->expect == VYRE_TRAP && c->expect_code_set)
+    cf_buf_printf(&b, ";@ expect %s %" PRId64 "\n", lower, c->expect_code);
+  else
+    cf_buf_printf(&b, ";@ expect %s\n", lower);
+  for (uint32_t i = 0; i < p->buffer_count; i++)
+    if (p->buffers[i].input_index >= 0 && c->input[i].present)
+      hex_lines(&b, "input", p->buffers[i].name, c->input[i].bytes, c->input[i].size, UINT64_MAX);
+  for (uint32_t i = 0; i < p->buffer_count; i++)
+    if (c->golden[i].present)
+      hex_lines(&b, "expect-output", p->buffers[i].name, c->golden[i].bytes, c->golden[i].size,
+                UINT64_MAX);
+  if (info && info->reference) record_result(&b, c, "reference", info->reference);
+  if (info && info->backend) record_result(&b, c, "backend", info->backend);
+  cf_buf_append(&b, "\n", 1);
+  cf_buf_append(&b, text, strlen(text));
+  cf_buf_append(&b, "", 1);
+  free(text);
+  if (b.failed) {
+    cf_buf_free(&b);
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "writing a capsule: out of memory");
+  }
+  *out = (char *)b.data;
+  *size = b.size - 1;
+  return VYRE_OK;
+}
+
+vyre_status cf_capsule_write(const char *path, const cf_case *c, const cf_capsule_info *info,
+                             vyre_error *err) {
+  char *text = NULL;
+  size_t size = 0;
+  vyre_status st = cf_capsule_format(c, info, &text, &size, err);
+  if (st != VYRE_OK) return st;
+  st = cf_write_file(path, text, size, err);
+  free(text);
+  return st;
+}

@@ -1,0 +1,158 @@
+/* conform_cert.c -- the conformance certificate: a JSON record of what a backend plugin claims and how each claimed op fared on the corpus. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "conform.h"
+
+/* pass: claimed, exercised, never failed; fail: claimed and failed at
+ * least once; untested: claimed but no case ran it; not-claimed. */
+static const char *op_status(const cf_cert_input *in, uint32_t op) {
+  if (!cf_opset_has(in->claimed, op)) return "not-claimed";
+  const cf_op_tally *t = &in->ops[op];
+  if (t->failed) return "fail";
+  if (t->passed) return "pass";
+  return "untested";
+}
+
+/* Certified: the static checks pass, nothing failed and every claimed op
+ * passed at least one case. */
+static int certified(const cf_cert_input *in, uint32_t *untested, uint32_t *failed_ops) {
+  uint32_t nops = 0;
+  const vyre_op_info *all = vyre_op_all(&nops);
+  *untested = *failed_ops = 0;
+  for (uint32_t k = 0; k < nops; k++) {
+    const char *s = op_status(in, all[k].id);
+    if (strcmp(s, "untested") == 0) (*untested)++;
+    if (strcmp(s, "fail") == 0) (*failed_ops)++;
+  }
+  return in->static_ok && in->elf_ok && in->failed == 0 && *untested == 0 && *failed_ops == 0 &&
+         in->passed > 0;
+}
+
+static void names_array(FILE *f, uint64_t bits, int caps) {
+  int first = 1;
+  fputc('[', f);
+  for (uint32_t b = 0; b < 64; b++) {
+    if (!((bits >> b) & 1)) continue;
+    const char *n = caps ? cf_cap_name(b) : (b < VYRE_T_COUNT_ ? vyre_type_name(b) : NULL);
+    char tmp[32];
+    if (!n) {
+      snprintf(tmp, sizeof tmp, "bit%u", b);
+      n = tmp;
+    }
+    fputs(first ? "" : ", ", f);
+    cf_json_string(f, n);
+    first = 0;
+  }
+  fputc(']', f);
+}
+
+static void write_json(FILE *f, const cf_cert_input *in, const char *date, const char *sha) {
+  uint32_t untested, failed_ops;
+  int ok = certified(in, &untested, &failed_ops);
+  fprintf(f, "{\n  \"schema\": \"vyre-conformance-certificate/1\",\n  \"date_utc\": ");
+  cf_json_string(f, date);
+  fprintf(f, ",\n  \"tool\": ");
+  cf_json_string(f, in->tool_version);
+  fprintf(f, ",\n  \"certified\": %s,\n", ok ? "true" : "false");
+  fprintf(f, "  \"plugin\": {\n    \"path\": ");
+  cf_json_string(f, in->plugin_path);
+  fprintf(f, ",\n    \"sha256\": ");
+  cf_json_string(f, sha);
+  fprintf(f, ",\n    \"build_id\": ");
+  cf_json_string(f, in->build_id);
+  fprintf(f, ",\n    \"exports_ok\": %s,\n    \"static_checks_ok\": %s,\n    \"static_note\": ",
+          in->elf_ok ? "true" : "false", in->static_ok ? "true" : "false");
+  cf_json_string(f, in->static_note ? in->static_note : "");
+  fprintf(f, "\n  },\n  \"backend\": {\n    \"id\": ");
+  cf_json_string(f, in->backend_id);
+  fprintf(f, ",\n    \"version\": ");
+  cf_json_string(f, in->backend_version);
+  fprintf(f, ",\n    \"abi_major\": %u,\n    \"abi_minor\": %u\n  },\n", in->abi_major, in->abi_minor);
+  fprintf(f, "  \"device\": ");
+  if (in->profile) {
+    const vyre_device_profile *d = in->profile;
+    fprintf(f, "{\n    \"name\": ");
+    cf_json_string(f, d->name);
+    fprintf(f, ",\n    \"ordinal\": %u,\n    \"compute_capability\": \"%u.%u\",\n"
+               "    \"compute_major\": %u,\n    \"compute_minor\": %u,\n"
+               "    \"compute_units\": %u,\n    \"subgroup_size\": %u,\n"
+               "    \"driver_version\": %u,\n    \"total_memory\": %llu,\n    \"capabilities\": ",
+            d->ordinal, d->compute_major, d->compute_minor, d->compute_major, d->compute_minor,
+            d->compute_units, d->subgroup_size, d->driver_version,
+            (unsigned long long)d->total_memory);
+    names_array(f, d->capabilities, 1);
+    fprintf(f, "\n  },\n");
+  } else {
+    fprintf(f, "null,\n");
+  }
+  fprintf(f, "  \"corpus\": {\n    \"dir\": ");
+  cf_json_string(f, in->corpus_dir);
+  fprintf(f, ",\n    \"sha256\": ");
+  cf_json_string(f, in->corpus_hash);
+  fprintf(f, ",\n    \"cases\": %u\n  },\n", in->total);
+  fprintf(f, "  \"claims\": {\n    \"ops\": [");
+  uint32_t nops = 0, claimed = 0;
+  const vyre_op_info *all = vyre_op_all(&nops);
+  for (uint32_t k = 0; k < nops; k++) {
+    if (!cf_opset_has(in->claimed, all[k].id)) continue;
+    fputs(claimed++ ? ", " : "", f);
+    cf_json_string(f, all[k].mnemonic);
+  }
+  fprintf(f, "],\n    \"capabilities\": ");
+  names_array(f, in->claimed_caps, 1);
+  fprintf(f, ",\n    \"storage_types\": ");
+  names_array(f, in->claimed_storage, 0);
+  fprintf(f, "\n  },\n");
+  fprintf(f, "  \"counts\": {\"passed\": %u, \"failed\": %u, \"skipped_unsupported\": %u, "
+             "\"total\": %u, \"ops_claimed\": %u, \"ops_failed\": %u, \"ops_untested\": %u},\n",
+          in->passed, in->failed, in->skipped, in->total, claimed, failed_ops, untested);
+  fprintf(f, "  \"ops\": [\n");
+  for (uint32_t k = 0; k < nops; k++) {
+    const cf_op_tally *t = &in->ops[all[k].id];
+    fprintf(f, "    {\"id\": %u, \"op\": ", all[k].id);
+    cf_json_string(f, all[k].mnemonic);
+    fprintf(f, ", \"result\": ");
+    cf_json_string(f, op_status(in, all[k].id));
+    fprintf(f, ", \"passed\": %u, \"failed\": %u, \"skipped\": %u}%s\n", t->passed, t->failed,
+            t->skipped, k + 1 < nops ? "," : "");
+  }
+  fprintf(f, "  ]\n}\n");
+}
+
+static void now_utc(char *out, size_t size) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+vyre_status cf_certificate_write(const char *path, const cf_cert_input *in, vyre_error *err) {
+  char sha[65] = "";
+  if (in->plugin_path) {
+    vyre_status st = cf_sha256_file(in->plugin_path, sha, err);
+    if (st != VYRE_OK) return st;
+  }
+  char date[32];
+  if (in->date_utc) snprintf(date, sizeof date, "%s", in->date_utc);
+  else now_utc(date, sizeof date);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot create certificate %s: %s. Fix: check the "
+                          "directory", path, strerror(errno));
+  write_json(f, in, date, sha);
+  if (fclose(f) != 0)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
+                          "disk", path, strerror(errno));
+  return VYRE_OK;
+}
+
+void cf_certificate_print(FILE *f, const cf_cert_input *in) {
+  uint32_t untested, failed_ops;
+  int ok = certified(in, &untested, &failed_ops);
+  fprintf(f, "certificate: %s %s: %s (%u passed, %u failed, %u skipped; %u ops failed, %u "
+             "untested)\n", in->backend_id, in->backend_version,
+          ok ? "CERTIFIED" : "NOT certified", in->passed, in->failed, in->skipped, failed_ops,
+          untested);
+}

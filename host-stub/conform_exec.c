@@ -1,0 +1,96 @@
+/* conform_exec.c -- run one case on one backend instance and keep a private copy of what came back. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conform.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cf_result_free(cf_result *r) {
+  if (!r) return;
+  for (uint32_t i = 0; i < CF_MAX_IO; i++) free(r->output[i].bytes);
+  memset(r, 0, sizeof *r);
+}
+
+static void fail(cf_result *out, vyre_status st, const char *msg) {
+  out->status = st;
+  snprintf(out->message, sizeof out->message, "%s", msg);
+}
+
+void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out) {
+  memset(out, 0, sizeof *out);
+  if (!backend || !backend->vt ||
+      backend->vt->struct_size < offsetof(vyre_backend_vtable, dispatch) + sizeof(void *) ||
+      !backend->vt->dispatch || !backend->vt->outputs_free) {
+    fail(out, VYRE_UNSUPPORTED,
+         "the backend's vtable has no dispatch/outputs_free entry. Fix: implement them");
+    return;
+  }
+  vyre_input inputs[CF_MAX_IO];
+  uint32_t n = 0;
+  cf_case_inputs(c, inputs, &n);
+  vyre_program_ref ref = {c->program, c->program_size, 0};
+  vyre_outputs *outs = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  uint64_t t0 = now_ns();
+  vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, &c->options, &outs, NULL, &err);
+  out->wall_ns = now_ns() - t0;
+  out->status = st;
+  out->native_code = err.native_code;
+  if (st != VYRE_OK) {
+    snprintf(out->message, sizeof out->message, "%s", err.message);
+    if (outs) backend->vt->outputs_free(backend, outs);
+    return;
+  }
+  if (!outs) {
+    fail(out, VYRE_INTERNAL, "dispatch returned VYRE_OK without outputs. Fix: the backend "
+                             "must return a vyre_outputs (count 0 when there are none)");
+    return;
+  }
+  if (outs->count > CF_MAX_IO || (outs->count && !outs->items)) {
+    backend->vt->outputs_free(backend, outs);
+    fail(out, VYRE_INTERNAL, "dispatch returned a malformed output list. Fix: the backend");
+    return;
+  }
+  out->output_count = outs->count;
+  for (uint32_t i = 0; i < outs->count; i++) {
+    uint64_t size = outs->items[i].size;
+    out->output[i].size = size;
+    out->output[i].present = 1;
+    out->output[i].bytes = malloc(size ? size : 1);
+    if (!out->output[i].bytes) {
+      backend->vt->outputs_free(backend, outs);
+      cf_result_free(out);
+      fail(out, VYRE_OUT_OF_MEMORY, "copying the outputs: out of memory");
+      return;
+    }
+    if (size) memcpy(out->output[i].bytes, outs->items[i].data, size);
+  }
+  backend->vt->outputs_free(backend, outs);
+}
+
+int cf_pair_still_fails(void *ctx, const cf_case *candidate) {
+  cf_pair *pr = ctx;
+  cf_result want, got;
+  cf_run(pr->reference, candidate, &want);
+  cf_run(pr->backend, candidate, &got);
+  cf_diff d;
+  int same = cf_compare(candidate, &want, &got, &d);
+  int keep = 0;
+  if (!same) {
+    if (pr->original_kind == CF_DIFF_STATUS)
+      /* The same pair of statuses: not some other failure met on the way. */
+      keep = d.kind == CF_DIFF_STATUS && want.status == pr->reference_status &&
+             got.status == pr->backend_status;
+    else
+      keep = d.kind != CF_DIFF_STATUS;
+  }
+  cf_result_free(&want);
+  cf_result_free(&got);
+  return keep;
+}

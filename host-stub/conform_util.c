@@ -1,0 +1,187 @@
+/* conform_util.c -- small helpers of the conformance harness: PRNG, files, hashing, JSON/XML text, patterns, byte buffers. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conform.h"
+
+uint64_t cf_rng_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error *err) {
+  *data = NULL;
+  *size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
+                          strerror(errno));
+  cf_buf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) cf_buf_append(&b, chunk, n);
+  int bad = ferror(f);
+  fclose(f);
+  cf_buf_append(&b, "", 1);
+  if (bad || b.failed) {
+    cf_buf_free(&b);
+    return vyre_error_set(err, bad ? VYRE_IO : VYRE_OUT_OF_MEMORY, 0,
+                          "cannot read %s: %s. Fix: check the file", path,
+                          bad ? "read error" : "out of memory");
+  }
+  *data = b.data;
+  *size = b.size - 1;
+  return VYRE_OK;
+}
+
+vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory",
+                          path, strerror(errno));
+  size_t w = size ? fwrite(data, 1, size, f) : 0;
+  int bad = w != size;
+  if (fclose(f) != 0) bad = 1;
+  if (bad)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot write %s: %s. Fix: check the disk space",
+                          path, strerror(errno));
+  return VYRE_OK;
+}
+
+vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
+                          strerror(errno));
+  vyre_sha256_ctx ctx;
+  vyre_sha256_init(&ctx);
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) vyre_sha256_update(&ctx, chunk, n);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) return vyre_error_set(err, VYRE_IO, 0, "cannot read %s. Fix: check the file", path);
+  uint8_t d[32];
+  vyre_sha256_final(&ctx, d);
+  vyre_hex(d, 32, hex);
+  return VYRE_OK;
+}
+
+vyre_status cf_mkdirs(const char *path, vyre_error *err) {
+  char tmp[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof tmp)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "cannot create directory '%s': empty or too long a path. Fix: pass a "
+                          "shorter path",
+                          path);
+  memcpy(tmp, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (tmp[i] != '/' && tmp[i] != '\0') continue;
+    char save = tmp[i];
+    tmp[i] = '\0';
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+      return vyre_error_set(err, VYRE_IO, errno, "cannot create directory %s: %s. Fix: check "
+                            "the permissions", tmp, strerror(errno));
+    tmp[i] = save;
+  }
+  return VYRE_OK;
+}
+
+void cf_json_string(FILE *f, const char *s) {
+  if (!s) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\r': fputs("\\r", f); break;
+    case '\t': fputs("\\t", f); break;
+    default:
+      if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+      else fputc(*p, f);
+    }
+  }
+  fputc('"', f);
+}
+
+void cf_xml_text(FILE *f, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    switch (*p) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&apos;", f); break;
+    default:
+      /* XML 1.0 has no place for other control characters. */
+      if (*p < 0x20 && *p != '\n' && *p != '\t' && *p != '\r') fputc('?', f);
+      else fputc(*p, f);
+    }
+  }
+}
+
+int cf_pattern_match(const char *pattern, const char *name) {
+  if (!pattern || !*pattern) return 1;
+  if (!strpbrk(pattern, "*?[")) return strstr(name, pattern) != NULL;
+  return fnmatch(pattern, name, 0) == 0;
+}
+
+void cf_buf_append(cf_buf *b, const void *data, size_t size) {
+  if (b->failed || size == 0) return;
+  if (b->size + size > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->size + size) cap *= 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) {
+      b->failed = 1;
+      return;
+    }
+    b->data = p;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->size, data, size);
+  b->size += size;
+}
+
+void cf_buf_printf(cf_buf *b, const char *fmt, ...) {
+  char small[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->failed = 1;
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    cf_buf_append(b, small, (size_t)n);
+    return;
+  }
+  char *big = malloc((size_t)n + 1);
+  if (!big) {
+    b->failed = 1;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  cf_buf_append(b, big, (size_t)n);
+  free(big);
+}
+
+void cf_buf_free(cf_buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->size = b->cap = 0;
+}

@@ -1,0 +1,198 @@
+/* fuzz_ptxas.c -- assemble generated kernels with ptxas in batches (many entries per file, two files in flight). */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conform.h"
+
+extern char **environ;
+
+#define BATCH_KERNELS 100u
+#define IN_FLIGHT 2u
+
+typedef struct batch_file {
+  char path[4096];
+  pid_t pid;
+  uint32_t count;
+  char **labels;   /* label per kernel, for reports */
+  char **entries;  /* entry names (duplicates are dropped) */
+} batch_file;
+
+struct fz_ptxas {
+  char ptxas[4096];
+  char arch[32];
+  char dir[2048];
+  FILE *f;
+  char *header;      /* the header of the file being written */
+  batch_file cur;
+  batch_file flight[IN_FLIGHT];
+  uint32_t files, kernels, failures;
+  FILE *log;
+};
+
+static void file_clear(batch_file *bf) {
+  for (uint32_t i = 0; i < bf->count; i++) {
+    free(bf->labels[i]);
+    free(bf->entries[i]);
+  }
+  free(bf->labels);
+  free(bf->entries);
+  memset(bf, 0, sizeof *bf);
+}
+
+vyre_status fz_ptxas_open(const char *ptxas, const char *arch, const char *dir, fz_ptxas **out,
+                          vyre_error *err) {
+  *out = NULL;
+  if (!ptxas || !*ptxas)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "fuzz --ptxas: no ptxas. Fix: set "
+                          "PTXAS=/usr/local/cuda/bin/ptxas or put ptxas on PATH");
+  vyre_status st = cf_mkdirs(dir, err);
+  if (st != VYRE_OK) return st;
+  fz_ptxas *b = calloc(1, sizeof *b);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
+  snprintf(b->ptxas, sizeof b->ptxas, "%s", ptxas);
+  snprintf(b->arch, sizeof b->arch, "%s", arch);
+  snprintf(b->dir, sizeof b->dir, "%s", dir);
+  *out = b;
+  return VYRE_OK;
+}
+
+static char *slurp(const char *path) {
+  void *d = NULL;
+  size_t n = 0;
+  vyre_error e = VYRE_ERROR_INIT;
+  if (cf_read_file(path, &d, &n, &e) != VYRE_OK) return NULL;
+  return d;
+}
+
+/* Wait for one file in flight and judge it. */
+static void collect(fz_ptxas *b, batch_file *bf) {
+  if (!bf->pid) return;
+  int status = 0;
+  while (waitpid(bf->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  char logpath[4200];
+  snprintf(logpath, sizeof logpath, "%s.log", bf->path);
+  if (!ok) {
+    b->failures += bf->count;
+    char *text = slurp(logpath);
+    FILE *lf = b->log ? b->log : stderr;
+    fprintf(lf, "ptxas -arch=%s failed on %s (kept, with %s):\n%s\n", b->arch, bf->path, logpath,
+            text ? text : "(no log)");
+    for (uint32_t i = 0; i < bf->count; i++)
+      if (text && strstr(text, bf->entries[i]))
+        fprintf(lf, "  failing kernel: %s (%s)\n", bf->labels[i], bf->entries[i]);
+    fprintf(lf, "  kernels in this batch: %u (first: %s)\n", bf->count,
+            bf->count ? bf->labels[0] : "-");
+    free(text);
+  } else {
+    unlink(bf->path);
+    unlink(logpath);
+  }
+  file_clear(bf);
+}
+
+static vyre_status launch(fz_ptxas *b, vyre_error *err) {
+  batch_file *slot = NULL;
+  for (uint32_t i = 0; i < IN_FLIGHT && !slot; i++)
+    if (!b->flight[i].pid) slot = &b->flight[i];
+  if (!slot) {
+    collect(b, &b->flight[0]);
+    slot = &b->flight[0];
+  }
+  *slot = b->cur;
+  memset(&b->cur, 0, sizeof b->cur);
+  char logpath[4200];
+  snprintf(logpath, sizeof logpath, "%s.log", slot->path);
+  char archopt[48];
+  snprintf(archopt, sizeof archopt, "-arch=%s", b->arch);
+  char *argv[] = {b->ptxas, archopt, "-o", "/dev/null", slot->path, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  int rc = posix_spawnp(&slot->pid, b->ptxas, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    slot->pid = 0;
+    file_clear(slot);
+    return vyre_error_set(err, VYRE_IO, rc, "cannot run %s: %s. Fix: set PTXAS to a working ptxas",
+                          b->ptxas, strerror(rc));
+  }
+  return VYRE_OK;
+}
+
+static vyre_status flush(fz_ptxas *b, vyre_error *err) {
+  if (!b->f) return VYRE_OK;
+  int bad = fclose(b->f) != 0;
+  b->f = NULL;
+  free(b->header);
+  b->header = NULL;
+  if (bad) return vyre_error_set(err, VYRE_IO, errno, "writing %s failed. Fix: check the disk", b->cur.path);
+  return launch(b, err);
+}
+
+vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const char *label,
+                         vyre_error *err) {
+  static const char marker[] = ".address_size 64\n";
+  const char *hend = strstr(ptx, marker);
+  if (!hend)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "PTX of %s has no .address_size line. "
+                          "Fix: the codegen", label);
+  hend += strlen(marker);
+  size_t hlen = (size_t)(hend - ptx);
+  /* Kernels calling math subroutines each define the same .func names:
+   * they get a file of their own.  So does a different header. */
+  int own = strstr(hend, ".func") != NULL;
+  if (b->f && (own || strlen(b->header) != hlen || strncmp(b->header, ptx, hlen) != 0)) {
+    vyre_status st = flush(b, err);
+    if (st != VYRE_OK) return st;
+  }
+  for (uint32_t i = 0; i < b->cur.count; i++)
+    if (strcmp(b->cur.entries[i], entry) == 0) return VYRE_OK; /* the same program again */
+  if (!b->f) {
+    snprintf(b->cur.path, sizeof b->cur.path, "%s/batch_%s_%u.ptx", b->dir, b->arch, b->files++);
+    b->f = fopen(b->cur.path, "w");
+    if (!b->f)
+      return vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory",
+                            b->cur.path, strerror(errno));
+    b->header = strndup(ptx, hlen);
+    b->cur.labels = calloc(BATCH_KERNELS, sizeof *b->cur.labels);
+    b->cur.entries = calloc(BATCH_KERNELS, sizeof *b->cur.entries);
+    if (!b->header || !b->cur.labels || !b->cur.entries)
+      return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
+    fwrite(ptx, 1, hlen, b->f);
+  }
+  fputs(hend, b->f);
+  fputc('\n', b->f);
+  b->cur.labels[b->cur.count] = strdup(label);
+  b->cur.entries[b->cur.count] = strdup(entry);
+  b->cur.count++;
+  b->kernels++;
+  if (b->cur.count == BATCH_KERNELS || own) return flush(b, err);
+  return VYRE_OK;
+}
+
+vyre_status fz_ptxas_finish(fz_ptxas *b, FILE *log, uint32_t *kernels, uint32_t *failures,
+                            vyre_error *err) {
+  b->log = log;
+  vyre_status st = flush(b, err);
+  for (uint32_t i = 0; i < IN_FLIGHT; i++) collect(b, &b->flight[i]);
+  *kernels = b->kernels;
+  *failures = b->failures;
+  return st;
+}
+
+void fz_ptxas_close(fz_ptxas *b) {
+  if (!b) return;
+  if (b->f) fclose(b->f);
+  for (uint32_t i = 0; i < IN_FLIGHT; i++) collect(b, &b->flight[i]);
+  free(b->header);
+  file_clear(&b->cur);
+  free(b);
+}
