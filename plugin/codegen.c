@@ -1,0 +1,642 @@
+/* codegen.c -- the PTX driver: target checks, kernel signature and prologue, control flow, facts, emission helpers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Emission: a small formatter (vsnprintf costs ~10x more per line)     */
+/* ------------------------------------------------------------------ */
+static char *utoa_rev(char *end, uint64_t v, unsigned base) {
+  static const char digits[] = "0123456789abcdef";
+  char *s = end;
+  do {
+    *--s = digits[v % base];
+    v /= base;
+  } while (v);
+  return s;
+}
+
+static void vformat(strbuf *sb, const char *fmt, va_list ap) {
+  const char *run = fmt;
+  for (const char *f = fmt; *f; f++) {
+    if (*f != '%') continue;
+    if (f > run) sb_append(sb, run, (size_t)(f - run));
+    char num[24], *end = num + sizeof num, *s;
+    switch (*++f) {
+    case 's': {
+      const char *str = va_arg(ap, const char *);
+      sb_puts(sb, str);
+      break;
+    }
+    case 'u':
+      s = utoa_rev(end, va_arg(ap, unsigned), 10);
+      sb_append(sb, s, (size_t)(end - s));
+      break;
+    case 'd': {
+      int v = va_arg(ap, int);
+      if (v < 0) {
+        sb_append(sb, "-", 1);
+        s = utoa_rev(end, (uint64_t)(-(int64_t)v), 10);
+      } else {
+        s = utoa_rev(end, (uint64_t)v, 10);
+      }
+      sb_append(sb, s, (size_t)(end - s));
+      break;
+    }
+    case 'x': {
+      /* 0x%08x: PTX hex immediates are written with all 8 digits. */
+      unsigned v = va_arg(ap, unsigned);
+      char h[10] = {'0', 'x'};
+      for (int k = 0; k < 8; k++) h[2 + k] = "0123456789abcdef"[(v >> (28 - 4 * k)) & 15u];
+      sb_append(sb, h, 10);
+      break;
+    }
+    case 'X': {
+      uint64_t v = va_arg(ap, uint64_t);
+      char h[18] = {'0', 'x'};
+      for (int k = 0; k < 16; k++) h[2 + k] = "0123456789abcdef"[(v >> (60 - 4 * k)) & 15u];
+      sb_append(sb, h, 18);
+      break;
+    }
+    case 'U':
+      s = utoa_rev(end, va_arg(ap, uint64_t), 10);
+      sb_append(sb, s, (size_t)(end - s));
+      break;
+    case 'c': {
+      char ch = (char)va_arg(ap, int);
+      sb_append(sb, &ch, 1);
+      break;
+    }
+    case '%': sb_append(sb, "%", 1); break;
+    default: f--; break; /* never used: keep the '%' literally */
+    }
+    run = f + 1;
+  }
+  if (*run) sb_puts(sb, run);
+}
+
+void cg_emit(cg_ctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_append(&c->body, "\t", 1);
+  vformat(&c->body, fmt, ap);
+  sb_append(&c->body, "\n", 1);
+  va_end(ap);
+}
+
+void cg_line(cg_ctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vformat(&c->body, fmt, ap);
+  sb_append(&c->body, "\n", 1);
+  va_end(ap);
+}
+
+vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
+  if (c->st) return c->st;
+  va_list ap;
+  va_start(ap, fmt);
+  vyre_error_vset(c->err, st, 0, fmt, ap);
+  va_end(ap);
+  c->st = st;
+  return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Register names                                                      */
+/* ------------------------------------------------------------------ */
+const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
+  char *out = c->ring[c->ring_i++ % CG_RING];
+  size_t pl = strlen(prefix);
+  memcpy(out, prefix, pl);
+  char num[12], *end = num + sizeof num, *s = utoa_rev(end, k, 10);
+  memcpy(out + pl, s, (size_t)(end - s));
+  out[pl + (size_t)(end - s)] = '\0';
+  return out;
+}
+
+int cg_is64(uint32_t t) { return t == VYRE_T_U64 || t == VYRE_T_I64; }
+
+const char *cg_ity(uint32_t t) {
+  switch (t) {
+  case VYRE_T_I32: return "s32";
+  case VYRE_T_U64: return "u64";
+  case VYRE_T_I64: return "s64";
+  case VYRE_T_F32: return "f32";
+  default: return "u32";
+  }
+}
+
+const char *cg_bty(uint32_t t) {
+  if (t == VYRE_T_BOOL) return "pred";
+  return cg_is64(t) ? "b64" : "b32";
+}
+
+static const char *val_prefix(uint32_t t) {
+  if (t == VYRE_T_BOOL) return "%p";
+  return cg_is64(t) ? "%w" : "%v";
+}
+
+const char *cg_val(cg_ctx *c, uint32_t v) {
+  uint32_t copy = c->copy;
+  if (c->mode == CG_MODE_VEC && c->dep && !c->dep[v]) copy = 0;
+  return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);
+}
+
+const char *cg_local(cg_ctx *c, uint32_t slot) {
+  uint32_t t = c->p->local_types[slot];
+  const char *pre = t == VYRE_T_BOOL ? "%lp" : cg_is64(t) ? "%lw" : "%lv";
+  return cg_name(c, pre, c->copy * c->p->local_count + slot);
+}
+
+const char *cg_t32(cg_ctx *c) { return cg_name(c, "%t", c->nt32++); }
+const char *cg_t64(cg_ctx *c) { return cg_name(c, "%u", c->nt64++); }
+const char *cg_tp(cg_ctx *c) { return cg_name(c, "%q", c->ntp++); }
+const char *cg_t16(cg_ctx *c) { return cg_name(c, "%h", c->nt16++); }
+const char *cg_tf(cg_ctx *c) { return cg_name(c, "%fa", c->ntf++); }
+uint32_t cg_new_label(cg_ctx *c) { return c->label++; }
+
+const char *cg_len(cg_ctx *c, uint32_t b) {
+  const vyre_buffer_info *bi = &c->p->buffers[b];
+  if (bi->decl.count) {
+    char *out = c->ring[c->ring_i++ % CG_RING];
+    char num[12], *end = num + sizeof num, *s = utoa_rev(end, bi->decl.count, 10);
+    memcpy(out, s, (size_t)(end - s));
+    out[end - s] = '\0';
+    return out;
+  }
+  return cg_name(c, "%len", b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Facts: what the enclosing control flow proves about an index         */
+/* ------------------------------------------------------------------ */
+/* A key equal for values that are provably equal. */
+static uint32_t canon(cg_ctx *c, uint32_t v) {
+  const vyre_inst *in = &c->p->insts[v];
+  switch (in->op) {
+  case VYRE_OP_INVOCATION_ID: return 0x81000000u | in->mod;
+  case VYRE_OP_LOCAL_ID: return 0x82000000u | in->mod;
+  case VYRE_OP_WORKGROUP_ID: return 0x83000000u | in->mod;
+  case VYRE_OP_BUF_LEN: return 0x84000000u | in->a;
+  case VYRE_OP_LOCAL_GET:
+    if (c->p->local_types[in->a] == VYRE_T_U32 && c->is_counter && c->is_counter[in->a])
+      return 0x85000000u | in->a;
+    return v;
+  default: return v;
+  }
+}
+
+int cg_same_value(cg_ctx *c, uint32_t a, uint32_t b) {
+  if (a == b) return 1;
+  const vyre_inst *x = &c->p->insts[a], *y = &c->p->insts[b];
+  if (x->op == VYRE_OP_CONST && y->op == VYRE_OP_CONST)
+    return x->type == y->type && x->a == y->a && x->b == y->b;
+  return canon(c, a) == canon(c, b);
+}
+
+static void push_fact(cg_ctx *c, uint32_t key_value, uint32_t bound) {
+  if (c->nfacts >= CG_MAX_FACTS) return; /* facts only remove checks: dropping one is safe */
+  c->facts[c->nfacts].key = canon(c, key_value);
+  c->facts[c->nfacts].bound = bound;
+  c->nfacts++;
+}
+
+/* Facts that hold where `cond` is true. */
+static void facts_from_cond(cg_ctx *c, uint32_t cond, int depth) {
+  const vyre_inst *in = &c->p->insts[cond];
+  if (depth > 8) return;
+  if (in->op == VYRE_OP_LOGICAL_AND || (in->op == VYRE_OP_AND && in->type == VYRE_T_BOOL)) {
+    facts_from_cond(c, in->a, depth + 1);
+    facts_from_cond(c, in->b, depth + 1);
+    return;
+  }
+  if (in->op != VYRE_OP_LT && in->op != VYRE_OP_GT) return;
+  if (c->p->value_type[in->a] != VYRE_T_U32) return;
+  if (in->op == VYRE_OP_LT) push_fact(c, in->a, in->b);
+  else push_fact(c, in->b, in->a);
+}
+
+static int const_u32(cg_ctx *c, uint32_t v, uint32_t *out) {
+  const vyre_inst *in = &c->p->insts[v];
+  if (in->op != VYRE_OP_CONST || in->type != VYRE_T_U32) return 0;
+  *out = in->a;
+  return 1;
+}
+
+/* Is `bound` <= the element count of buffer b at every dispatch? */
+static int bound_fits(cg_ctx *c, uint32_t bound, uint32_t b) {
+  const vyre_program *p = c->p;
+  uint32_t count = p->buffers[b].decl.count, k;
+  const vyre_inst *bi = &p->insts[bound];
+  if (bi->op == VYRE_OP_BUF_LEN) {
+    if (bi->a == b) return 1;
+    uint32_t other = p->buffers[bi->a].decl.count;
+    return count && other && other <= count;
+  }
+  if (count && const_u32(c, bound, &k)) return k <= count;
+  return 0;
+}
+
+int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
+  uint32_t count = c->p->buffers[b].decl.count, k;
+  if (count && const_u32(c, index, &k)) return k < count;
+  /* Ids with a static range: lid.a < wg[a], lane < 32. */
+  const vyre_inst *ii = &c->p->insts[index];
+  if (count && ii->op == VYRE_OP_LOCAL_ID && c->wg[ii->mod] <= count) return 1;
+  if (count && ii->op == VYRE_OP_SUBGROUP_LANE && count >= 32) return 1;
+  uint32_t key = canon(c, index);
+  for (uint32_t f = 0; f < c->nfacts; f++)
+    if (c->facts[f].key == key && bound_fits(c, c->facts[f].bound, b)) return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Target                                                              */
+/* ------------------------------------------------------------------ */
+/* The lowest PTX ISA that knows each target (PTX ISA "Release notes" /
+ * "Target ISA notes"): the lowest version keeps old drivers able to JIT it. */
+static const struct {
+  uint32_t sm, major, minor;
+} ptx_versions[] = {
+    {70, 6, 0}, {72, 6, 1}, {75, 6, 3}, {80, 7, 0}, {86, 7, 1}, {87, 7, 4},
+    {88, 9, 0}, {89, 7, 8}, {90, 7, 8}, {100, 8, 6}, {101, 8, 6}, {103, 8, 8},
+    {110, 9, 0}, {120, 8, 7}, {121, 8, 8},
+};
+
+static int target_version(uint32_t sm, uint32_t *major, uint32_t *minor) {
+  for (size_t k = 0; k < sizeof ptx_versions / sizeof ptx_versions[0]; k++) {
+    if (ptx_versions[k].sm == sm) {
+      *major = ptx_versions[k].major;
+      *minor = ptx_versions[k].minor;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statements and control flow                                         */
+/* ------------------------------------------------------------------ */
+static void vec_push_pred(cg_ctx *c, uint32_t pred) {
+  c->pred_stack[c->pred_depth++] = c->vpred;
+  c->vpred = pred;
+}
+
+const char *cg_vpred(cg_ctx *c) {
+  return c->vpred == CG_NONE ? NULL : cg_name(c, "%q", c->vpred);
+}
+
+static void lower_if_vec(cg_ctx *c, uint32_t i) {
+  const vyre_inst *in = &c->p->insts[i];
+  if (c->vec_static && c->vec_static[i]) {
+    vec_push_pred(c, c->vpred);
+    return;
+  }
+  uint32_t k = c->ntp++;
+  const char *q = cg_name(c, "%q", k);
+  if (c->vpred != CG_NONE) cg_emit(c, "and.pred %s, %s, %s;", q, cg_vpred(c), cg_val(c, in->a));
+  else cg_emit(c, "mov.pred %s, %s;", q, cg_val(c, in->a));
+  vec_push_pred(c, k);
+}
+
+void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to);
+
+static void lower_statement(cg_ctx *c, uint32_t i) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[i];
+  uint32_t copy = c->copy;
+  switch (in->op) {
+  case VYRE_OP_LET:
+  case VYRE_OP_ASSIGN: {
+    uint32_t t = p->local_types[in->a];
+    const char *dst = cg_local(c, in->a), *src = cg_val(c, in->b);
+    if (c->mode == CG_MODE_VEC && c->vpred != CG_NONE && in->op == VYRE_OP_ASSIGN)
+      cg_emit(c, "@%s mov.%s %s, %s;", cg_vpred(c), cg_bty(t), dst, src);
+    else
+      cg_mov(c, t, dst, src);
+    break;
+  }
+  case VYRE_OP_STORE: cg_store(c, i); break;
+  case VYRE_OP_IF:
+    if (c->mode == CG_MODE_VEC) {
+      lower_if_vec(c, i);
+    } else {
+      if (c->fact_mark) c->fact_mark[i] = c->nfacts;
+      facts_from_cond(c, in->a, 0);
+      cg_emit(c, "@!%s bra%s $L%u_%u;", cg_val(c, in->a), p->uniform[i] ? ".uni" : "", copy,
+              p->match[i]);
+    }
+    break;
+  case VYRE_OP_ELSE: {
+    uint32_t ifi = CG_NONE;
+    for (uint32_t k = i; k-- > 0;)
+      if (p->insts[k].op == VYRE_OP_IF && p->match[k] == i) {
+        ifi = k;
+        break;
+      }
+    if (c->mode == CG_MODE_VEC) {
+      /* The else region runs where the enclosing predicate holds and the
+       * condition does not. */
+      uint32_t outer = c->pred_stack[--c->pred_depth];
+      c->vpred = outer;
+      uint32_t k = c->ntp++;
+      const char *q = cg_name(c, "%q", k);
+      if (c->vec_static && c->vec_static[ifi]) {
+        cg_emit(c, "mov.pred %s, 0;", q); /* statically false on the vector path */
+      } else if (outer != CG_NONE) {
+        const char *nq = cg_tp(c);
+        cg_emit(c, "not.pred %s, %s;", nq, cg_val(c, p->insts[ifi].a));
+        cg_emit(c, "and.pred %s, %s, %s;", q, cg_vpred(c), nq);
+      } else {
+        cg_emit(c, "not.pred %s, %s;", q, cg_val(c, p->insts[ifi].a));
+      }
+      vec_push_pred(c, k);
+    } else {
+      if (c->fact_mark && ifi != CG_NONE) c->nfacts = c->fact_mark[ifi];
+      cg_emit(c, "bra%s $L%u_%u;", p->uniform[i] ? ".uni" : "", copy, p->match[i]);
+      cg_line(c, "$L%u_%u:", copy, i);
+    }
+    break;
+  }
+  case VYRE_OP_END: {
+    uint32_t opener = p->match[i];
+    const vyre_inst *op = &p->insts[opener];
+    if (c->mode == CG_MODE_VEC) {
+      if (op->op == VYRE_OP_IF || op->op == VYRE_OP_ELSE || op->op == VYRE_OP_BLOCK) {
+        c->vpred = c->pred_stack[--c->pred_depth];
+      }
+      break;
+    }
+    if (op->op == VYRE_OP_LOOP) {
+      const char *ctr = cg_local(c, op->a);
+      cg_emit(c, "add.%s %s, %s, 1;", cg_ity(p->local_types[op->a]), ctr, ctr);
+      cg_emit(c, "bra%s $T%u_%u;", p->uniform[opener] ? ".uni" : "", copy, opener);
+    }
+    if (c->fact_mark) {
+      uint32_t root = opener;
+      if (op->op == VYRE_OP_ELSE) {
+        for (uint32_t k = opener; k-- > 0;)
+          if (p->insts[k].op == VYRE_OP_IF && p->match[k] == opener) {
+            root = k;
+            break;
+          }
+      }
+      c->nfacts = c->fact_mark[root];
+    }
+    cg_line(c, "$L%u_%u:", copy, i);
+    break;
+  }
+  case VYRE_OP_LOOP: {
+    uint32_t t = p->local_types[in->a];
+    const char *ctr = cg_local(c, in->a);
+    cg_mov(c, t, ctr, cg_val(c, in->b));
+    if (c->fact_mark) c->fact_mark[i] = c->nfacts;
+    cg_line(c, "$T%u_%u:", copy, i);
+    const char *q = cg_tp(c);
+    cg_emit(c, "setp.ge.%s %s, %s, %s;", cg_ity(t), q, cg_local(c, in->a), cg_val(c, in->c));
+    cg_emit(c, "@%s bra%s $L%u_%u;", q, p->uniform[i] ? ".uni" : "", copy, p->match[i]);
+    if (t == VYRE_T_U32 && c->fact_mark) {
+      /* Inside the body every read of the counter is below `end`. */
+      if (c->nfacts < CG_MAX_FACTS) {
+        c->facts[c->nfacts].key = 0x85000000u | in->a;
+        c->facts[c->nfacts].bound = in->c;
+        c->nfacts++;
+      }
+    }
+    break;
+  }
+  case VYRE_OP_BLOCK:
+    if (c->mode == CG_MODE_VEC) vec_push_pred(c, c->vpred);
+    else if (c->fact_mark) c->fact_mark[i] = c->nfacts;
+    break;
+  case VYRE_OP_RETURN:
+    if (c->need_done && c->grid_seen < c->ngrid) {
+      cg_emit(c, "mov.pred %%done, 1;");
+      cg_emit(c, "bra $GB%u;", c->grid_seen);
+    } else {
+      cg_emit(c, "exit;");
+    }
+    break;
+  case VYRE_OP_BARRIER:
+    if (in->mod == VYRE_BARRIER_GRID) cg_grid_barrier(c, i);
+    else cg_emit(c, "bar.sync 0;");
+    break;
+  case VYRE_OP_TRAP: cg_trap(c, i); break;
+  default:
+    cg_fail(c, VYRE_INTERNAL, "codegen: instruction %u: op %u has no lowering. Fix: report this "
+            "as a bug", i, in->op);
+    break;
+  }
+}
+
+void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to) {
+  const vyre_program *p = c->p;
+  for (uint32_t i = from; i < to && !c->st; i++) {
+    if (p->value_type[i] != VYRE_T_VOID) {
+      /* Gid-invariant values of the vector path are computed once, in copy 0. */
+      if (c->mode == CG_MODE_VEC && c->copy > 0 && c->dep && !c->dep[i]) continue;
+      cg_expr(c, i);
+    } else {
+      lower_statement(c, i);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The kernel                                                          */
+/* ------------------------------------------------------------------ */
+static void emit_prologue(cg_ctx *c) {
+  const vyre_program *p = c->p;
+  cg_emit(c, "ld.param.u64 %%pp, [params];");
+  cg_emit(c, "cvta.to.global.u64 %%pp, %%pp;");
+  for (uint32_t b = 0; b < p->buffer_count; b++) {
+    const vyre_buffer_info *bi = &p->buffers[b];
+    if (bi->role == VYRE_ROLE_SHARED) continue;
+    cg_emit(c, "ld.param.u64 %s, [b%u];", cg_name(c, "%bp", b), bi->kernel_index);
+    cg_emit(c, "cvta.to.global.u64 %s, %s;", cg_name(c, "%bp", b), cg_name(c, "%bp", b));
+    if (!bi->decl.count)
+      cg_emit(c, "ld.global.u32 %s, [%%pp+%u];", cg_name(c, "%len", b), 4u * (1u + b));
+  }
+  cg_emit(c, "mov.u32 %%ltid, %%tid.x;");
+  if (c->wg[1] > 1 || c->wg[2] > 1) {
+    cg_emit(c, "mov.u32 %%ty, %%tid.y;");
+    cg_emit(c, "mov.u32 %%tz, %%tid.z;");
+    cg_emit(c, "mad.lo.u32 %%ty, %%tz, %u, %%ty;", c->wg[1]);
+    cg_emit(c, "mad.lo.u32 %%ltid, %%ty, %u, %%ltid;", c->wg[0]);
+  }
+  if (c->partial_warp) {
+    /* Lanes that exist in this warp: all, or the tail of the last warp. */
+    uint32_t last = c->nthreads / 32u, tail = c->nthreads % 32u;
+    cg_emit(c, "shr.u32 %%t0, %%ltid, 5;");
+    cg_emit(c, "setp.eq.u32 %%q0, %%t0, %u;", last);
+    cg_emit(c, "selp.b32 %%lmask, %x, -1, %%q0;", (1u << tail) - 1u);
+    cg_emit(c, "selp.b32 %%lcount, %u, 32, %%q0;", tail);
+  }
+  if (p->shared_bytes) {
+    /* Workgroup memory starts zeroed: every thread clears 16-byte chunks. */
+    uint32_t chunks = (p->shared_bytes + 15u) / 16u;
+    cg_emit(c, "mov.u32 %%smbase, vyre_smem;");
+    cg_emit(c, "mov.u32 %%t0, %%ltid;");
+    cg_line(c, "$ZERO:");
+    cg_emit(c, "setp.ge.u32 %%q0, %%t0, %u;", chunks);
+    cg_emit(c, "@%%q0 bra $ZEROED;");
+    cg_emit(c, "mad.lo.u32 %%t1, %%t0, 16, %%smbase;");
+    cg_emit(c, "st.shared.v4.b32 [%%t1], {0, 0, 0, 0};");
+    cg_emit(c, "add.u32 %%t0, %%t0, %u;", c->nthreads);
+    cg_emit(c, "bra $ZERO;");
+    cg_line(c, "$ZEROED:");
+    cg_emit(c, "bar.sync 0;");
+  }
+  if (c->need_done) cg_emit(c, "mov.pred %%done, 0;");
+}
+
+static void assemble(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
+  const vyre_program *p = c->p;
+  sb_printf(out, "//\n// vyre codegen %u: program ", CG_VERSION);
+  char hex[65];
+  vyre_program_hash_hex(p, hex);
+  sb_puts(out, hex);
+  sb_printf(out, "\n//\n.version %u.%u\n.target sm_%u\n.address_size 64\n\n", info->ptx_isa_major,
+            info->ptx_isa_minor, c->sm);
+  if (c->funcs.len) sb_append(out, c->funcs.data, c->funcs.len);
+  sb_printf(out, ".visible .entry %s(\n", info->entry);
+  for (uint32_t k = 0; k < p->kernel_buffer_count; k++) sb_printf(out, "\t.param .u64 b%u,\n", k);
+  sb_puts(out, "\t.param .u64 params\n)\n");
+  sb_printf(out, ".reqntid %u, %u, %u\n{\n", c->wg[0], c->wg[1], c->wg[2]);
+  uint32_t nv = c->n * c->ncopies, nl = (p->local_count ? p->local_count : 1) * c->ncopies;
+  sb_printf(out, "\t.reg .b32 %%v<%u>;\n\t.reg .b64 %%w<%u>;\n\t.reg .pred %%p<%u>;\n", nv, nv, nv);
+  sb_printf(out, "\t.reg .b32 %%lv<%u>;\n\t.reg .b64 %%lw<%u>;\n\t.reg .pred %%lp<%u>;\n", nl, nl, nl);
+  sb_printf(out, "\t.reg .b32 %%t<%u>;\n\t.reg .b64 %%u<%u>;\n\t.reg .pred %%q<%u>;\n",
+            c->nt32 + 2, c->nt64 + 1, c->ntp + 1);
+  sb_printf(out, "\t.reg .b16 %%h<%u>;\n\t.reg .f32 %%fa<%u>;\n", c->nt16 + 1, c->ntf + 1);
+  uint32_t nb = p->buffer_count ? p->buffer_count : 1;
+  sb_printf(out, "\t.reg .b64 %%pp, %%bp<%u>;\n\t.reg .b32 %%len<%u>;\n", nb, nb);
+  sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen;\n");
+  sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
+  if (p->shared_bytes)
+    sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
+  sb_append(out, c->body.data ? c->body.data : "", c->body.len);
+  sb_puts(out, "\texit;\n}\n");
+}
+
+vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
+                        size_t *length, cg_kernel_info *info, vyre_error *err) {
+  if (ptx) *ptx = NULL;
+  if (length) *length = 0;
+  if (!program || !options || !ptx || !info)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "codegen: program, options, ptx and info must not be NULL. Fix: pass "
+                          "a decoded program, options and output pointers");
+  memset(info, 0, sizeof *info);
+  uint32_t sm = options->sm_major * 10u + options->sm_minor;
+  if (options->sm_minor > 9 || !target_version(sm, &info->ptx_isa_major, &info->ptx_isa_minor))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "codegen: compute capability %u.%u is not a target this code generator "
+                          "knows (sm_70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, "
+                          "121). Fix: pass the device's compute capability",
+                          options->sm_major, options->sm_minor);
+  uint64_t inv = (uint64_t)options->workgroup[0] * options->workgroup[1] * options->workgroup[2];
+  if (inv == 0 || inv > VYRE_MAX_WORKGROUP_INVOCATIONS)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "codegen: workgroup %u x %u x %u is empty or over %u invocations. Fix: "
+                          "pass the workgroup size the kernel will be launched with",
+                          options->workgroup[0], options->workgroup[1], options->workgroup[2],
+                          VYRE_MAX_WORKGROUP_INVOCATIONS);
+
+  cg_ctx *c = calloc(1, sizeof *c);
+  if (!c) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+  c->p = program;
+  c->o = options;
+  c->err = err;
+  c->n = program->inst_count;
+  c->sm = sm;
+  c->ncopies = 1;
+  for (int k = 0; k < 3; k++) c->wg[k] = options->workgroup[k];
+  c->nthreads = (uint32_t)inv;
+  c->partial_warp = (c->nthreads % 32u) != 0;
+  vyre_status st = VYRE_OK;
+  c->fact_mark = malloc((size_t)c->n * sizeof *c->fact_mark);
+  c->pred_stack = malloc((VYRE_MAX_NESTING + 2) * sizeof *c->pred_stack);
+  c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
+  c->vpred = CG_NONE;
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter) {
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+    goto fail_tables;
+  }
+  for (uint32_t i = 0; i < c->n; i++) {
+    const vyre_inst *in = &program->insts[i];
+    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) c->ngrid++;
+    if (in->op == VYRE_OP_LOOP) c->is_counter[in->a] = 1;
+  }
+  if (c->ngrid) {
+    for (uint32_t i = 0; i < c->n; i++) {
+      const vyre_inst *in = &program->insts[i];
+      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) break;
+      if (in->op == VYRE_OP_RETURN || in->op == VYRE_OP_TRAP) c->need_done = 1;
+    }
+  }
+
+  char hex[65];
+  vyre_program_hash_hex(program, hex);
+  memcpy(info->entry, "vyre_", 5);
+  memcpy(info->entry + 5, hex, 16);
+  info->entry[21] = '\0';
+  info->kernel_buffers = program->kernel_buffer_count;
+  info->params_words = vyre_params_word_count(program);
+  info->shared_bytes = program->shared_bytes;
+  info->grid_mode = CG_GRID_LOGICAL;
+  info->elements_per_thread = 1;
+  info->uses_grid_barrier = c->ngrid != 0;
+  info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
+
+  emit_prologue(c);
+  if (!(options->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
+    info->grid_mode = CG_GRID_ELEMENTWISE;
+    info->elements_per_thread = CG_EPT;
+    cg_elementwise_body(c);
+  } else {
+    c->mode = CG_MODE_GENERAL;
+    c->copy = 0;
+    cg_lower_range(c, 0, c->n);
+  }
+  if (c->st) {
+    st = c->st;
+    goto fail_emit;
+  }
+  strbuf out;
+  sb_init(&out);
+  assemble(c, &out, info);
+  *ptx = sb_take(&out, length);
+  if (!*ptx || c->body.failed || c->funcs.failed) {
+    free(*ptx);
+    *ptx = NULL;
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
+    goto fail_emit;
+  }
+  sb_free(&c->body);
+  sb_free(&c->funcs);
+  free(c->dep);
+  free(c->cur_raw);
+  free(c->vec_static);
+  free(c->fact_mark);
+  free(c->pred_stack);
+  free(c->is_counter);
+  free(c);
+  return VYRE_OK;
+
+fail_emit:
+  sb_free(&c->body);
+  sb_free(&c->funcs);
+  free(c->dep);
+  free(c->cur_raw);
+  free(c->vec_static);
+fail_tables:
+  free(c->fact_mark);
+  free(c->pred_stack);
+  free(c->is_counter);
+  free(c);
+  if (length) *length = 0;
+  return st;
+}
