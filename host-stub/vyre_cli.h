@@ -37,6 +37,7 @@ extern const cli_command cli_cmd_info;
 extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_asm;
 extern const cli_command cli_cmd_disasm;
+extern const cli_command cli_cmd_emit_ptx;
 
 /* Print "vyre CMD: <message>" and a pointer to the help to stderr;
  * returns CLI_USAGE. */
