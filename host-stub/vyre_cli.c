@@ -21,7 +21,9 @@ static const cli_command *const commands[] = {
 
 static const cli_command *find_command(const char *name) {
   for (size_t i = 0; i < COMMAND_COUNT; i++)
-    if (strcmp(commands[i]->name, name) == 0) return commands[i];
+    if (strcmp(commands[i]->name, name) == 0 ||
+        (commands[i]->alias && strcmp(commands[i]->alias, name) == 0))
+      return commands[i];
   return NULL;
 }
 
@@ -35,7 +37,9 @@ static void print_overview(FILE *f) {
              "and convert programs between text (.vyre) and binary (.vyrb).\n\n"
              "commands:\n");
   for (size_t i = 0; i < COMMAND_COUNT; i++)
-    fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(f, "  %-10s %s%s%s%s\n", commands[i]->name, commands[i]->summary,
+            commands[i]->alias ? " (also `" : "", commands[i]->alias ? commands[i]->alias : "",
+            commands[i]->alias ? "`)" : "");
   fprintf(f, "\n`vyre help COMMAND` or `vyre COMMAND --help` describes one command.\n\n"
              "environment:\n"
              "  VYRE_BACKEND_PATH  colon-separated plugin files/directories searched first\n"
@@ -64,7 +68,7 @@ static int run_help(const cli_command *self, int argc, char **argv) {
 }
 
 static const cli_command cli_cmd_help = {
-    "help", "help [COMMAND]", "describe the commands, or one command", "", run_help};
+    "help", "help [COMMAND]", "describe the commands, or one command", "", run_help, NULL};
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                      */

@@ -30,6 +30,7 @@ typedef struct cli_command {
   const char *help;     /* the rest of `vyre help NAME`: options, examples */
   /* argv[0] is the command name; --help was handled already. */
   int (*run)(const struct cli_command *self, int argc, char **argv);
+  const char *alias; /* another name, or NULL */
 } cli_command;
 
 extern const cli_command cli_cmd_list;

@@ -68,6 +68,7 @@ const cli_command cli_cmd_asm = {
     "exit status: 0, 1 when the text is wrong or a file cannot be read or written,\n"
     "2 for a wrong command line.\n",
     run_asm,
+    NULL,
 };
 
 static int run_disasm(const cli_command *self, int argc, char **argv) {
@@ -102,4 +103,5 @@ const cli_command cli_cmd_disasm = {
     "exit status: 0, 1 when the program is invalid or a file fails, 2 for a wrong\n"
     "command line.\n",
     run_disasm,
+    "dis",
 };

@@ -38,8 +38,10 @@ static void list_json(vyre_host *host, int chosen, const char *select_error) {
     printf(",\"status\":\"%s\",\"chosen\":%s,\"version\":", vyre_host_status_name(c.status),
            (int)i == chosen ? "true" : "false");
     cli_json_string(stdout, c.version);
-    printf(",\"precedence\":%d,\"abi\":\"%u.%u\",\"path\":", c.precedence, c.abi_major,
-           c.abi_minor);
+    printf(",\"precedence\":%d,\"abi\":", c.precedence);
+    if (c.abi_major) printf("\"%u.%u\"", c.abi_major, c.abi_minor);
+    else printf("null");
+    printf(",\"path\":");
     cli_json_string(stdout, c.path);
     printf(",\"origin\":\"%s\",\"description\":", vyre_host_origin_name(c.origin));
     cli_json_string(stdout, c.description);
@@ -129,6 +131,7 @@ const cli_command cli_cmd_list = {
     "  --no-probe   do not try the factories (only the chosen backend's is tried)\n\n"
     "exit status: 0 when a backend is usable, 1 when none is.\n",
     run_list,
+    NULL,
 };
 
 /* ------------------------------------------------------------------ */
@@ -288,4 +291,5 @@ const cli_command cli_cmd_info = {
     "exit status: 0, or 1 when the backend is absent or cannot be created here\n"
     "(its registration is still printed when it was found).\n",
     run_info,
+    NULL,
 };

@@ -147,4 +147,5 @@ const cli_command cli_cmd_emit_ptx = {
     "exit status: 0, 1 when the program is invalid or cannot be lowered for this\n"
     "target, 2 for a wrong command line.\n",
     run_emit_ptx,
+    NULL,
 };

@@ -11,7 +11,7 @@
 #define MAX_INPUTS VYRE_MAX_BUFFERS
 #define MAX_REPEAT 1000000u
 
-typedef enum input_kind { INPUT_FILE, INPUT_RANDOM, INPUT_FILL } input_kind;
+typedef enum input_kind { INPUT_FILE, INPUT_RANDOM, INPUT_FILL, INPUT_IOTA } input_kind;
 
 typedef struct input_spec {
   input_kind kind;
@@ -31,7 +31,8 @@ typedef struct run_args {
   int json;
 } run_args;
 
-static const char *const kind_option[] = {"--input", "--random", "--fill"};
+static const char *const kind_option[] = {"--input", "--random", "--fill", "--iota"};
+#define INPUT_KINDS 4
 
 /* ------------------------------------------------------------------ */
 /* Values                                                              */
@@ -144,6 +145,24 @@ static uint64_t random_element(uint64_t *state, uint32_t type) {
     return type == VYRE_T_F32 ? u : type == VYRE_T_F16 ? vyre_f32_to_f16(u) : vyre_f32_to_bf16(u);
   }
   default: return r;
+  }
+}
+
+/* Element k of --iota START: START + k in the element's type (integers
+ * wrap, floats are rounded from START + k computed in double). */
+static uint64_t iota_element(uint32_t type, uint64_t start_bits, uint32_t k) {
+  switch (type) {
+  case VYRE_T_BOOL: return (start_bits + k) & 1;
+  case VYRE_T_F32:
+  case VYRE_T_F16:
+  case VYRE_T_BF16: {
+    float start = type == VYRE_T_F32   ? bits_f32((uint32_t)start_bits)
+                  : type == VYRE_T_F16 ? bits_f32(vyre_f16_to_f32((uint16_t)start_bits))
+                                       : bits_f32(vyre_bf16_to_f32((uint16_t)start_bits));
+    uint32_t u = f32_bits((float)((double)start + k));
+    return type == VYRE_T_F32 ? u : type == VYRE_T_F16 ? vyre_f32_to_f16(u) : vyre_f32_to_bf16(u);
+  }
+  default: return start_bits + k;
   }
 }
 
@@ -277,10 +296,11 @@ static int make_input(const cli_command *self, const input_spec *spec, const vyr
                      b->input_index, desc, kind_option[spec->kind], value);
   }
   uint64_t bits = 0, seed = 0;
-  char why[160];
-  if (spec->kind == INPUT_FILL) {
+  char why[320];
+  if (spec->kind == INPUT_FILL || spec->kind == INPUT_IOTA) {
     if (parse_value(value, type, &bits, why, sizeof why) != 0)
-      return cli_usage(self, "--fill for input %d (%s): %s", b->input_index, desc, why);
+      return cli_usage(self, "%s for input %d (%s): %s", kind_option[spec->kind],
+                       b->input_index, desc, why);
   } else {
     char *end = NULL;
     errno = 0;
@@ -292,7 +312,9 @@ static int make_input(const cli_command *self, const input_spec *spec, const vyr
   if (!data) return cli_fail(self, "input %d: out of memory for %u elements", b->input_index, count);
   for (uint32_t k = 0; k < count; k++)
     put_element(data + (size_t)k * esize, type,
-                spec->kind == INPUT_FILL ? bits : random_element(&seed, type));
+                spec->kind == INPUT_FILL   ? bits
+                : spec->kind == INPUT_IOTA ? iota_element(type, bits, k)
+                                           : random_element(&seed, type));
   *owned = data;
   in->data = data;
   in->size = (uint64_t)count * esize;
@@ -474,7 +496,7 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
       a->backend = v;
       continue;
     }
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < INPUT_KINDS; k++) {
       if ((m = cli_opt_value(self, argc, argv, &i, kind_option[k], &v)) < 0) return CLI_USAGE;
       if (m > 0) {
         if (a->input_count == MAX_INPUTS)
@@ -557,7 +579,8 @@ static int run_run(const cli_command *self, int argc, char **argv) {
   }
   if (a.input_count != prog->input_count) {
     fprintf(stderr, "vyre run: %s takes %u input%s, %u given. Fix: give one --input FILE, "
-                    "--random SEED[:N] or --fill V[:N] per input, in this order:\n",
+                    "--random SEED[:N], --fill V[:N] or --iota START[:N] per input, in this "
+                    "order:\n",
             a.program, prog->input_count, prog->input_count == 1 ? "" : "s", a.input_count);
     list_inputs(prog, stderr);
     rc = CLI_USAGE;
@@ -655,7 +678,8 @@ done:
 
 const cli_command cli_cmd_run = {
     "run",
-    "run PROGRAM [--backend ID] [--input FILE | --random SEED[:N] | --fill V[:N]]...\n"
+    "run PROGRAM [--backend ID]\n"
+    "           [--input FILE | --random SEED[:N] | --fill V[:N] | --iota START[:N]]...\n"
     "           [--ulp N] [--wg X,Y,Z] [--grid X,Y,Z] [--iterations N] [--device N]\n"
     "           [--timed] [--repeat N] [--json] [--show N]",
     "run a program (text .vyre or binary .vyrb) on a backend and print its outputs",
@@ -666,6 +690,7 @@ const cli_command cli_cmd_run = {
     "  --random SEED[:N] N pseudo-random elements (splitmix64 from SEED): integers\n"
     "                    get random bits, f32/f16/bf16 uniform in [-1, 1), bool 0/1\n"
     "  --fill V[:N]      N copies of V (a number of the buffer's type; true/false)\n"
+    "  --iota START[:N]  START, START+1, ... (integers wrap; floats START+k rounded)\n"
     "N is needed only for buffers sized by their input (count 0); for the others\n"
     "it must match the declared count or be left out.\n\n"
     "options:\n"
@@ -680,8 +705,9 @@ const cli_command cli_cmd_run = {
     "  --json            print one JSON object (all values; NaN/inf as strings)\n"
     "  --show N          print at most N elements per output (default 64, 0 = all)\n\n"
     "example:\n"
-    "  vyre run examples/saxpy.vyre --fill 2 --random 1:1024 --random 2:1024\n\n"
+    "  vyre run examples/saxpy.vyre --fill 2 --iota 0:1024 --fill 1:1024\n\n"
     "exit status: 0, 1 when loading, the backend or the dispatch fails (a trap\n"
     "included), 2 for a wrong command line or a wrong number of inputs.\n",
     run_run,
+    NULL,
 };

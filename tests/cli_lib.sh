@@ -4,7 +4,8 @@
 : "${VYRE_BUILD_DIR:?run this test through make check (VYRE_BUILD_DIR is not set)}"
 : "${VYRE_SRC_DIR:?run this test through make check (VYRE_SRC_DIR is not set)}"
 
-VYRE_BIN="$VYRE_BUILD_DIR/host-stub/vyre"
+TOP_BUILD="$VYRE_BUILD_DIR"
+VYRE_BIN="$TOP_BUILD/host-stub/vyre"
 STUB_DIR="$VYRE_BUILD_DIR/tests/stubs/.libs"
 failures=0
 checks=0
@@ -16,9 +17,10 @@ unset VYRE_BACKEND VYRE_BACKEND_PATH VYRE_LOG
 # memcheck then (through libtool, so the real binary is checked).
 if test -n "${VALGRIND:-}"; then
   run_vyre() {
-    "$VYRE_BUILD_DIR/libtool" --mode=execute "$VALGRIND" --quiet --error-exitcode=99 \
+    "$TOP_BUILD/libtool" --mode=execute "$VALGRIND" --quiet --error-exitcode=99 \
       --leak-check=full --errors-for-leak-kinds=definite,indirect "$VYRE_BIN" "$@"
   }
+  echo "running vyre under $VALGRIND"
 else
   run_vyre() { "$VYRE_BIN" "$@"; }
 fi

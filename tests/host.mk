@@ -185,3 +185,8 @@ tests_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/stubs \
 tests_check_loader_skew_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_loader_skew_LDADD = abi/libvyre-format.la $(CHECK_LIBS)
 endif
+
+# The `vyre` command end to end (shell; no Check needed).  Under
+# `make check-valgrind` they run vyre itself under memcheck.
+TESTS += tests/cli_list.test tests/cli_run.test
+EXTRA_DIST += tests/cli_lib.sh tests/cli_list.test tests/cli_run.test
