@@ -34,6 +34,13 @@ vyre() {
     cat "$work/err" >&2
     failures=$((failures + 1))
   fi
+  # A sanitizer build (configure --enable-sanitizers) may exit 1, which
+  # some checks expect: look at what it printed instead.
+  if grep -E "AddressSanitizer|LeakSanitizer|runtime error:" "$work/err" >/dev/null; then
+    echo "FAIL: sanitizer report from: vyre $*" >&2
+    cat "$work/err" >&2
+    failures=$((failures + 1))
+  fi
 }
 
 fail() {
