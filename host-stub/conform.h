@@ -392,8 +392,67 @@ typedef struct cf_cert_input {
 vyre_status cf_certificate_write(const char *path, const cf_cert_input *in, vyre_error *err);
 void cf_certificate_print(FILE *f, const cf_cert_input *in);
 
+/* A copy of a case (through its capsule text, so it also checks that
+ * capsules read back). */
+vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err);
+
 /* ------------------------------------------------------------------ */
-/* The fuzzer (fuzz_gen.c, fuzz_ptxas.c)                               */
+/* Runs over backends (conform_run.c, fuzz_run.c)                      */
+/* ------------------------------------------------------------------ */
+
+/* One backend under test, as the CLI found it through libvyre-host. */
+typedef struct cf_target {
+  char id[32];
+  char version[64];
+  char build_id[64];
+  char path[4096];
+  int loaded;               /* registered (descriptor, entry and registration accepted) */
+  char reason[640];         /* why it is not loaded / has no instance */
+  uint32_t abi_major, abi_minor;
+  uint32_t registration_size, vtable_size; /* as the descriptor/registration state */
+  cf_offer offer;           /* registration: ops, capabilities, storage types */
+  vyre_backend *backend;    /* an instance, or NULL when unavailable (no device) */
+  int has_profile;
+  vyre_device_profile profile;
+} cf_target;
+
+typedef struct cf_options {
+  const char *corpus_dir;       /* tests/conformance */
+  const char *filter;           /* glob or substring on "category/name"; NULL = all */
+  const char *capsule_dir;      /* where failures go; NULL = "conform-failures" */
+  const char *json_path, *junit_path, *certificate_path; /* may be NULL */
+  const char *tool_version;     /* "vyre-cuda 0.1.0" */
+  int minimize;                 /* shrink failing cases */
+  uint32_t minimize_tries;      /* 0 = 1000 */
+  int verbose;                  /* a line per case */
+  FILE *out;                    /* progress and tables (stdout) */
+} cf_options;
+
+/*
+ * vyre conform: static checks of each target, then every corpus case on
+ * the target and on `reference`, compared per the case's rule; tables,
+ * reports, capsules, minimized capsules, the certificate.  Returns the
+ * exit status: 0 when nothing failed (skips are fine), 1 otherwise
+ * (2 for a bad corpus directory).  err carries the reason of a 1/2 that
+ * is not a case failure.
+ */
+int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t count,
+                   vyre_backend *reference, vyre_error *err);
+
+/* vyre conform --replay FILE: re-run a capsule (or any case file) on each
+ * target and the reference; with o->minimize write FILE's .min.vyre.
+ * 0 when they agree, 1 when they still differ. */
+int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uint32_t count,
+                  vyre_backend *reference, vyre_error *err);
+
+/* vyre conform --coverage: the corpus coverage table; for each target,
+ * the combinations of its claimed ops; with no target, of every op.
+ * 0 when nothing required is missing. */
+int cf_coverage_run(const cf_options *o, const cf_target *targets, uint32_t count,
+                    vyre_error *err);
+
+/* ------------------------------------------------------------------ */
+/* The fuzzer (fuzz_gen.c, fuzz_ptxas.c, fuzz_run.c)                   */
 /* ------------------------------------------------------------------ */
 
 #define FZ_NO_TRANSCENDENTAL (1u << 0)
@@ -439,5 +498,32 @@ vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const 
 vyre_status fz_ptxas_finish(fz_ptxas *b, FILE *log, uint32_t *kernels, uint32_t *failures,
                             vyre_error *err);
 void fz_ptxas_close(fz_ptxas *b);
+
+typedef struct fz_options {
+  uint64_t seed, count, start; /* programs start .. start + count - 1 of the seed */
+  uint32_t flags;              /* FZ_NO_* on top of what the target lacks */
+  int ptxas_mode;              /* no backend: reference + codegen + ptxas */
+  const char *ptxas;           /* ptxas path (ptxas mode) */
+  const char *arch;            /* "sm_90" */
+  const char *work_dir;        /* ptxas batch files; NULL = capsule_dir */
+  const char *capsule_dir;     /* NULL = "fuzz-failures" */
+  int minimize;
+  uint32_t minimize_tries;     /* 0 = 1000 */
+  uint32_t max_failures;       /* stop after this many; 0 = 10 */
+  int verbose;
+  FILE *out;
+} fz_options;
+
+/* The FZ_NO_* flags a target's offer implies (ops, capabilities and
+ * storage types it lacks). */
+uint32_t fz_flags_for(const cf_offer *offer);
+
+/*
+ * vyre fuzz: programs of the seed on target->backend and the reference
+ * (or, in ptxas mode, target NULL: the reference, codegen and ptxas);
+ * mismatches are written as capsules and minimized.  Returns the exit
+ * status (0 clean, 1 mismatches or failures).
+ */
+int fz_run(const fz_options *o, cf_target *target, vyre_backend *reference, vyre_error *err);
 
 #endif /* VYRE_CONFORM_H */

@@ -143,3 +143,14 @@ vyre_status cf_capsule_write(const char *path, const cf_case *c, const cf_capsul
   free(text);
   return st;
 }
+
+vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err) {
+  char *text = NULL;
+  size_t size = 0;
+  *out = NULL;
+  vyre_status st = cf_capsule_format(c, NULL, &text, &size, err);
+  if (st != VYRE_OK) return st;
+  st = cf_case_parse(text, size, c->path, out, err);
+  free(text);
+  return st;
+}

@@ -20,6 +20,8 @@ typedef struct batch_file {
   uint32_t count;
   char **labels;   /* label per kernel, for reports */
   char **entries;  /* entry names (duplicates are dropped) */
+  uint32_t *first_line; /* 1-based line where each kernel starts */
+  uint32_t lines;  /* lines written so far */
 } batch_file;
 
 struct fz_ptxas {
@@ -41,6 +43,7 @@ static void file_clear(batch_file *bf) {
   }
   free(bf->labels);
   free(bf->entries);
+  free(bf->first_line);
   memset(bf, 0, sizeof *bf);
 }
 
@@ -79,16 +82,30 @@ static void collect(fz_ptxas *b, batch_file *bf) {
   char logpath[4200];
   snprintf(logpath, sizeof logpath, "%s.log", bf->path);
   if (!ok) {
-    b->failures += bf->count;
     char *text = slurp(logpath);
     FILE *lf = b->log ? b->log : stderr;
     fprintf(lf, "ptxas -arch=%s failed on %s (kept, with %s):\n%s\n", b->arch, bf->path, logpath,
             text ? text : "(no log)");
-    for (uint32_t i = 0; i < bf->count; i++)
-      if (text && strstr(text, bf->entries[i]))
-        fprintf(lf, "  failing kernel: %s (%s)\n", bf->labels[i], bf->entries[i]);
-    fprintf(lf, "  kernels in this batch: %u (first: %s)\n", bf->count,
-            bf->count ? bf->labels[0] : "-");
+    /* ptxas names lines ("file, line N; error ..."): map them to kernels. */
+    uint8_t *bad = calloc(bf->count ? bf->count : 1, 1);
+    uint32_t named = 0;
+    for (const char *s = text; s && bad && (s = strstr(s, ", line ")) != NULL; s++) {
+      uint32_t line = (uint32_t)strtoul(s + 7, NULL, 10);
+      uint32_t k = 0;
+      while (k + 1 < bf->count && bf->first_line[k + 1] <= line) k++;
+      if (bf->count && line >= bf->first_line[0] && !bad[k]) {
+        bad[k] = 1;
+        named++;
+      }
+    }
+    for (uint32_t i = 0; bad && i < bf->count; i++)
+      if (bad[i]) fprintf(lf, "  failing kernel: %s (entry %s, from line %u)\n", bf->labels[i],
+                          bf->entries[i], bf->first_line[i]);
+    if (!named)
+      fprintf(lf, "  the log names no kernel: all %u kernels of the batch count as failed\n",
+              bf->count);
+    b->failures += named ? named : bf->count;
+    free(bad);
     free(text);
   } else {
     unlink(bf->path);
@@ -137,6 +154,12 @@ static vyre_status flush(fz_ptxas *b, vyre_error *err) {
   return launch(b, err);
 }
 
+static uint32_t count_lines(const char *s, size_t n) {
+  uint32_t k = 0;
+  for (size_t i = 0; i < n; i++) k += s[i] == '\n';
+  return k;
+}
+
 vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const char *label,
                          vyre_error *err) {
   static const char marker[] = ".address_size 64\n";
@@ -145,11 +168,14 @@ vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const 
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "PTX of %s has no .address_size line. "
                           "Fix: the codegen", label);
   hend += strlen(marker);
-  size_t hlen = (size_t)(hend - ptx);
+  /* The header proper starts at .version (comments before it name the program). */
+  const char *hstart = strstr(ptx, ".version");
+  if (!hstart || hstart > hend) hstart = ptx;
+  size_t hlen = (size_t)(hend - hstart);
   /* Kernels calling math subroutines each define the same .func names:
    * they get a file of their own.  So does a different header. */
   int own = strstr(hend, ".func") != NULL;
-  if (b->f && (own || strlen(b->header) != hlen || strncmp(b->header, ptx, hlen) != 0)) {
+  if (b->f && (own || strlen(b->header) != hlen || strncmp(b->header, hstart, hlen) != 0)) {
     vyre_status st = flush(b, err);
     if (st != VYRE_OK) return st;
   }
@@ -161,15 +187,19 @@ vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const 
     if (!b->f)
       return vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory",
                             b->cur.path, strerror(errno));
-    b->header = strndup(ptx, hlen);
+    b->header = strndup(hstart, hlen);
     b->cur.labels = calloc(BATCH_KERNELS, sizeof *b->cur.labels);
     b->cur.entries = calloc(BATCH_KERNELS, sizeof *b->cur.entries);
-    if (!b->header || !b->cur.labels || !b->cur.entries)
+    b->cur.first_line = calloc(BATCH_KERNELS, sizeof *b->cur.first_line);
+    if (!b->header || !b->cur.labels || !b->cur.entries || !b->cur.first_line)
       return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
-    fwrite(ptx, 1, hlen, b->f);
+    fwrite(hstart, 1, hlen, b->f);
+    b->cur.lines = count_lines(hstart, hlen);
   }
+  b->cur.first_line[b->cur.count] = b->cur.lines + 1;
   fputs(hend, b->f);
   fputc('\n', b->f);
+  b->cur.lines += count_lines(hend, strlen(hend)) + 1;
   b->cur.labels[b->cur.count] = strdup(label);
   b->cur.entries[b->cur.count] = strdup(entry);
   b->cur.count++;

@@ -16,5 +16,11 @@ host_stub_libvyre_conform_la_SOURCES = \
 	host-stub/conform_coverage.c \
 	host-stub/conform_cert.c \
 	host-stub/fuzz_gen.c \
-	host-stub/fuzz_ptxas.c
+	host-stub/fuzz_ptxas.c \
+	host-stub/conform_run.c \
+	host-stub/fuzz_run.c
 host_stub_libvyre_conform_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
+noinst_HEADERS += host-stub/conform_cli.h
+# `vyre conform` finds the source tree's corpus when neither --corpus nor
+# $VYRE_CONFORM_CORPUS names one.
+host_stub_vyre_CPPFLAGS += -DVYRE_CONFORM_CORPUS_DIR='"$(abs_top_srcdir)/tests/conformance"'
