@@ -21,9 +21,9 @@ EXTRA_DIST += docs/host.md
 bin_PROGRAMS += host-stub/vyre
 noinst_HEADERS += host-stub/vyre_cli.h
 host_stub_vyre_SOURCES = host-stub/vyre_cli.c host-stub/vyre_cli_list.c host-stub/vyre_cli_run.c \
-	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c
+	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c host-stub/conform_cli.c host-stub/fuzz_cli.c
 host_stub_vyre_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
-host_stub_vyre_LDADD = host-stub/libvyre-host.la host-stub/libvyre-text.la \
+host_stub_vyre_LDADD = host-stub/libvyre-conform.la host-stub/libvyre-host.la host-stub/libvyre-text.la \
 	plugin/libvyre-codegen.la abi/libvyre-format.la -lm
 
 # `make demo`: the backends found, then example programs on the best one.

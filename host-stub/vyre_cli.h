@@ -39,6 +39,8 @@ extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_asm;
 extern const cli_command cli_cmd_disasm;
 extern const cli_command cli_cmd_emit_ptx;
+extern const cli_command cli_cmd_conform; /* host-stub/conform_cli.c */
+extern const cli_command cli_cmd_fuzz;    /* host-stub/fuzz_cli.c */
 
 /* Print "vyre CMD: <message>" and a pointer to the help to stderr;
  * returns CLI_USAGE. */
