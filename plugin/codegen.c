@@ -620,6 +620,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   free(c->dep);
   free(c->cur_raw);
   free(c->vec_static);
+  free(c->ew_flags);
   free(c->fact_mark);
   free(c->pred_stack);
   free(c->is_counter);
@@ -632,6 +633,7 @@ fail_emit:
   free(c->dep);
   free(c->cur_raw);
   free(c->vec_static);
+  free(c->ew_flags);
 fail_tables:
   free(c->fact_mark);
   free(c->pred_stack);

@@ -10,7 +10,7 @@
 #include "vyre/vyre_support.h"
 
 #define CG_NONE UINT32_MAX
-#define CG_RING 24
+#define CG_RING 512 /* names stay valid for the next 511 names made */
 #define CG_MAX_FACTS 512
 #define CG_EPT 8    /* elements per thread of the elementwise path */
 #define CG_QUADS 2  /* CG_EPT / 4: groups of 4 consecutive elements */
@@ -60,6 +60,8 @@ typedef struct cg_ctx {
   uint32_t pred_depth;
   uint32_t *cur_raw;   /* VEC: [buffer * CG_EPT + e] raw temp of the element at gid */
   uint8_t *vec_static; /* VEC: per IF, condition known true on the vector path */
+  uint8_t *ew_flags;   /* elementwise: per buffer EW_* */
+  char gid_name[24];   /* the register gid_reg names */
   uint8_t *is_counter; /* per local slot: declared by a loop */
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;
