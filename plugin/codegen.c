@@ -17,80 +17,84 @@ static char *utoa_rev(char *end, uint64_t v, unsigned base) {
   return s;
 }
 
-static void vformat(strbuf *sb, const char *fmt, va_list ap) {
-  const char *run = fmt;
+/* Format one line into `out` (at most CG_LINE_MAX - 1 bytes; longer text is
+ * cut, which no PTX line comes near).  Returns the length. */
+#define CG_LINE_MAX 1024
+static size_t vformat(char *out, const char *fmt, va_list ap) {
+  /* Format strings are short literals and %s arguments are register names
+   * or mnemonics: only %s is bounded, once per argument. */
+  char *o = out, *const stop = out + CG_LINE_MAX - 80;
+  static const char hexd[] = "0123456789abcdef";
   for (const char *f = fmt; *f; f++) {
-    if (*f != '%') continue;
-    if (f > run) sb_append(sb, run, (size_t)(f - run));
+    if (*f != '%') {
+      *o++ = *f;
+      continue;
+    }
     char num[24], *end = num + sizeof num, *s;
     switch (*++f) {
     case 's': {
       const char *str = va_arg(ap, const char *);
-      sb_puts(sb, str);
+      char *lim = stop - 64 > o ? stop - 64 : o;
+      while (*str && o < lim) *o++ = *str++;
       break;
     }
     case 'u':
       s = utoa_rev(end, va_arg(ap, unsigned), 10);
-      sb_append(sb, s, (size_t)(end - s));
+      while (s < end) *o++ = *s++;
       break;
     case 'd': {
       int v = va_arg(ap, int);
-      if (v < 0) {
-        sb_append(sb, "-", 1);
-        s = utoa_rev(end, (uint64_t)(-(int64_t)v), 10);
-      } else {
-        s = utoa_rev(end, (uint64_t)v, 10);
-      }
-      sb_append(sb, s, (size_t)(end - s));
+      if (v < 0) *o++ = '-';
+      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
+      while (s < end) *o++ = *s++;
       break;
     }
     case 'x': {
       /* 0x%08x: PTX hex immediates are written with all 8 digits. */
       unsigned v = va_arg(ap, unsigned);
-      char h[10] = {'0', 'x'};
-      for (int k = 0; k < 8; k++) h[2 + k] = "0123456789abcdef"[(v >> (28 - 4 * k)) & 15u];
-      sb_append(sb, h, 10);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int k = 0; k < 8; k++) *o++ = hexd[(v >> (28 - 4 * k)) & 15u];
       break;
     }
     case 'X': {
       uint64_t v = va_arg(ap, uint64_t);
-      char h[18] = {'0', 'x'};
-      for (int k = 0; k < 16; k++) h[2 + k] = "0123456789abcdef"[(v >> (60 - 4 * k)) & 15u];
-      sb_append(sb, h, 18);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int k = 0; k < 16; k++) *o++ = hexd[(v >> (60 - 4 * k)) & 15u];
       break;
     }
     case 'U':
       s = utoa_rev(end, va_arg(ap, uint64_t), 10);
-      sb_append(sb, s, (size_t)(end - s));
+      while (s < end) *o++ = *s++;
       break;
-    case 'c': {
-      char ch = (char)va_arg(ap, int);
-      sb_append(sb, &ch, 1);
-      break;
+    case 'c': *o++ = (char)va_arg(ap, int); break;
+    case '%': *o++ = '%'; break;
+    default: f--; *o++ = '%'; break; /* never used: keep the '%' literally */
     }
-    case '%': sb_append(sb, "%", 1); break;
-    default: f--; break; /* never used: keep the '%' literally */
-    }
-    run = f + 1;
   }
-  if (*run) sb_puts(sb, run);
+  return (size_t)(o - out);
 }
 
 void cg_emit(cg_ctx *c, const char *fmt, ...) {
+  char line[CG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  sb_append(&c->body, "\t", 1);
-  vformat(&c->body, fmt, ap);
-  sb_append(&c->body, "\n", 1);
+  line[0] = '\t';
+  size_t n = 1 + vformat(line + 1, fmt, ap);
   va_end(ap);
+  line[n++] = '\n';
+  sb_append(&c->body, line, n);
 }
 
 void cg_line(cg_ctx *c, const char *fmt, ...) {
+  char line[CG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vformat(&c->body, fmt, ap);
-  sb_append(&c->body, "\n", 1);
+  size_t n = vformat(line, fmt, ap);
   va_end(ap);
+  line[n++] = '\n';
+  sb_append(&c->body, line, n);
 }
 
 vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
@@ -107,12 +111,15 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* Register names                                                      */
 /* ------------------------------------------------------------------ */
 const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
-  char *out = c->ring[c->ring_i++ % CG_RING];
-  size_t pl = strlen(prefix);
-  memcpy(out, prefix, pl);
-  char num[12], *end = num + sizeof num, *s = utoa_rev(end, k, 10);
-  memcpy(out + pl, s, (size_t)(end - s));
-  out[pl + (size_t)(end - s)] = '\0';
+  char *out = c->ring[c->ring_i++ % CG_RING], *o = out;
+  while (*prefix) *o++ = *prefix++;
+  char num[12], *end = num + sizeof num, *s = end;
+  do {
+    *--s = (char)('0' + k % 10u);
+    k /= 10u;
+  } while (k);
+  while (s < end) *o++ = *s++;
+  *o = '\0';
   return out;
 }
 
@@ -330,12 +337,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     }
     break;
   case VYRE_OP_ELSE: {
-    uint32_t ifi = CG_NONE;
-    for (uint32_t k = i; k-- > 0;)
-      if (p->insts[k].op == VYRE_OP_IF && p->match[k] == i) {
-        ifi = k;
-        break;
-      }
+    uint32_t ifi = c->if_of[i];
     if (c->mode == CG_MODE_VEC) {
       /* The else region runs where the enclosing predicate holds and the
        * condition does not. */
@@ -375,14 +377,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       cg_emit(c, "bra%s $T%u_%u;", p->uniform[opener] ? ".uni" : "", copy, opener);
     }
     if (c->fact_mark) {
-      uint32_t root = opener;
-      if (op->op == VYRE_OP_ELSE) {
-        for (uint32_t k = opener; k-- > 0;)
-          if (p->insts[k].op == VYRE_OP_IF && p->match[k] == opener) {
-            root = k;
-            break;
-          }
-      }
+      uint32_t root = op->op == VYRE_OP_ELSE ? c->if_of[opener] : opener;
       c->nfacts = c->fact_mark[root];
     }
     cg_line(c, "$L%u_%u:", copy, i);
@@ -560,15 +555,21 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->fact_mark = malloc((size_t)c->n * sizeof *c->fact_mark);
   c->pred_stack = malloc((VYRE_MAX_NESTING + 2) * sizeof *c->pred_stack);
   c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
+  c->if_of = malloc((size_t)c->n * sizeof *c->if_of);
   c->vpred = CG_NONE;
-  if (!c->fact_mark || !c->pred_stack || !c->is_counter) {
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
     goto fail_tables;
   }
+  uint32_t nops;
+  const vyre_op_info *ops = vyre_op_all(&nops);
+  for (uint32_t k = 0; k < nops; k++) c->op_class[ops[k].id] = ops[k].op_class;
   for (uint32_t i = 0; i < c->n; i++) {
     const vyre_inst *in = &program->insts[i];
     if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) c->ngrid++;
     if (in->op == VYRE_OP_LOOP) c->is_counter[in->a] = 1;
+    if (in->op == VYRE_OP_IF && program->insts[program->match[i]].op == VYRE_OP_ELSE)
+      c->if_of[program->match[i]] = i;
   }
   if (c->ngrid) {
     for (uint32_t i = 0; i < c->n; i++) {
@@ -624,6 +625,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   free(c->fact_mark);
   free(c->pred_stack);
   free(c->is_counter);
+  free(c->if_of);
   free(c);
   return VYRE_OK;
 
@@ -638,6 +640,7 @@ fail_tables:
   free(c->fact_mark);
   free(c->pred_stack);
   free(c->is_counter);
+  free(c->if_of);
   free(c);
   if (length) *length = 0;
   return st;

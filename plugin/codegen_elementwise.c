@@ -58,8 +58,7 @@ int cg_elementwise_eligible(cg_ctx *c) {
   int ok = 1;
   for (uint32_t i = 0; i < n && ok; i++) {
     const vyre_inst *in = &p->insts[i];
-    const vyre_op_info *info = vyre_op_lookup(in->op);
-    switch ((vyre_op_class)info->op_class) {
+    switch ((vyre_op_class)c->op_class[in->op]) {
     case VYRE_OC_CONST:
     case VYRE_OC_BUF_LEN: break;
     case VYRE_OC_LOCAL_GET: c->dep[i] = 1; break;

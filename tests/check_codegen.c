@@ -178,7 +178,7 @@ START_TEST(test_semantic_sequences) {
   HAS(ptx, "div.s32");
   HAS(ptx, "setp.eq.s32");      /* x/0 and MIN/-1 guards */
   HAS(ptx, "and.b32");          /* shift amount mod 32 */
-  HAS(ptx, "setp.eq.ftz.f32");  /* min(-0,+0) fix-up */
+  HAS(ptx, "min.ftz.f32");      /* signed zeros ordered by the hardware on sm_90 */
   HAS(ptx, "0x7fc00000");       /* NaN canonicalised at the f32 store */
   HAS(ptx, "cvt.rzi.s32.f32");
   HAS(ptx, "setp.lt.u32");      /* bounds checks: no guard proves them */
