@@ -296,16 +296,22 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* ptxas: every op x type, control flow, atomics, subgroups, random     */
 /* ------------------------------------------------------------------ */
+typedef struct batch_file {
+  char path[300];
+  pid_t pid;            /* ptxas running on it, 0 = none */
+  uint32_t entries;
+  char *names[100];     /* entries in the file (dedup, error report) */
+  char *texts[100];     /* PTX of each entry (printed on failure) */
+} batch_file;
+
 typedef struct batch {
   const char *ptxas;
   const char *arch;     /* -arch */
   uint32_t major, minor; /* emitted target */
   char dir[256];
   FILE *f;
-  char path[300];
-  uint32_t entries, files, total, failures, spills_checked;
-  char **names;         /* entries in the current file (dedup) */
-  char **texts;         /* PTX of each entry (to print on failure) */
+  batch_file cur, flight; /* being written; being assembled (in the background) */
+  uint32_t files, total, failures, spills_checked;
   int verbose;          /* run ptxas -v and require 0 spill bytes */
 } batch;
 
@@ -329,17 +335,18 @@ static void batch_add(batch *bt, const vyre_program *p, const char *what, uint32
     memcpy(at + el - 3, "_nf", 3);
     memcpy(info.entry + el - 3, "_nf", 3);
   }
-  for (uint32_t k = 0; k < bt->entries; k++) {
-    if (strcmp(bt->names[k], info.entry) == 0) {
+  batch_file *bf = &bt->cur;
+  for (uint32_t k = 0; k < bf->entries; k++) {
+    if (strcmp(bf->names[k], info.entry) == 0) {
       free(ptx);
       return;
     }
   }
   if (!bt->f) {
-    snprintf(bt->path, sizeof bt->path, "%s/batch_%s_target%u%u_%u.ptx", bt->dir, bt->arch,
-             bt->major, bt->minor, bt->files);
-    bt->f = fopen(bt->path, "w");
-    ck_assert_msg(bt->f != NULL, "cannot write %s", bt->path);
+    snprintf(bf->path, sizeof bf->path, "%s/batch_%s_target%u%u_%u.ptx", bt->dir, bt->arch,
+             bt->major, bt->minor, bt->files++);
+    bt->f = fopen(bf->path, "w");
+    ck_assert_msg(bt->f != NULL, "cannot write %s", bf->path);
     /* The header of the first kernel serves the whole file. */
     const char *body = strstr(ptx, ".address_size 64\n");
     fwrite(ptx, 1, (size_t)(body - ptx), bt->f);
@@ -347,65 +354,90 @@ static void batch_add(batch *bt, const vyre_program *p, const char *what, uint32
   }
   const char *body = strstr(ptx, ".address_size 64\n") + strlen(".address_size 64\n");
   fputs(body, bt->f);
-  bt->names[bt->entries] = strdup(info.entry);
-  bt->texts[bt->entries] = ptx;
-  bt->entries++;
+  bf->names[bf->entries] = strdup(info.entry);
+  bf->texts[bf->entries] = ptx;
+  bf->entries++;
   bt->total++;
-  if (bt->entries == 100) batch_flush(bt);
+  if (bf->entries == 100) batch_flush(bt);
 }
 
-static void batch_flush(batch *bt) {
-  if (!bt->f) return;
-  fclose(bt->f);
-  bt->f = NULL;
-  char cmd[1024], log[320];
-  snprintf(log, sizeof log, "%s.log", bt->path);
-  snprintf(cmd, sizeof cmd, "'%s' %s-arch=%s -o /dev/null '%s' > '%s' 2>&1", bt->ptxas,
-           bt->verbose ? "-v " : "", bt->arch, bt->path, log);
-  int rc = system(cmd);
-  char *out = NULL;
-  FILE *lf = fopen(log, "r");
-  if (lf) {
-    fseek(lf, 0, SEEK_END);
-    long n = ftell(lf);
-    fseek(lf, 0, SEEK_SET);
-    out = calloc(1, (size_t)n + 1);
-    if (out && fread(out, 1, (size_t)n, lf) != (size_t)n) out[0] = '\0';
-    fclose(lf);
-  }
+static char *read_all(const char *path) {
+  FILE *lf = fopen(path, "r");
+  if (!lf) return NULL;
+  fseek(lf, 0, SEEK_END);
+  long n = ftell(lf);
+  fseek(lf, 0, SEEK_SET);
+  char *out = calloc(1, (size_t)n + 1);
+  if (out && fread(out, 1, (size_t)n, lf) != (size_t)n) out[0] = '\0';
+  fclose(lf);
+  return out;
+}
+
+/* Wait for the file in flight and judge its ptxas run. */
+static void batch_collect(batch *bt) {
+  batch_file *bf = &bt->flight;
+  if (!bf->pid) return;
+  int status = 0;
+  waitpid(bf->pid, &status, 0);
+  bf->pid = 0;
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+  char log[320];
+  snprintf(log, sizeof log, "%s.log", bf->path);
+  char *out = read_all(log);
   if (rc != 0) {
-    /* Print the failing kernel(s): ptxas names the line; show every entry
-     * whose name the log mentions, or all when it names none. */
-    fprintf(stderr, "ptxas -arch=%s failed on %s:\n%s\n", bt->arch, bt->path, out ? out : "");
+    /* Print the failing kernel(s): those the log names, or the first. */
+    fprintf(stderr, "ptxas -arch=%s failed on %s:\n%s\n", bt->arch, bf->path, out ? out : "");
     int shown = 0;
-    for (uint32_t k = 0; k < bt->entries && out; k++) {
-      if (strstr(out, bt->names[k])) {
-        fprintf(stderr, "---- %s ----\n%s\n", bt->names[k], bt->texts[k]);
+    for (uint32_t k = 0; k < bf->entries && out; k++) {
+      if (strstr(out, bf->names[k])) {
+        fprintf(stderr, "---- %s ----\n%s\n", bf->names[k], bf->texts[k]);
         shown = 1;
       }
     }
-    if (!shown && bt->entries) fprintf(stderr, "---- first entry ----\n%s\n", bt->texts[0]);
+    if (!shown && bf->entries) fprintf(stderr, "---- first entry ----\n%s\n", bf->texts[0]);
     bt->failures++;
   } else if (bt->verbose && out) {
     for (const char *s = strstr(out, "bytes spill"); s; s = strstr(s + 1, "bytes spill")) {
       const char *q = s;
       while (q > out && q[-1] == ' ') q--;
       while (q > out && q[-1] >= '0' && q[-1] <= '9') q--;
-      ck_assert_msg(atoi(q) == 0, "ptxas reports spills in %s:\n%s", bt->path, out);
+      ck_assert_msg(atoi(q) == 0, "ptxas reports spills in %s:\n%s", bf->path, out);
       bt->spills_checked++;
     }
   }
   free(out);
-  for (uint32_t k = 0; k < bt->entries; k++) {
-    free(bt->names[k]);
-    free(bt->texts[k]);
+  for (uint32_t k = 0; k < bf->entries; k++) {
+    free(bf->names[k]);
+    free(bf->texts[k]);
   }
-  bt->entries = 0;
-  bt->files++;
+  bf->entries = 0;
   if (rc == 0) {
-    unlink(bt->path);
+    unlink(bf->path);
     unlink(log);
   }
+}
+
+/* Close the file being written and start ptxas on it in the background
+ * (one file in flight per batch, so two batches keep both cores busy). */
+static void batch_flush(batch *bt) {
+  if (!bt->f) return;
+  fclose(bt->f);
+  bt->f = NULL;
+  batch_collect(bt);
+  bt->flight = bt->cur;
+  memset(&bt->cur, 0, sizeof bt->cur);
+  batch_file *bf = &bt->flight;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "exec '%s' %s-arch=%s -o /dev/null '%s' > '%s.log' 2>&1", bt->ptxas,
+           bt->verbose ? "-v " : "", bt->arch, bf->path, bf->path);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_msg(pid >= 0, "fork for ptxas failed");
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  bf->pid = pid;
 }
 
 static void batch_init(batch *bt, const char *ptxas, const char *arch, uint32_t major,
@@ -417,14 +449,11 @@ static void batch_init(batch *bt, const char *ptxas, const char *arch, uint32_t 
   bt->minor = minor;
   bt->verbose = verbose;
   snprintf(bt->dir, sizeof bt->dir, "%s", dir);
-  bt->names = calloc(100, sizeof *bt->names);
-  bt->texts = calloc(100, sizeof *bt->texts);
 }
 
 static void batch_done(batch *bt) {
   batch_flush(bt);
-  free(bt->names);
-  free(bt->texts);
+  batch_collect(bt);
 }
 
 /* The systematic suite: a program per (op, type) and per feature. */
@@ -758,7 +787,6 @@ START_TEST(test_ptxas_suite) {
   batch_init(&bts[0], ptxas, "sm_90", 9, 0, dir, 1);
   batch_init(&bts[1], ptxas, "sm_75", 7, 5, dir, 1);
   batch_init(&bts[2], ptxas, "sm_75", 7, 0, dir, 0); /* .target sm_70 text */
-  snprintf(bts[2].dir, sizeof bts[2].dir, "%s", dir);
   ptx_ctx pc = {bts, 3};
   suite(ptx_cb, &pc);
   uint32_t failures = 0, total = 0, spills = 0;
@@ -779,7 +807,7 @@ START_TEST(test_ptxas_progen) {
   const char *ptxas = ptxas_path();
   if (!ptxas) return;
   const char *env = getenv("VYRE_PROGEN_COUNT");
-  uint32_t count = env ? (uint32_t)atoi(env) : 2000;
+  uint32_t count = env ? (uint32_t)atoi(env) : 3000;
   char dir[256];
   make_dir(dir, sizeof dir, "progen");
   batch bts[2];
@@ -800,7 +828,8 @@ START_TEST(test_ptxas_progen) {
     ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
     char what[64];
     snprintf(what, sizeof what, "progen seed %llu", (unsigned long long)seed);
-    batch_add(&bts[seed & 1], p, what, 0);
+    batch_add(&bts[0], p, what, 0);
+    if (seed & 1) batch_add(&bts[1], p, what, 0);
     vyre_program_free(p);
     free(bytes);
   }
@@ -810,7 +839,8 @@ START_TEST(test_ptxas_progen) {
     failures += bts[k].failures;
     total += bts[k].total;
   }
-  printf("ptxas progen: %u random kernels assembled (half sm_90, half sm_75)\n", total);
+  printf("ptxas progen: %u programs, %u kernels assembled (all for sm_90, every other one "
+         "also for sm_75)\n", count, total);
   ck_assert_msg(failures == 0, "%u ptxas batches failed (see stderr)", failures);
   rmdir(dir);
 }
