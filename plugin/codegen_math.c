@@ -49,7 +49,7 @@ void cg_math(cg_ctx *c, uint32_t i) {
   }
   const char *fa = cg_tf(c), *fr = cg_tf(c);
   cg_emit(c, "mov.b32 %s, %s;", fa, cg_val(c, in->a));
-  cg_emit(c, "call.uni (%s), %s, (%s);", fr, c->math_names[bit], fa);
+  cg_emit(c, "call (%s), %s, (%s);", fr, c->math_names[bit], fa);
   cg_emit(c, "mov.b32 %s, %s;", cg_val(c, i), fr);
 #else
   cg_fail(c, VYRE_UNSUPPORTED,

@@ -335,6 +335,10 @@ static void batch_add(batch *bt, const vyre_program *p, const char *what, uint32
     memcpy(at + el - 3, "_nf", 3);
     memcpy(info.entry + el - 3, "_nf", 3);
   }
+  /* Kernels calling math functions each define the same .func names: give
+   * them a file of their own. */
+  int own_file = strstr(ptx, ".func") != NULL;
+  if (own_file) batch_flush(bt);
   batch_file *bf = &bt->cur;
   for (uint32_t k = 0; k < bf->entries; k++) {
     if (strcmp(bf->names[k], info.entry) == 0) {
@@ -358,7 +362,7 @@ static void batch_add(batch *bt, const vyre_program *p, const char *what, uint32
   bf->texts[bf->entries] = ptx;
   bf->entries++;
   bt->total++;
-  if (bf->entries == 100) batch_flush(bt);
+  if (bf->entries == 100 || own_file) batch_flush(bt);
 }
 
 static char *read_all(const char *path) {
