@@ -20,7 +20,7 @@ static char *utoa_rev(char *end, uint64_t v, unsigned base) {
 /* Format one line into `out` (at most CG_LINE_MAX - 1 bytes; longer text is
  * cut, which no PTX line comes near).  Returns the length. */
 #define CG_LINE_MAX 1024
-static size_t vformat(char *out, const char *fmt, va_list ap) {
+static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
   /* Format strings are short literals and %s arguments are register names
    * or mnemonics: only %s is bounded, once per argument. */
   char *o = out, *const stop = out + CG_LINE_MAX - 80;
@@ -30,14 +30,22 @@ static size_t vformat(char *out, const char *fmt, va_list ap) {
       *o++ = *f;
       continue;
     }
-    char num[24], *end = num + sizeof num, *s;
-    switch (*++f) {
-    case 's': {
+    if (f[1] == 's') {
       const char *str = va_arg(ap, const char *);
+      f++;
+      if (str >= c->ring[0] && str < c->ring[CG_RING] && o + 32 < stop) {
+        /* A register name from the ring: its length is in the slot's last
+         * byte and the slot is 48 bytes, so copy a fixed 32 and advance. */
+        memcpy(o, str, 32);
+        o += (unsigned char)str[sizeof c->ring[0] - 1];
+        continue;
+      }
       char *lim = stop - 64 > o ? stop - 64 : o;
       while (*str && o < lim) *o++ = *str++;
-      break;
+      continue;
     }
+    char num[24], *end = num + sizeof num, *s;
+    switch (*++f) {
     case 'u':
       s = utoa_rev(end, va_arg(ap, unsigned), 10);
       while (s < end) *o++ = *s++;
@@ -81,7 +89,7 @@ void cg_emit(cg_ctx *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   line[0] = '\t';
-  size_t n = 1 + vformat(line + 1, fmt, ap);
+  size_t n = 1 + vformat(c, line + 1, fmt, ap);
   va_end(ap);
   line[n++] = '\n';
   sb_append(&c->body, line, n);
@@ -91,7 +99,7 @@ void cg_line(cg_ctx *c, const char *fmt, ...) {
   char line[CG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  size_t n = vformat(line, fmt, ap);
+  size_t n = vformat(c, line, fmt, ap);
   va_end(ap);
   line[n++] = '\n';
   sb_append(&c->body, line, n);
@@ -111,15 +119,19 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* Register names                                                      */
 /* ------------------------------------------------------------------ */
 const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
-  char *out = c->ring[c->ring_i++ % CG_RING], *o = out;
-  while (*prefix) *o++ = *prefix++;
-  char num[12], *end = num + sizeof num, *s = end;
-  do {
-    *--s = (char)('0' + k % 10u);
-    k /= 10u;
-  } while (k);
-  while (s < end) *o++ = *s++;
-  *o = '\0';
+  char *out = c->ring[c->ring_i++ % CG_RING];
+  size_t n = 0;
+  while (prefix[n]) {
+    out[n] = prefix[n];
+    n++;
+  }
+  /* Digits straight into place: count them first. */
+  uint32_t digits = 1;
+  for (uint32_t t = k; t >= 10u; t /= 10u) digits++;
+  n += digits;
+  out[n] = '\0';
+  for (size_t at = n; digits--; k /= 10u) out[--at] = (char)('0' + k % 10u);
+  out[sizeof c->ring[0] - 1] = (char)n; /* the length, for vformat */
   return out;
 }
 
@@ -148,6 +160,19 @@ static const char *val_prefix(uint32_t t) {
 const char *cg_val(cg_ctx *c, uint32_t v) {
   uint32_t copy = c->copy;
   if (c->mode == CG_MODE_VEC && c->dep && !c->dep[v]) copy = 0;
+  if (copy == 0 && c->vname) {
+    /* Copy 0 names are made once and kept (most operands are copy 0). */
+    char *slot = c->ring[c->ring_i++ % CG_RING];
+    char *cached = c->vname[v];
+    if (!cached[0]) {
+      const char *made = cg_name(c, val_prefix(c->p->value_type[v]), v);
+      memcpy(cached, made, 15);
+      cached[15] = made[sizeof c->ring[0] - 1];
+    }
+    memcpy(slot, cached, 16);
+    slot[sizeof c->ring[0] - 1] = cached[15];
+    return slot;
+  }
   return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);
 }
 
@@ -171,6 +196,7 @@ const char *cg_len(cg_ctx *c, uint32_t b) {
     char num[12], *end = num + sizeof num, *s = utoa_rev(end, bi->decl.count, 10);
     memcpy(out, s, (size_t)(end - s));
     out[end - s] = '\0';
+    out[sizeof c->ring[0] - 1] = (char)(end - s);
     return out;
   }
   return cg_name(c, "%len", b);
@@ -487,7 +513,8 @@ static void emit_prologue(cg_ctx *c) {
   if (c->need_done) cg_emit(c, "mov.pred %%done, 0;");
 }
 
-static void assemble(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
+/* The module text before the body: header, math functions, entry, declarations. */
+static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
   const vyre_program *p = c->p;
   sb_printf(out, "//\n// vyre codegen %u: program ", CG_VERSION);
   char hex[65];
@@ -512,8 +539,6 @@ static void assemble(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
   sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
   if (p->shared_bytes)
     sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
-  sb_append(out, c->body.data ? c->body.data : "", c->body.len);
-  sb_puts(out, "\texit;\n}\n");
 }
 
 vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
@@ -556,8 +581,9 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->pred_stack = malloc((VYRE_MAX_NESTING + 2) * sizeof *c->pred_stack);
   c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
   c->if_of = malloc((size_t)c->n * sizeof *c->if_of);
+  c->vname = calloc(c->n, sizeof *c->vname);
   c->vpred = CG_NONE;
-  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of) {
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
     goto fail_tables;
   }
@@ -592,8 +618,19 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   info->uses_grid_barrier = c->ngrid != 0;
   info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
 
+  /* About 48 bytes of PTX per instruction: one allocation instead of a
+   * chain of doublings. */
+  sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
+  /* The header is written last (it declares how many registers were used)
+   * into a gap left at the front, padded with blanks: no second copy of
+   * the body. */
+  size_t gap = 2048u + 40u * program->buffer_count;
+  for (size_t k = 0; k < gap; k += 64)
+    sb_append(&c->body, "                                                                ",
+              gap - k < 64 ? gap - k : 64);
   emit_prologue(c);
   if (!(options->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
+    sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
     info->grid_mode = CG_GRID_ELEMENTWISE;
     info->elements_per_thread = CG_EPT;
     cg_elementwise_body(c);
@@ -606,13 +643,26 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     st = c->st;
     goto fail_emit;
   }
-  strbuf out;
-  sb_init(&out);
-  assemble(c, &out, info);
-  *ptx = sb_take(&out, length);
-  if (!*ptx || c->body.failed || c->funcs.failed) {
-    free(*ptx);
-    *ptx = NULL;
+  sb_puts(&c->body, "\texit;\n}\n");
+  strbuf head;
+  sb_init(&head);
+  assemble_header(c, &head, info);
+  if (head.failed || c->body.failed || c->funcs.failed) {
+    sb_free(&head);
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
+    goto fail_emit;
+  }
+  if (head.len < gap) {
+    memcpy(c->body.data, head.data, head.len);
+    c->body.data[gap - 1] = '\n'; /* blanks, then a line break before the body */
+    *ptx = sb_take(&c->body, length);
+  } else {
+    /* Large math functions: header + body in a new buffer. */
+    sb_append(&head, c->body.data + gap, c->body.len - gap);
+    *ptx = sb_take(&head, length);
+  }
+  sb_free(&head);
+  if (!*ptx) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
     goto fail_emit;
   }
@@ -626,6 +676,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   free(c->pred_stack);
   free(c->is_counter);
   free(c->if_of);
+  free(c->vname);
   free(c);
   return VYRE_OK;
 
@@ -641,6 +692,7 @@ fail_tables:
   free(c->pred_stack);
   free(c->is_counter);
   free(c->if_of);
+  free(c->vname);
   free(c);
   if (length) *length = 0;
   return st;

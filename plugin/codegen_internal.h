@@ -64,6 +64,7 @@ typedef struct cg_ctx {
   char gid_name[24];   /* the register gid_reg names */
   uint8_t *is_counter; /* per local slot: declared by a loop */
   uint32_t *if_of;     /* per ELSE: its IF */
+  char (*vname)[16];   /* per value: its copy-0 register name, made on first use */
   uint8_t op_class[VYRE_OP_ID_LIMIT]; /* vyre_op_class by op id (validated ids only) */
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;

@@ -33,6 +33,8 @@ static int reserve(strbuf *sb, size_t extra) {
   return 1;
 }
 
+void sb_reserve(strbuf *sb, size_t extra) { (void)reserve(sb, extra); }
+
 void sb_append(strbuf *sb, const char *text, size_t len) {
   if (!reserve(sb, len)) return;
   memcpy(sb->data + sb->len, text, len);

@@ -22,6 +22,9 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Make room for `extra` more bytes up front (a size hint; growth still
+ * works past it). */
+void sb_reserve(strbuf *sb, size_t extra);
 /* Take the text (caller frees with free()); the strbuf is reset.  NULL
  * when an allocation failed. */
 char *sb_take(strbuf *sb, size_t *len);
