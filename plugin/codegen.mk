@@ -12,3 +12,4 @@ noinst_PROGRAMS += bench/codegen_bench
 bench_codegen_bench_SOURCES = bench/codegen_bench.c
 bench_codegen_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
 bench_codegen_bench_LDADD = plugin/libvyre-codegen.la
+EXTRA_DIST += docs/kernel-abi.md docs/codegen.md
