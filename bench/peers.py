@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""peers.py -- the same measurements as `vyre bench`, on PyTorch and CuPy, for ratio tables.
+
+Each case matches one case of `vyre bench --json` by name:
+  dispatch_resident_1k   y = a*x + y on 1024 resident f32, launch + synchronise, host wall median
+  roundtrip_1k           1024 f32 host -> device, y = a*x + y, device -> host, host wall median
+  saxpy_bw_<n>           y = a*x + y on n resident f32, device time (events) median -> GB/s (12 bytes/elem)
+  copy_bw_<n>            y = x device-to-device copy of n f32 (8 bytes/elem), the bandwidth ceiling
+Prints one JSON object per line: {"peer": ..., "case": ..., "median_us": ..., "gbps": ...}.
+"""
+import json
+import statistics
+import sys
+import time
+
+
+def median_wall(fn, sync, warm=200, iters=2000):
+    for _ in range(warm):
+        fn()
+    sync()
+    samples = []
+    for _ in range(iters):
+        t0 = time.perf_counter_ns()
+        fn()
+        sync()
+        samples.append(time.perf_counter_ns() - t0)
+    return statistics.median(samples) / 1000.0
+
+
+def median_events(fn, make_event, sync, warm=5, iters=30):
+    for _ in range(warm):
+        fn()
+    sync()
+    samples = []
+    for _ in range(iters):
+        start, end = make_event(), make_event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start_end_ms(start, end))
+    return statistics.median(samples) * 1000.0
+
+
+def start_end_ms(start, end):
+    try:
+        return start.elapsed_time(end)  # torch
+    except AttributeError:
+        import cupy
+        return cupy.cuda.get_elapsed_time(start, end)
+
+
+def emit(peer, case, us, nbytes=None):
+    rec = {"peer": peer, "case": case, "median_us": round(us, 3)}
+    if nbytes:
+        rec["gbps"] = round(nbytes / (us * 1e-6) / 1e9, 1)
+    print(json.dumps(rec), flush=True)
+
+
+def torch_cases(sizes):
+    import torch
+    dev = torch.device("cuda")
+    x = torch.rand(1024, device=dev)
+    y = torch.rand(1024, device=dev)
+    emit("torch", "dispatch_resident_1k",
+         median_wall(lambda: y.add_(x, alpha=2.0), torch.cuda.synchronize))
+    hx = torch.rand(1024).numpy()
+    hy = torch.rand(1024).numpy()
+
+    def roundtrip():
+        dx = torch.from_numpy(hx).to(dev, non_blocking=False)
+        dy = torch.from_numpy(hy).to(dev, non_blocking=False)
+        dy.add_(dx, alpha=2.0)
+        return dy.cpu()
+    emit("torch", "roundtrip_1k", median_wall(roundtrip, torch.cuda.synchronize, iters=1000))
+    for n in sizes:
+        xs = [torch.rand(n, device=dev) for _ in range(2)]
+        ys = [torch.rand(n, device=dev) for _ in range(2)]
+        k = [0]
+
+        def saxpy():
+            k[0] ^= 1
+            ys[k[0]].add_(xs[k[0]], alpha=2.0)
+        us = median_events(saxpy, lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
+        emit("torch", "saxpy_bw_%d" % n, us, 12 * n)
+
+        def copy():
+            k[0] ^= 1
+            ys[k[0]].copy_(xs[k[0]])
+        us = median_events(copy, lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
+        emit("torch", "copy_bw_%d" % n, us, 8 * n)
+        del xs, ys
+        torch.cuda.empty_cache()
+
+
+def cupy_cases(sizes):
+    import cupy
+    saxpy_k = cupy.ElementwiseKernel("float32 a, float32 x", "float32 y", "y = a * x + y", "saxpy")
+    x = cupy.random.rand(1024, dtype=cupy.float32)
+    y = cupy.random.rand(1024, dtype=cupy.float32)
+    sync = cupy.cuda.Device().synchronize
+    a = cupy.float32(2.0)
+    emit("cupy", "dispatch_resident_1k", median_wall(lambda: saxpy_k(a, x, y), sync))
+    hx = cupy.asnumpy(x)
+    hy = cupy.asnumpy(y)
+
+    def roundtrip():
+        dx = cupy.asarray(hx)
+        dy = cupy.asarray(hy)
+        saxpy_k(a, dx, dy)
+        return cupy.asnumpy(dy)
+    emit("cupy", "roundtrip_1k", median_wall(roundtrip, sync, iters=1000))
+    for n in sizes:
+        xs = [cupy.random.rand(n, dtype=cupy.float32) for _ in range(2)]
+        ys = [cupy.random.rand(n, dtype=cupy.float32) for _ in range(2)]
+        k = [0]
+
+        def saxpy():
+            k[0] ^= 1
+            saxpy_k(a, xs[k[0]], ys[k[0]])
+        us = median_events(saxpy, cupy.cuda.Event, sync)
+        emit("cupy", "saxpy_bw_%d" % n, us, 12 * n)
+        del xs, ys
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def main():
+    sizes = [int(s) for s in sys.argv[1:]] or [1 << 20, 1 << 24, 1 << 28]
+    for run in (torch_cases, cupy_cases):
+        try:
+            run(sizes)
+        except Exception as exc:  # a missing peer is reported, not fatal
+            print(json.dumps({"peer": run.__name__, "error": str(exc)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,516 @@
+/* interp.c -- the reference interpreter: every invocation of a launch, workgroup by workgroup, with lockstep phases for barriers and subgroup ops and segments for grid barriers. */
+#include <errno.h>
+#include <fenv.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/ref.h"
+
+/* Where an invocation stopped. */
+enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };
+
+/* The class of every op id, plus one (0 = unassigned). */
+static const uint8_t op_class[VYRE_OP_ID_LIMIT] = {
+#define OP_CLASS_(name, id, text, cls, mask) [id] = (uint8_t)((cls) + 1),
+    VYRE_OP_MAP(OP_CLASS_)
+#undef OP_CLASS_
+};
+#define C(name) (VYRE_OC_##name + 1)
+
+/* One invocation's state. */
+typedef struct inv {
+  uint32_t pc;
+  uint8_t state;
+  uint32_t linear; /* local linear id */
+  uint32_t lid[3];
+  uint32_t gid[3];
+  uint64_t *vals;   /* one slot per instruction */
+  uint64_t *locals; /* one slot per local */
+} inv;
+
+/* One launch. */
+typedef struct launch {
+  const vyre_program *p;
+  const vyre_geometry *g;
+  uint8_t *const *mem;
+  uint32_t wg_inv;
+  uint64_t wg_total;
+  uint64_t chunk; /* workgroups claimed at a time */
+  int lockstep;   /* workgroup barriers or subgroup collectives */
+  int grid;       /* grid barriers */
+  size_t shared_stride;
+  uint32_t segment;
+  /* Kept across grid barriers (grid programs only), per invocation of
+   * the grid and per workgroup. */
+  uint64_t *locals_all;
+  uint32_t *pc_all;
+  uint8_t *state_all;
+  uint8_t *shared_all;
+  atomic_uint_fast64_t next; /* next unclaimed workgroup */
+  atomic_int stop;           /* a trap happened: everybody stops */
+  atomic_int more;           /* an invocation stopped at a grid barrier */
+  pthread_mutex_t trap_lock;
+  int trapped;
+  uint32_t trap_code, trap_inst, trap_wg[3], trap_lid[3];
+} launch;
+
+/* One thread's scratch. */
+typedef struct worker {
+  launch *L;
+  uint64_t *vals;
+  uint64_t *locals;
+  uint8_t *shared;
+  inv *invs;
+  pthread_t thread;
+  int started;
+} worker;
+
+/* The loop condition: `counter < end`, signed for i32 counters. */
+static int loop_less(uint32_t counter_type, uint64_t a, uint64_t b) {
+  return ref_compare(VYRE_OP_LT, counter_type, a, b) != 0;
+}
+
+static void record_trap(launch *L, const uint32_t wgid[3], const inv *v, uint32_t code,
+                        uint32_t pc) {
+  pthread_mutex_lock(&L->trap_lock);
+  if (!L->trapped) {
+    L->trapped = 1;
+    L->trap_code = code;
+    L->trap_inst = pc;
+    memcpy(L->trap_wg, wgid, sizeof L->trap_wg);
+    memcpy(L->trap_lid, v->lid, sizeof L->trap_lid);
+  }
+  pthread_mutex_unlock(&L->trap_lock);
+  atomic_store(&L->stop, 1);
+}
+
+/* Base and element count of buffer b as this workgroup sees it. */
+static uint8_t *buffer_at(const launch *L, uint8_t *shared, uint32_t b, uint32_t *count) {
+  const vyre_buffer_info *bi = &L->p->buffers[b];
+  *count = L->g->buffer_elems[b];
+  return bi->role == VYRE_ROLE_SHARED ? shared + bi->shared_offset : L->mem[b];
+}
+
+/*
+ * Run invocation v from v->pc until it ends (DONE), reaches a workgroup
+ * barrier or subgroup op (WAIT, pc at it), passes a grid barrier
+ * (SEGMENT, pc after it) or traps (TRAP; also when another invocation's
+ * trap stopped the launch).
+ */
+static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
+  const vyre_program *p = L->p;
+  const vyre_inst *insts = p->insts;
+  const uint32_t *match = p->match;
+  const uint8_t *vt = p->value_type;
+  uint64_t *val = v->vals, *loc = v->locals;
+  uint32_t n = p->inst_count, pc = v->pc, count;
+  uint8_t *base;
+  while (pc < n) {
+    const vyre_inst *in = &insts[pc];
+    switch (op_class[in->op]) {
+    case C(CONST): val[pc] = in->a | (uint64_t)in->b << 32; break;
+    case C(LOCAL_GET): val[pc] = loc[in->a]; break;
+    case C(LOAD): {
+      uint32_t idx = (uint32_t)val[in->b];
+      base = buffer_at(L, shared, in->a, &count);
+      val[pc] = idx < count ? ref_load_elem(base, p->buffers[in->a].decl.elem_type, idx) : 0;
+      break;
+    }
+    case C(BUF_LEN): val[pc] = L->g->buffer_elems[in->a]; break;
+    case C(BUILTIN):
+      switch (in->op) {
+      case VYRE_OP_INVOCATION_ID: val[pc] = v->gid[in->mod]; break;
+      case VYRE_OP_WORKGROUP_ID: val[pc] = wgid[in->mod]; break;
+      case VYRE_OP_LOCAL_ID: val[pc] = v->lid[in->mod]; break;
+      case VYRE_OP_SUBGROUP_LANE: val[pc] = v->linear % REF_SUBGROUP; break;
+      default: val[pc] = REF_SUBGROUP; break;
+      }
+      break;
+    case C(BINARY): val[pc] = ref_binary(in->op, in->type, val[in->a], val[in->b]); break;
+    case C(COMPARE): val[pc] = ref_compare(in->op, vt[in->a], val[in->a], val[in->b]); break;
+    case C(UNARY):
+    case C(PREDICATE): val[pc] = ref_unary(in->op, vt[in->a], val[in->a]); break;
+    case C(SELECT): val[pc] = val[in->a] ? val[in->b] : val[in->c]; break;
+    case C(CAST): val[pc] = ref_cast(vt[in->a], in->type, val[in->a]); break;
+    case C(FMA): val[pc] = ref_fma(val[in->a], val[in->b], val[in->c]); break;
+    case C(ATOMIC):
+    case C(ATOMIC_CAS): {
+      uint32_t idx = (uint32_t)val[in->b];
+      base = buffer_at(L, shared, in->a, &count);
+      val[pc] = idx < count ? ref_atomic_elem(base, in->op, in->type, idx, val[in->c],
+                                              in->op == VYRE_OP_ATOMIC_CAS ? val[in->d] : 0)
+                            : 0;
+      break;
+    }
+    case C(BALLOT):
+    case C(SHUFFLE):
+    case C(REDUCE): v->pc = pc; return INV_WAIT;
+    case C(LET):
+    case C(ASSIGN): loc[in->a] = val[in->b]; break;
+    case C(STORE): {
+      uint32_t idx = (uint32_t)val[in->b];
+      base = buffer_at(L, shared, in->a, &count);
+      if (idx < count) ref_store_elem(base, p->buffers[in->a].decl.elem_type, idx, val[in->c]);
+      break;
+    }
+    case C(IF):
+      /* False: jump past the matching ELSE (into its body) or END. */
+      pc = val[in->a] ? pc + 1 : match[pc] + 1;
+      continue;
+    case C(ELSE): pc = match[pc] + 1; continue; /* the then-branch ran: skip the else */
+    case C(END): {
+      const vyre_inst *op = &insts[match[pc]];
+      if (op->op == VYRE_OP_LOOP) {
+        uint32_t slot = op->a;
+        uint64_t next = (loc[slot] + 1u) & 0xffffffffu; /* < end, so no overflow */
+        loc[slot] = next;
+        if (loop_less(p->local_types[slot], next, val[op->c])) {
+          /* A trap elsewhere ends a long loop early. */
+          if (atomic_load_explicit(&L->stop, memory_order_relaxed)) return INV_TRAP;
+          pc = match[pc] + 1;
+          continue;
+        }
+      }
+      break;
+    }
+    case C(LOOP): {
+      loc[in->a] = val[in->b];
+      pc = loop_less(p->local_types[in->a], val[in->b], val[in->c]) ? pc + 1 : match[pc] + 1;
+      continue;
+    }
+    case C(BLOCK): break;
+    case C(RETURN): v->pc = n; return INV_DONE;
+    case C(BARRIER):
+      if (in->mod == VYRE_BARRIER_GRID) {
+        v->pc = pc + 1;
+        return INV_SEGMENT;
+      }
+      v->pc = pc;
+      return INV_WAIT;
+    case C(TRAP): record_trap(L, wgid, v, in->a, pc); return INV_TRAP;
+    default:
+      /* The validator admits no other op; stop rather than guess. */
+      record_trap(L, wgid, v, UINT32_MAX, pc);
+      return INV_TRAP;
+    }
+    pc++;
+  }
+  v->pc = n;
+  return INV_DONE;
+}
+
+/* Resolve the collective at `pc` for the invocations waiting there; the
+ * others count as inactive lanes. */
+static void resolve(launch *L, inv *invs, uint32_t pc) {
+  const vyre_program *p = L->p;
+  const vyre_inst *in = &p->insts[pc];
+  uint32_t n = L->wg_inv;
+  if (in->op != VYRE_OP_BARRIER) {
+    for (uint32_t base = 0; base < n; base += REF_SUBGROUP) {
+      uint32_t lanes = n - base < REF_SUBGROUP ? n - base : REF_SUBGROUP;
+      inv *sg = invs + base;
+      int active[REF_SUBGROUP];
+      for (uint32_t k = 0; k < REF_SUBGROUP; k++)
+        active[k] = k < lanes && sg[k].state == INV_WAIT && sg[k].pc == pc;
+      if (in->op == VYRE_OP_SUBGROUP_BALLOT) {
+        uint64_t mask = 0;
+        for (uint32_t k = 0; k < lanes; k++)
+          if (active[k] && sg[k].vals[in->a]) mask |= 1ull << k;
+        for (uint32_t k = 0; k < lanes; k++)
+          if (active[k]) sg[k].vals[pc] = mask;
+      } else if (in->op == VYRE_OP_SUBGROUP_SHUFFLE) {
+        for (uint32_t k = 0; k < lanes; k++) {
+          if (!active[k]) continue;
+          uint32_t src = (uint32_t)sg[k].vals[in->b] % REF_SUBGROUP;
+          sg[k].vals[pc] = active[src] ? sg[src].vals[in->a] : 0; /* typed zero */
+        }
+      } else {
+        /* The fixed tree of docs/semantics.md "Subgroups". */
+        uint64_t s[REF_SUBGROUP];
+        for (uint32_t k = 0; k < REF_SUBGROUP; k++)
+          s[k] = active[k] ? sg[k].vals[in->a] : ref_reduce_identity(in->mod, in->type);
+        for (uint32_t off = REF_SUBGROUP / 2; off; off /= 2)
+          for (uint32_t k = 0; k < off; k++) s[k] = ref_reduce_step(in->mod, in->type, s[k], s[k + off]);
+        for (uint32_t k = 0; k < lanes; k++)
+          if (active[k]) sg[k].vals[pc] = s[0];
+      }
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (invs[i].state == INV_WAIT && invs[i].pc == pc) {
+      invs[i].state = INV_RUN;
+      invs[i].pc = pc + 1;
+    }
+  }
+}
+
+/* Ids and starting state of local invocation i of workgroup wl. */
+static void inv_setup(launch *L, uint64_t wl, const uint32_t wgid[3], uint32_t i, inv *v,
+                      uint64_t *vals, uint64_t *locals) {
+  const uint32_t *wg = L->g->workgroup;
+  v->linear = i;
+  v->lid[0] = i % wg[0];
+  v->lid[1] = (i / wg[0]) % wg[1];
+  v->lid[2] = i / (wg[0] * wg[1]);
+  for (int k = 0; k < 3; k++) v->gid[k] = wgid[k] * wg[k] + v->lid[k]; /* u32, wraps */
+  v->vals = vals;
+  if (L->grid) {
+    uint64_t idx = wl * L->wg_inv + i;
+    v->pc = L->pc_all[idx];
+    v->state = L->state_all[idx];
+    v->locals = L->locals_all + idx * L->p->local_count;
+  } else {
+    v->pc = 0;
+    v->state = INV_RUN;
+    v->locals = locals;
+  }
+}
+
+/* Keep where invocation i stopped for the next grid segment. */
+static void inv_park(launch *L, uint64_t wl, uint32_t i, const inv *v, int outcome) {
+  uint64_t idx = wl * L->wg_inv + i;
+  L->pc_all[idx] = v->pc;
+  if (outcome == INV_SEGMENT) {
+    L->state_all[idx] = INV_RUN;
+    atomic_store_explicit(&L->more, 1, memory_order_relaxed);
+  } else {
+    L->state_all[idx] = INV_DONE;
+  }
+}
+
+/* Run workgroup wl for the current segment; -1 when the launch stops. */
+static int run_workgroup(worker *w, uint64_t wl) {
+  launch *L = w->L;
+  const vyre_program *p = L->p;
+  const vyre_geometry *g = L->g;
+  uint32_t wgid[3];
+  uint64_t gxy = (uint64_t)g->grid[0] * g->grid[1];
+  wgid[0] = (uint32_t)(wl % g->grid[0]);
+  wgid[1] = (uint32_t)((wl / g->grid[0]) % g->grid[1]);
+  wgid[2] = (uint32_t)(wl / gxy);
+  uint8_t *shared = L->grid ? L->shared_all + wl * L->shared_stride : w->shared;
+  /* Zero at the start of the workgroup; across grid barriers it lives on. */
+  if (p->shared_bytes && L->segment == 0) memset(shared, 0, p->shared_bytes);
+  uint32_t ninst = p->inst_count, nloc = p->local_count;
+
+  if (!L->lockstep) {
+    inv *v = &w->invs[0];
+    for (uint32_t i = 0; i < L->wg_inv; i++) {
+      inv_setup(L, wl, wgid, i, v, w->vals, w->locals);
+      if (v->state == INV_DONE) continue;
+      int r = run_inv(L, wgid, shared, v);
+      if (r == INV_TRAP) return -1;
+      if (L->grid) inv_park(L, wl, i, v, r);
+    }
+    return 0;
+  }
+
+  inv *invs = w->invs;
+  for (uint32_t i = 0; i < L->wg_inv; i++)
+    inv_setup(L, wl, wgid, i, &invs[i], w->vals + (size_t)i * ninst,
+              w->locals ? w->locals + (size_t)i * nloc : NULL);
+  for (;;) {
+    for (uint32_t i = 0; i < L->wg_inv; i++) {
+      if (invs[i].state != INV_RUN) continue;
+      int r = run_inv(L, wgid, shared, &invs[i]);
+      if (r == INV_TRAP) return -1;
+      invs[i].state = (uint8_t)r;
+    }
+    /* The validator puts collectives in uniform control flow, so every
+     * live invocation waits at one pc.  Should they differ anyway, the
+     * lowest pc goes first and the others count as inactive lanes. */
+    uint32_t pc = UINT32_MAX;
+    for (uint32_t i = 0; i < L->wg_inv; i++)
+      if (invs[i].state == INV_WAIT && invs[i].pc < pc) pc = invs[i].pc;
+    if (pc == UINT32_MAX) break;
+    resolve(L, invs, pc);
+  }
+  if (L->grid)
+    for (uint32_t i = 0; i < L->wg_inv; i++) inv_park(L, wl, i, &invs[i], invs[i].state);
+  return 0;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  launch *L = w->L;
+  /* Default FP environment: round to nearest, no flush-to-zero. */
+  fesetenv(FE_DFL_ENV);
+  for (;;) {
+    if (atomic_load_explicit(&L->stop, memory_order_relaxed)) break;
+    uint64_t start = atomic_fetch_add(&L->next, L->chunk);
+    if (start >= L->wg_total) break;
+    uint64_t end = L->wg_total - start < L->chunk ? L->wg_total : start + L->chunk;
+    for (uint64_t wl = start; wl < end; wl++)
+      if (run_workgroup(w, wl) < 0) return NULL;
+  }
+  return NULL;
+}
+
+static void workers_free(worker *ws, uint32_t n) {
+  if (!ws) return;
+  for (uint32_t i = 0; i < n; i++) {
+    free(ws[i].vals);
+    free(ws[i].locals);
+    free(ws[i].shared);
+    free(ws[i].invs);
+  }
+  free(ws);
+}
+
+/* Run one segment of one launch on up to nthreads threads. */
+static void run_segment(launch *L, worker *ws, uint32_t nthreads) {
+  atomic_store(&L->next, 0);
+  atomic_store(&L->more, 0);
+  for (uint32_t i = 1; i < nthreads; i++)
+    ws[i].started = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) == 0;
+  /* The caller is worker 0; threads that failed to start leave their
+   * share to the others. */
+  worker_main(&ws[0]);
+  for (uint32_t i = 1; i < nthreads; i++) {
+    if (ws[i].started) pthread_join(ws[i].thread, NULL);
+    ws[i].started = 0;
+  }
+}
+
+vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
+                        uint32_t iterations, uint32_t threads, ref_exec_stats *stats,
+                        vyre_error *err) {
+  if (stats) memset(stats, 0, sizeof *stats);
+  if (g->invocations == 0 || iterations == 0) return VYRE_OK; /* nothing to launch */
+  launch L;
+  memset(&L, 0, sizeof L);
+  L.p = p;
+  L.g = g;
+  L.mem = mem;
+  L.wg_inv = g->workgroup[0] * g->workgroup[1] * g->workgroup[2];
+  L.wg_total = (uint64_t)g->grid[0] * g->grid[1] * g->grid[2];
+  L.chunk = L.wg_inv >= 2048 ? 1 : 2048 / L.wg_inv;
+  L.shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
+  for (uint32_t i = 0; i < p->inst_count; i++) {
+    const vyre_inst *in = &p->insts[i];
+    if (in->op == VYRE_OP_SUBGROUP_BALLOT || in->op == VYRE_OP_SUBGROUP_SHUFFLE ||
+        in->op == VYRE_OP_SUBGROUP_REDUCE ||
+        (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_WORKGROUP))
+      L.lockstep = 1;
+    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) L.grid = 1;
+  }
+
+  /* Memory the launch needs: per worker, and (grid barriers) per
+   * invocation of the whole grid. */
+  uint64_t per_inv_state = L.lockstep ? L.wg_inv : 1;
+  double worker_bytes = (double)per_inv_state * p->inst_count * 8.0 +
+                        (L.grid ? 0.0 : (double)per_inv_state * p->local_count * 8.0) +
+                        (L.grid ? 0.0 : (double)L.shared_stride) + (double)L.wg_inv * sizeof(inv);
+  double grid_bytes = L.grid ? (double)g->invocations * (p->local_count * 8.0 + 5.0) +
+                                   (double)L.wg_total * L.shared_stride
+                             : 0.0;
+  if (worker_bytes + grid_bytes > (double)REF_MAX_STATE_BYTES)
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "dispatch: the reference interpreter would need %.0f MiB of state "
+                          "(%u instructions x %u locals x %llu invocations%s), over its %llu MiB "
+                          "limit. Fix: use a smaller grid or workgroup, or fewer locals and "
+                          "instructions",
+                          (worker_bytes + grid_bytes) / 1048576.0, p->inst_count,
+                          p->local_count, (unsigned long long)g->invocations,
+                          L.grid ? " kept across grid barriers" : "",
+                          (unsigned long long)(REF_MAX_STATE_BYTES >> 20));
+
+  /* Threads: only when there is enough work to pay for them, and only as
+   * many as the state limit allows. */
+  uint64_t claims = (L.wg_total + L.chunk - 1) / L.chunk;
+  uint32_t nthreads = threads ? threads : 1;
+  if (claims < nthreads) nthreads = (uint32_t)claims;
+  if ((double)g->invocations * p->inst_count < 65536.0) nthreads = 1;
+  double room = ((double)REF_MAX_STATE_BYTES - grid_bytes) / (worker_bytes > 1.0 ? worker_bytes : 1.0);
+  if (room < nthreads) nthreads = room >= 1.0 ? (uint32_t)room : 1u;
+
+  vyre_status st = VYRE_OK;
+  worker *ws = calloc(nthreads, sizeof *ws);
+  if (!ws) goto oom;
+  {
+    size_t nvals = (size_t)per_inv_state * p->inst_count;
+    size_t nlocs = L.grid ? 0 : (size_t)per_inv_state * p->local_count;
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < nthreads; i++) {
+      ws[i].L = &L;
+      ws[i].vals = calloc(nvals ? nvals : 1, sizeof *ws[i].vals);
+      ws[i].locals = calloc(nlocs ? nlocs : 1, sizeof *ws[i].locals);
+      ws[i].shared = L.grid ? NULL : calloc(L.shared_stride ? L.shared_stride : 1, 1);
+      ws[i].invs = calloc(L.wg_inv, sizeof *ws[i].invs);
+      if (!ws[i].vals || !ws[i].locals || (!L.grid && !ws[i].shared) || !ws[i].invs) break;
+      ok++;
+    }
+    if (!ok) {
+      workers_free(ws, nthreads);
+      ws = NULL;
+      goto oom;
+    }
+    /* Fewer threads when memory ran short. */
+    if (ok < nthreads) {
+      for (uint32_t i = ok; i < nthreads; i++) {
+        free(ws[i].vals);
+        free(ws[i].locals);
+        free(ws[i].shared);
+        free(ws[i].invs);
+        memset(&ws[i], 0, sizeof ws[i]);
+      }
+      nthreads = ok;
+    }
+  }
+  if (L.grid) {
+    L.locals_all = calloc(g->invocations * p->local_count + 1, sizeof *L.locals_all);
+    L.pc_all = calloc(g->invocations, sizeof *L.pc_all);
+    L.state_all = calloc(g->invocations, 1);
+    L.shared_all = calloc(L.wg_total * L.shared_stride + 1, 1);
+    if (!L.locals_all || !L.pc_all || !L.state_all || !L.shared_all) goto oom_grid;
+  }
+  pthread_mutex_init(&L.trap_lock, NULL);
+
+  fenv_t saved;
+  fegetenv(&saved);
+  uint32_t it;
+  for (it = 0; it < iterations && !atomic_load(&L.stop); it++) {
+    for (L.segment = 0;; L.segment++) {
+      run_segment(&L, ws, nthreads);
+      if (atomic_load(&L.stop) || !L.grid || !atomic_load(&L.more)) break;
+    }
+    if (L.grid) {
+      /* The next launch starts every invocation afresh. */
+      memset(L.pc_all, 0, g->invocations * sizeof *L.pc_all);
+      memset(L.state_all, 0, g->invocations);
+    }
+  }
+  fesetenv(&saved);
+  if (stats) {
+    stats->launches = it;
+    stats->invocations = g->invocations * it;
+    stats->threads_used = nthreads;
+  }
+  if (L.trapped)
+    st = vyre_error_set(err, VYRE_TRAP, (int64_t)L.trap_code,
+                        "dispatch: the program trapped with code %u at instruction %u in "
+                        "workgroup (%u, %u, %u), local id (%u, %u, %u); its outputs are "
+                        "discarded. Fix: the trap is the program reporting a failed check; "
+                        "look up what code %u means for this program",
+                        L.trap_code, L.trap_inst, L.trap_wg[0], L.trap_wg[1], L.trap_wg[2],
+                        L.trap_lid[0], L.trap_lid[1], L.trap_lid[2], L.trap_code);
+  pthread_mutex_destroy(&L.trap_lock);
+  free(L.locals_all);
+  free(L.pc_all);
+  free(L.state_all);
+  free(L.shared_all);
+  workers_free(ws, nthreads);
+  return st;
+
+oom_grid:
+  free(L.locals_all);
+  free(L.pc_all);
+  free(L.state_all);
+  free(L.shared_all);
+  workers_free(ws, nthreads);
+oom:
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                        "dispatch: out of host memory for the interpreter state of %llu "
+                        "invocations. Fix: use a smaller grid, or free memory",
+                        (unsigned long long)g->invocations);
+}

@@ -1,0 +1,87 @@
+/* ptxmath_ref.c -- correctly rounded f32 references from long double libm, and ULP distances. */
+#include "ptxmath_ref.h"
+
+#include <math.h>
+#include <string.h>
+#include <vyre/vyre_program.h>
+
+uint32_t pm_canon(uint32_t w) {
+  uint32_t a = w & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return 0x7FC00000u;
+  if (a < 0x00800000u) return w & 0x80000000u;
+  return w;
+}
+
+static long double ref_ld(uint32_t op, long double x) {
+  switch (op) {
+    case VYRE_OP_RSQRT: return 1.0L / sqrtl(x);
+    case VYRE_OP_EXP: return expl(x);
+    case VYRE_OP_EXP2: return exp2l(x);
+    case VYRE_OP_LOG: return logl(x);
+    case VYRE_OP_LOG2: return log2l(x);
+    case VYRE_OP_SIN: return sinl(x);
+    case VYRE_OP_COS: return cosl(x);
+    case VYRE_OP_TAN: return tanl(x);
+    case VYRE_OP_ASIN: return asinl(x);
+    case VYRE_OP_ACOS: return acosl(x);
+    case VYRE_OP_ATAN: return atanl(x);
+    case VYRE_OP_SINH: return sinhl(x);
+    case VYRE_OP_COSH: return coshl(x);
+    case VYRE_OP_TANH: return tanhl(x);
+    default: return NAN;
+  }
+}
+
+const char *pm_ref_name(uint32_t op) {
+  switch (op) {
+    case VYRE_OP_RSQRT: return "rsqrt";
+    case VYRE_OP_EXP: return "exp";
+    case VYRE_OP_EXP2: return "exp2";
+    case VYRE_OP_LOG: return "log";
+    case VYRE_OP_LOG2: return "log2";
+    case VYRE_OP_SIN: return "sin";
+    case VYRE_OP_COS: return "cos";
+    case VYRE_OP_TAN: return "tan";
+    case VYRE_OP_ASIN: return "asin";
+    case VYRE_OP_ACOS: return "acos";
+    case VYRE_OP_ATAN: return "atan";
+    case VYRE_OP_SINH: return "sinh";
+    case VYRE_OP_COSH: return "cosh";
+    case VYRE_OP_TANH: return "tanh";
+    default: return "?";
+  }
+}
+
+uint32_t pm_ref(uint32_t op, uint32_t xbits, int *uncertain) {
+  float xf;
+  memcpy(&xf, &xbits, sizeof xf);
+  long double y = ref_ld(op, (long double)xf);
+  float f = (float)y;
+  if (uncertain) {
+    *uncertain = 0;
+    if (isfinite(y) && y != 0 && isfinite(f) && (long double)f != y) {
+      /* The rounding boundary between f and its neighbour toward y. */
+      float g = nextafterf(f, (long double)f < y ? INFINITY : -INFINITY);
+      long double mid;
+      if (isinf(g)) mid = (long double)f + ((long double)f - nextafterf(f, 0.0f)) / 2;
+      else mid = ((long double)f + (long double)g) / 2;
+      if (fabsl(y - mid) <= fabsl(y) * 0x1p-58L) *uncertain = 1;
+    }
+  }
+  uint32_t w;
+  memcpy(&w, &f, sizeof w);
+  return pm_canon(w);
+}
+
+static int64_t ordinal(uint32_t w) {
+  int64_t m = (int64_t)(w & 0x7FFFFFFFu);
+  return (w & 0x80000000u) ? -m : m;
+}
+
+uint32_t pm_ulp_dist(uint32_t a, uint32_t b) {
+  int an = (a & 0x7FFFFFFFu) > 0x7F800000u, bn = (b & 0x7FFFFFFFu) > 0x7F800000u;
+  if (an || bn) return an && bn ? 0 : UINT32_MAX;
+  int64_t d = ordinal(a) - ordinal(b);
+  if (d < 0) d = -d;
+  return d > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
