@@ -15,6 +15,7 @@
 
 #include "codegen.h"
 #include "progen.h"
+#include "ptxmath.h"
 #include "vyre/vyre_support.h"
 
 /* ------------------------------------------------------------------ */
@@ -303,7 +304,27 @@ START_TEST(test_errors) {
   ck_assert_int_eq(cg_emit_ptx(p, &o, &ptx, &len, &info, &err), VYRE_UNSUPPORTED);
   ck_assert_msg(strstr(err.message, "'exp' (instruction 2)") != NULL, "names the op: %s",
                 err.message);
-  ck_assert_msg(strstr(err.message, "Fix:") != NULL, "has a Fix: %s", err.message);
+  ck_assert_msg(strstr(err.message, "unsupported under strict (ulp budget 0)") != NULL,
+                "says why: %s", err.message);
+  ck_assert_msg(strstr(err.message, "Fix: pass a ulp budget >= ") != NULL, "has a Fix: %s",
+                err.message);
+  /* The accurate bound works and names its function; a large budget
+   * takes the fast variant, a different function. */
+  uint32_t acc = pm_ulp_bound(VYRE_OP_EXP, PM_ACCURATE), fast = pm_ulp_bound(VYRE_OP_EXP, PM_FAST);
+  ck_assert_msg(acc > 0, "exp has an accurate variant");
+  o.ulp_budget = acc;
+  ck_assert_msg(cg_emit_ptx(p, &o, &ptx, &len, &info, &err) == VYRE_OK, "budget %u: %s", acc,
+                err.message);
+  HAS(ptx, ".func");
+  HAS(ptx, "call (");
+  char *accurate = ptx;
+  if (fast) {
+    o.ulp_budget = fast > acc ? fast : acc + 1000;
+    ck_assert_int_eq(cg_emit_ptx(p, &o, &ptx, &len, &info, &err), VYRE_OK);
+    ck_assert_msg(strcmp(ptx, accurate) != 0, "the fast variant is another function");
+    free(ptx);
+  }
+  free(accurate);
   vyre_program_free(p);
 }
 END_TEST
