@@ -784,9 +784,87 @@ START_TEST(test_progen_lowers) {
                     (unsigned long long)seed);
     vyre_input *inputs = NULL;
     ck_assert_int_eq(progen_inputs(p, seed, 37, &inputs, &err), VYRE_OK);
+    /* The inputs fit the program: a dispatch geometry exists. */
+    uint64_t sizes[VYRE_MAX_BUFFERS];
+    for (uint32_t k = 0; k < p->input_count; k++) sizes[k] = inputs[k].size;
+    vyre_geometry geo;
+    ck_assert_msg(vyre_geometry_derive(p, sizes, NULL, NULL, &geo, &err) == VYRE_OK,
+                  "progen inputs of seed %llu fit: %s", (unsigned long long)seed, err.message);
     progen_inputs_free(p, inputs);
     free(ptx);
     vyre_program_free(p);
+    free(bytes);
+  }
+}
+END_TEST
+
+START_TEST(test_progen_coverage) {
+  /* Over a few hundred seeds the generator reaches every op, every buffer
+   * type, every memory order and every reduction. */
+  uint8_t seen[VYRE_OP_ID_LIMIT] = {0}, types[VYRE_T_COUNT_] = {0}, orders[VYRE_ORDER_COUNT_] = {0},
+          kinds[VYRE_REDUCE_COUNT_] = {0};
+  uint32_t feats = 0;
+  for (uint64_t seed = 1; seed <= 600; seed++) {
+    progen_options po;
+    memset(&po, 0, sizeof po);
+    po.max_insts = 150;
+    void *bytes;
+    size_t size;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert_int_eq(progen_generate(seed, &po, &bytes, &size, &err), VYRE_OK);
+    vyre_program *p;
+    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    feats |= p->features;
+    for (uint32_t i = 0; i < p->inst_count; i++) {
+      const vyre_inst *in = &p->insts[i];
+      seen[in->op] = 1;
+      const vyre_op_info *info = vyre_op_lookup(in->op);
+      if (info->op_class == VYRE_OC_ATOMIC || info->op_class == VYRE_OC_ATOMIC_CAS) orders[in->mod] = 1;
+      if (in->op == VYRE_OP_SUBGROUP_REDUCE) kinds[in->mod] = 1;
+    }
+    for (uint32_t b = 0; b < p->buffer_count; b++) types[p->buffers[b].decl.elem_type] = 1;
+    vyre_program_free(p);
+    free(bytes);
+  }
+  uint32_t nops;
+  const vyre_op_info *ops = vyre_op_all(&nops);
+  for (uint32_t k = 0; k < nops; k++)
+    ck_assert_msg(seen[ops[k].id], "progen never generated '%s'", ops[k].mnemonic);
+  for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++)
+    ck_assert_msg(types[t], "progen never declared a %s buffer", vyre_type_name(t));
+  for (uint32_t k = 0; k < VYRE_ORDER_COUNT_; k++)
+    ck_assert_msg(orders[k], "progen never used order %s", vyre_order_name(k));
+  for (uint32_t k = 0; k < VYRE_REDUCE_COUNT_; k++)
+    ck_assert_msg(kinds[k], "progen never used reduce %s", vyre_reduce_name(k));
+  uint32_t want = VYRE_FEAT_BARRIER | VYRE_FEAT_GRID_BARRIER | VYRE_FEAT_SUBGROUP |
+                  VYRE_FEAT_ATOMIC | VYRE_FEAT_ATOMIC64 | VYRE_FEAT_TRAP |
+                  VYRE_FEAT_TRANSCENDENTAL | VYRE_FEAT_F16 | VYRE_FEAT_BF16 |
+                  VYRE_FEAT_WORKGROUP_MEMORY | VYRE_FEAT_RETURN | VYRE_FEAT_LOOP;
+  ck_assert_msg((feats & want) == want, "progen features 0x%x miss 0x%x", feats, want & ~feats);
+
+  /* Exclusion flags hold. */
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    progen_options po;
+    memset(&po, 0, sizeof po);
+    po.flags = PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP | PROGEN_NO_GRID_BARRIER |
+               PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_WORKGROUP_MEMORY |
+               PROGEN_NO_LOOPS | PROGEN_NO_STORAGE_TYPES | PROGEN_NO_RETURN | PROGEN_NO_BARRIER;
+    void *bytes;
+    size_t size;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert_int_eq(progen_generate(seed, &po, &bytes, &size, &err), VYRE_OK);
+    vyre_program *p;
+    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    ck_assert_msg(p->features == 0, "seed %llu: features 0x%x despite the exclusions",
+                  (unsigned long long)seed, p->features);
+    vyre_program_free(p);
+    /* Same seed, same bytes. */
+    void *again;
+    size_t size2;
+    ck_assert_int_eq(progen_generate(seed, &po, &again, &size2, &err), VYRE_OK);
+    ck_assert_msg(size == size2 && memcmp(bytes, again, size) == 0,
+                  "seed %llu must reproduce its program", (unsigned long long)seed);
+    free(again);
     free(bytes);
   }
 }
@@ -896,6 +974,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_trap_and_return);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
+  tcase_add_test(core, test_progen_coverage);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_errors);
