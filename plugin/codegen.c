@@ -84,25 +84,150 @@ static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
   return (size_t)(o - out);
 }
 
+/* ---- The fast path: each format string is parsed once per call into
+ * literal segments (kept padded, so they copy in fixed 16-byte moves) and
+ * conversions. */
+#define CG_FMT_SLOTS 256
+#define CG_FMT_PARTS 16
+#define CG_FMT_TEXT 192
+struct cg_fmt {
+  const char *fmt; /* the key: format strings are literals with fixed addresses */
+  uint8_t nparts;
+  uint8_t off[CG_FMT_PARTS], len[CG_FMT_PARTS];
+  char spec[CG_FMT_PARTS]; /* conversion after each literal; 0 after the last */
+  char text[CG_FMT_TEXT + 16];
+};
+
+static const cg_fmt *fmt_parse(cg_ctx *c, const char *fmt) {
+  if (!c->fmts) {
+    c->fmts = calloc(CG_FMT_SLOTS, sizeof *c->fmts);
+    if (!c->fmts) return NULL;
+  }
+  size_t h = ((uintptr_t)fmt >> 3) % CG_FMT_SLOTS;
+  for (size_t probe = 0; probe < CG_FMT_SLOTS / 2; probe++, h = (h + 1) % CG_FMT_SLOTS) {
+    cg_fmt *e = &c->fmts[h];
+    if (e->fmt == fmt) return e;
+    if (e->fmt) continue;
+    /* New entry. */
+    size_t t = 0;
+    uint8_t n = 0, start = 0;
+    for (const char *f = fmt;; f++) {
+      if (*f && *f != '%') {
+        if (t >= CG_FMT_TEXT) return NULL;
+        e->text[t++] = *f;
+        continue;
+      }
+      if (n >= CG_FMT_PARTS) return NULL;
+      e->off[n] = start;
+      e->len[n] = (uint8_t)(t - start);
+      if (!*f) {
+        e->spec[n++] = 0;
+        break;
+      }
+      e->spec[n++] = *++f;
+      if (!*f) return NULL;
+      start = (uint8_t)t;
+    }
+    e->nparts = n;
+    e->fmt = fmt;
+    return e;
+  }
+  return NULL;
+}
+
+static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list ap) {
+  static const char hexd[] = "0123456789abcdef";
+  char *o = out;
+  for (uint8_t k = 0; k < e->nparts; k++) {
+    const char *lit = e->text + e->off[k];
+    for (uint8_t done = 0; done < e->len[k]; done += 16) memcpy(o + done, lit + done, 16);
+    o += e->len[k];
+    char num[24], *end = num + sizeof num, *s;
+    switch (e->spec[k]) {
+    case 0: return (size_t)(o - out);
+    case 's': {
+      const char *str = va_arg(ap, const char *);
+      if (str >= c->ring[0] && str < c->ring[CG_RING]) {
+        /* A ring name: length in the slot's last byte, 48-byte slot. */
+        memcpy(o, str, 32);
+        o += (unsigned char)str[sizeof c->ring[0] - 1];
+      } else {
+        size_t l = strnlen(str, 256);
+        memcpy(o, str, l);
+        o += l;
+      }
+      break;
+    }
+    case 'u':
+      s = utoa_rev(end, va_arg(ap, unsigned), 10);
+      while (s < end) *o++ = *s++;
+      break;
+    case 'd': {
+      int v = va_arg(ap, int);
+      if (v < 0) *o++ = '-';
+      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
+      while (s < end) *o++ = *s++;
+      break;
+    }
+    case 'x': {
+      unsigned v = va_arg(ap, unsigned);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int d = 0; d < 8; d++) *o++ = hexd[(v >> (28 - 4 * d)) & 15u];
+      break;
+    }
+    case 'X': {
+      uint64_t v = va_arg(ap, uint64_t);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int d = 0; d < 16; d++) *o++ = hexd[(v >> (60 - 4 * d)) & 15u];
+      break;
+    }
+    case 'U':
+      s = utoa_rev(end, va_arg(ap, uint64_t), 10);
+      while (s < end) *o++ = *s++;
+      break;
+    case 'c': *o++ = (char)va_arg(ap, int); break;
+    default: *o++ = e->spec[k]; break; /* %% */
+    }
+  }
+  return (size_t)(o - out);
+}
+
+/* Room for one line: the literal text (< 192 bytes) plus at most 16
+ * conversions of at most 256 bytes each stays far below this. */
+#define CG_LINE_ROOM (CG_FMT_TEXT + 16 + CG_FMT_PARTS * 264)
+
+static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list ap) {
+  const cg_fmt *e = fmt_parse(c, fmt);
+  char *o = sb_room(&c->body, CG_LINE_ROOM + 2);
+  if (!o) return; /* the strbuf remembers the failure */
+  size_t n = 0;
+  if (indent) o[n++] = '\t';
+  if (e) {
+    n += format_fast(c, e, o + n, ap);
+  } else {
+    char line[CG_LINE_MAX];
+    size_t l = vformat(c, line, fmt, ap);
+    memcpy(o + n, line, l);
+    n += l;
+  }
+  o[n++] = '\n';
+  sb_commit(&c->body, n);
+}
+
 void cg_emit(cg_ctx *c, const char *fmt, ...) {
-  char line[CG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  line[0] = '\t';
-  size_t n = 1 + vformat(c, line + 1, fmt, ap);
+  emit_line(c, 1, fmt, ap);
   va_end(ap);
-  line[n++] = '\n';
-  sb_append(&c->body, line, n);
 }
 
 void cg_line(cg_ctx *c, const char *fmt, ...) {
-  char line[CG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  size_t n = vformat(c, line, fmt, ap);
+  emit_line(c, 0, fmt, ap);
   va_end(ap);
-  line[n++] = '\n';
-  sb_append(&c->body, line, n);
 }
 
 vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
@@ -677,6 +802,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   free(c->is_counter);
   free(c->if_of);
   free(c->vname);
+  free(c->fmts);
   free(c);
   return VYRE_OK;
 
@@ -693,6 +819,7 @@ fail_tables:
   free(c->is_counter);
   free(c->if_of);
   free(c->vname);
+  free(c->fmts);
   free(c);
   if (length) *length = 0;
   return st;

@@ -42,7 +42,10 @@ static int static_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) 
 
 int cg_elementwise_eligible(cg_ctx *c) {
   const vyre_program *p = c->p;
-  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes) return 0;
+  /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
+   * of them would only slow codegen and ptxas. */
+  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS)
+    return 0;
   uint32_t n = p->inst_count;
   c->dep = calloc(n, 1);
   c->vec_static = calloc(n, 1);

@@ -14,6 +14,7 @@
 #define CG_MAX_FACTS 512
 #define CG_EPT 8    /* elements per thread of the elementwise path */
 #define CG_QUADS 2  /* CG_EPT / 4: groups of 4 consecutive elements */
+#define CG_EW_MAX_INSTS 4096u /* larger programs take the general path */
 
 /* Body lowering modes. */
 enum { CG_MODE_GENERAL = 0, CG_MODE_VEC = 1 };
@@ -24,6 +25,8 @@ typedef struct cg_fact {
   uint32_t key;
   uint32_t bound;
 } cg_fact;
+
+typedef struct cg_fmt cg_fmt; /* a parsed format string (codegen.c) */
 
 typedef struct cg_ctx {
   const vyre_program *p;
@@ -65,6 +68,7 @@ typedef struct cg_ctx {
   uint8_t *is_counter; /* per local slot: declared by a loop */
   uint32_t *if_of;     /* per ELSE: its IF */
   char (*vname)[16];   /* per value: its copy-0 register name, made on first use */
+  cg_fmt *fmts;        /* parsed format strings, by address */
   uint8_t op_class[VYRE_OP_ID_LIMIT]; /* vyre_op_class by op id (validated ids only) */
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;
