@@ -723,9 +723,15 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
       c->if_of[program->match[i]] = i;
   }
   if (c->ngrid) {
+    /* A return or trap before the last grid barrier must still arrive at
+     * the grid barriers after it. */
+    uint32_t last = 0;
     for (uint32_t i = 0; i < c->n; i++) {
       const vyre_inst *in = &program->insts[i];
-      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) break;
+      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) last = i;
+    }
+    for (uint32_t i = 0; i < last; i++) {
+      const vyre_inst *in = &program->insts[i];
       if (in->op == VYRE_OP_RETURN || in->op == VYRE_OP_TRAP) c->need_done = 1;
     }
   }

@@ -64,8 +64,14 @@ static int count_of(const char *hay, const char *needle) {
   return n;
 }
 
-#define HAS(ptx, s) ck_assert_msg(strstr((ptx), (s)) != NULL, "PTX should contain '%s':\n%s", (s), (ptx))
-#define HASNT(ptx, s) ck_assert_msg(strstr((ptx), (s)) == NULL, "PTX should not contain '%s':\n%s", (s), (ptx))
+/* On failure the PTX goes to stderr (Check messages are short). */
+static int has_text(const char *ptx, const char *s, int want) {
+  int found = strstr(ptx, s) != NULL;
+  if (found != want) fprintf(stderr, "---- PTX ----\n%s\n", ptx);
+  return found == want;
+}
+#define HAS(ptx, s) ck_assert_msg(has_text((ptx), (s), 1), "PTX should contain '%s' (PTX on stderr)", (s))
+#define HASNT(ptx, s) ck_assert_msg(has_text((ptx), (s), 0), "PTX should not contain '%s' (PTX on stderr)", (s))
 
 /* saxpy: y[i] = a[0] * x[i] + y[i] under i < buflen(y). */
 static vyre_program *saxpy(vyre_type t) {
@@ -102,7 +108,7 @@ START_TEST(test_signature_and_target) {
   char entry[96];
   snprintf(entry, sizeof entry, ".visible .entry %s(", info.entry);
   HAS(ptx, entry);
-  ck_assert_msg(count_of(ptx, ".param .u64") == 4, "3 buffers + params = 4 .u64 params:\n%s", ptx);
+  ck_assert_msg(count_of(ptx, ".param .u64") == 4, "3 buffers + params = 4 .u64 params");
   HAS(ptx, ".param .u64 params");
   ck_assert_uint_eq(info.kernel_buffers, 3);
   ck_assert_uint_eq(info.params_words, 1 + 3 + 2 + 2);
@@ -241,6 +247,33 @@ START_TEST(test_atomics_subgroups_barriers) {
   ck_assert_msg(info.grid_mode == CG_GRID_LOGICAL, "barriers keep the logical grid");
   ck_assert_uint_eq(info.shared_bytes, 192);
   HASNT(ptx, ".local");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+START_TEST(test_return_between_grid_barriers) {
+  /* A workgroup that leaves between two grid barriers still arrives at
+   * the second one (else every other workgroup waits forever). */
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  vyre_b_store(b, o, vyre_b_gid(b, 0), vyre_b_u32(b, 1));
+  vyre_b_barrier(b, VYRE_BARRIER_GRID);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0), vyre_b_u32(b, 0)));
+  vyre_b_return(b);
+  vyre_b_end(b);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0), vyre_b_u32(b, 1)));
+  vyre_b_trap(b, 5);
+  vyre_b_end(b);
+  vyre_b_barrier(b, VYRE_BARRIER_GRID);
+  vyre_b_store(b, o, vyre_b_gid(b, 0), vyre_b_u32(b, 2));
+  vyre_program *p = finish(b);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  if (count_of(ptx, "bra $GB1;") != 3) fputs(ptx, stderr);
+  ck_assert_msg(count_of(ptx, "bra $GB1;") == 3, "return and trap jump to the second grid barrier (and done workgroups skip on to it)");
+  HAS(ptx, "@%done bra $GB1;");
+  HAS(ptx, "@%done exit;");
   free(ptx);
   vyre_program_free(p);
 }
@@ -972,6 +1005,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_semantic_sequences);
   tcase_add_test(core, test_atomics_subgroups_barriers);
   tcase_add_test(core, test_trap_and_return);
+  tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
   tcase_add_test(core, test_progen_coverage);
