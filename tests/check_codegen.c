@@ -279,6 +279,32 @@ START_TEST(test_return_between_grid_barriers) {
 }
 END_TEST
 
+START_TEST(test_workgroup_layout) {
+  /* Buffer i of workgroup memory lives at its shared_offset. */
+  vyre_builder *b = vyre_builder_new(32, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t s1 = vyre_b_buffer(b, "s1", 0, VYRE_ACCESS_WORKGROUP, VYRE_T_U8, 5, 0);
+  uint32_t s2 = vyre_b_buffer(b, "s2", 0, VYRE_ACCESS_WORKGROUP, VYRE_T_U64, 3, 0);
+  uint32_t l = vyre_b_builtin(b, VYRE_OP_LOCAL_ID, 0);
+  vyre_b_store(b, s2, l, vyre_b_cast(b, VYRE_T_U64, l));
+  vyre_b_store(b, s1, l, l);
+  vyre_b_barrier(b, VYRE_BARRIER_WORKGROUP);
+  uint32_t v = vyre_b_cast(b, VYRE_T_U32, vyre_b_load(b, s2, vyre_b_u32(b, 2)));
+  vyre_b_store(b, o, vyre_b_gid(b, 0), vyre_b_bin(b, VYRE_OP_ADD, v, vyre_b_load(b, s1, l)));
+  vyre_program *p = finish(b);
+  ck_assert_uint_eq(p->buffers[s2].shared_offset, 16);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  HAS(ptx, ", 16;");                 /* s2's offset is added */
+  HAS(ptx, "st.shared.u64");
+  HAS(ptx, "st.shared.u8");
+  HAS(ptx, "vyre_smem[48]");         /* 5 bytes, pad to 16, 24 bytes, round to 16 */
+  ck_assert_uint_eq(info.shared_bytes, 40);
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_trap_and_return) {
   vyre_builder *b = vyre_builder_new(32, 1, 1);
   uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 8, 0);
@@ -1005,6 +1031,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_semantic_sequences);
   tcase_add_test(core, test_atomics_subgroups_barriers);
   tcase_add_test(core, test_trap_and_return);
+  tcase_add_test(core, test_workgroup_layout);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
