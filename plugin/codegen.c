@@ -151,6 +151,10 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list a
         /* A ring name: length in the slot's last byte, 48-byte slot. */
         memcpy(o, str, 32);
         o += (unsigned char)str[sizeof c->ring[0] - 1];
+      } else if (c->vname && str >= c->vname[0] && str < c->vname[c->n]) {
+        /* A cached value name: 16-byte slot, length in its last byte. */
+        memcpy(o, str, 16);
+        o += (unsigned char)str[15];
       } else {
         size_t l = strnlen(str, 256);
         memcpy(o, str, l);
@@ -286,17 +290,15 @@ const char *cg_val(cg_ctx *c, uint32_t v) {
   uint32_t copy = c->copy;
   if (c->mode == CG_MODE_VEC && c->dep && !c->dep[v]) copy = 0;
   if (copy == 0 && c->vname) {
-    /* Copy 0 names are made once and kept (most operands are copy 0). */
-    char *slot = c->ring[c->ring_i++ % CG_RING];
+    /* Copy 0 names are made once and kept (most operands are copy 0); the
+     * slot's last byte holds the length, for the formatter. */
     char *cached = c->vname[v];
     if (!cached[0]) {
       const char *made = cg_name(c, val_prefix(c->p->value_type[v]), v);
       memcpy(cached, made, 15);
       cached[15] = made[sizeof c->ring[0] - 1];
     }
-    memcpy(slot, cached, 16);
-    slot[sizeof c->ring[0] - 1] = cached[15];
-    return slot;
+    return cached;
   }
   return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);
 }
