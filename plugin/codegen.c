@@ -378,6 +378,33 @@ static void facts_from_cond(cg_ctx *c, uint32_t cond, int depth) {
   else push_fact(c, in->b, in->a);
 }
 
+/* Facts that hold where `cond` is false (after `if (cond) return;`). */
+static void facts_from_negated(cg_ctx *c, uint32_t cond, int depth) {
+  const vyre_inst *in = &c->p->insts[cond];
+  if (depth > 8) return;
+  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL)) {
+    facts_from_negated(c, in->a, depth + 1);
+    facts_from_negated(c, in->b, depth + 1);
+    return;
+  }
+  if (in->op == VYRE_OP_NOT) {
+    facts_from_cond(c, in->a, depth + 1);
+    return;
+  }
+  if (in->op != VYRE_OP_GE && in->op != VYRE_OP_LE) return;
+  if (c->p->value_type[in->a] != VYRE_T_U32) return;
+  /* !(x >= n) and !(n <= x) both say x < n. */
+  if (in->op == VYRE_OP_GE) push_fact(c, in->a, in->b);
+  else push_fact(c, in->b, in->a);
+}
+
+/* `if (cond) { return | trap } end`: the code after it runs where cond is false. */
+static int is_early_exit(const vyre_program *p, uint32_t opener, uint32_t end) {
+  if (p->insts[opener].op != VYRE_OP_IF || end != opener + 2) return 0;
+  uint16_t op = p->insts[opener + 1].op;
+  return op == VYRE_OP_RETURN || op == VYRE_OP_TRAP;
+}
+
 static int const_u32(cg_ctx *c, uint32_t v, uint32_t *out) {
   const vyre_inst *in = &c->p->insts[v];
   if (in->op != VYRE_OP_CONST || in->type != VYRE_T_U32) return 0;
@@ -450,8 +477,15 @@ const char *cg_vpred(cg_ctx *c) {
 
 static void lower_if_vec(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
-  if (c->vec_static && c->vec_static[i]) {
+  if (c->vec_static && c->vec_static[i] == 1) {
     vec_push_pred(c, c->vpred);
+    return;
+  }
+  if (c->vec_static && c->vec_static[i] == 2) {
+    /* Statically false on the vector path (an early-exit guard). */
+    uint32_t k = c->ntp++;
+    cg_emit(c, "mov.pred %s, 0;", cg_name(c, "%q", k));
+    vec_push_pred(c, k);
     return;
   }
   uint32_t k = c->ntp++;
@@ -498,7 +532,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       c->vpred = outer;
       uint32_t k = c->ntp++;
       const char *q = cg_name(c, "%q", k);
-      if (c->vec_static && c->vec_static[ifi]) {
+      if (c->vec_static && c->vec_static[ifi] == 1) {
         cg_emit(c, "mov.pred %s, 0;", q); /* statically false on the vector path */
       } else if (outer != CG_NONE) {
         const char *nq = cg_tp(c);
@@ -532,6 +566,9 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     if (c->fact_mark) {
       uint32_t root = op->op == VYRE_OP_ELSE ? c->if_of[opener] : opener;
       c->nfacts = c->fact_mark[root];
+      /* Past `if (i >= n) return;` every invocation still here has i < n;
+       * the fact lasts until the enclosing block ends. */
+      if (is_early_exit(p, opener, i)) facts_from_negated(c, op->a, 0);
     }
     cg_line(c, "$L%u_%u:", copy, i);
     break;
@@ -560,6 +597,11 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     else if (c->fact_mark) c->fact_mark[i] = c->nfacts;
     break;
   case VYRE_OP_RETURN:
+    if (c->mode == CG_MODE_VEC) break; /* only `if (gid >= len) return`: never on the vector path */
+    if (c->tail_continue) {
+      cg_emit(c, "bra $EWCONT;"); /* the tail's next element */
+      break;
+    }
     if (c->need_done && c->grid_seen < c->ngrid) {
       cg_emit(c, "mov.pred %%done, 1;");
       cg_emit(c, "bra $GB%u;", c->grid_seen);

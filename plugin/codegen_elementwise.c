@@ -34,6 +34,31 @@ static int static_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) 
   return 1;
 }
 
+/* cond is "gid >= buflen(b)" (or "buflen(b) <= gid", or a disjunction of
+ * such): false on the vector path once every such b bounds it. */
+static int static_exit_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[cond];
+  if (depth > 8) return 0;
+  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL))
+    return static_exit_guard(c, in->a, in_bound, depth + 1) &&
+           static_exit_guard(c, in->b, in_bound, depth + 1);
+  uint32_t x, len;
+  if (in->op == VYRE_OP_GE) {
+    x = in->a;
+    len = in->b;
+  } else if (in->op == VYRE_OP_LE) {
+    x = in->b;
+    len = in->a;
+  } else {
+    return 0;
+  }
+  if (p->value_type[x] != VYRE_T_U32 || !is_gid(p, x) || p->insts[len].op != VYRE_OP_BUF_LEN)
+    return 0;
+  in_bound[p->insts[len].a] = 1;
+  return 1;
+}
+
 /* Per buffer: what the vector path does with it. */
 #define EW_LOAD 1u      /* loaded at gid: preload the vectors */
 #define EW_STORE 2u     /* stored at gid: vector store at the end */
@@ -89,7 +114,14 @@ int cg_elementwise_eligible(cg_ctx *c) {
     case VYRE_OC_ELSE:
     case VYRE_OC_END:
     case VYRE_OC_BLOCK: break;
-    default: ok = 0; break; /* loops, barriers, atomics, subgroups, return, trap */
+    case VYRE_OC_RETURN:
+      /* Only the early-exit guard `if (gid >= buflen(b)) { return } end`
+       * at the top level (checked with the guards below). */
+      if (i == 0 || p->insts[i - 1].op != VYRE_OP_IF || p->match[i - 1] != i + 1 ||
+          p->depth[i - 1] != 0)
+        ok = 0;
+      break;
+    default: ok = 0; break; /* loops, barriers, atomics, subgroups, trap */
     }
   }
   free(stored);
@@ -114,8 +146,13 @@ int cg_elementwise_eligible(cg_ctx *c) {
     const vyre_inst *in = &p->insts[i];
     switch (in->op) {
     case VYRE_OP_IF:
-      c->vec_static[i] = (uint8_t)static_guard(c, in->a, bound, 0);
-      stack[depth + 1] = (uint8_t)(stack[depth] && c->vec_static[i]);
+      if (i + 1 < n && p->insts[i + 1].op == VYRE_OP_RETURN) {
+        if (!static_exit_guard(c, in->a, bound, 0)) ok = 0;
+        c->vec_static[i] = 2;
+      } else {
+        c->vec_static[i] = (uint8_t)static_guard(c, in->a, bound, 0);
+      }
+      stack[depth + 1] = (uint8_t)(stack[depth] && c->vec_static[i] == 1);
       depth++;
       break;
     case VYRE_OP_ELSE: stack[depth] = 0; break;
@@ -138,6 +175,16 @@ int cg_elementwise_eligible(cg_ctx *c) {
     if (bound[b] || (c->ew_flags[b] & (EW_LOAD | EW_STORE))) c->ew_flags[b] |= EW_BOUND;
   free(bound);
   free(stack);
+  if (!ok) {
+    /* A return that is not an early-exit guard on a buffer length. */
+    free(c->dep);
+    free(c->vec_static);
+    free(c->ew_flags);
+    c->dep = NULL;
+    c->vec_static = NULL;
+    c->ew_flags = NULL;
+    return 0;
+  }
   return 1;
 }
 
@@ -300,7 +347,10 @@ void cg_elementwise_body(cg_ctx *c) {
   c->mode = CG_MODE_GENERAL;
   c->copy = CG_EPT;
   c->nfacts = 0;
+  c->tail_continue = 1;
   cg_lower_range(c, 0, c->n);
+  c->tail_continue = 0;
+  cg_line(c, "$EWCONT:");
   cg_emit(c, "add.u32 %s, %s, 1;", kname, kname);
   cg_emit(c, "setp.lt.u32 %s, %s, %u;", qq = cg_tp(c), kname, CG_EPT);
   cg_emit(c, "@%s bra $EWNEXT;", qq);

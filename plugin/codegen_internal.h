@@ -62,7 +62,8 @@ typedef struct cg_ctx {
   uint32_t *pred_stack;
   uint32_t pred_depth;
   uint32_t *cur_raw;   /* VEC: [buffer * CG_EPT + e] raw temp of the element at gid */
-  uint8_t *vec_static; /* VEC: per IF, condition known true on the vector path */
+  uint8_t *vec_static; /* VEC: per IF, 1 = condition true on the vector path, 2 = false */
+  int tail_continue;   /* elementwise tail: return goes to the next element */
   uint8_t *ew_flags;   /* elementwise: per buffer EW_* */
   char gid_name[24];   /* the register gid_reg names */
   uint8_t *is_counter; /* per local slot: declared by a loop */

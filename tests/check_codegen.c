@@ -169,6 +169,31 @@ START_TEST(test_elementwise_saxpy) {
 }
 END_TEST
 
+START_TEST(test_early_exit_guard) {
+  /* if (gid >= buflen(y)) return; y[gid] = x[gid] * 2: elementwise, and
+   * on the logical path the guard proves y[gid] in bounds. */
+  vyre_builder *b = vyre_builder_new(128, 1, 1);
+  uint32_t x = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_I32, 0, 0);
+  uint32_t y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_GE, g, vyre_b_buflen(b, y)));
+  vyre_b_return(b);
+  vyre_b_end(b);
+  vyre_b_store(b, y, g, vyre_b_bin(b, VYRE_OP_MUL, vyre_b_load(b, x, g), vyre_b_i32(b, 2)));
+  vyre_program *p = finish(b);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  ck_assert_msg(info.grid_mode == CG_GRID_ELEMENTWISE, "an early-exit guard keeps the fast path");
+  HAS(ptx, "st.global.v4.u32");
+  HAS(ptx, "bra $EWCONT;"); /* the tail's return moves on to the next element */
+  free(ptx);
+  ptx = emit(p, &info, CG_NO_FASTPATH);
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 1, "only x[gid] needs a check after the guard");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_semantic_sequences) {
   /* Integer edge cases become explicit select sequences. */
   vyre_builder *b = vyre_builder_new(64, 1, 1);
@@ -1030,6 +1055,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_signature_and_target);
   tcase_add_test(core, test_elementwise_saxpy);
   tcase_add_test(core, test_semantic_sequences);
+  tcase_add_test(core, test_early_exit_guard);
   tcase_add_test(core, test_atomics_subgroups_barriers);
   tcase_add_test(core, test_trap_and_return);
   tcase_add_test(core, test_workgroup_layout);

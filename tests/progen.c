@@ -629,7 +629,17 @@ vyre_status progen_generate(uint64_t seed, const progen_options *o, void **bytes
   gen_buffers(g);
   if (ew(g)) {
     g->gid = add_val(g, vyre_b_gid(g->b, 0), VYRE_T_U32, 0);
-    if (chance(g, 60)) {
+    if (!has(g, PROGEN_NO_RETURN) && chance(g, 25)) {
+      /* The early-exit form: if (gid >= buflen(b)) return; ... */
+      uint32_t len = add_val(g, vyre_b_buflen(g->b, rnd(g, g->nbuf)), VYRE_T_U32, 1);
+      uint32_t c = chance(g, 50) ? vyre_b_bin(g->b, VYRE_OP_GE, g->gid, len)
+                                 : vyre_b_bin(g->b, VYRE_OP_LE, len, g->gid);
+      vyre_b_if(g->b, c);
+      vyre_b_return(g->b);
+      vyre_b_end(g->b);
+      gen_block(g, 0);
+      gen_store(g);
+    } else if (chance(g, 60)) {
       /* The usual guard: gid < buflen(some output). */
       uint32_t outs[MAX_BUFS], n = 0;
       for (uint32_t k = 0; k < g->nbuf; k++)

@@ -25,8 +25,10 @@
  *
  * PROGEN_ELEMENTWISE instead makes programs of the elementwise shape (1-D,
  * every load/store at gid.x or a constant index, no barriers, atomics,
- * subgroups, loops, return or trap) that exercise backends' vectorised
- * fast paths; those programs also honour the other flags.
+ * subgroups, loops or trap; guarded by `if (gid < buflen(b)) {...}`, by
+ * the early exit `if (gid >= buflen(b)) return;`, or not at all) that
+ * exercise backends' vectorised fast paths; those programs also honour
+ * the other flags.
  *
  * Thread-safe: no global state.
  */
