@@ -1005,6 +1005,45 @@ START_TEST(test_ptxas_suite) {
 }
 END_TEST
 
+/* Every 8th suite program for the other targets the code generator knows. */
+typedef struct targets_ctx {
+  batch *bts;
+  uint32_t nbt, seen;
+} targets_ctx;
+
+static void targets_cb(void *ctx, const vyre_program *p, const char *what) {
+  targets_ctx *tc = ctx;
+  if (tc->seen++ % 8) return;
+  for (uint32_t k = 0; k < tc->nbt; k++) batch_add(&tc->bts[k], p, what, 0);
+}
+
+START_TEST(test_ptxas_targets) {
+  const char *ptxas = ptxas_path();
+  if (!ptxas) return;
+  char dir[256];
+  make_dir(dir, sizeof dir, "targets");
+  static const struct {
+    const char *arch;
+    uint32_t major, minor;
+  } targets[] = {{"sm_80", 8, 0}, {"sm_86", 8, 6}, {"sm_89", 8, 9}, {"sm_100", 10, 0},
+                 {"sm_120", 12, 0}};
+  batch bts[5];
+  for (int k = 0; k < 5; k++)
+    batch_init(&bts[k], ptxas, targets[k].arch, targets[k].major, targets[k].minor, dir, 0);
+  targets_ctx tc = {bts, 5, 0};
+  suite(targets_cb, &tc);
+  uint32_t failures = 0, total = 0;
+  for (int k = 0; k < 5; k++) {
+    batch_done(&bts[k]);
+    failures += bts[k].failures;
+    total += bts[k].total;
+  }
+  printf("ptxas targets: %u kernels assembled for sm_80, sm_86, sm_89, sm_100, sm_120\n", total);
+  ck_assert_msg(failures == 0, "%u ptxas batches failed (see stderr)", failures);
+  rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_ptxas_progen) {
   const char *ptxas = ptxas_path();
   if (!ptxas) return;
@@ -1070,6 +1109,7 @@ static Suite *codegen_suite(void) {
   TCase *ptxas = tcase_create("ptxas");
   tcase_set_timeout(ptxas, 600);
   tcase_add_test(ptxas, test_ptxas_suite);
+  tcase_add_test(ptxas, test_ptxas_targets);
   tcase_add_test(ptxas, test_ptxas_progen);
   suite_add_tcase(s, ptxas);
   return s;
