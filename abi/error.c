@@ -63,5 +63,10 @@ void vyre_error_clear(vyre_error *err) {
 
 void vyre_error_copy(vyre_error *dst, const vyre_error *src) {
   if (!dst || !src) return;
-  vyre_error_set(dst, (vyre_status)src->status, src->native_code, "%s", src->message);
+  /* The source may be a smaller (older) record too: read only its bytes. */
+  int32_t status = src->struct_size >= offsetof(vyre_error, native_code) ? src->status : 0;
+  int64_t native = src->struct_size >= offsetof(vyre_error, message) ? src->native_code : 0;
+  size_t room = message_room(src);
+  int len = (int)strnlen(src->message, room);
+  vyre_error_set(dst, (vyre_status)status, native, "%.*s", len, src->message);
 }

@@ -36,6 +36,8 @@ void vyre_handles_destroy(vyre_handle_table *table) {
 }
 
 int vyre_handles_insert(vyre_handle_table *table, void *object, uint64_t *handle) {
+  /* A NULL object would mark its slot free while it is still linked. */
+  if (!object) return -1;
   pthread_mutex_lock(&table->lock);
   uint32_t slot;
   if (table->free_head) {

@@ -329,9 +329,10 @@ static vyre_status want_type(decoder *d, uint32_t i, const char *which, uint32_t
                              uint32_t want) {
   if (got == want) return VYRE_OK;
   return fail(d, VYRE_INVALID_PROGRAM,
-              INST_FMT "operand %s has type %s, expected %s. Fix: cast it (cast.%s)", i,
-              mnem(&d->p->insts[i]), which, vyre_type_name(got), vyre_type_name(want),
-              vyre_type_name(want));
+              INST_FMT "operand %s has type %s, expected %s. Fix: pass a %s value, e.g. "
+                       "convert it first with `cast %s`",
+              i, mnem(&d->p->insts[i]), which, vyre_type_name(got), vyre_type_name(want),
+              vyre_type_name(want), vyre_type_name(want));
 }
 
 static vyre_status operand(decoder *d, uint32_t i, const char *which, uint32_t v,
@@ -600,8 +601,10 @@ static vyre_status check_inst(decoder *d, uint32_t i) {
     used = 0x1 | 0x10 | 0x20;
     is_value = 1;
     if ((st = operand(d, i, "value", in->a, t))) return st;
-    if (!TYPE_IN_MASK(t) || in->mod >= VYRE_REDUCE_COUNT_ ||
-        (t == VYRE_T_F32 && in->mod >= VYRE_REDUCE_AND))
+    if (in->mod >= VYRE_REDUCE_COUNT_)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduction kind %u is unknown. Fix: use "
+                  "add (0), min (1), max (2), and (3), or (4) or xor (5)", i, mnem(in), in->mod);
+    if (!TYPE_IN_MASK(t) || (t == VYRE_T_F32 && in->mod >= VYRE_REDUCE_AND))
       return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduce %s over %s is not defined. Fix: "
                   "add/min/max take integers or f32; and/or/xor take integers", i, mnem(in),
                   vyre_reduce_name(in->mod), vyre_type_name(t));
@@ -760,7 +763,8 @@ static vyre_status analyse_uniformity(decoder *d) {
   vyre_program *p = d->p;
   uint32_t n = p->inst_count;
   uint8_t *local_uniform = malloc(p->local_count ? p->local_count : 1);
-  uint8_t *loop_diverges = calloc(n, 1);
+  /* Per LOOP: 1 + the index of a divergent return/trap inside it, else 0. */
+  uint32_t *loop_diverges = calloc(n, sizeof *loop_diverges);
   uint8_t *cf = malloc(VYRE_MAX_NESTING + 1);
   uint32_t *cause = malloc((VYRE_MAX_NESTING + 1) * sizeof *cause);
   uint32_t *open_loops = malloc((VYRE_MAX_NESTING + 1) * sizeof *open_loops);
@@ -831,7 +835,7 @@ static vyre_status analyse_uniformity(decoder *d) {
            * invocations, so the whole loop body is divergent. */
           for (uint32_t k = 0; k < nloops; k++) {
             if (!loop_diverges[open_loops[k]]) {
-              loop_diverges[open_loops[k]] = 1;
+              loop_diverges[open_loops[k]] = i + 1u;
               changed = 1;
             }
           }
@@ -857,7 +861,21 @@ static vyre_status analyse_uniformity(decoder *d) {
                in->op == VYRE_OP_SUBGROUP_REDUCE)
         what = "subgroup operation";
       if (what && !here) {
-        if (why != NONE && (p->insts[why].op == VYRE_OP_RETURN || p->insts[why].op == VYRE_OP_TRAP))
+        const vyre_inst *w = why != NONE ? &p->insts[why] : NULL;
+        if (w && w->op == VYRE_OP_LOOP && loop_diverges[why] && p->uniform[w->b] &&
+            p->uniform[w->c]) {
+          /* The bounds are uniform: the loop diverges because an early
+           * exit inside it drops invocations from later iterations. */
+          uint32_t exit = loop_diverges[why] - 1u;
+          st = fail(d, VYRE_INVALID_PROGRAM,
+                    INST_FMT "%s inside the loop at instruction %u, which a %s in divergent "
+                             "control flow (instruction %u) leaves early: later iterations run "
+                             "without the invocations that left, so not every invocation "
+                             "reaches it. Fix: guard the rest of the iteration with if instead "
+                             "of the %s, or move the %s out of the loop",
+                    i, mnem(in), what, why, mnem(&p->insts[exit]), exit, mnem(&p->insts[exit]),
+                    what);
+        } else if (w && (w->op == VYRE_OP_RETURN || w->op == VYRE_OP_TRAP))
           st = fail(d, VYRE_INVALID_PROGRAM,
                     INST_FMT "%s after a %s in divergent control flow (instruction %u): not "
                              "every invocation reaches it. Fix: guard the work with if instead "

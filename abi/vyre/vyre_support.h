@@ -87,7 +87,7 @@ typedef struct vyre_handle_table {
 void vyre_handles_init(vyre_handle_table *table, uint8_t tag);
 /* Frees the slot array only; the caller drains objects first. */
 void vyre_handles_destroy(vyre_handle_table *table);
-/* Insert; 0 on success, -1 when out of memory or slots. */
+/* Insert a non-NULL object; 0 on success, -1 for NULL or when out of memory or slots. */
 int vyre_handles_insert(vyre_handle_table *table, void *object, uint64_t *handle);
 /* The object, or NULL when the handle is not live in this table. */
 void *vyre_handles_get(vyre_handle_table *table, uint64_t handle);

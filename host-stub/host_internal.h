@@ -1,0 +1,85 @@
+/* host_internal.h -- libvyre-host's private types: one candidate plugin and the loader that fills it. */
+#ifndef VYRE_HOST_INTERNAL_H
+#define VYRE_HOST_INTERNAL_H
+
+#include <stdint.h>
+
+#include "vyre/vyre.h"
+#include "vyre/vyre_host.h"
+
+/* The host's ABI minor.  Tests build a copy of the loader with another
+ * value to exercise version skew (tests/host.mk, check_loader_skew). */
+#ifndef VYRE_HOST_ABI_MINOR
+#define VYRE_HOST_ABI_MINOR VYRE_ABI_MINOR
+#endif
+
+/* The smallest structures the host accepts: everything ABI minor 0
+ * defines is read, so everything minor 0 defines must be there. */
+#define HOST_DESCRIPTOR_MIN offsetof(vyre_plugin_descriptor, build_id)
+#define HOST_REGISTRATION_MIN (offsetof(vyre_registration, create) + sizeof(void (*)(void)))
+#define HOST_VTABLE_MIN (offsetof(vyre_backend_vtable, destroy) + sizeof(void (*)(void)))
+#define HOST_BACKEND_MIN sizeof(vyre_backend)
+/* Larger than any struct this ABI will grow to: a bigger size is garbage. */
+#define HOST_STRUCT_MAX 65536u
+
+#define HOST_ID_MAX 31u
+#define HOST_VERSION_MAX 63u
+#define HOST_DESCRIPTION_MAX 255u
+
+typedef vyre_status (*host_factory_fn)(const vyre_backend_options *options, vyre_backend **out,
+                                       vyre_error *err);
+
+/*
+ * One candidate.  Everything but status and reason is written once by
+ * vyre_host_open (single-threaded) and read-only afterwards; status and
+ * reason are guarded by the host's lock.
+ */
+typedef struct host_entry {
+  char *path;     /* as found */
+  char *real;     /* realpath, for spotting one file reached twice; may be NULL */
+  uint32_t origin;
+  int registered; /* loaded and not a duplicate; fixed once open returns */
+  uint32_t status;
+  char reason[VYRE_HOST_REASON_MAX];
+
+  void *handle; /* dlopen handle, never closed */
+  host_factory_fn create;
+  char id[HOST_ID_MAX + 1];
+  char version[HOST_VERSION_MAX + 1];
+  char description[HOST_DESCRIPTION_MAX + 1];
+  char build_id[64];
+  int32_t precedence;
+  uint16_t abi_major, abi_minor;
+  uint16_t minor_min, minor_max;
+  uint32_t op_count;
+  uint16_t *ops; /* host-owned copy */
+  uint64_t capabilities;
+  uint64_t storage_types;
+  uint32_t registration_size;
+  uint32_t vtable_size;
+} host_entry;
+
+/*
+ * Load the file at e->path: dlopen, check the descriptor, call the entry,
+ * check and copy the registration.  On any failure e->status is
+ * VYRE_HOST_SKIPPED with a one-line reason; else VYRE_HOST_LOADED.  The
+ * handle is kept even on failure (never dlclose).  Not thread-safe on one
+ * entry; different entries may load concurrently.
+ */
+void host_load_entry(host_entry *e);
+
+/* Set e->reason from a format (truncated to one line). */
+void host_entry_reason(host_entry *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Debug tracing when VYRE_LOG contains "debug" (stderr). */
+void host_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif /* VYRE_HOST_INTERNAL_H */

@@ -1,0 +1,40 @@
+/* text_internal.h -- pieces shared by the text assembler and disassembler (host-stub/text*.c); not installed. */
+#ifndef VYRE_HOST_TEXT_INTERNAL_H
+#define VYRE_HOST_TEXT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/vyre_support.h"
+
+/* A growable NUL-terminated string.  A failed allocation sets `failed`
+ * and later appends do nothing, so callers check once at the end. */
+typedef struct text_buf {
+  char *data;
+  size_t len, cap;
+  int failed;
+} text_buf;
+
+void text_buf_append(text_buf *b, const char *s, size_t n);
+void text_buf_printf(text_buf *b, const char *fmt, ...) VYRE_PRINTF(2, 3);
+
+/* Write the canonical literal of a constant of value type `type` (bool
+ * u32 u64 i32 i64 f32) whose bits are `bits` (as vyre_inst a|b<<32). */
+void text_format_const(text_buf *b, uint32_t type, uint64_t bits);
+
+/*
+ * Parse the literal s[0..len) as a constant of value type `type`.
+ * Returns 0 with *bits set, or -1 with "what is wrong. Fix: how" in msg.
+ * f32 results are canonical or rejected.  Thread-safe.
+ */
+int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, char *msg,
+                     size_t msg_size);
+
+/* Parse an unsigned decimal or 0x hex number of at most `max`; 0 or -1. */
+int text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
+
+/* Names of the types in a vyre type mask, space-separated ("u32 i32"). */
+void text_type_mask_names(uint32_t mask, char *out, size_t size);
+
+#endif /* VYRE_HOST_TEXT_INTERNAL_H */

@@ -1,0 +1,101 @@
+/* vyre_cli.h -- the `vyre` command line: the command table, exit codes and helpers shared by the command files. */
+#ifndef VYRE_CLI_H
+#define VYRE_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vyre/vyre.h"
+#include "vyre/vyre_host.h"
+#include "vyre/vyre_program.h"
+
+/* Exit codes (docs/host.md, "Exit codes"). */
+enum {
+  CLI_OK = 0,    /* success */
+  CLI_FAIL = 1,  /* the work failed: backend, dispatch, program, file */
+  CLI_USAGE = 2  /* the command line is wrong */
+};
+
+/*
+ * One command.  To add one (`vyre conform`, `vyre fuzz`, `vyre bench`):
+ * write host-stub/vyre_cli_NAME.c defining `const cli_command
+ * cli_cmd_NAME`, declare it below, add it to `commands` in vyre_cli.c
+ * and to host_stub_vyre_SOURCES in host-stub/host.mk.
+ */
+typedef struct cli_command {
+  const char *name;
+  const char *synopsis; /* "run PROGRAM [options]" */
+  const char *summary;  /* one line for `vyre help` */
+  const char *help;     /* the rest of `vyre help NAME`: options, examples */
+  /* argv[0] is the command name; --help was handled already. */
+  int (*run)(const struct cli_command *self, int argc, char **argv);
+  const char *alias; /* another name, or NULL */
+} cli_command;
+
+extern const cli_command cli_cmd_list;
+extern const cli_command cli_cmd_info;
+extern const cli_command cli_cmd_run;
+extern const cli_command cli_cmd_asm;
+extern const cli_command cli_cmd_disasm;
+extern const cli_command cli_cmd_emit_ptx;
+
+/* Print "vyre CMD: <message>" and a pointer to the help to stderr;
+ * returns CLI_USAGE. */
+int cli_usage(const cli_command *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Print "vyre CMD: <message>" to stderr; returns CLI_FAIL. */
+int cli_fail(const cli_command *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/*
+ * Option scanning.  cli_opt_value matches "--name VALUE" and
+ * "--name=VALUE" at argv[*i]; on a match it stores the value, advances *i
+ * past what it consumed and returns 1; a missing value is a usage error
+ * (returns -1 after printing it).  Returns 0 when argv[*i] is another option.
+ */
+int cli_opt_value(const cli_command *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **value);
+/* 1 when argv[i] is exactly the flag `name`. */
+int cli_opt_flag(char **argv, int i, const char *name);
+
+/* Parse an unsigned decimal/hex integer in [min, max]; 0 on success. */
+int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out);
+/* Parse "X", "X,Y" or "X,Y,Z" (missing axes = 1), each 1..2^31; 0 on success. */
+int cli_parse_dim3(const char *text, uint32_t out[3]);
+
+/*
+ * Read a whole file ("-" = stdin) into malloc'd memory (*data, freed by
+ * the caller; a NUL is appended past *size).  0 on success; else -1 with
+ * a message in err.
+ */
+int cli_read_file(const char *path, void **data, size_t *size, vyre_error *err);
+/* Write a file ("-" = stdout).  0 on success; else -1 with a message. */
+int cli_write_file(const char *path, const void *data, size_t size, vyre_error *err);
+
+/*
+ * Load a program file: binary (starts with the "VYRP" magic) or text
+ * (assembled).  *bytes receives malloc'd program bytes (free()).  *is_text
+ * (may be NULL) says which it was.  The bytes are not validated here.
+ */
+vyre_status cli_load_program(const char *path, void **bytes, size_t *size, int *is_text,
+                             vyre_error *err);
+
+/* Open the host with the default search (environment, build tree,
+ * plugin dir). */
+vyre_status cli_open_host(vyre_host **host, vyre_error *err);
+
+/* Capability bits as names separated by spaces ("none" when 0). */
+void cli_format_caps(uint64_t caps, char *out, size_t size);
+
+/* JSON string literal of s (quotes included) to f. */
+void cli_json_string(FILE *f, const char *s);
+
+#endif /* VYRE_CLI_H */

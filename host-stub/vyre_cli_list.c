@@ -1,0 +1,295 @@
+/* vyre_cli_list.c -- `vyre list` (the backends found, the chosen one, the skipped ones and why) and `vyre info`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vyre/vyre_support.h"
+#include "vyre_cli.h"
+
+static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
+  vyre_host_candidate c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  vyre_host_backend_info(host, i, &c, NULL);
+  return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* list                                                                */
+/* ------------------------------------------------------------------ */
+
+static void list_json(vyre_host *host, int chosen, const char *select_error) {
+  uint32_t n = vyre_host_backend_count(host);
+  printf("{\"chosen\":");
+  if (chosen >= 0) cli_json_string(stdout, candidate(host, (uint32_t)chosen).id);
+  else printf("null");
+  printf(",\"forced\":");
+  if (vyre_host_forced_id(host)) cli_json_string(stdout, vyre_host_forced_id(host));
+  else printf("null");
+  if (select_error) {
+    printf(",\"error\":");
+    cli_json_string(stdout, select_error);
+  }
+  printf(",\"candidates\":[");
+  for (uint32_t i = 0; i < n; i++) {
+    vyre_host_candidate c = candidate(host, i);
+    printf("%s{\"id\":", i ? "," : "");
+    cli_json_string(stdout, c.id);
+    printf(",\"status\":\"%s\",\"chosen\":%s,\"version\":", vyre_host_status_name(c.status),
+           (int)i == chosen ? "true" : "false");
+    cli_json_string(stdout, c.version);
+    printf(",\"precedence\":%d,\"abi\":", c.precedence);
+    if (c.abi_major) printf("\"%u.%u\"", c.abi_major, c.abi_minor);
+    else printf("null");
+    printf(",\"path\":");
+    cli_json_string(stdout, c.path);
+    printf(",\"origin\":\"%s\",\"description\":", vyre_host_origin_name(c.origin));
+    cli_json_string(stdout, c.description);
+    printf(",\"reason\":");
+    cli_json_string(stdout, c.reason);
+    printf("}");
+  }
+  printf("]}\n");
+}
+
+static void list_text(vyre_host *host, int chosen, const char *select_error) {
+  uint32_t n = vyre_host_backend_count(host);
+  uint32_t registered = n - vyre_host_skipped_count(host);
+  if (registered == 0) {
+    printf("no backends registered.\n");
+  } else {
+    printf("  %-12s %-10s %6s  %-11s %s\n", "ID", "VERSION", "PREC", "STATUS", "PATH");
+    for (uint32_t i = 0; i < n; i++) {
+      vyre_host_candidate c = candidate(host, i);
+      if (c.status == VYRE_HOST_SKIPPED) continue;
+      printf("%c %-12s %-10s %6d  %-11s %s (%s)\n", (int)i == chosen ? '*' : ' ', c.id,
+             c.version[0] ? c.version : "-", c.precedence, vyre_host_status_name(c.status), c.path,
+             vyre_host_origin_name(c.origin));
+      if (c.description[0]) printf("  %-12s %s\n", "", c.description);
+      if (c.status == VYRE_HOST_UNAVAILABLE) printf("  %-12s why: %s\n", "", c.reason);
+    }
+  }
+  uint32_t skipped = vyre_host_skipped_count(host);
+  if (skipped) {
+    printf("\nskipped (%u):\n", skipped);
+    for (uint32_t i = 0; i < n; i++) {
+      vyre_host_candidate c = candidate(host, i);
+      if (c.status != VYRE_HOST_SKIPPED) continue;
+      printf("  %s (%s)%s%s%s: %s\n", c.path, vyre_host_origin_name(c.origin),
+             c.id[0] ? " id '" : "", c.id, c.id[0] ? "'" : "", c.reason);
+    }
+  }
+  printf("\n");
+  if (chosen >= 0) {
+    vyre_host_candidate c = candidate(host, (uint32_t)chosen);
+    if (vyre_host_forced_id(host))
+      printf("* = the backend `vyre run` uses: '%s', forced by VYRE_BACKEND.\n", c.id);
+    else
+      printf("* = the backend `vyre run` uses: '%s', the lowest precedence that works here.\n",
+             c.id);
+  } else {
+    printf("no usable backend: %s\n", select_error ? select_error : "(unknown)");
+  }
+  printf("search order: VYRE_BACKEND_PATH, the build tree (when run from one), the plugin dir.\n");
+}
+
+static int run_list(const cli_command *self, int argc, char **argv) {
+  int json = 0, probe = 1;
+  for (int i = 1; i < argc; i++) {
+    if (cli_opt_flag(argv, i, "--json")) json = 1;
+    else if (cli_opt_flag(argv, i, "--no-probe")) probe = 0;
+    else return cli_usage(self, "unknown argument '%s'", argv[i]);
+  }
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
+  if (probe) vyre_host_probe(host);
+  int chosen = -1;
+  uint32_t index = 0;
+  const char *select_error = NULL;
+  if (vyre_host_select(host, NULL, &index, &err) == VYRE_OK) chosen = (int)index;
+  else select_error = err.message;
+  if (json) list_json(host, chosen, select_error);
+  else list_text(host, chosen, select_error);
+  vyre_host_close(host);
+  return chosen >= 0 ? CLI_OK : CLI_FAIL;
+}
+
+const cli_command cli_cmd_list = {
+    "list",
+    "list [--json] [--no-probe]",
+    "list the backend plugins found, mark the one `vyre run` uses, show skipped ones and why",
+    "Every candidate of the search (VYRE_BACKEND_PATH, then the build tree when vyre\n"
+    "runs from one, then the installed plugin dir) is shown with its status:\n"
+    "  ready        its factory works on this machine\n"
+    "  unavailable  it loaded, but its factory failed here (the reason is shown)\n"
+    "  loaded       registered; its factory was not tried (--no-probe)\n"
+    "  skipped      not usable at all: not a plugin, wrong ABI, bad registration,\n"
+    "               duplicate id (the reason is shown)\n\n"
+    "options:\n"
+    "  --json       machine-readable output\n"
+    "  --no-probe   do not try the factories (only the chosen backend's is tried)\n\n"
+    "exit status: 0 when a backend is usable, 1 when none is.\n",
+    run_list,
+    NULL,
+};
+
+/* ------------------------------------------------------------------ */
+/* info                                                                */
+/* ------------------------------------------------------------------ */
+
+static void print_wrapped(const char *label, const char *words) {
+  int col = printf("  %-16s", label);
+  const char *p = words;
+  while (*p) {
+    const char *sp = strchr(p, ' ');
+    size_t len = sp ? (size_t)(sp - p) : strlen(p);
+    if (col + (int)len + 1 > 78 && col > 19) {
+      col = printf("\n  %-16s", "") - 1;
+    }
+    col += printf(" %.*s", (int)len, p);
+    p += len;
+    while (*p == ' ') p++;
+  }
+  printf("\n");
+}
+
+static void print_ops(const vyre_host_candidate *c) {
+  char *buf = malloc((size_t)c->op_count * 16 + 16);
+  if (!buf) return;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < c->op_count; i++) {
+    const vyre_op_info *op = vyre_op_lookup(c->ops[i]);
+    used += (size_t)sprintf(buf + used, "%s%s", used ? " " : "", op ? op->mnemonic : "?");
+  }
+  char label[32];
+  snprintf(label, sizeof label, "ops (%u):", c->op_count);
+  print_wrapped(label, c->op_count ? buf : "none");
+  free(buf);
+}
+
+static void print_types(uint64_t types) {
+  char buf[256] = "";
+  size_t used = 0;
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++)
+    if (types & (1ull << t))
+      used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", used ? " " : "",
+                               vyre_type_name(t));
+  print_wrapped("storage types:", used ? buf : "none");
+}
+
+static void print_bytes(const char *label, uint64_t bytes) {
+  if (bytes >= (1ull << 30)) printf("  %-17s%.1f GiB\n", label, (double)bytes / (1ull << 30));
+  else if (bytes >= (1ull << 20)) printf("  %-17s%.1f MiB\n", label, (double)bytes / (1ull << 20));
+  else printf("  %-17s%llu bytes\n", label, (unsigned long long)bytes);
+}
+
+static void print_profile(const vyre_device_profile *p) {
+  char caps[512];
+  printf("device %u: %s\n", p->ordinal, p->name);
+  if (p->compute_major || p->compute_minor)
+    printf("  %-17s%u.%u\n", "compute cap:", p->compute_major, p->compute_minor);
+  printf("  %-17s%u\n", "compute units:", p->compute_units);
+  printf("  %-17s%u\n", "subgroup size:", p->subgroup_size);
+  printf("  %-17s%u x %u x %u (%u invocations)\n", "max workgroup:", p->max_workgroup_size[0],
+         p->max_workgroup_size[1], p->max_workgroup_size[2], p->max_invocations_per_workgroup);
+  printf("  %-17s%u x %u x %u\n", "max workgroups:", p->max_workgroups[0], p->max_workgroups[1],
+         p->max_workgroups[2]);
+  print_bytes("shared memory:", p->shared_memory_per_workgroup);
+  if (p->total_memory) print_bytes("total memory:", p->total_memory);
+  if (p->free_memory) print_bytes("free memory:", p->free_memory);
+  if (p->l2_bytes) print_bytes("L2:", p->l2_bytes);
+  if (p->memory_bus_bits) printf("  %-17s%u bits\n", "memory bus:", p->memory_bus_bits);
+  if (p->memory_clock_khz) printf("  %-17s%u MHz\n", "memory clock:", p->memory_clock_khz / 1000);
+  if (p->driver_version)
+    printf("  %-17s%u.%u\n", "driver:", p->driver_version / 1000, (p->driver_version % 1000) / 10);
+  if (p->resident_budget) print_bytes("resident budget:", p->resident_budget);
+  cli_format_caps(p->capabilities, caps, sizeof caps);
+  print_wrapped("capabilities:", caps);
+}
+
+static int run_info(const cli_command *self, int argc, char **argv) {
+  const char *id = NULL;
+  uint32_t ordinal = 0;
+  for (int i = 1; i < argc;) {
+    const char *v = NULL;
+    int m = cli_opt_value(self, argc, argv, &i, "--device", &v);
+    if (m < 0) return CLI_USAGE;
+    if (m > 0) {
+      if (cli_parse_u32(v, 0, 1024, &ordinal) != 0)
+        return cli_usage(self, "--device '%s' is not a device number", v);
+      continue;
+    }
+    if (argv[i][0] == '-') return cli_usage(self, "unknown option '%s'", argv[i]);
+    if (id) return cli_usage(self, "takes one backend id, got '%s' and '%s'", id, argv[i]);
+    id = argv[i++];
+  }
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
+  vyre_backend_options bo = {sizeof bo, ordinal, 0, 0};
+  vyre_backend *b = NULL;
+  uint32_t index = 0;
+  int rc = CLI_OK;
+  vyre_status st = vyre_host_create(host, id, &bo, &b, &index, &err);
+  int32_t shown = st == VYRE_OK ? (int32_t)index : (id ? vyre_host_find(host, id) : -1);
+  if (shown < 0) {
+    rc = cli_fail(self, "%s", err.message);
+    goto done;
+  }
+  vyre_host_candidate c = candidate(host, (uint32_t)shown);
+  char caps[512];
+  printf("backend %s %s: %s\n", c.id, c.version, c.description);
+  printf("  %-17s%s (%s)\n", "file:", c.path, vyre_host_origin_name(c.origin));
+  if (c.build_id[0]) printf("  %-17s%s\n", "build id:", c.build_id);
+  printf("  %-17s%u.%u (the plugin serves %u.%u to %u.%u)\n", "ABI:", c.abi_major, c.abi_minor,
+         c.abi_major, c.plugin_minor_min, c.abi_major, c.plugin_minor_max);
+  printf("  %-17s%d (lower wins)\n", "precedence:", c.precedence);
+  printf("  %-17s%s\n", "status:", vyre_host_status_name(c.status));
+  cli_format_caps(c.capabilities, caps, sizeof caps);
+  print_wrapped("capabilities:", caps);
+  print_types(c.storage_types);
+  print_ops(&c);
+  if (st != VYRE_OK) {
+    rc = cli_fail(self, "%s", err.message);
+    goto done;
+  }
+  if (VYRE_HOST_HAS(b, device_profile)) {
+    vyre_device_profile prof;
+    memset(&prof, 0, sizeof prof);
+    prof.struct_size = sizeof prof;
+    if (b->vt->device_profile(b, &prof, &err) == VYRE_OK) print_profile(&prof);
+    else printf("device profile: unavailable: %s\n", err.message);
+  }
+  if (VYRE_HOST_HAS(b, metrics)) {
+    uint32_t count = 0;
+    vyre_metric metrics[256];
+    if (b->vt->metrics(b, metrics, 256, &count, &err) == VYRE_OK) {
+      printf("metrics (%u):\n", count);
+      for (uint32_t i = 0; i < count && i < 256; i++) {
+        metrics[i].name[sizeof metrics[i].name - 1] = '\0';
+        printf("  %-40s %llu\n", metrics[i].name, (unsigned long long)metrics[i].value);
+      }
+    } else {
+      printf("metrics: unavailable: %s\n", err.message);
+    }
+  }
+  b->vt->destroy(b);
+done:
+  vyre_host_close(host);
+  return rc;
+}
+
+const cli_command cli_cmd_info = {
+    "info",
+    "info [BACKEND] [--device N]",
+    "show a backend's registration, device profile, capabilities, ops and metrics",
+    "BACKEND is an id from `vyre list`; without it, the backend `vyre run` would\n"
+    "use.  The backend is created on device N (default 0) to read its profile\n"
+    "and metrics.\n\n"
+    "exit status: 0, or 1 when the backend is absent or cannot be created here\n"
+    "(its registration is still printed when it was found).\n",
+    run_info,
+    NULL,
+};

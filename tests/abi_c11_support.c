@@ -1,0 +1,35 @@
+/* abi_c11_support.c -- vyre_support.h compiles alone as strict C11 (-std=c11 -pedantic -Werror, no _GNU_SOURCE); main of the check. */
+#include "vyre/vyre_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+size_t abi_c11_vyre(void);
+size_t abi_c11_program(void);
+
+int main(void) {
+  size_t want_vyre = sizeof(vyre_error) + sizeof(vyre_backend_vtable) + sizeof(vyre_registration) +
+                     sizeof(vyre_plugin_descriptor);
+  size_t want_program = 64 + 32 + 20 + VYRE_OP_ADD;
+  if (abi_c11_vyre() != want_vyre || abi_c11_program() != want_program) {
+    fprintf(stderr, "abi_headers_c11: a strict C11 client sees other struct sizes (%zu/%zu, "
+                    "expected %zu/%zu)\n",
+            abi_c11_vyre(), abi_c11_program(), want_vyre, want_program);
+    return EXIT_FAILURE;
+  }
+  /* The builder and the decoder link and work from a strict C11 client. */
+  vyre_builder *b = vyre_builder_new(1, 1, 1);
+  if (!b) return EXIT_FAILURE;
+  vyre_b_return(b);
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_program *p = NULL;
+  int ok = vyre_builder_finish(b, &bytes, &size, &err) == VYRE_OK &&
+           vyre_program_decode(bytes, size, &p, &err) == VYRE_OK;
+  vyre_program_free(p);
+  free(bytes);
+  vyre_builder_free(b);
+  if (!ok) fprintf(stderr, "abi_headers_c11: %s\n", err.message);
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

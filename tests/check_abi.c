@@ -1,0 +1,497 @@
+/* check_abi.c -- the ABI contract at run time: struct layouts, name tables, the op table and error records. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vyre/vyre_support.h"
+
+/* Check's ck_assert_msg writes a mark point through a pipe on every
+ * success; this costs nothing until it fails (the op scan makes 130k). */
+#define EXPECT(expr, ...)                   \
+  do {                                      \
+    if (!(expr)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+
+/* ------------------------------------------------------------------ */
+/* layout: every boundary struct, field by field (LP64)                */
+/* ------------------------------------------------------------------ */
+#define OFF(type, field, want)                                                              \
+  EXPECT(offsetof(type, field) == (want), #type "." #field " is at %zu, the ABI says %zu", \
+                offsetof(type, field), (size_t)(want))
+#define SIZE(type, want)                                                                    \
+  EXPECT(sizeof(type) == (want), "sizeof(" #type ") is %zu, the ABI says %zu",          \
+                sizeof(type), (size_t)(want))
+
+START_TEST(layout_plain_structs) {
+  /* Structs without pointers have one layout everywhere. */
+  SIZE(vyre_error, 16 + VYRE_ERROR_MESSAGE_MAX);
+  OFF(vyre_error, struct_size, 0);
+  OFF(vyre_error, status, 4);
+  OFF(vyre_error, native_code, 8);
+  OFF(vyre_error, message, 16);
+
+  SIZE(vyre_device_profile, 272);
+  OFF(vyre_device_profile, struct_size, 0);
+  OFF(vyre_device_profile, ordinal, 4);
+  OFF(vyre_device_profile, name, 8);
+  OFF(vyre_device_profile, backend_id, 136);
+  OFF(vyre_device_profile, compute_major, 168);
+  OFF(vyre_device_profile, compute_minor, 172);
+  OFF(vyre_device_profile, compute_units, 176);
+  OFF(vyre_device_profile, subgroup_size, 180);
+  OFF(vyre_device_profile, max_workgroup_size, 184);
+  OFF(vyre_device_profile, max_invocations_per_workgroup, 196);
+  OFF(vyre_device_profile, max_workgroups, 200);
+  OFF(vyre_device_profile, shared_memory_per_workgroup, 212);
+  OFF(vyre_device_profile, total_memory, 216);
+  OFF(vyre_device_profile, free_memory, 224);
+  OFF(vyre_device_profile, l2_bytes, 232);
+  OFF(vyre_device_profile, memory_bus_bits, 240);
+  OFF(vyre_device_profile, memory_clock_khz, 244);
+  OFF(vyre_device_profile, driver_version, 248);
+  OFF(vyre_device_profile, reserved, 252);
+  OFF(vyre_device_profile, capabilities, 256);
+  OFF(vyre_device_profile, resident_budget, 264);
+
+  SIZE(vyre_timing, 40);
+  OFF(vyre_timing, struct_size, 0);
+  OFF(vyre_timing, valid, 4);
+  OFF(vyre_timing, wall_ns, 8);
+  OFF(vyre_timing, device_ns, 16);
+  OFF(vyre_timing, enqueue_ns, 24);
+  OFF(vyre_timing, wait_ns, 32);
+
+  SIZE(vyre_dispatch_options, 40);
+  OFF(vyre_dispatch_options, struct_size, 0);
+  OFF(vyre_dispatch_options, flags, 4);
+  OFF(vyre_dispatch_options, workgroup, 8);
+  OFF(vyre_dispatch_options, grid, 20);
+  OFF(vyre_dispatch_options, fixpoint_iterations, 32);
+  OFF(vyre_dispatch_options, ulp_budget, 36);
+
+  SIZE(vyre_metric, 64);
+  OFF(vyre_metric, name, 0);
+  OFF(vyre_metric, value, 56);
+
+  SIZE(vyre_backend_options, 16);
+  OFF(vyre_backend_options, struct_size, 0);
+  OFF(vyre_backend_options, device_ordinal, 4);
+  OFF(vyre_backend_options, flags, 8);
+  OFF(vyre_backend_options, reserved, 12);
+
+  SIZE(vyre_plugin_descriptor, 88);
+  OFF(vyre_plugin_descriptor, struct_size, 0);
+  OFF(vyre_plugin_descriptor, magic, 4);
+  OFF(vyre_plugin_descriptor, abi_major, 8);
+  OFF(vyre_plugin_descriptor, abi_minor_min, 10);
+  OFF(vyre_plugin_descriptor, abi_minor_max, 12);
+  OFF(vyre_plugin_descriptor, reserved, 14);
+  OFF(vyre_plugin_descriptor, registration_size, 16);
+  OFF(vyre_plugin_descriptor, vtable_size, 20);
+  OFF(vyre_plugin_descriptor, build_id, 24);
+}
+END_TEST
+
+START_TEST(layout_pointer_structs) {
+  if (sizeof(void *) != 8) return; /* the figures below are LP64; the headers assert ILP32 */
+  SIZE(vyre_program_ref, 24);
+  OFF(vyre_program_ref, bytes, 0);
+  OFF(vyre_program_ref, size, 8);
+  OFF(vyre_program_ref, pipeline, 16);
+
+  SIZE(vyre_input, 16);
+  OFF(vyre_input, data, 0);
+  OFF(vyre_input, size, 8);
+  SIZE(vyre_output, 16);
+  OFF(vyre_output, data, 0);
+  OFF(vyre_output, size, 8);
+
+  SIZE(vyre_outputs, 16);
+  OFF(vyre_outputs, struct_size, 0);
+  OFF(vyre_outputs, count, 4);
+  OFF(vyre_outputs, items, 8);
+
+  SIZE(vyre_output_slot, 24);
+  OFF(vyre_output_slot, data, 0);
+  OFF(vyre_output_slot, capacity, 8);
+  OFF(vyre_output_slot, size, 16);
+
+  SIZE(vyre_resident_copy, 32);
+  OFF(vyre_resident_copy, buffer, 0);
+  OFF(vyre_resident_copy, offset, 8);
+  OFF(vyre_resident_copy, host, 16);
+  OFF(vyre_resident_copy, size, 24);
+
+  SIZE(vyre_sequence_step, 48);
+  OFF(vyre_sequence_step, struct_size, 0);
+  OFF(vyre_sequence_step, buffer_count, 4);
+  OFF(vyre_sequence_step, program, 8);
+  OFF(vyre_sequence_step, buffers, 32);
+  OFF(vyre_sequence_step, options, 40);
+
+  SIZE(vyre_backend, 16);
+  OFF(vyre_backend, struct_size, 0);
+  OFF(vyre_backend, reserved, 4);
+  OFF(vyre_backend, vt, 8);
+
+  /* The vtable is append-only: each entry keeps its slot forever. */
+  SIZE(vyre_backend_vtable, 8 + 25 * 8);
+  OFF(vyre_backend_vtable, struct_size, 0);
+  OFF(vyre_backend_vtable, reserved, 4);
+  OFF(vyre_backend_vtable, destroy, 8);
+  OFF(vyre_backend_vtable, device_profile, 16);
+  OFF(vyre_backend_vtable, prepare, 24);
+  OFF(vyre_backend_vtable, shutdown, 32);
+  OFF(vyre_backend_vtable, metrics, 40);
+  OFF(vyre_backend_vtable, dispatch, 48);
+  OFF(vyre_backend_vtable, dispatch_into, 56);
+  OFF(vyre_backend_vtable, dispatch_async, 64);
+  OFF(vyre_backend_vtable, pending_poll, 72);
+  OFF(vyre_backend_vtable, pending_wait, 80);
+  OFF(vyre_backend_vtable, pending_release, 88);
+  OFF(vyre_backend_vtable, outputs_free, 96);
+  OFF(vyre_backend_vtable, resident_alloc, 104);
+  OFF(vyre_backend_vtable, resident_free, 112);
+  OFF(vyre_backend_vtable, resident_size, 120);
+  OFF(vyre_backend_vtable, resident_upload, 128);
+  OFF(vyre_backend_vtable, resident_upload_at, 136);
+  OFF(vyre_backend_vtable, resident_download, 144);
+  OFF(vyre_backend_vtable, resident_download_range, 152);
+  OFF(vyre_backend_vtable, resident_upload_many, 160);
+  OFF(vyre_backend_vtable, resident_download_many, 168);
+  OFF(vyre_backend_vtable, dispatch_resident, 176);
+  OFF(vyre_backend_vtable, dispatch_sequence, 184);
+  OFF(vyre_backend_vtable, pipeline_create, 192);
+  OFF(vyre_backend_vtable, pipeline_release, 200);
+
+  SIZE(vyre_registration, 72);
+  OFF(vyre_registration, struct_size, 0);
+  OFF(vyre_registration, abi_major, 4);
+  OFF(vyre_registration, abi_minor, 6);
+  OFF(vyre_registration, id, 8);
+  OFF(vyre_registration, version, 16);
+  OFF(vyre_registration, description, 24);
+  OFF(vyre_registration, precedence, 32);
+  OFF(vyre_registration, op_count, 36);
+  OFF(vyre_registration, ops, 40);
+  OFF(vyre_registration, capabilities, 48);
+  OFF(vyre_registration, storage_types, 56);
+  OFF(vyre_registration, create, 64);
+}
+END_TEST
+
+START_TEST(layout_program_format) {
+  SIZE(vyre_program_header, VYRE_PROGRAM_HEADER_SIZE);
+  OFF(vyre_program_header, magic, 0);
+  OFF(vyre_program_header, version, 4);
+  OFF(vyre_program_header, header_size, 6);
+  OFF(vyre_program_header, total_size, 8);
+  OFF(vyre_program_header, flags, 12);
+  OFF(vyre_program_header, workgroup_size, 16);
+  OFF(vyre_program_header, buffer_count, 28);
+  OFF(vyre_program_header, buffer_offset, 32);
+  OFF(vyre_program_header, local_count, 36);
+  OFF(vyre_program_header, local_offset, 40);
+  OFF(vyre_program_header, inst_count, 44);
+  OFF(vyre_program_header, inst_offset, 48);
+  OFF(vyre_program_header, string_size, 52);
+  OFF(vyre_program_header, string_offset, 56);
+  OFF(vyre_program_header, reserved, 60);
+
+  SIZE(vyre_buffer_decl, 32);
+  OFF(vyre_buffer_decl, name_offset, 0);
+  OFF(vyre_buffer_decl, name_size, 4);
+  OFF(vyre_buffer_decl, binding, 8);
+  OFF(vyre_buffer_decl, access, 12);
+  OFF(vyre_buffer_decl, elem_type, 13);
+  OFF(vyre_buffer_decl, flags, 14);
+  OFF(vyre_buffer_decl, reserved0, 15);
+  OFF(vyre_buffer_decl, count, 16);
+  OFF(vyre_buffer_decl, out_range_offset, 20);
+  OFF(vyre_buffer_decl, out_range_size, 24);
+  OFF(vyre_buffer_decl, reserved1, 28);
+
+  SIZE(vyre_inst, 20);
+  OFF(vyre_inst, op, 0);
+  OFF(vyre_inst, type, 2);
+  OFF(vyre_inst, mod, 3);
+  OFF(vyre_inst, a, 4);
+  OFF(vyre_inst, b, 8);
+  OFF(vyre_inst, c, 12);
+  OFF(vyre_inst, d, 16);
+
+  /* The image is little-endian and so must the host be: "VYRP" in memory. */
+  uint32_t magic = VYRE_PROGRAM_MAGIC;
+  EXPECT(memcmp(&magic, "VYRP", 4) == 0, "the magic reads VYRP in memory order");
+  uint32_t pmagic = VYRE_PLUGIN_MAGIC;
+  EXPECT(memcmp(&pmagic, "VYPL", 4) == 0, "the plugin magic reads VYPL in memory order");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* names: statuses, types, access modes, orders, reductions            */
+/* ------------------------------------------------------------------ */
+START_TEST(status_names) {
+  static const char *const names[] = {
+#define N_(name, text) "VYRE_" #name,
+      VYRE_STATUS_MAP(N_)
+#undef N_
+  };
+  ck_assert_int_eq(sizeof names / sizeof names[0], VYRE_STATUS_COUNT_);
+  ck_assert_int_eq(VYRE_OK, 0);
+  for (int s = 0; s < VYRE_STATUS_COUNT_; s++) {
+    ck_assert_str_eq(vyre_status_name(s), names[s]);
+    const char *text = vyre_status_text(s);
+    EXPECT(text && *text, "status %d has a text", s);
+    for (int t = 0; t < s; t++)
+      EXPECT(strcmp(vyre_status_text(t), text) != 0, "statuses %d and %d share a text", t, s);
+  }
+  ck_assert_str_eq(vyre_status_name(VYRE_STATUS_COUNT_), "VYRE_UNKNOWN_STATUS");
+  ck_assert_str_eq(vyre_status_name(-1), "VYRE_UNKNOWN_STATUS");
+  ck_assert_str_eq(vyre_status_text(1000), "unknown status");
+  ck_assert_str_eq(vyre_status_name(VYRE_TRAP), "VYRE_TRAP");
+  ck_assert_str_eq(vyre_status_text(VYRE_INVALID_PROGRAM), "invalid program");
+}
+END_TEST
+
+START_TEST(type_names) {
+  static const struct {
+    const char *name;
+    uint32_t size, compute;
+    int value;
+  } want[VYRE_T_COUNT_] = {
+      {"void", 0, VYRE_T_VOID, 0}, {"bool", 4, VYRE_T_BOOL, 1}, {"u8", 1, VYRE_T_U32, 0},
+      {"u16", 2, VYRE_T_U32, 0},   {"u32", 4, VYRE_T_U32, 1},   {"u64", 8, VYRE_T_U64, 1},
+      {"i8", 1, VYRE_T_I32, 0},    {"i16", 2, VYRE_T_I32, 0},   {"i32", 4, VYRE_T_I32, 1},
+      {"i64", 8, VYRE_T_I64, 1},   {"f16", 2, VYRE_T_F32, 0},   {"bf16", 2, VYRE_T_F32, 0},
+      {"f32", 4, VYRE_T_F32, 1}};
+  for (uint32_t t = 0; t < VYRE_T_COUNT_; t++) {
+    ck_assert_str_eq(vyre_type_name(t), want[t].name);
+    EXPECT(vyre_type_size(t) == want[t].size, "%s is %u bytes in a buffer", want[t].name,
+                  want[t].size);
+    EXPECT(vyre_type_compute(t) == want[t].compute, "a %s load yields %s", want[t].name,
+                  vyre_type_name(want[t].compute));
+    EXPECT(vyre_type_is_value(t) == want[t].value, "%s is %sa value type", want[t].name,
+                  want[t].value ? "" : "not ");
+    int by = vyre_type_by_name(want[t].name, strlen(want[t].name));
+    EXPECT(by == (t ? (int)t : -1), "'%s' names type %u (void is not nameable), got %d",
+                  want[t].name, t, by);
+    EXPECT(((VYRE_TM_STORAGE >> t) & 1u) == (t != 0), "%s is a storage type", want[t].name);
+  }
+  ck_assert_str_eq(vyre_type_name(VYRE_T_COUNT_), "?");
+  ck_assert_int_eq(vyre_type_size(99), 0);
+  ck_assert_int_eq(vyre_type_compute(99), VYRE_T_VOID);
+  ck_assert_int_eq(vyre_type_by_name("f3", 2), -1);
+  ck_assert_int_eq(vyre_type_by_name("f32x", 4), -1);
+  ck_assert_int_eq(vyre_type_by_name("f32x", 3), VYRE_T_F32);
+  ck_assert_int_eq(vyre_type_by_name("", 0), -1);
+}
+END_TEST
+
+START_TEST(access_order_reduce_names) {
+  static const char *const access[] = {"ro", "rw", "wo", "uniform", "workgroup"};
+  ck_assert_int_eq(VYRE_ACCESS_COUNT_, 5);
+  for (uint32_t a = 0; a < VYRE_ACCESS_COUNT_; a++) {
+    ck_assert_str_eq(vyre_access_name(a), access[a]);
+    ck_assert_int_eq(vyre_access_by_name(access[a], strlen(access[a])), (int)a);
+  }
+  ck_assert_str_eq(vyre_access_name(5), "?");
+  ck_assert_int_eq(vyre_access_by_name("r", 1), -1);
+  static const char *const orders[] = {"relaxed", "acquire", "release", "acq_rel", "seq_cst"};
+  ck_assert_int_eq(VYRE_ORDER_COUNT_, 5);
+  for (uint32_t o = 0; o < VYRE_ORDER_COUNT_; o++) ck_assert_str_eq(vyre_order_name(o), orders[o]);
+  ck_assert_str_eq(vyre_order_name(5), "?");
+  static const char *const reduces[] = {"add", "min", "max", "and", "or", "xor"};
+  ck_assert_int_eq(VYRE_REDUCE_COUNT_, 6);
+  for (uint32_t k = 0; k < VYRE_REDUCE_COUNT_; k++) ck_assert_str_eq(vyre_reduce_name(k), reduces[k]);
+  ck_assert_str_eq(vyre_reduce_name(6), "?");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* ops: the table generated from VYRE_OP_MAP                           */
+/* ------------------------------------------------------------------ */
+static const struct {
+  uint32_t id;
+  const char *name, *mnemonic;
+  uint32_t cls, mask;
+} map_rows[] = {
+#define ROW_(name, id, text, cls, mask) {id, #name, text, cls, mask},
+    VYRE_OP_MAP(ROW_)
+#undef ROW_
+};
+#define MAP_ROWS (sizeof map_rows / sizeof map_rows[0])
+
+START_TEST(op_table_matches_map) {
+  uint32_t count = 0;
+  const vyre_op_info *all = vyre_op_all(&count);
+  EXPECT(count == MAP_ROWS, "vyre_op_all lists %u ops, VYRE_OP_MAP has %zu", count, MAP_ROWS);
+  ck_assert_ptr_nonnull(vyre_op_all(NULL));
+  for (uint32_t i = 0; i < count; i++) {
+    const vyre_op_info *op = &all[i];
+    EXPECT(op->id == map_rows[i].id && strcmp(op->name, map_rows[i].name) == 0 &&
+                      strcmp(op->mnemonic, map_rows[i].mnemonic) == 0 &&
+                      op->op_class == map_rows[i].cls && op->type_mask == map_rows[i].mask,
+                  "row %u of the op table is %s(%u), VYRE_OP_MAP says %s(%u)", i, op->name, op->id,
+                  map_rows[i].name, map_rows[i].id);
+    EXPECT(op->id > 0 && op->id < VYRE_OP_ID_LIMIT, "op %s id %u is in 1..255", op->name, op->id);
+    if (i) EXPECT(all[i - 1].id < op->id, "the op table is in ascending id order (%s %u then %s %u)",
+                         all[i - 1].name, all[i - 1].id, op->name, op->id);
+    EXPECT(op->op_class <= VYRE_OC_TRAP, "op %s has a known class", op->name);
+    EXPECT((op->type_mask & ~VYRE_TM_VALUE) == 0, "op %s accepts only value types", op->name);
+    EXPECT(op->reserved == 0, "op %s reserved byte is 0", op->name);
+    EXPECT(vyre_op_lookup(op->id) == op, "vyre_op_lookup(%u) finds %s", op->id, op->name);
+    EXPECT(vyre_op_by_mnemonic(op->mnemonic, strlen(op->mnemonic)) == op,
+                  "vyre_op_by_mnemonic(\"%s\") finds %s", op->mnemonic, op->name);
+    for (uint32_t j = 0; j < i; j++) {
+      EXPECT(strcmp(all[j].mnemonic, op->mnemonic) != 0, "mnemonic '%s' is unique", op->mnemonic);
+      EXPECT(strcmp(all[j].name, op->name) != 0, "name %s is unique", op->name);
+    }
+    for (const char *c = op->mnemonic; *c; c++)
+      EXPECT((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_',
+                    "mnemonic '%s' is lower-case [a-z0-9_]", op->mnemonic);
+  }
+}
+END_TEST
+
+START_TEST(op_lookup_rejects_unassigned) {
+  uint8_t assigned[VYRE_OP_ID_LIMIT] = {0};
+  for (size_t i = 0; i < MAP_ROWS; i++) assigned[map_rows[i].id] = 1;
+  for (uint32_t id = 0; id < 0x20000u; id++) {
+    const vyre_op_info *op = vyre_op_lookup(id);
+    int want = id < VYRE_OP_ID_LIMIT && assigned[id];
+    EXPECT((op != NULL) == want, "vyre_op_lookup(%u) is %s", id, want ? "an op" : "NULL");
+  }
+  ck_assert_ptr_null(vyre_op_lookup(UINT32_MAX));
+  ck_assert_ptr_null(vyre_op_by_mnemonic("ad", 2));
+  ck_assert_ptr_null(vyre_op_by_mnemonic("addx", 4));
+  ck_assert_ptr_null(vyre_op_by_mnemonic("ADD", 3));
+  ck_assert_ptr_null(vyre_op_by_mnemonic("", 0));
+  /* len, not the NUL, ends the mnemonic. */
+  ck_assert_ptr_eq(vyre_op_by_mnemonic("addx", 3), vyre_op_lookup(VYRE_OP_ADD));
+  ck_assert_int_eq(VYRE_OP_ADD, 16);
+  ck_assert_int_eq(VYRE_OP_TRAP, 202);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* errors: records never written past struct_size                      */
+/* ------------------------------------------------------------------ */
+START_TEST(error_set_full) {
+  vyre_error e = VYRE_ERROR_INIT;
+  ck_assert_int_eq(vyre_error_set(&e, VYRE_DRIVER, -7, "cuX failed: %s. Fix: %d", "boom", 3), VYRE_DRIVER);
+  ck_assert_int_eq(e.status, VYRE_DRIVER);
+  ck_assert_int_eq(e.native_code, -7);
+  ck_assert_str_eq(e.message, "cuX failed: boom. Fix: 3");
+  vyre_error_prefix(&e, "dispatch '%s'", "k");
+  ck_assert_str_eq(e.message, "dispatch 'k': cuX failed: boom. Fix: 3");
+  vyre_error_clear(&e);
+  ck_assert_int_eq(e.status, VYRE_OK);
+  ck_assert_int_eq(e.native_code, 0);
+  ck_assert_str_eq(e.message, "");
+  ck_assert_int_eq(vyre_error_set(NULL, VYRE_IO, 0, "x"), VYRE_IO);
+  vyre_error_prefix(NULL, "x");
+  vyre_error_clear(NULL);
+  vyre_error_copy(NULL, &e);
+  vyre_error_copy(&e, NULL);
+}
+END_TEST
+
+START_TEST(error_set_truncates_long_messages) {
+  vyre_error e = VYRE_ERROR_INIT;
+  char big[3000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  vyre_error_set(&e, VYRE_INTERNAL, 0, "%s", big);
+  ck_assert_int_eq(strlen(e.message), VYRE_ERROR_MESSAGE_MAX - 1);
+  /* A prefix on a full record keeps the record NUL-terminated. */
+  vyre_error_prefix(&e, "ctx");
+  ck_assert_int_eq(strlen(e.message), VYRE_ERROR_MESSAGE_MAX - 1);
+  ck_assert(strncmp(e.message, "ctx: xxx", 8) == 0);
+}
+END_TEST
+
+/* A record from an older, smaller ABI: bytes past struct_size are not
+ * the callee's to write. */
+START_TEST(error_set_honours_struct_size) {
+  static const uint32_t sizes[] = {0, 4, 8, 12, 16, 17, 26, 100};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    uint8_t raw[sizeof(vyre_error)];
+    memset(raw, 0xaa, sizeof raw);
+    vyre_error *e = (vyre_error *)(void *)raw;
+    e->struct_size = sizes[k];
+    vyre_error_set(e, VYRE_LIMIT, 42, "a message longer than a few bytes");
+    vyre_error_prefix(e, "prefix");
+    for (size_t i = sizes[k] < 4 ? 4 : sizes[k]; i < sizeof raw; i++)
+      EXPECT(raw[i] == 0xaa, "struct_size %u: byte %zu was written", sizes[k], i);
+    if (sizes[k] >= 8) ck_assert_int_eq(e->status, VYRE_LIMIT);
+    if (sizes[k] >= 16) ck_assert_int_eq(e->native_code, 42);
+    if (sizes[k] > 16) {
+      size_t room = sizes[k] - 16;
+      EXPECT(memchr(e->message, '\0', room) != NULL, "struct_size %u: message is terminated",
+                    sizes[k]);
+    }
+    vyre_error full = VYRE_ERROR_INIT;
+    vyre_error_set(&full, VYRE_IO, 5, "full message");
+    vyre_error_copy(e, &full);
+    vyre_error_clear(e);
+    for (size_t i = sizes[k] < 4 ? 4 : sizes[k]; i < sizeof raw; i++)
+      EXPECT(raw[i] == 0xaa, "struct_size %u: copy/clear wrote byte %zu", sizes[k], i);
+  }
+}
+END_TEST
+
+START_TEST(error_copy_reads_only_the_source_record) {
+  /* A short source record: its message field is not there to read. */
+  uint8_t raw[sizeof(vyre_error)];
+  memset(raw, 'z', sizeof raw); /* no NUL anywhere */
+  vyre_error *src = (vyre_error *)(void *)raw;
+  src->struct_size = 16;
+  src->status = VYRE_IO;
+  src->native_code = 9;
+  vyre_error dst = VYRE_ERROR_INIT;
+  vyre_error_copy(&dst, src);
+  ck_assert_int_eq(dst.status, VYRE_IO);
+  ck_assert_int_eq(dst.native_code, 9);
+  ck_assert_str_eq(dst.message, "");
+  src->struct_size = 20; /* four message bytes, unterminated */
+  vyre_error_copy(&dst, src);
+  ck_assert_str_eq(dst.message, "zzzz");
+  vyre_error full = VYRE_ERROR_INIT;
+  vyre_error_set(&full, VYRE_TRAP, 1, "trap 7 at instruction 3");
+  vyre_error_copy(&dst, &full);
+  ck_assert_str_eq(dst.message, "trap 7 at instruction 3");
+  ck_assert_int_eq(dst.status, VYRE_TRAP);
+}
+END_TEST
+
+static Suite *abi_suite(void) {
+  Suite *s = suite_create("abi");
+  TCase *tc = tcase_create("layout");
+  tcase_add_test(tc, layout_plain_structs);
+  tcase_add_test(tc, layout_pointer_structs);
+  tcase_add_test(tc, layout_program_format);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("names");
+  tcase_add_test(tc, status_names);
+  tcase_add_test(tc, type_names);
+  tcase_add_test(tc, access_order_reduce_names);
+  tcase_add_test(tc, op_table_matches_map);
+  tcase_add_test(tc, op_lookup_rejects_unassigned);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_test(tc, error_set_full);
+  tcase_add_test(tc, error_set_truncates_long_messages);
+  tcase_add_test(tc, error_set_honours_struct_size);
+  tcase_add_test(tc, error_copy_reads_only_the_source_record);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(abi_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

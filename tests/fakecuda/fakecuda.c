@@ -1,0 +1,1344 @@
+/* fakecuda.c -- a fake libcuda.so for tests without a GPU: host-RAM device memory, recorded launches, fault injection. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "fakecuda.h"
+
+#define API __attribute__((visibility("default")))
+#define MAX_NAMES 128
+#define MAX_RULES 64
+#define MAX_STACK 32
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+typedef enum kind { K_DEVMEM, K_HOSTMEM, K_STREAM, K_EVENT, K_MODULE, K_LINK, K_GRAPH, K_EXEC, K_COUNT } kind;
+
+typedef struct node {
+  struct fn *fn;
+  unsigned grid[3], block[3], smem;
+  int cooperative;
+  unsigned nparams;
+  unsigned long long params[FAKECUDA_MAX_PARAMS];
+} node;
+
+typedef struct fn {
+  char name[64];
+  unsigned nparams;
+  unsigned sizes[FAKECUDA_MAX_PARAMS];
+} fn;
+
+typedef struct obj {
+  kind k;
+  struct obj *next;
+  /* memory */
+  void *mem;
+  size_t size;
+  /* stream */
+  struct obj *capture; /* K_GRAPH being captured into */
+  /* event */
+  unsigned flags;
+  int recorded, ready;
+  unsigned long long tick;
+  struct obj *ev_stream;
+  /* module */
+  char *text;
+  fn *fns;
+  unsigned nfns;
+  /* link */
+  char *log;
+  size_t log_size;
+  char *image;
+  size_t image_size;
+  /* graph / exec */
+  node *nodes;
+  unsigned nnodes, capnodes;
+} obj;
+
+typedef struct rule {
+  char name[64];
+  unsigned long first, last; /* call numbers (1-based, inclusive); last 0 = forever */
+  int code;
+} rule;
+
+struct CUctx_st {
+  int refs;
+  int device;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static fakecuda_config cfg;
+static int cfg_loaded;
+static obj *objs[K_COUNT];
+static long live_count[K_COUNT];
+static unsigned long long device_bytes;
+static struct CUctx_st contexts[8];
+static int poisoned;
+static char names[MAX_NAMES][64];
+static unsigned long calls[MAX_NAMES];
+static unsigned nnames;
+static rule rules[MAX_RULES];
+static unsigned nrules;
+static fakecuda_launch *launches;
+static unsigned long nlaunches, caplaunches;
+static fakecuda_hook hook;
+static void *hook_user;
+static int hold;
+static unsigned long long ticks;
+static unsigned long violations;
+static char last_violation[512];
+static unsigned jit_failures;
+static char jit_log[512];
+static unsigned long pageable_copies;
+static unsigned long reclaimed; /* objects the client never freed */
+static _Thread_local CUcontext stack[MAX_STACK];
+static _Thread_local int depth;
+
+static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void violation(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_violation, sizeof last_violation, fmt, ap);
+  va_end(ap);
+  violations++;
+  if (getenv("FAKECUDA_VERBOSE")) fprintf(stderr, "fakecuda violation: %s\n", last_violation);
+}
+
+static long env_long(const char *name, long fallback) {
+  const char *v = getenv(name);
+  return v && *v ? strtol(v, NULL, 0) : fallback;
+}
+
+static void load_config(void) {
+  memset(&cfg, 0, sizeof cfg);
+  cfg.devices = (int)env_long("FAKECUDA_DEVICES", 1);
+  if (cfg.devices > 8) cfg.devices = 8;
+  cfg.init_result = (int)env_long("FAKECUDA_INIT_RESULT", 0);
+  long sm = env_long("FAKECUDA_SM", 90);
+  cfg.sm_major = (int)(sm / 10);
+  cfg.sm_minor = (int)(sm % 10);
+  cfg.sms = (int)env_long("FAKECUDA_SMS", 132);
+  const char *mem = getenv("FAKECUDA_MEM");
+  cfg.total_mem = mem && *mem ? strtoull(mem, NULL, 0) : (1ull << 30);
+  cfg.cooperative = (int)env_long("FAKECUDA_COOP", 1);
+  cfg.max_blocks_per_sm = (int)env_long("FAKECUDA_MAX_BLOCKS_PER_SM", 0);
+  cfg.driver_version = 13000;
+  cfg.max_threads_per_block = 1024;
+  cfg.shared_per_block = 49152;
+  cfg.warp_size = 32;
+  cfg.ms_per_tick = 0.001;
+  snprintf(cfg.name, sizeof cfg.name, "Fake CUDA Device");
+  cfg_loaded = 1;
+}
+
+static void ensure_config(void) {
+  if (!cfg_loaded) load_config();
+}
+
+/* ------------------------------------------------------------------ */
+/* Object registry                                                     */
+/* ------------------------------------------------------------------ */
+static obj *obj_new(kind k) {
+  obj *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->k = k;
+  o->next = objs[k];
+  objs[k] = o;
+  live_count[k]++;
+  return o;
+}
+
+/* A live object of kind k at address p, or NULL (stale or foreign). */
+static obj *obj_find(kind k, const void *p) {
+  for (obj *o = objs[k]; o; o = o->next)
+    if (o == p) return o;
+  return NULL;
+}
+
+static void obj_free(obj *o) {
+  obj **pp = &objs[o->k];
+  while (*pp && *pp != o) pp = &(*pp)->next;
+  if (*pp) *pp = o->next;
+  live_count[o->k]--;
+  if (o->k == K_DEVMEM) device_bytes -= o->size;
+  free(o->mem);
+  free(o->text);
+  free(o->fns);
+  free(o->image);
+  free(o->nodes);
+  free(o);
+}
+
+/* Memory object containing [p, p + n), or NULL. */
+static obj *mem_find(kind k, uintptr_t p, size_t n) {
+  for (obj *o = objs[k]; o; o = o->next) {
+    uintptr_t b = (uintptr_t)o->mem;
+    if (p >= b && p - b <= o->size && n <= o->size - (p - b)) return o;
+  }
+  return NULL;
+}
+
+/* The primary context's death: everything in it goes. */
+static void destroy_context_objects(void) {
+  for (int k = 0; k < K_COUNT; k++)
+    while (objs[k]) {
+      reclaimed++;
+      obj_free(objs[k]);
+    }
+  poisoned = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Call accounting and fault injection                                 */
+/* ------------------------------------------------------------------ */
+static unsigned name_slot(const char *name) {
+  for (unsigned i = 0; i < nnames; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  if (nnames == MAX_NAMES) return MAX_NAMES - 1;
+  snprintf(names[nnames], sizeof names[nnames], "%s", name);
+  calls[nnames] = 0;
+  return nnames++;
+}
+
+/* Count the call; an injected failure's code, or 0. */
+static int count_call(const char *name) {
+  unsigned s = name_slot(name);
+  unsigned long n = ++calls[s];
+  for (unsigned i = 0; i < nrules; i++) {
+    rule *r = &rules[i];
+    if (strcmp(r->name, name) == 0 && n >= r->first && (r->last == 0 || n <= r->last)) {
+      return r->code;
+    }
+  }
+  return 0;
+}
+
+static int is_sticky(int code) {
+  switch (code) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Entry prologue.  ctx_bound: the call works in the current context
+ * (fails when there is none, returns the sticky error when poisoned). */
+#define ENTER(name, ctx_bound)                                                   \
+  pthread_mutex_lock(&lock);                                                   \
+  ensure_config();                                                             \
+  do {                                                                         \
+    int inj_ = count_call(name);                                               \
+    if (inj_) {                                                                \
+      if (is_sticky(inj_)) poisoned = inj_;                                    \
+      pthread_mutex_unlock(&lock);                                             \
+      return (CUresult)inj_;                                                   \
+    }                                                                          \
+    if (ctx_bound) {                                                           \
+      if (depth == 0 || !stack[depth - 1] || stack[depth - 1]->refs <= 0) {    \
+        violation("%s called without a current (retained) context", name);    \
+        pthread_mutex_unlock(&lock);                                           \
+        return CUDA_ERROR_INVALID_CONTEXT;                                     \
+      }                                                                        \
+      if (poisoned) {                                                          \
+        int p_ = poisoned;                                                     \
+        pthread_mutex_unlock(&lock);                                           \
+        return (CUresult)p_;                                                   \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+#define RETURN(code)              \
+  do {                            \
+    CUresult rc_ = (code);        \
+    pthread_mutex_unlock(&lock);  \
+    return rc_;                   \
+  } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Init, device, context                                               */
+/* ------------------------------------------------------------------ */
+API CUresult CUDAAPI cuInit(unsigned int flags) {
+  ENTER("cuInit", 0);
+  if (flags) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (cfg.init_result) RETURN((CUresult)cfg.init_result);
+  if (cfg.devices <= 0) RETURN(CUDA_ERROR_NO_DEVICE);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDriverGetVersion(int *v) {
+  ENTER("cuDriverGetVersion", 0);
+  if (!v) RETURN(CUDA_ERROR_INVALID_VALUE);
+  *v = cfg.driver_version;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDeviceGetCount(int *n) {
+  ENTER("cuDeviceGetCount", 0);
+  if (!n) RETURN(CUDA_ERROR_INVALID_VALUE);
+  *n = cfg.devices;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal) {
+  ENTER("cuDeviceGet", 0);
+  if (!d || ordinal < 0 || ordinal >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  *d = ordinal;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice d) {
+  ENTER("cuDeviceGetName", 0);
+  if (!name || len <= 0 || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
+  snprintf(name, (size_t)len, "%s", cfg.name);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+  ENTER("cuDeviceGetAttribute", 0);
+  if (!v || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = cfg.sm_major; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = cfg.sm_minor; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = cfg.sms; break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = cfg.warp_size; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = cfg.max_threads_per_block; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = cfg.shared_per_block; break;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = cfg.cooperative; break;
+  default:
+    violation("cuDeviceGetAttribute: attribute %d is not modelled", (int)a);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice d) {
+  ENTER("cuDeviceTotalMem", 0);
+  if (!bytes || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
+  *bytes = (size_t)cfg.total_mem;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
+  ENTER("cuDevicePrimaryCtxRetain", 0);
+  if (!ctx || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  contexts[d].device = d;
+  contexts[d].refs++;
+  *ctx = &contexts[d];
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) {
+  ENTER("cuDevicePrimaryCtxRelease", 0);
+  if (d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  if (contexts[d].refs <= 0) {
+    violation("cuDevicePrimaryCtxRelease of device %d, which is not retained", d);
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  if (--contexts[d].refs == 0) destroy_context_objects();
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice d) {
+  ENTER("cuDevicePrimaryCtxReset", 0);
+  if (d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  destroy_context_objects();
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
+  ENTER("cuCtxPushCurrent", 0);
+  int ok = 0;
+  for (int i = 0; i < 8; i++) ok |= ctx == &contexts[i];
+  if (!ok || ctx->refs <= 0) {
+    violation("cuCtxPushCurrent of a context that is not retained");
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  if (depth == MAX_STACK) {
+    violation("cuCtxPushCurrent: context stack deeper than %d (unbalanced push/pop?)", MAX_STACK);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  stack[depth++] = ctx;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
+  ENTER("cuCtxPopCurrent", 0);
+  if (depth == 0) {
+    violation("cuCtxPopCurrent with an empty context stack");
+    RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  }
+  CUcontext c = stack[--depth];
+  if (ctx) *ctx = c;
+  RETURN(CUDA_SUCCESS);
+}
+
+static void complete_all(obj *stream) {
+  for (obj *e = objs[K_EVENT]; e; e = e->next)
+    if (!stream || e->ev_stream == stream) e->ready = 1;
+}
+
+API CUresult CUDAAPI cuCtxSynchronize(void) {
+  ENTER("cuCtxSynchronize", 1);
+  complete_all(NULL);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+/* ------------------------------------------------------------------ */
+API CUresult CUDAAPI cuMemGetInfo(size_t *free_bytes, size_t *total) {
+  ENTER("cuMemGetInfo", 1);
+  unsigned long long used = device_bytes + cfg.reserved_mem;
+  if (free_bytes) *free_bytes = (size_t)(used >= cfg.total_mem ? 0 : cfg.total_mem - used);
+  if (total) *total = (size_t)cfg.total_mem;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t n) {
+  ENTER("cuMemAlloc", 1);
+  if (!p || n == 0) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (n > cfg.total_mem || device_bytes + cfg.reserved_mem + n > cfg.total_mem)
+    RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  obj *o = obj_new(K_DEVMEM);
+  if (!o) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  /* Garbage, not zeros: the plugin must zero what it promises is zero. */
+  o->mem = malloc(n);
+  if (!o->mem) {
+    obj_free(o);
+    RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  }
+  memset(o->mem, 0xA5, n);
+  o->size = n;
+  device_bytes += n;
+  *p = (CUdeviceptr)(uintptr_t)o->mem;
+  RETURN(CUDA_SUCCESS);
+}
+
+static obj *devmem_base(CUdeviceptr p) {
+  for (obj *o = objs[K_DEVMEM]; o; o = o->next)
+    if ((uintptr_t)o->mem == (uintptr_t)p) return o;
+  return NULL;
+}
+
+API CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+  ENTER("cuMemFree", 1);
+  obj *o = devmem_base(p);
+  if (!o) {
+    violation("cuMemFree of 0x%llx, which is not a live allocation", (unsigned long long)p);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  obj_free(o);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t n, unsigned int flags) {
+  ENTER("cuMemHostAlloc", 1);
+  if (!pp || n == 0) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!(flags & CU_MEMHOSTALLOC_PORTABLE))
+    violation("cuMemHostAlloc without CU_MEMHOSTALLOC_PORTABLE (flags 0x%x)", flags);
+  obj *o = obj_new(K_HOSTMEM);
+  if (!o) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  o->mem = malloc(n);
+  if (!o->mem) {
+    obj_free(o);
+    RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  }
+  memset(o->mem, 0x5A, n);
+  o->size = n;
+  *pp = o->mem;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemFreeHost(void *p) {
+  ENTER("cuMemFreeHost", 0);
+  for (obj *o = objs[K_HOSTMEM]; o; o = o->next) {
+    if (o->mem == p) {
+      obj_free(o);
+      RETURN(CUDA_SUCCESS);
+    }
+  }
+  violation("cuMemFreeHost of %p, which is not a live pinned allocation", p);
+  RETURN(CUDA_ERROR_INVALID_VALUE);
+}
+
+static int stream_ok(CUstream s, const char *call, obj **out) {
+  *out = NULL;
+  if (!s) {
+    violation("%s on the legacy default stream (the plugin must use its own streams)", call);
+    return 1; /* allowed by CUDA, flagged here */
+  }
+  *out = obj_find(K_STREAM, s);
+  if (!*out) {
+    violation("%s on stream %p, which is not live", call, (void *)s);
+    return 0;
+  }
+  if ((*out)->capture) {
+    violation("%s on a stream that is being captured", call);
+    return 0;
+  }
+  return 1;
+}
+
+API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+  ENTER("cuMemcpyHtoDAsync", 1);
+  obj *so;
+  if (!stream_ok(s, "cuMemcpyHtoDAsync", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!n) RETURN(CUDA_SUCCESS);
+  if (!mem_find(K_DEVMEM, (uintptr_t)dst, n)) {
+    violation("cuMemcpyHtoDAsync: [0x%llx, +%zu) is not inside one device allocation",
+              (unsigned long long)dst, n);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (!src) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!mem_find(K_HOSTMEM, (uintptr_t)src, n)) pageable_copies++;
+  memcpy((void *)(uintptr_t)dst, src, n);
+  ticks++;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+  ENTER("cuMemcpyDtoHAsync", 1);
+  obj *so;
+  if (!stream_ok(s, "cuMemcpyDtoHAsync", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!n) RETURN(CUDA_SUCCESS);
+  if (!mem_find(K_DEVMEM, (uintptr_t)src, n)) {
+    violation("cuMemcpyDtoHAsync: [0x%llx, +%zu) is not inside one device allocation",
+              (unsigned long long)src, n);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (!dst) RETURN(CUDA_ERROR_INVALID_VALUE);
+  memcpy(dst, (const void *)(uintptr_t)src, n);
+  ticks++;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
+  ENTER("cuMemsetD8Async", 1);
+  obj *so;
+  if (!stream_ok(s, "cuMemsetD8Async", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!n) RETURN(CUDA_SUCCESS);
+  if (!mem_find(K_DEVMEM, (uintptr_t)dst, n)) {
+    violation("cuMemsetD8Async: [0x%llx, +%zu) is not inside one device allocation",
+              (unsigned long long)dst, n);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  memset((void *)(uintptr_t)dst, v, n);
+  ticks++;
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams and events                                                  */
+/* ------------------------------------------------------------------ */
+API CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned int flags) {
+  ENTER("cuStreamCreate", 1);
+  if (!s) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!(flags & CU_STREAM_NON_BLOCKING)) violation("cuStreamCreate without CU_STREAM_NON_BLOCKING");
+  obj *o = obj_new(K_STREAM);
+  if (!o) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  *s = (CUstream)o;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuStreamDestroy(CUstream s) {
+  ENTER("cuStreamDestroy", 1);
+  obj *o = obj_find(K_STREAM, s);
+  if (!o) {
+    violation("cuStreamDestroy of %p, which is not live", (void *)s);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (o->capture) obj_free(o->capture); /* the capture is abandoned with the stream */
+  for (obj *e = objs[K_EVENT]; e; e = e->next)
+    if (e->ev_stream == o) e->ev_stream = NULL;
+  obj_free(o);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
+  ENTER("cuStreamSynchronize", 1);
+  obj *so;
+  if (!stream_ok(s, "cuStreamSynchronize", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  complete_all(so);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int flags) {
+  ENTER("cuEventCreate", 1);
+  if (!e) RETURN(CUDA_ERROR_INVALID_VALUE);
+  obj *o = obj_new(K_EVENT);
+  if (!o) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  o->flags = flags;
+  o->ready = 1;
+  *e = (CUevent)o;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuEventDestroy(CUevent e) {
+  ENTER("cuEventDestroy", 1);
+  obj *o = obj_find(K_EVENT, e);
+  if (!o) {
+    violation("cuEventDestroy of %p, which is not live", (void *)e);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  obj_free(o);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
+  ENTER("cuEventRecord", 1);
+  obj *o = obj_find(K_EVENT, e), *so;
+  if (!o) {
+    violation("cuEventRecord of %p, which is not live", (void *)e);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (!stream_ok(s, "cuEventRecord", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  o->recorded = 1;
+  o->ready = !hold;
+  o->tick = ticks;
+  o->ev_stream = so;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuEventQuery(CUevent e) {
+  ENTER("cuEventQuery", 1);
+  obj *o = obj_find(K_EVENT, e);
+  if (!o) {
+    violation("cuEventQuery of %p, which is not live", (void *)e);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  RETURN(o->ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+}
+
+API CUresult CUDAAPI cuEventSynchronize(CUevent e) {
+  ENTER("cuEventSynchronize", 1);
+  obj *o = obj_find(K_EVENT, e);
+  if (!o) {
+    violation("cuEventSynchronize of %p, which is not live", (void *)e);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  o->ready = 1;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  ENTER("cuEventElapsedTime", 1);
+  obj *x = obj_find(K_EVENT, a), *y = obj_find(K_EVENT, b);
+  if (!ms || !x || !y) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if ((x->flags | y->flags) & CU_EVENT_DISABLE_TIMING) {
+    violation("cuEventElapsedTime on an event created with CU_EVENT_DISABLE_TIMING");
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (!x->recorded || !y->recorded) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!x->ready || !y->ready) RETURN(CUDA_ERROR_NOT_READY);
+  *ms = (float)((double)(y->tick - x->tick) * cfg.ms_per_tick);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Modules and the linker                                              */
+/* ------------------------------------------------------------------ */
+#define CUBIN_MAGIC "FAKECUBIN\n"
+
+/* Parse ".entry NAME(.param .u64 a, ...)" signatures out of PTX text. */
+static int parse_entries(obj *m) {
+  const char *p = m->text;
+  while ((p = strstr(p, ".entry ")) != NULL) {
+    p += 7;
+    while (*p == ' ') p++;
+    fn f;
+    memset(&f, 0, sizeof f);
+    size_t n = 0;
+    while (p[n] && p[n] != '(' && p[n] != ' ' && p[n] != '\n' && n < sizeof f.name - 1) n++;
+    memcpy(f.name, p, n);
+    p += n;
+    while (*p == ' ' || *p == '\n') p++;
+    if (*p == '(') {
+      const char *end = strchr(p, ')');
+      if (!end) return -1;
+      const char *q = p;
+      while ((q = strstr(q, ".param")) != NULL && q < end) {
+        q += 6;
+        unsigned size = strncmp(q, " .u32", 5) == 0 || strncmp(q, " .b32", 5) == 0 ? 4u : 8u;
+        if (f.nparams < FAKECUDA_MAX_PARAMS) f.sizes[f.nparams++] = size;
+      }
+      p = end;
+    }
+    fn *grown = realloc(m->fns, (m->nfns + 1) * sizeof *grown);
+    if (!grown) return -1;
+    m->fns = grown;
+    m->fns[m->nfns++] = f;
+  }
+  return m->nfns ? 0 : -1;
+}
+
+API CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  ENTER("cuModuleLoadData", 1);
+  if (!module || !image) RETURN(CUDA_ERROR_INVALID_VALUE);
+  const char *text = image;
+  if (strncmp(text, CUBIN_MAGIC, strlen(CUBIN_MAGIC)) == 0) text += strlen(CUBIN_MAGIC);
+  else if (!strstr(text, ".version")) RETURN(CUDA_ERROR_INVALID_IMAGE);
+  obj *m = obj_new(K_MODULE);
+  if (!m) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  m->text = strdup(text);
+  if (!m->text || parse_entries(m) != 0) {
+    obj_free(m);
+    RETURN(CUDA_ERROR_INVALID_IMAGE);
+  }
+  *module = (CUmodule)m;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  ENTER("cuModuleUnload", 1);
+  obj *m = obj_find(K_MODULE, module);
+  if (!m) {
+    violation("cuModuleUnload of %p, which is not live", (void *)module);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  obj_free(m);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name) {
+  ENTER("cuModuleGetFunction", 1);
+  obj *m = obj_find(K_MODULE, module);
+  if (!f || !m || !name) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  for (unsigned i = 0; i < m->nfns; i++) {
+    if (strcmp(m->fns[i].name, name) == 0) {
+      *f = (CUfunction)&m->fns[i];
+      RETURN(CUDA_SUCCESS);
+    }
+  }
+  RETURN(CUDA_ERROR_NOT_FOUND);
+}
+
+/* A live function object, or NULL. */
+static fn *fn_find(CUfunction f) {
+  for (obj *m = objs[K_MODULE]; m; m = m->next)
+    for (unsigned i = 0; i < m->nfns; i++)
+      if ((CUfunction)&m->fns[i] == f) return &m->fns[i];
+  return NULL;
+}
+
+API CUresult CUDAAPI cuLinkCreate(unsigned int n, CUjit_option *options, void **values,
+                                  CUlinkState *state) {
+  ENTER("cuLinkCreate", 1);
+  if (!state || (n && (!options || !values))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  obj *l = obj_new(K_LINK);
+  if (!l) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  for (unsigned i = 0; i < n; i++) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER) l->log = values[i];
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) l->log_size = (size_t)(uintptr_t)values[i];
+  }
+  *state = (CUlinkState)l;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void *data,
+                                   size_t size, const char *name, unsigned int n,
+                                   CUjit_option *options, void **values) {
+  ENTER("cuLinkAddData", 1);
+  obj *l = obj_find(K_LINK, state);
+  if (!l || !data || !size) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (type != CU_JIT_INPUT_PTX) {
+    violation("cuLinkAddData: input type %d, the fake only links PTX", (int)type);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (((const char *)data)[size - 1] != '\0') {
+    violation("cuLinkAddData: PTX of %zu bytes is not NUL-terminated within its size", size);
+    RETURN(CUDA_ERROR_INVALID_VALUE);
+  }
+  const char *text = data;
+  const char *why = NULL;
+  if (jit_failures) {
+    jit_failures--;
+    why = jit_log;
+  } else if (!strstr(text, ".version") || !strstr(text, ".entry")) {
+    why = "ptxas fatal   : no .version or .entry in the input";
+  }
+  if (why) {
+    if (l->log && l->log_size) snprintf(l->log, l->log_size, "%s", why);
+    RETURN(CUDA_ERROR_INVALID_PTX);
+  }
+  size_t len = strlen(text), magic = strlen(CUBIN_MAGIC);
+  char *image = malloc(magic + len + 1);
+  if (!image) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  memcpy(image, CUBIN_MAGIC, magic);
+  memcpy(image + magic, text, len + 1);
+  free(l->image);
+  l->image = image;
+  l->image_size = magic + len + 1;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuLinkComplete(CUlinkState state, void **cubin, size_t *size) {
+  ENTER("cuLinkComplete", 1);
+  obj *l = obj_find(K_LINK, state);
+  if (!l || !cubin || !size) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!l->image) RETURN(CUDA_ERROR_INVALID_IMAGE);
+  *cubin = l->image;
+  *size = l->image_size;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuLinkDestroy(CUlinkState state) {
+  ENTER("cuLinkDestroy", 1);
+  obj *l = obj_find(K_LINK, state);
+  if (!l) {
+    violation("cuLinkDestroy of %p, which is not live", (void *)state);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  obj_free(l);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Launches and graphs                                                 */
+/* ------------------------------------------------------------------ */
+static int occupancy(int block) {
+  if (cfg.max_blocks_per_sm > 0) return cfg.max_blocks_per_sm;
+  if (block <= 0) return 0;
+  int n = 2048 / block;
+  return n > 32 ? 32 : n;
+}
+
+API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f,
+                                                                 int block, size_t smem) {
+  ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor", 1);
+  if (!blocks || !fn_find(f) || block <= 0) RETURN(CUDA_ERROR_INVALID_VALUE);
+  *blocks = occupancy(block);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* Shape and read a launch; CUDA_SUCCESS or the error the driver gives. */
+static CUresult make_node(node *n, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz, unsigned smem, void **params,
+                          int coop, const char *call) {
+  fn *k = fn_find(f);
+  if (!k) {
+    violation("%s of a function that is not live", call);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+  if ((unsigned long long)bx * by * bz > (unsigned long long)cfg.max_threads_per_block)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (k->nparams && !params) {
+    violation("%s of %s without kernelParams", call, k->name);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  memset(n, 0, sizeof *n);
+  n->fn = k;
+  n->grid[0] = gx, n->grid[1] = gy, n->grid[2] = gz;
+  n->block[0] = bx, n->block[1] = by, n->block[2] = bz;
+  n->smem = smem;
+  n->cooperative = coop;
+  n->nparams = k->nparams;
+  for (unsigned i = 0; i < k->nparams; i++) {
+    unsigned long long v = 0;
+    memcpy(&v, params[i], k->sizes[i]);
+    n->params[i] = v;
+    /* Every u64 parameter of a vyre kernel is a device pointer (or 0 for
+     * an empty buffer). */
+    if (k->sizes[i] == 8 && v && !mem_find(K_DEVMEM, (uintptr_t)v, 0))
+      violation("%s of %s: parameter %u = 0x%llx is not device memory", call, k->name, i, v);
+  }
+  if (coop) {
+    unsigned long long blocks = (unsigned long long)gx * gy * gz;
+    if (!cfg.cooperative) return CUDA_ERROR_NOT_SUPPORTED;
+    if (blocks > (unsigned long long)occupancy((int)(bx * by * bz)) * (unsigned long long)cfg.sms)
+      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Execute: record it; the hook plays the kernel.  Lock held on entry and
+ * exit, dropped around the hook. */
+static void run_node(const node *n, obj *stream, int from_graph) {
+  if (nlaunches == caplaunches) {
+    unsigned long cap = caplaunches ? caplaunches * 2 : 64;
+    fakecuda_launch *grown = realloc(launches, cap * sizeof *grown);
+    if (!grown) return;
+    launches = grown;
+    caplaunches = cap;
+  }
+  fakecuda_launch *l = &launches[nlaunches++];
+  memset(l, 0, sizeof *l);
+  snprintf(l->kernel, sizeof l->kernel, "%s", n->fn->name);
+  memcpy(l->grid, n->grid, sizeof l->grid);
+  memcpy(l->block, n->block, sizeof l->block);
+  l->shared_bytes = n->smem;
+  l->cooperative = n->cooperative;
+  l->from_graph = from_graph;
+  l->stream = stream;
+  l->nparams = n->nparams;
+  memcpy(l->params, n->params, sizeof l->params);
+  ticks++;
+  /* The test hook's kernel stores to address 0: the device faults. */
+  if (strcmp(n->fn->name, "vyre_test_fault") == 0) poisoned = CUDA_ERROR_ILLEGAL_ADDRESS;
+  if (hook) {
+    fakecuda_launch copy = *l;
+    fakecuda_hook h = hook;
+    void *u = hook_user;
+    pthread_mutex_unlock(&lock);
+    h(&copy, u);
+    pthread_mutex_lock(&lock);
+  }
+}
+
+static CUresult launch(const char *call, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s,
+                       void **params, void **extra, int coop) {
+  obj *so = NULL;
+  if (s) {
+    so = obj_find(K_STREAM, s);
+    if (!so) {
+      violation("%s on stream %p, which is not live", call, (void *)s);
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+  } else {
+    violation("%s on the legacy default stream", call);
+  }
+  if (extra) violation("%s with extra (the plugin passes kernelParams)", call);
+  node n;
+  CUresult r = make_node(&n, f, gx, gy, gz, bx, by, bz, smem, params, coop, call);
+  if (r != CUDA_SUCCESS) return r;
+  if (so && so->capture) {
+    obj *g = so->capture;
+    if (g->nnodes == g->capnodes) {
+      unsigned cap = g->capnodes ? g->capnodes * 2 : 8;
+      node *grown = realloc(g->nodes, cap * sizeof *grown);
+      if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+      g->nodes = grown;
+      g->capnodes = cap;
+    }
+    g->nodes[g->nnodes++] = n;
+    return CUDA_SUCCESS;
+  }
+  run_node(&n, so, 0);
+  return CUDA_SUCCESS;
+}
+
+API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                    unsigned int gz, unsigned int bx, unsigned int by,
+                                    unsigned int bz, unsigned int smem, CUstream s, void **params,
+                                    void **extra) {
+  ENTER("cuLaunchKernel", 1);
+  RETURN(launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0));
+}
+
+API CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                               unsigned int gz, unsigned int bx, unsigned int by,
+                                               unsigned int bz, unsigned int smem, CUstream s,
+                                               void **params) {
+  ENTER("cuLaunchCooperativeKernel", 1);
+  RETURN(launch("cuLaunchCooperativeKernel", f, gx, gy, gz, bx, by, bz, smem, s, params, NULL, 1));
+}
+
+API CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+  ENTER("cuStreamBeginCapture", 1);
+  obj *so = obj_find(K_STREAM, s);
+  if (!so) {
+    violation("cuStreamBeginCapture on a stream that is not live");
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (so->capture) RETURN(CUDA_ERROR_ILLEGAL_STATE);
+  obj *g = obj_new(K_GRAPH);
+  if (!g) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  so->capture = g;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *graph) {
+  ENTER("cuStreamEndCapture", 1);
+  obj *so = obj_find(K_STREAM, s);
+  if (!so || !graph) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!so->capture) RETURN(CUDA_ERROR_ILLEGAL_STATE);
+  *graph = (CUgraph)so->capture;
+  so->capture = NULL;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                                 unsigned long long flags) {
+  ENTER("cuGraphInstantiateWithFlags", 1);
+  obj *g = obj_find(K_GRAPH, graph);
+  if (!exec || !g) RETURN(CUDA_ERROR_INVALID_VALUE);
+  obj *x = obj_new(K_EXEC);
+  if (!x) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  if (g->nnodes) {
+    x->nodes = malloc(g->nnodes * sizeof *x->nodes);
+    if (!x->nodes) {
+      obj_free(x);
+      RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    memcpy(x->nodes, g->nodes, g->nnodes * sizeof *x->nodes);
+  }
+  x->nnodes = x->capnodes = g->nnodes;
+  *exec = (CUgraphExec)x;
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s) {
+  ENTER("cuGraphLaunch", 1);
+  obj *x = obj_find(K_EXEC, exec), *so;
+  if (!x) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!stream_ok(s, "cuGraphLaunch", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  for (unsigned i = 0; i < x->nnodes; i++) {
+    if (!fn_find((CUfunction)x->nodes[i].fn)) {
+      violation("cuGraphLaunch: a kernel of the graph was unloaded");
+      RETURN(CUDA_ERROR_INVALID_HANDLE);
+    }
+    run_node(&x->nodes[i], so, 1);
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
+  ENTER("cuGraphExecDestroy", 1);
+  obj *x = obj_find(K_EXEC, exec);
+  if (!x) {
+    violation("cuGraphExecDestroy of %p, which is not live", (void *)exec);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  obj_free(x);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
+  ENTER("cuGraphDestroy", 1);
+  obj *g = obj_find(K_GRAPH, graph);
+  if (!g) {
+    violation("cuGraphDestroy of %p, which is not live", (void *)graph);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  obj_free(g);
+  RETURN(CUDA_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+static const struct {
+  int code;
+  const char *name, *text;
+} errors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+     "an illegal instruction was encountered"},
+    {CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+    {CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
+    {CUDA_ERROR_INVALID_PC, "CUDA_ERROR_INVALID_PC", "invalid program counter"},
+    {CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {CUDA_ERROR_ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation is not permitted in this state"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult lookup_error(CUresult r, const char **out, int text) {
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+    if (errors[i].code == (int)r) {
+      *out = text ? errors[i].text : errors[i].name;
+      return CUDA_SUCCESS;
+    }
+  }
+  *out = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult CUDAAPI cuGetErrorName(CUresult r, const char **out) {
+  ENTER("cuGetErrorName", 0);
+  if (!out) RETURN(CUDA_ERROR_INVALID_VALUE);
+  RETURN(lookup_error(r, out, 0));
+}
+
+API CUresult CUDAAPI cuGetErrorString(CUresult r, const char **out) {
+  ENTER("cuGetErrorString", 0);
+  if (!out) RETURN(CUDA_ERROR_INVALID_VALUE);
+  RETURN(lookup_error(r, out, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* cuGetProcAddress                                                    */
+/* ------------------------------------------------------------------ */
+#define ENTRY(name) {#name, (void *)name}
+static const struct {
+  const char *name;
+  void *fn;
+} table[] = {
+    ENTRY(cuInit), ENTRY(cuDriverGetVersion), ENTRY(cuDeviceGetCount), ENTRY(cuDeviceGet),
+    ENTRY(cuDeviceGetName), ENTRY(cuDeviceGetAttribute), ENTRY(cuDeviceTotalMem),
+    ENTRY(cuDevicePrimaryCtxRetain), ENTRY(cuDevicePrimaryCtxRelease),
+    ENTRY(cuDevicePrimaryCtxReset), ENTRY(cuCtxPushCurrent), ENTRY(cuCtxPopCurrent),
+    ENTRY(cuCtxSynchronize), ENTRY(cuMemGetInfo), ENTRY(cuMemAlloc), ENTRY(cuMemFree),
+    ENTRY(cuMemHostAlloc), ENTRY(cuMemFreeHost), ENTRY(cuMemcpyHtoDAsync),
+    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemsetD8Async), ENTRY(cuStreamCreate),
+    ENTRY(cuStreamDestroy), ENTRY(cuStreamSynchronize), ENTRY(cuEventCreate),
+    ENTRY(cuEventDestroy), ENTRY(cuEventRecord), ENTRY(cuEventQuery), ENTRY(cuEventSynchronize),
+    ENTRY(cuEventElapsedTime), ENTRY(cuModuleLoadData), ENTRY(cuModuleUnload),
+    ENTRY(cuModuleGetFunction), ENTRY(cuLinkCreate), ENTRY(cuLinkAddData), ENTRY(cuLinkComplete),
+    ENTRY(cuLinkDestroy), ENTRY(cuLaunchKernel), ENTRY(cuLaunchCooperativeKernel),
+    ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuStreamBeginCapture),
+    ENTRY(cuStreamEndCapture), ENTRY(cuGraphInstantiateWithFlags), ENTRY(cuGraphLaunch),
+    ENTRY(cuGraphExecDestroy), ENTRY(cuGraphDestroy), ENTRY(cuGetErrorName),
+    ENTRY(cuGetErrorString),
+};
+
+static CUresult getproc(const char *symbol, void **pfn, int version, int *status) {
+  *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = NULL;
+  if (version < 12000) {
+    violation("cuGetProcAddress(%s) asked for CUDA %d", symbol, version);
+    *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(table[i].name, symbol) == 0) {
+      *pfn = table[i].fn;
+      *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  }
+  violation("cuGetProcAddress(%s): not an entry point the fake provides", symbol);
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+API CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                         cuuint64_t flags, CUdriverProcAddressQueryResult *st) {
+  ENTER("cuGetProcAddress", 0);
+  int status;
+  CUresult r = getproc(symbol, pfn, version, &status);
+  if (st) *st = (CUdriverProcAddressQueryResult)status;
+  if (r == CUDA_SUCCESS) name_slot(symbol);
+  RETURN(r);
+}
+
+#undef cuGetProcAddress
+API CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version,
+                                      cuuint64_t flags);
+API CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version,
+                                      cuuint64_t flags) {
+  ENTER("cuGetProcAddress", 0);
+  int status;
+  RETURN(getproc(symbol, pfn, version, &status));
+}
+
+/* ------------------------------------------------------------------ */
+/* Control API (fakecuda.h)                                            */
+/* ------------------------------------------------------------------ */
+API void fakecuda_reset(void);
+API void fakecuda_get_config(fakecuda_config *out);
+API void fakecuda_set_config(const fakecuda_config *in);
+API void fakecuda_inject(const char *name, unsigned long nth, int code, unsigned long count);
+API void fakecuda_clear_faults(void);
+API unsigned long fakecuda_calls(const char *name);
+API unsigned fakecuda_names(const char **out, unsigned capacity);
+API void fakecuda_objects(fakecuda_live *out);
+API unsigned long fakecuda_launch_count(void);
+API int fakecuda_launch_get(unsigned long index, fakecuda_launch *out);
+API void fakecuda_set_hook(fakecuda_hook h, void *user);
+API void fakecuda_hold_events(int on);
+API void fakecuda_complete_events(void);
+API unsigned long fakecuda_violations(char *last, size_t capacity);
+API void fakecuda_jit_fail(unsigned count, const char *log);
+API unsigned long fakecuda_pageable_copies(void);
+API int fakecuda_poisoned(void);
+
+void fakecuda_reset(void) {
+  pthread_mutex_lock(&lock);
+  load_config();
+  nnames = 0;
+  nrules = 0;
+  nlaunches = 0;
+  hook = NULL;
+  hook_user = NULL;
+  hold = 0;
+  violations = 0;
+  last_violation[0] = '\0';
+  jit_failures = 0;
+  pageable_copies = 0;
+  reclaimed = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_get_config(fakecuda_config *out) {
+  pthread_mutex_lock(&lock);
+  ensure_config();
+  *out = cfg;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_set_config(const fakecuda_config *in) {
+  pthread_mutex_lock(&lock);
+  cfg = *in;
+  cfg_loaded = 1;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_inject(const char *name, unsigned long nth, int code, unsigned long count) {
+  pthread_mutex_lock(&lock);
+  if (nrules < MAX_RULES && nth > 0) {
+    rule *r = &rules[nrules++];
+    snprintf(r->name, sizeof r->name, "%s", name);
+    unsigned long base = calls[name_slot(name)];
+    r->first = base + nth;
+    r->last = count ? r->first + count - 1 : 0;
+    r->code = code;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_clear_faults(void) {
+  pthread_mutex_lock(&lock);
+  nrules = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_calls(const char *name) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = 0;
+  for (unsigned i = 0; i < nnames; i++)
+    if (strcmp(names[i], name) == 0) n = calls[i];
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+unsigned fakecuda_names(const char **out, unsigned capacity) {
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < nnames && i < capacity; i++) out[i] = names[i];
+  unsigned n = nnames;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+void fakecuda_objects(fakecuda_live *out) {
+  pthread_mutex_lock(&lock);
+  out->device_allocs = live_count[K_DEVMEM];
+  out->device_bytes = device_bytes;
+  out->host_allocs = live_count[K_HOSTMEM];
+  out->streams = live_count[K_STREAM];
+  out->events = live_count[K_EVENT];
+  out->modules = live_count[K_MODULE];
+  out->links = live_count[K_LINK];
+  out->graphs = live_count[K_GRAPH];
+  out->execs = live_count[K_EXEC];
+  out->ctx_refs = 0;
+  out->reclaimed = reclaimed;
+  for (int i = 0; i < 8; i++) out->ctx_refs += contexts[i].refs;
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_launch_count(void) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = nlaunches;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+int fakecuda_launch_get(unsigned long index, fakecuda_launch *out) {
+  pthread_mutex_lock(&lock);
+  int ok = index < nlaunches;
+  if (ok) *out = launches[index];
+  pthread_mutex_unlock(&lock);
+  return ok ? 0 : -1;
+}
+
+void fakecuda_set_hook(fakecuda_hook h, void *user) {
+  pthread_mutex_lock(&lock);
+  hook = h;
+  hook_user = user;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_hold_events(int on) {
+  pthread_mutex_lock(&lock);
+  hold = on;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_complete_events(void) {
+  pthread_mutex_lock(&lock);
+  complete_all(NULL);
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_violations(char *last, size_t capacity) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = violations;
+  if (last && capacity) snprintf(last, capacity, "%s", last_violation);
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+void fakecuda_jit_fail(unsigned count, const char *log) {
+  pthread_mutex_lock(&lock);
+  jit_failures = count;
+  snprintf(jit_log, sizeof jit_log, "%s", log ? log : "");
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_pageable_copies(void) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = pageable_copies;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+int fakecuda_poisoned(void) {
+  pthread_mutex_lock(&lock);
+  int p = poisoned;
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+/* The fake owns everything it handed out: free it at unload so leak
+ * checkers see only the plugin's own leaks. */
+__attribute__((destructor)) static void fakecuda_fini(void) {
+  pthread_mutex_lock(&lock);
+  destroy_context_objects();
+  free(launches);
+  launches = NULL;
+  nlaunches = caplaunches = 0;
+  pthread_mutex_unlock(&lock);
+}
