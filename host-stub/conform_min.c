@@ -95,8 +95,15 @@ static void close_removal(const vyre_program *p, uint8_t *rm, uint8_t *slot_gone
   }
 }
 
+/* Follow redirections (uses of a bypassed value go to its operand). */
+static uint32_t resolve(const uint32_t *redirect, uint32_t v, uint32_t n) {
+  for (uint32_t hops = 0; redirect && v < n && redirect[v] != UINT32_MAX && hops < n; hops++)
+    v = redirect[v];
+  return v;
+}
+
 /* Pure values nobody uses go too (repeated until none is left). */
-static void dead_values(const vyre_program *p, uint8_t *rm, uint32_t *uses) {
+static void dead_values(const vyre_program *p, uint8_t *rm, uint32_t *uses, const uint32_t *redirect) {
   int changed = 1;
   while (changed) {
     changed = 0;
@@ -107,7 +114,7 @@ static void dead_values(const vyre_program *p, uint8_t *rm, uint32_t *uses) {
       uint32_t vf = value_fields(op_class(copy.op));
       for (int k = 0; k < 4; k++)
         if ((vf >> k) & 1) {
-          uint32_t v = *field(&copy, k);
+          uint32_t v = resolve(redirect, *field(&copy, k), p->inst_count);
           if (v < p->inst_count) uses[v]++;
         }
     }
@@ -129,6 +136,7 @@ typedef struct minimizer {
   cf_min_stats *stats;
   uint8_t *rm, *slot_gone;
   uint32_t *uses, *newid, *newslot;
+  uint32_t *redirect; /* per instruction: use this value instead, or UINT32_MAX */
   int oom;
 } minimizer;
 
@@ -182,6 +190,7 @@ static int encode(minimizer *m, uint32_t constify, void **bytes, size_t *size) {
     for (int k = 0; k < 4; k++) {
       if (!((vf >> k) & 1)) continue;
       uint32_t *f = field(&in, k);
+      *f = resolve(m->redirect, *f, p->inst_count);
       if (*f >= p->inst_count || m->newid[*f] == UINT32_MAX) bad = 1;
       else *f = m->newid[*f];
     }
@@ -252,12 +261,15 @@ static int grow(minimizer *m) {
   free(m->uses);
   free(m->newid);
   free(m->newslot);
+  free(m->redirect);
+  m->redirect = malloc(n * sizeof *m->redirect);
+  if (m->redirect) memset(m->redirect, 0xff, n * sizeof *m->redirect);
   m->rm = calloc(n, 1);
   m->slot_gone = calloc(l, 1);
   m->uses = calloc(n, sizeof *m->uses);
   m->newid = calloc(n, sizeof *m->newid);
   m->newslot = calloc(l, sizeof *m->newslot);
-  if (!m->rm || !m->slot_gone || !m->uses || !m->newid || !m->newslot) m->oom = 1;
+  if (!m->rm || !m->slot_gone || !m->uses || !m->newid || !m->newslot || !m->redirect) m->oom = 1;
   return !m->oom;
 }
 
@@ -310,7 +322,7 @@ static int pass_units(minimizer *m) {
       memset(m->rm, 0, p->inst_count);
       for (uint32_t k = start; k < n && k < start + chunk; k++) remove_range(m->rm, u[k][0], u[k][1]);
       close_removal(p, m->rm, m->slot_gone);
-      dead_values(p, m->rm, m->uses);
+      dead_values(p, m->rm, m->uses, NULL);
       if (attempt(m, UINT32_MAX)) hit = progress = 1;
     }
     if (hit) continue; /* same chunk size on the smaller program */
@@ -340,7 +352,7 @@ static int pass_unwrap(minimizer *m) {
     if (els != UINT32_MAX) remove_range(m->rm, els, end);
     else m->rm[end] = 1;
     close_removal(p, m->rm, m->slot_gone);
-    dead_values(p, m->rm, m->uses);
+    dead_values(p, m->rm, m->uses, NULL);
     if (attempt(m, UINT32_MAX)) {
       progress = 1;
       i--; /* look at what now sits at i */
@@ -353,12 +365,44 @@ static int pass_unwrap(minimizer *m) {
     remove_range(m->rm, i, els);
     m->rm[end] = 1;
     close_removal(p, m->rm, m->slot_gone);
-    dead_values(p, m->rm, m->uses);
+    dead_values(p, m->rm, m->uses, NULL);
     if (attempt(m, UINT32_MAX)) {
       progress = 1;
       i--;
     }
     if (m->stats->tries >= m->max_tries || m->oom) break;
+  }
+  return progress;
+}
+
+/* Bypass a value: its users take one of its operands of the same type
+ * instead (`add %x %y` -> `%x`), shortening expression chains. */
+static int pass_bypass(minimizer *m) {
+  int progress = 0;
+  for (uint32_t i = 0;; i++) {
+    if (!grow(m)) break;
+    const vyre_program *p = m->c->decoded;
+    if (i >= p->inst_count || m->stats->tries >= m->max_tries) break;
+    uint32_t cls = op_class(p->insts[i].op);
+    if (p->value_type[i] == VYRE_T_VOID || cls == VYRE_OC_ATOMIC || cls == VYRE_OC_ATOMIC_CAS)
+      continue;
+    uint32_t vf = value_fields(cls);
+    vyre_inst copy = p->insts[i];
+    for (int k = 0; k < 4; k++) {
+      if (!((vf >> k) & 1)) continue;
+      uint32_t j = *field(&copy, k);
+      if (j >= i || p->value_type[j] != p->value_type[i]) continue;
+      memset(m->rm, 0, p->inst_count);
+      memset(m->redirect, 0xff, (p->inst_count + 1) * sizeof *m->redirect);
+      m->redirect[i] = j;
+      m->rm[i] = 1;
+      dead_values(p, m->rm, m->uses, m->redirect);
+      if (attempt(m, UINT32_MAX)) {
+        progress = 1;
+        break;
+      }
+    }
+    if (m->oom) break;
   }
   return progress;
 }
@@ -376,7 +420,7 @@ static int pass_constify(minimizer *m) {
     /* The operands of i may now die: mark i as a const for the liveness scan. */
     vyre_inst saved = p->insts[i];
     p->insts[i].op = VYRE_OP_CONST;
-    dead_values(p, m->rm, m->uses);
+    dead_values(p, m->rm, m->uses, NULL);
     p->insts[i] = saved;
     m->rm[i] = 0;
     if (attempt(m, i)) progress = 1;
@@ -391,12 +435,13 @@ vyre_status cf_minimize(cf_case *c, cf_still_fails_fn still_fails, void *ctx,
   memset(stats, 0, sizeof *stats);
   stats->insts_before = c->decoded->inst_count;
   minimizer m = {c, still_fails, ctx, max_tries ? max_tries : 2000, stats, NULL, NULL, NULL,
-                 NULL, NULL, 0};
+                 NULL, NULL, NULL, 0};
   int progress = 1;
   while (progress && !m.oom && stats->tries < m.max_tries) {
     progress = 0;
     progress |= pass_units(&m);
     progress |= pass_unwrap(&m);
+    progress |= pass_bypass(&m);
     progress |= pass_constify(&m);
   }
   free(m.rm);
@@ -404,6 +449,7 @@ vyre_status cf_minimize(cf_case *c, cf_still_fails_fn still_fails, void *ctx,
   free(m.uses);
   free(m.newid);
   free(m.newslot);
+  free(m.redirect);
   stats->insts_after = c->decoded->inst_count;
   if (m.oom) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "minimizing: out of memory");
   return VYRE_OK;

@@ -21,6 +21,7 @@ import random
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import f32model as M  # noqa: E402
 
