@@ -396,6 +396,10 @@ void cf_certificate_print(FILE *f, const cf_cert_input *in);
  * capsules read back). */
 vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err);
 
+/* Forget the golden outputs: they describe the original program, not one
+ * the minimizer changed. */
+void cf_case_drop_goldens(cf_case *c);
+
 /* ------------------------------------------------------------------ */
 /* Runs over backends (conform_run.c, fuzz_run.c)                      */
 /* ------------------------------------------------------------------ */

@@ -154,3 +154,10 @@ vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err) {
   free(text);
   return st;
 }
+
+void cf_case_drop_goldens(cf_case *c) {
+  for (uint32_t i = 0; i < CF_MAX_IO; i++) {
+    free(c->golden[i].bytes);
+    memset(&c->golden[i], 0, sizeof c->golden[i]);
+  }
+}

@@ -140,6 +140,7 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
     fprintf(o->out, "    cannot minimize: %s\n", err.message);
     return;
   }
+  cf_case_drop_goldens(m);
   cf_pair pair = {t->backend, reference, d->kind, got->status, want->status};
   cf_min_stats ms;
   if (cf_minimize(m, cf_pair_still_fails, &pair, o->minimize_tries ? o->minimize_tries : 1000, &ms,
@@ -152,7 +153,8 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
     cf_diff d2;
     cf_compare(m, &w2, &g2, &d2);
     char note[160];
-    snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries)",
+    snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries); the "
+             "original's expect-output lines do not apply and are left out",
              ms.insts_before, ms.insts_after, ms.tries);
     cf_capsule_info mi = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL,
                           &g2, &w2, &d2, note};
@@ -623,6 +625,7 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
       if (d.kind == CF_SAME) cf_compare(c, &want, &got, &d);
       cf_case *m = NULL;
       if (cf_case_clone(c, &m, err) == VYRE_OK) {
+        cf_case_drop_goldens(m);
         cf_pair pair = {t->backend, reference, d.kind, got.status, want.status};
         cf_min_stats ms;
         if (cf_minimize(m, cf_pair_still_fails, &pair, o->minimize_tries, &ms, err) == VYRE_OK) {
@@ -636,7 +639,8 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
           cf_diff d2;
           cf_compare(m, &w2, &g2, &d2);
           char note[160];
-          snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries)",
+          snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries); the "
+                   "original's expect-output lines do not apply and are left out",
                    ms.insts_before, ms.insts_after, ms.tries);
           cf_capsule_info mi = {c->origin[0] ? c->origin : path, t->id, t->version,
                                 t->has_profile ? t->profile.name : NULL, &g2, &w2, &d2, note};
