@@ -93,6 +93,8 @@ typedef struct cf_case {
   int expect_code_set; /* with VYRE_TRAP: the trap code must match */
   int64_t expect_code;
   uint64_t extra_caps; /* `requires` on top of what the program needs */
+  int focus_set;       /* `ops` given: a failure counts against these ops only */
+  uint64_t focus[4];   /* op-id bit set (cf_opset layout) */
 
   /* Capsule fields (present when the file is a replay capsule). */
   int is_capsule;
@@ -369,6 +371,7 @@ uint32_t cf_coverage_report(const cf_coverage *cov, const cf_opset *claimed,
 
 typedef struct cf_op_tally {
   uint32_t passed, failed, skipped;
+  char failed_cases[3][96]; /* the first failing cases blamed on the op */
 } cf_op_tally;
 
 typedef struct cf_cert_input {

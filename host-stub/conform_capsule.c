@@ -89,6 +89,15 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
   if (info && info->diff && info->diff->kind != CF_SAME) one_line(&b, "mismatch", info->diff->text);
   if (info && info->note) one_line(&b, "note", info->note);
   if (c->about) one_line(&b, "about", c->about);
+  if (c->focus_set) {
+    cf_buf_printf(&b, ";@ ops");
+    for (uint32_t op = 0; op < 256; op++)
+      if ((c->focus[op >> 6] >> (op & 63)) & 1) {
+        const vyre_op_info *oi = vyre_op_lookup(op);
+        if (oi) cf_buf_printf(&b, " %s", oi->mnemonic);
+      }
+    cf_buf_append(&b, "\n", 1);
+  }
   char hash[65];
   vyre_hex(p->sha256, 32, hash);
   cf_buf_printf(&b, ";@ program-sha256 %s\n", hash);

@@ -616,6 +616,19 @@ static vyre_status directive(parse_ctx *px, pending *pd, tok *t, uint32_t n) {
     }
     return VYRE_OK;
   }
+  if (KEY("ops")) {
+    if (n < 2)
+      return perr(px, VYRE_INVALID_ARGUMENT, "`ops` names the ops under test. Fix: `;@ ops add`");
+    for (uint32_t i = 1; i < n; i++) {
+      const vyre_op_info *info = vyre_op_by_mnemonic(t[i].s, t[i].n);
+      if (!info)
+        return perr(px, VYRE_INVALID_ARGUMENT, "unknown op '%.*s'. Fix: use a mnemonic of "
+                    "docs/program-format.md", (int)t[i].n, t[i].s);
+      c->focus[info->id >> 6] |= 1ull << (info->id & 63);
+    }
+    c->focus_set = 1;
+    return VYRE_OK;
+  }
   if (KEY("capsule")) {
     c->is_capsule = 1;
     return VYRE_OK;

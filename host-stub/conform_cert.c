@@ -115,8 +115,17 @@ static void write_json(FILE *f, const cf_cert_input *in, const char *date, const
     cf_json_string(f, all[k].mnemonic);
     fprintf(f, ", \"result\": ");
     cf_json_string(f, op_status(in, all[k].id));
-    fprintf(f, ", \"passed\": %u, \"failed\": %u, \"skipped\": %u}%s\n", t->passed, t->failed,
-            t->skipped, k + 1 < nops ? "," : "");
+    fprintf(f, ", \"passed\": %u, \"failed\": %u, \"skipped\": %u", t->passed, t->failed,
+            t->skipped);
+    if (t->failed) {
+      fprintf(f, ", \"failed_cases\": [");
+      for (uint32_t j = 0; j < t->failed && j < 3; j++) {
+        fputs(j ? ", " : "", f);
+        cf_json_string(f, t->failed_cases[j]);
+      }
+      fputc(']', f);
+    }
+    fprintf(f, "}%s\n", k + 1 < nops ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
 }

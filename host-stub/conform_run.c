@@ -375,8 +375,22 @@ static vyre_status corpus_load(const cf_options *o, corpus *cp, vyre_error *err)
     vyre_error e = VYRE_ERROR_INIT;
     cf_case *c = NULL;
     if (cf_case_load(cp->paths[i], &c, &e) != VYRE_OK) {
-      cp->errors[i] = strdup(e.message);
-      keep++;
+      /* Judge a broken file by the name its path gives it. */
+      const char *path = cp->paths[i];
+      const char *slash = strrchr(path, '/');
+      const char *base = slash ? slash + 1 : path;
+      const char *dir = base;
+      if (slash) {
+        dir = slash;
+        while (dir > path && dir[-1] != '/') dir--;
+      }
+      char guess[512];
+      snprintf(guess, sizeof guess, "%.*s%.*s", (int)(base - dir), dir,
+               (int)(strlen(base) > 5 ? strlen(base) - 5 : strlen(base)), base);
+      if (cf_pattern_match(o->filter, guess)) {
+        cp->errors[i] = strdup(e.message);
+        keep++;
+      }
       continue;
     }
     char name[256];
@@ -409,14 +423,25 @@ static vyre_status corpus_load(const cf_options *o, corpus *cp, vyre_error *err)
 /* vyre conform                                                         */
 /* ------------------------------------------------------------------ */
 
+/* Passes and skips count for every op of the case; a failure counts
+ * against the ops under test (`ops`), or every op when the case names
+ * none. */
 static void tally_ops(target_report *r, const cf_case *c, int result) {
   cf_opset seen = {{0}};
   for (uint32_t i = 0; i < c->decoded->inst_count; i++) cf_opset_add(&seen, c->decoded->insts[i].op);
+  char name[256];
+  full_name(c, name, sizeof name);
   for (uint32_t op = 0; op < 256; op++) {
     if (!cf_opset_has(&seen, op)) continue;
-    if (result == R_PASS) r->ops[op].passed++;
-    else if (result == R_FAIL) r->ops[op].failed++;
-    else r->ops[op].skipped++;
+    cf_op_tally *t = &r->ops[op];
+    if (result == R_PASS) {
+      t->passed++;
+    } else if (result == R_SKIP) {
+      t->skipped++;
+    } else if (!c->focus_set || ((c->focus[op >> 6] >> (op & 63)) & 1)) {
+      if (t->failed < 3) snprintf(t->failed_cases[t->failed], sizeof t->failed_cases[0], "%.95s", name);
+      t->failed++;
+    }
   }
 }
 

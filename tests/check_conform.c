@@ -136,7 +136,7 @@ START_TEST(test_case_directives) {
 
   c = parse_ok(";@ case my.name\n;@ category cat\n;@ about two words\n;@ ulp 3\n"
                ";@ expect trap 9\n;@ workgroup 8\n;@ grid 2 3\n;@ fixpoint 4\n"
-               ";@ requires subgroup trap\n"
+               ";@ requires subgroup trap\n;@ ops trap add\n"
                "workgroup 4\nbuffer out wo u32 [4]\ntrap 9\n",
                "x.vyre");
   ck_assert_str_eq(c->name, "my.name");
@@ -148,6 +148,10 @@ START_TEST(test_case_directives) {
   ck_assert_msg(c->options.grid[0] == 2 && c->options.grid[1] == 3 && c->options.grid[2] == 1, "grid 2 3 1");
   ck_assert_msg(c->options.fixpoint_iterations == 4, "fixpoint 4");
   ck_assert_msg(c->extra_caps == (VYRE_CAP_SUBGROUP | VYRE_CAP_TRAP), "requires subgroup trap");
+  ck_assert_msg(c->focus_set && ((c->focus[VYRE_OP_TRAP >> 6] >> (VYRE_OP_TRAP & 63)) & 1) &&
+                    ((c->focus[VYRE_OP_ADD >> 6] >> (VYRE_OP_ADD & 63)) & 1) &&
+                    !((c->focus[VYRE_OP_STORE >> 6] >> (VYRE_OP_STORE & 63)) & 1),
+                "ops trap add: the ops under test");
   cf_case_free(c);
 }
 END_TEST
@@ -246,6 +250,8 @@ START_TEST(test_case_errors) {
   parse_fails(text, "is not an output");
   FORMAT(text, sizeof text, ";@ input a values 1\n;@ requires warp\n%s", prog);
   parse_fails(text, "unknown capability 'warp'");
+  FORMAT(text, sizeof text, ";@ input a values 1\n;@ ops frobnicate\n%s", prog);
+  parse_fails(text, "unknown op 'frobnicate'");
   parse_fails("workgroup 1\nbuffer o wo u32 [2]\n%z = const u32 0\nstore o %z %q\n", "bad.vyre:4");
   /* A fixed-count input must have exactly its count. */
   parse_fails(";@ input b values 1 2 3\nworkgroup 1\nbuffer b ro u32 [2]\nbuffer o wo u32 [1]\n"
@@ -438,7 +444,7 @@ END_TEST
 
 START_TEST(test_capsule_round_trip) {
   cf_case *c = parse_ok(";@ ulp 2\n;@ grid 3\n;@ expect-output o values 5 6 7 8\n"
-                        ";@ input a values 1 2 3 4 -7\n;@ about an about line\nworkgroup 4\n"
+                        ";@ input a values 1 2 3 4 -7\n;@ about an about line\n;@ ops load\nworkgroup 4\n"
                         "buffer a ro i32\nbuffer o rw i32 [4] output range 4 8\n%i = gid.x\n"
                         "%x = load a %i\nstore o %i %x\n",
                         "suite/capsule.vyre");
@@ -469,6 +475,7 @@ START_TEST(test_capsule_round_trip) {
   ck_assert_str_eq(r->name, "capsule");
   ck_assert_str_eq(r->category, "suite");
   ck_assert_str_eq(r->origin, "conform suite/capsule");
+  ck_assert_msg(r->focus_set && memcmp(r->focus, c->focus, sizeof r->focus) == 0, "ops carried over");
   ck_assert_msg(strstr(r->backend, "mock 9.9") != NULL, "backend recorded: %s", r->backend);
   ck_assert_msg(strstr(r->text, ";@ status-backend VYRE_OK") && strstr(r->text, ";@ output-backend o hex 0200000004000000") &&
                     strstr(r->text, ";@ output-reference o hex 0200000003000000") &&

@@ -187,12 +187,14 @@ def gen_int_ops():
             c = add(Case("ops.int", "%s.%s" % (op, t),
                          "%s over %s: every pair of edge values (0, 1, -1, MIN, MAX, shift >= width, "
                          "division by zero, MIN/-1) and random pairs" % (op, t)))
+            c.d("ops " + op)
             c.inp("a", t, xs)
             c.inp("b", t, ys)
             c.out("out", t, [M.int_binop(op, x, y, w, s) for x, y in zip(xs, ys)])
             elementwise(c, [("a", t), ("b", t)], t, len(xs), "%%r = %s %%a %%b" % op)
         for op in CMP:
             c = add(Case("ops.compare", "%s.%s" % (op, t), "%s over %s edge pairs" % (op, t)))
+            c.d("ops " + op)
             c.inp("a", t, xs)
             c.inp("b", t, ys)
             c.out("out", "bool", [M.int_binop(op, x, y, w, s) for x, y in zip(xs, ys)])
@@ -200,12 +202,14 @@ def gen_int_ops():
         vals = [M.wrap(v, w) for v in EDGE[t]] + [rand_int(rng("un" + t), t) for _ in range(48)]
         for op in INT_UN:
             c = add(Case("ops.int", "%s.%s" % (op, t), "%s over %s edge values" % (op, t)))
+            c.d("ops " + op)
             c.inp("a", t, vals)
             c.out("out", t, [M.int_unop(op, v, w, s) for v in vals])
             elementwise(c, [("a", t)], t, len(vals), "%%r = %s %%a" % op)
     vals = [M.wrap(v, 32) for v in EDGE["u32"]] + [rand_int(rng("unpack"), "u32") for _ in range(32)]
     for op in ("unpack4lo", "unpack4hi", "unpack8lo", "unpack8hi"):
         c = add(Case("ops.int", "%s.u32" % op, "%s: nibbles/bytes spread into bytes/halfwords" % op))
+        c.d("ops " + op)
         c.inp("a", "u32", vals)
         c.out("out", "u32", [M.int_unop(op, v, 32, False) for v in vals])
         elementwise(c, [("a", "u32")], "u32", len(vals), "%%r = %s %%a" % op)
@@ -222,11 +226,13 @@ def gen_bool_ops():
     for op, f in ops.items():
         c = add(Case("ops.bool", "%s.bool" % op,
                      "%s over bools read from 4-byte words (any non-zero word is true)" % op))
+        c.d("ops " + op)
         c.inp("a", "bool", xs)
         c.inp("b", "bool", ys)
         c.out("out", "bool", [f(a, b) for a, b in zip(bx, by)])
         elementwise(c, [("a", "bool"), ("b", "bool")], "bool", len(xs), "%%r = %s %%a %%b" % op)
     c = add(Case("ops.bool", "not.bool", "not over bools; stores write 0 or 1"))
+    c.d("ops not")
     c.inp("a", "bool", xs)
     c.out("out", "bool", [1 - v for v in bx])
     elementwise(c, [("a", "bool")], "bool", len(xs), "%r = not %a")
@@ -258,12 +264,14 @@ def gen_f32_ops():
         c = add(Case("ops.f32", "%s.f32" % op,
                      "%s over f32: edge pairs (signed zeros, infinities, NaN payloads, subnormals "
                      "flushed on load, MAX) and random pairs, compared bit for bit" % op))
+        c.d("ops " + op)
         c.inp("a", "f32", xs)
         c.inp("b", "f32", ys)
         c.out("out", "f32", [M.f32_binop(op, x, y) for x, y in zip(xs, ys)])
         elementwise(c, [("a", "f32"), ("b", "f32")], "f32", len(xs), "%%r = %s %%a %%b" % op)
     for op in CMP:
         c = add(Case("ops.compare", "%s.f32" % op, "%s over f32 edge pairs (NaN compares false, ne true)" % op))
+        c.d("ops " + op)
         c.inp("a", "f32", xs)
         c.inp("b", "f32", ys)
         c.out("out", "bool", [M.f32_binop(op, x, y) for x, y in zip(xs, ys)])
@@ -273,11 +281,13 @@ def gen_f32_ops():
         0x3EFFFFFF, 0xBF000000, 0xBFC00000, 0x3F800001, 0x4B7FFFFF, 0xCB7FFFFF, 0x4EFFFFFF]
     for op in F32_UN:
         c = add(Case("ops.f32", "%s.f32" % op, "%s over f32 edge values (round: half to even)" % op))
+        c.d("ops " + op)
         c.inp("a", "f32", vals)
         c.out("out", "f32", [M.f32_unop(op, v) for v in vals])
         elementwise(c, [("a", "f32")], "f32", len(vals), "%%r = %s %%a" % op)
     for op in ("isnan", "isinf", "isfinite"):
         c = add(Case("ops.f32", "%s.f32" % op, "%s over f32 edge values" % op))
+        c.d("ops " + op)
         c.inp("a", "f32", vals)
         c.out("out", "bool", [M.f32_unop(op, v) for v in vals])
         elementwise(c, [("a", "f32")], "bool", len(vals), "%%r = %s %%a" % op)
@@ -295,6 +305,7 @@ def gen_f32_ops():
         b += [x, x, x ^ 0x80000000]
         cc += [p ^ 0x80000000, p, p]
     c = add(Case("ops.f32", "fma.f32", "fma rounds once: exact cancellations, signed zeros, inf*0"))
+    c.d("ops fma")
     c.inp("a", "f32", a)
     c.inp("b", "f32", b)
     c.inp("c", "f32", cc)
@@ -321,6 +332,7 @@ def gen_transcendental():
                          "%s within %d ulp (%s variant, docs/ulp.md): special values exact, "
                          "ordinary values in [%g, %g), random bit patterns" % (op, budget, label, lo, hi)))
             c.d("ulp %d" % budget)
+            c.d("ops " + op)
             c.inp("a", "f32", specials)
             seed = sum(ord(ch) for ch in name)
             c.d("input+ a range %d 256 %r %r" % (seed, lo, hi))
@@ -330,6 +342,7 @@ def gen_transcendental():
                      "%s under a strict request (ulp budget 0) is refused on every backend" % op))
         c.d("ulp 0")
         c.d("expect unsupported")
+        c.d("ops " + op)
         c.inp("a", "f32", [0x3F800000, 0x40000000])
         elementwise(c, [("a", "f32")], "f32", 2, "%%r = %s %%a" % op)
 
@@ -361,6 +374,7 @@ def gen_casts():
             c = add(Case("ops.cast", "cast.%s.%s" % (frm, to),
                          "cast %s -> %s: truncation, extension, saturation, NaN -> 0, "
                          "round-to-nearest-even" % (frm, to)))
+            c.d("ops cast")
             c.inp("a", frm, vals)
             c.out("out", to, [M.cast(frm, to, load_value(frm, v)) for v in vals])
             elementwise(c, [("a", frm)], to, len(vals), "%%r = cast %s %%a" % to)
@@ -373,6 +387,7 @@ def gen_select_const_locals():
         conds = [(k * 7 + 3) % 5 == 0 or k % 3 == 1 for k in range(n)]
         alt = list(reversed(vals))
         c = add(Case("ops.select", "select.%s" % t, "select over %s, condition from a bool buffer" % t))
+        c.d("ops select")
         c.inp("c", "bool", [int(x) for x in conds])
         c.inp("a", t, vals)
         c.inp("b", t, alt)
@@ -392,6 +407,7 @@ def gen_select_const_locals():
     for t, lst in consts.items():
         c = add(Case("ops.const", "const.%s" % t, "constants of %s, edge values, stored in order" % t))
         c.d("grid 1")
+        c.d("ops const")
         c.p("workgroup 1\nbuffer out wo %s [%d]\n" % (t, len(lst)))
         for k, (text, _) in enumerate(lst):
             c.p("%%k%d = const u32 %d\n%%v%d = const %s %s\nstore out %%k%d %%v%d" % (k, k, k, t, text, k, k))
@@ -401,6 +417,7 @@ def gen_select_const_locals():
         vals = cast_inputs(t)
         c = add(Case("ops.local", "local.%s" % t,
                      "let/assign/get of a %s local across if and loop blocks" % t))
+        c.d("ops let assign get")
         c.inp("a", t, vals)
         c.inp("b", t, list(reversed(vals)))
         c.p("workgroup 32\nbuffer a ro %s\nbuffer b ro %s\nbuffer out wo %s [%d]\n" % (t, t, t, len(vals)))
@@ -480,6 +497,7 @@ def gen_storage():
         c = add(Case("memory.storage", "copy.%s" % t,
                      "load and store %s elements: widening on load, narrowing on store (f16/bf16 round "
                      "to nearest even, NaN canonical, bool 0/1)" % t))
+        c.d("ops load store")
         c.inp("a", t, vals)
         c.out("out", t, [store_narrow(t, load_compute(t, v)) for v in vals])
         elementwise(c, [("a", t)], t, len(vals), "", result="%a")
@@ -488,6 +506,7 @@ def gen_storage():
             c = add(Case("memory.storage", "widen.%s" % t,
                          "a %s load widens to %s (zero/sign extension, exact f16/bf16 -> f32, "
                          "bf16 subnormals flushed)" % (t, ct)))
+            c.d("ops load")
             c.inp("a", t, vals)
             c.out("out", ct, [load_compute(t, v) for v in vals])
             elementwise(c, [("a", t)], ct, len(vals), "", result="%a")
@@ -500,6 +519,7 @@ def gen_storage():
         c = add(Case("memory.storage", "narrow.f32.%s" % t,
                      "f32 stored into %s: round to nearest even, overflow to infinity, %s" %
                      (t, "subnormals kept" if t == "f16" else "NaN 0x7fc0")))
+        c.d("ops store")
         c.inp("a", "f32", f)
         c.out("out", t, [store_narrow(t, M.canon(v)) for v in f])
         elementwise(c, [("a", "f32")], t, len(f), "", result="%a")
@@ -507,6 +527,7 @@ def gen_storage():
     for t in ("u8", "u16", "i8", "i16"):
         src = "u32" if t[0] == "u" else "i32"
         c = add(Case("memory.storage", "narrow.%s.%s" % (src, t), "%s stored into %s keeps the low bits" % (src, t)))
+        c.d("ops store")
         c.inp("a", src, ints)
         c.out("out", t, [v & ((1 << (8 * SIZE[t])) - 1) for v in ints])
         elementwise(c, [("a", src)], t, len(ints), "", result="%a")
@@ -1154,6 +1175,7 @@ def gen_atomics():
             # uncontended: each invocation at its own index, the old value returned
             c = add(Case("atomics", "own.%s.%s" % (op, t),
                          "atomic_%s.%s on %s at the invocation's own index: new value and old value" % (op, order, t)))
+            c.d("ops atomic_" + op)
             olds = [M.wrap(v, w) for v in EDGE[t]]
             vals = list(reversed(olds))
             n = len(olds)
@@ -1176,6 +1198,7 @@ store old %%i %%o""" % (t, n, t, t, n, op, order))
             k += 1
             c = add(Case("atomics", "contended.%s.%s" % (op, t),
                          "256 invocations atomic_%s.%s on one %s location (order-independent result)" % (op, order, t)))
+            c.d("ops atomic_" + op)
             init = {"add": 5, "and": (1 << w) - 1, "or": 0, "xor": 0, "min": (1 << (w - 1)) - 1 if s else (1 << w) - 1,
                     "max": (1 << (w - 1)) if s else 0}[op]
             vals = [M.wrap(((i * 0x9E3779B97F4A7C15) >> 7) ^ (i << 3), w) for i in range(256)]
@@ -1203,6 +1226,7 @@ store sink %%i %%one""" % (t, t, op, order))
         order = ORDERS[k % 5]
         k += 1
         c = add(Case("atomics", "cas.%s" % t, "atomic_cas.%s on %s: of 128 invocations exactly one swaps 0 -> 1" % (order, t)))
+        c.d("ops atomic_cas")
         c.inp("m", t, [0])
         c.p("""workgroup 32
 buffer m rw %s [1]
@@ -1221,6 +1245,7 @@ atomic_add.relaxed wins %%z %%inc""" % (t, t, t, order))
         c.out("m", t, [1])
         c.out("wins", "u32", [1])
         c = add(Case("atomics", "cas_own.%s" % t, "atomic_cas at the invocation's own index: swaps only where old == expected"))
+        c.d("ops atomic_cas")
         olds = [M.wrap(v, w) for v in EDGE[t]]
         n = len(olds)
         exps = [o if i % 2 == 0 else M.wrap(o + 1, w) for i, o in enumerate(olds)]
@@ -1241,6 +1266,7 @@ store old %%i %%o""" % (t, n, t, t, n, t, ORDERS[(k + 2) % 5]))
     # every memory order on each op, in one program per op
     for op in ATOMIC_OPS + ("cas",):
         c = add(Case("atomics", "orders.%s" % op, "atomic_%s with every memory order (relaxed .. seq_cst) under contention" % op))
+        c.d("ops atomic_" + op)
         lines = ["workgroup 64", "buffer m rw u32 [5]", "buffer sink wo u32 [128]", "", "%i = gid.x",
                  "%one = const u32 1"]
         init = [0] * 5
@@ -1381,6 +1407,7 @@ def gen_subgroups():
             c = add(Case("subgroup", "reduce.%s.%s" % (kind, t),
                          "reduce.%s over %s in 48-wide workgroups (a full and a partial subgroup; "
                          "f32: the fixed tree of semantics.md)" % (kind, t)))
+            c.d("ops reduce")
             c.inp("a", t, vals)
             elementwise(c, [("a", t)], t, n, "%%r = reduce.%s %%a" % kind, wg=wg)
             exp = [0] * n
@@ -1399,6 +1426,7 @@ def gen_subgroups():
         c = add(Case("subgroup", "shuffle.%s" % t,
                      "shuffle of %s from lane (lane*5+3) mod 32; inactive lanes of the partial "
                      "subgroup give the typed zero" % t))
+        c.d("ops shuffle")
         c.inp("a", t, vals)
         elementwise(c, [("a", t)], t, n, "%ln = lane\n%five = const u32 5\n%src0 = mul %ln %five\n"
                     "%three = const u32 3\n%src = add %src0 %three\n%r = shuffle %a %src", wg=wg)
@@ -1410,6 +1438,7 @@ def gen_subgroups():
             exp.append(load_value(t, vals[g[src]]) if src < len(g) else 0)
         c.out("out", t, exp)
     c = add(Case("subgroup", "ballot", "ballot of a divergent predicate; bits of inactive lanes stay 0"))
+    c.d("ops ballot")
     c.p("""workgroup 48
 buffer out wo u32 [96]
 
