@@ -235,36 +235,36 @@ static vyre_status load_driver(vc_backend *b, vyre_error *err) {
                           "cuGetProcAddress (driver older than CUDA 11.3?). Fix: update the "
                           "NVIDIA driver",
                           path);
-#define VC_RESOLVE_(name, params)                                                          \
+#define VC_RESOLVE_(name, version, params)                                                        \
   do {                                                                                     \
     void *fn = NULL;                                                                       \
     CUresult r;                                                                            \
     int why = 0;                                                                           \
-    RESOLVE_CALL(#name, &fn, r, why);                                                      \
+    RESOLVE_CALL(#name, version, &fn, r, why);                                                      \
     if (r != CUDA_SUCCESS || !fn)                                                          \
       return vyre_error_set(err, VYRE_NO_DEVICE, (int64_t)r,                               \
                             "CUDA driver unusable: cuGetProcAddress(\"%s\", %d) failed "   \
                             "(CUresult %d%s). Fix: update the NVIDIA driver to one that "  \
                             "supports CUDA %d.%d",                                         \
-                            #name, CUDA_VERSION, (int)r,                                    \
+                            #name, version, (int)r,                                         \
                             why == 2 ? ", version not sufficient"                          \
                                      : why == 1 ? ", symbol not found" : "",               \
                             CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);                \
     memcpy(&b->api.f_##name, &fn, sizeof fn);                                              \
   } while (0);
 #if CUDA_VERSION >= 12000
-#define RESOLVE_CALL(sym, fnp, r, why)                                                  \
+#define RESOLVE_CALL(sym, ver, fnp, r, why)                                             \
   do {                                                                                  \
     if (getproc2) {                                                                     \
       CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SUCCESS;                  \
-      r = getproc2(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &qs);           \
+      r = getproc2(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT, &qs);           \
       why = (int)qs;                                                                    \
     } else {                                                                            \
-      r = getproc1(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);                \
+      r = getproc1(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT);                          \
     }                                                                                   \
   } while (0)
 #else
-#define RESOLVE_CALL(sym, fnp, r, why) (r = getproc1(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT))
+#define RESOLVE_CALL(sym, ver, fnp, r, why) (r = getproc1(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT))
 #endif
   VC_DRIVER_API(VC_RESOLVE_)
 #undef RESOLVE_CALL
