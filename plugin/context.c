@@ -391,7 +391,24 @@ vyre_status vc_context_memory(vc_backend *b, uint64_t *free_bytes, uint64_t *tot
 static vyre_status retain_context(vc_backend *b, vyre_error *err) {
   for (int attempt = 0; attempt < 2; attempt++) {
     CUresult r = VC_CU(b, cuDevicePrimaryCtxRetain, (&b->ctx, b->device));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
+    if (r != CUDA_SUCCESS && vc_is_sticky(r) && attempt == 0) {
+      /* The driver refuses to hand out a context poisoned by another
+       * holder's sticky error (seen on an H200: ILLEGAL_ADDRESS from the
+       * retain itself); reset it and try once more. */
+      vc_log("primary context of device %u refused a retain (sticky error); resetting it",
+             b->ordinal);
+      b->ctx = NULL;
+      r = VC_CU(b, cuDevicePrimaryCtxReset, (b->device));
+      if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxReset", NULL, NULL);
+      atomic_fetch_add(&ctx_epoch[b->ordinal % EPOCH_SLOTS], 1u);
+      continue;
+    }
+    if (r != CUDA_SUCCESS) {
+      vyre_status st = vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
+      /* A failed create owns nothing a later call could trip over. */
+      atomic_store(&b->lost, 0);
+      return st == VYRE_DEVICE_LOST ? VYRE_DRIVER : st;
+    }
     b->ctx_retained = 1;
     b->epoch = atomic_load(&ctx_epoch[b->ordinal % EPOCH_SLOTS]);
     r = VC_CU(b, cuCtxPushCurrent, (b->ctx));

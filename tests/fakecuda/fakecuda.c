@@ -345,6 +345,9 @@ API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice d) {
 API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
   ENTER("cuDevicePrimaryCtxRetain", 0);
   if (!ctx || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  /* Like the real driver (seen on an H200): a primary context poisoned by
+   * a sticky error and still held by someone is not handed out again. */
+  if (poisoned && contexts[d].refs > 0) RETURN((CUresult)poisoned);
   contexts[d].device = d;
   contexts[d].refs++;
   *ctx = &contexts[d];
