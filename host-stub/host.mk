@@ -21,7 +21,7 @@ EXTRA_DIST += docs/host.md
 bin_PROGRAMS += host-stub/vyre
 noinst_HEADERS += host-stub/vyre_cli.h
 host_stub_vyre_SOURCES = host-stub/vyre_cli.c host-stub/vyre_cli_list.c host-stub/vyre_cli_run.c \
-	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c
+	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c host-stub/vyre_cli_bench.c
 host_stub_vyre_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
 host_stub_vyre_LDADD = host-stub/libvyre-host.la host-stub/libvyre-text.la \
 	plugin/libvyre-codegen.la plugin/libvyre-ptxmath.la abi/libvyre-format.la -lm

@@ -39,6 +39,7 @@ extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_asm;
 extern const cli_command cli_cmd_disasm;
 extern const cli_command cli_cmd_emit_ptx;
+extern const cli_command cli_cmd_bench;
 
 /* Print "vyre CMD: <message>" and a pointer to the help to stderr;
  * returns CLI_USAGE. */
