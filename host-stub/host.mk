@@ -24,7 +24,7 @@ host_stub_vyre_SOURCES = host-stub/vyre_cli.c host-stub/vyre_cli_list.c host-stu
 	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c
 host_stub_vyre_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
 host_stub_vyre_LDADD = host-stub/libvyre-host.la host-stub/libvyre-text.la \
-	plugin/libvyre-codegen.la abi/libvyre-format.la -lm
+	plugin/libvyre-codegen.la plugin/libvyre-ptxmath.la abi/libvyre-format.la -lm
 
 # `make demo`: the backends found, then example programs on the best one.
 DEMO_EXAMPLES = examples/saxpy.vyre examples/histogram.vyre examples/bitonic_sort.vyre

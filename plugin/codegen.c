@@ -17,79 +17,220 @@ static char *utoa_rev(char *end, uint64_t v, unsigned base) {
   return s;
 }
 
-static void vformat(strbuf *sb, const char *fmt, va_list ap) {
-  const char *run = fmt;
+/* Format one line into `out` (at most CG_LINE_MAX - 1 bytes; longer text is
+ * cut, which no PTX line comes near).  Returns the length. */
+#define CG_LINE_MAX 1024
+static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
+  /* Format strings are short literals and %s arguments are register names
+   * or mnemonics: only %s is bounded, once per argument. */
+  char *o = out, *const stop = out + CG_LINE_MAX - 80;
+  static const char hexd[] = "0123456789abcdef";
   for (const char *f = fmt; *f; f++) {
-    if (*f != '%') continue;
-    if (f > run) sb_append(sb, run, (size_t)(f - run));
+    if (*f != '%') {
+      *o++ = *f;
+      continue;
+    }
+    if (f[1] == 's') {
+      const char *str = va_arg(ap, const char *);
+      f++;
+      if (str >= c->ring[0] && str < c->ring[CG_RING] && o + 32 < stop) {
+        /* A register name from the ring: its length is in the slot's last
+         * byte and the slot is 48 bytes, so copy a fixed 32 and advance. */
+        memcpy(o, str, 32);
+        o += (unsigned char)str[sizeof c->ring[0] - 1];
+        continue;
+      }
+      char *lim = stop - 64 > o ? stop - 64 : o;
+      while (*str && o < lim) *o++ = *str++;
+      continue;
+    }
     char num[24], *end = num + sizeof num, *s;
     switch (*++f) {
-    case 's': {
-      const char *str = va_arg(ap, const char *);
-      sb_puts(sb, str);
-      break;
-    }
     case 'u':
       s = utoa_rev(end, va_arg(ap, unsigned), 10);
-      sb_append(sb, s, (size_t)(end - s));
+      while (s < end) *o++ = *s++;
       break;
     case 'd': {
       int v = va_arg(ap, int);
-      if (v < 0) {
-        sb_append(sb, "-", 1);
-        s = utoa_rev(end, (uint64_t)(-(int64_t)v), 10);
-      } else {
-        s = utoa_rev(end, (uint64_t)v, 10);
-      }
-      sb_append(sb, s, (size_t)(end - s));
+      if (v < 0) *o++ = '-';
+      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
+      while (s < end) *o++ = *s++;
       break;
     }
     case 'x': {
       /* 0x%08x: PTX hex immediates are written with all 8 digits. */
       unsigned v = va_arg(ap, unsigned);
-      char h[10] = {'0', 'x'};
-      for (int k = 0; k < 8; k++) h[2 + k] = "0123456789abcdef"[(v >> (28 - 4 * k)) & 15u];
-      sb_append(sb, h, 10);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int k = 0; k < 8; k++) *o++ = hexd[(v >> (28 - 4 * k)) & 15u];
       break;
     }
     case 'X': {
       uint64_t v = va_arg(ap, uint64_t);
-      char h[18] = {'0', 'x'};
-      for (int k = 0; k < 16; k++) h[2 + k] = "0123456789abcdef"[(v >> (60 - 4 * k)) & 15u];
-      sb_append(sb, h, 18);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int k = 0; k < 16; k++) *o++ = hexd[(v >> (60 - 4 * k)) & 15u];
       break;
     }
     case 'U':
       s = utoa_rev(end, va_arg(ap, uint64_t), 10);
-      sb_append(sb, s, (size_t)(end - s));
+      while (s < end) *o++ = *s++;
       break;
-    case 'c': {
-      char ch = (char)va_arg(ap, int);
-      sb_append(sb, &ch, 1);
-      break;
+    case 'c': *o++ = (char)va_arg(ap, int); break;
+    case '%': *o++ = '%'; break;
+    default: f--; *o++ = '%'; break; /* never used: keep the '%' literally */
     }
-    case '%': sb_append(sb, "%", 1); break;
-    default: f--; break; /* never used: keep the '%' literally */
-    }
-    run = f + 1;
   }
-  if (*run) sb_puts(sb, run);
+  return (size_t)(o - out);
+}
+
+/* ---- The fast path: each format string is parsed once per call into
+ * literal segments (kept padded, so they copy in fixed 16-byte moves) and
+ * conversions. */
+#define CG_FMT_SLOTS 256
+#define CG_FMT_PARTS 16
+#define CG_FMT_TEXT 192
+struct cg_fmt {
+  const char *fmt; /* the key: format strings are literals with fixed addresses */
+  uint8_t nparts;
+  uint8_t off[CG_FMT_PARTS], len[CG_FMT_PARTS];
+  char spec[CG_FMT_PARTS]; /* conversion after each literal; 0 after the last */
+  char text[CG_FMT_TEXT + 16];
+};
+
+static const cg_fmt *fmt_parse(cg_ctx *c, const char *fmt) {
+  if (!c->fmts) {
+    c->fmts = calloc(CG_FMT_SLOTS, sizeof *c->fmts);
+    if (!c->fmts) return NULL;
+  }
+  size_t h = ((uintptr_t)fmt >> 3) % CG_FMT_SLOTS;
+  for (size_t probe = 0; probe < CG_FMT_SLOTS / 2; probe++, h = (h + 1) % CG_FMT_SLOTS) {
+    cg_fmt *e = &c->fmts[h];
+    if (e->fmt == fmt) return e;
+    if (e->fmt) continue;
+    /* New entry. */
+    size_t t = 0;
+    uint8_t n = 0, start = 0;
+    for (const char *f = fmt;; f++) {
+      if (*f && *f != '%') {
+        if (t >= CG_FMT_TEXT) return NULL;
+        e->text[t++] = *f;
+        continue;
+      }
+      if (n >= CG_FMT_PARTS) return NULL;
+      e->off[n] = start;
+      e->len[n] = (uint8_t)(t - start);
+      if (!*f) {
+        e->spec[n++] = 0;
+        break;
+      }
+      e->spec[n++] = *++f;
+      if (!*f) return NULL;
+      start = (uint8_t)t;
+    }
+    e->nparts = n;
+    e->fmt = fmt;
+    return e;
+  }
+  return NULL;
+}
+
+static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list ap) {
+  static const char hexd[] = "0123456789abcdef";
+  char *o = out;
+  for (uint8_t k = 0; k < e->nparts; k++) {
+    const char *lit = e->text + e->off[k];
+    for (uint8_t done = 0; done < e->len[k]; done += 16) memcpy(o + done, lit + done, 16);
+    o += e->len[k];
+    char num[24], *end = num + sizeof num, *s;
+    switch (e->spec[k]) {
+    case 0: return (size_t)(o - out);
+    case 's': {
+      const char *str = va_arg(ap, const char *);
+      if (str >= c->ring[0] && str < c->ring[CG_RING]) {
+        /* A ring name: length in the slot's last byte, 48-byte slot. */
+        memcpy(o, str, 32);
+        o += (unsigned char)str[sizeof c->ring[0] - 1];
+      } else if (c->vname && str >= c->vname[0] && str < c->vname[c->n]) {
+        /* A cached value name: 16-byte slot, length in its last byte. */
+        memcpy(o, str, 16);
+        o += (unsigned char)str[15];
+      } else {
+        size_t l = strnlen(str, 256);
+        memcpy(o, str, l);
+        o += l;
+      }
+      break;
+    }
+    case 'u':
+      s = utoa_rev(end, va_arg(ap, unsigned), 10);
+      while (s < end) *o++ = *s++;
+      break;
+    case 'd': {
+      int v = va_arg(ap, int);
+      if (v < 0) *o++ = '-';
+      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
+      while (s < end) *o++ = *s++;
+      break;
+    }
+    case 'x': {
+      unsigned v = va_arg(ap, unsigned);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int d = 0; d < 8; d++) *o++ = hexd[(v >> (28 - 4 * d)) & 15u];
+      break;
+    }
+    case 'X': {
+      uint64_t v = va_arg(ap, uint64_t);
+      *o++ = '0';
+      *o++ = 'x';
+      for (int d = 0; d < 16; d++) *o++ = hexd[(v >> (60 - 4 * d)) & 15u];
+      break;
+    }
+    case 'U':
+      s = utoa_rev(end, va_arg(ap, uint64_t), 10);
+      while (s < end) *o++ = *s++;
+      break;
+    case 'c': *o++ = (char)va_arg(ap, int); break;
+    default: *o++ = e->spec[k]; break; /* %% */
+    }
+  }
+  return (size_t)(o - out);
+}
+
+/* Room for one line: the literal text (< 192 bytes) plus at most 16
+ * conversions of at most 256 bytes each stays far below this. */
+#define CG_LINE_ROOM (CG_FMT_TEXT + 16 + CG_FMT_PARTS * 264)
+
+static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list ap) {
+  const cg_fmt *e = fmt_parse(c, fmt);
+  char *o = sb_room(&c->body, CG_LINE_ROOM + 2);
+  if (!o) return; /* the strbuf remembers the failure */
+  size_t n = 0;
+  if (indent) o[n++] = '\t';
+  if (e) {
+    n += format_fast(c, e, o + n, ap);
+  } else {
+    char line[CG_LINE_MAX];
+    size_t l = vformat(c, line, fmt, ap);
+    memcpy(o + n, line, l);
+    n += l;
+  }
+  o[n++] = '\n';
+  sb_commit(&c->body, n);
 }
 
 void cg_emit(cg_ctx *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sb_append(&c->body, "\t", 1);
-  vformat(&c->body, fmt, ap);
-  sb_append(&c->body, "\n", 1);
+  emit_line(c, 1, fmt, ap);
   va_end(ap);
 }
 
 void cg_line(cg_ctx *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vformat(&c->body, fmt, ap);
-  sb_append(&c->body, "\n", 1);
+  emit_line(c, 0, fmt, ap);
   va_end(ap);
 }
 
@@ -108,11 +249,18 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* ------------------------------------------------------------------ */
 const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
   char *out = c->ring[c->ring_i++ % CG_RING];
-  size_t pl = strlen(prefix);
-  memcpy(out, prefix, pl);
-  char num[12], *end = num + sizeof num, *s = utoa_rev(end, k, 10);
-  memcpy(out + pl, s, (size_t)(end - s));
-  out[pl + (size_t)(end - s)] = '\0';
+  size_t n = 0;
+  while (prefix[n]) {
+    out[n] = prefix[n];
+    n++;
+  }
+  /* Digits straight into place: count them first. */
+  uint32_t digits = 1;
+  for (uint32_t t = k; t >= 10u; t /= 10u) digits++;
+  n += digits;
+  out[n] = '\0';
+  for (size_t at = n; digits--; k /= 10u) out[--at] = (char)('0' + k % 10u);
+  out[sizeof c->ring[0] - 1] = (char)n; /* the length, for vformat */
   return out;
 }
 
@@ -141,6 +289,17 @@ static const char *val_prefix(uint32_t t) {
 const char *cg_val(cg_ctx *c, uint32_t v) {
   uint32_t copy = c->copy;
   if (c->mode == CG_MODE_VEC && c->dep && !c->dep[v]) copy = 0;
+  if (copy == 0 && c->vname) {
+    /* Copy 0 names are made once and kept (most operands are copy 0); the
+     * slot's last byte holds the length, for the formatter. */
+    char *cached = c->vname[v];
+    if (!cached[0]) {
+      const char *made = cg_name(c, val_prefix(c->p->value_type[v]), v);
+      memcpy(cached, made, 15);
+      cached[15] = made[sizeof c->ring[0] - 1];
+    }
+    return cached;
+  }
   return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);
 }
 
@@ -164,6 +323,7 @@ const char *cg_len(cg_ctx *c, uint32_t b) {
     char num[12], *end = num + sizeof num, *s = utoa_rev(end, bi->decl.count, 10);
     memcpy(out, s, (size_t)(end - s));
     out[end - s] = '\0';
+    out[sizeof c->ring[0] - 1] = (char)(end - s);
     return out;
   }
   return cg_name(c, "%len", b);
@@ -216,6 +376,33 @@ static void facts_from_cond(cg_ctx *c, uint32_t cond, int depth) {
   if (c->p->value_type[in->a] != VYRE_T_U32) return;
   if (in->op == VYRE_OP_LT) push_fact(c, in->a, in->b);
   else push_fact(c, in->b, in->a);
+}
+
+/* Facts that hold where `cond` is false (after `if (cond) return;`). */
+static void facts_from_negated(cg_ctx *c, uint32_t cond, int depth) {
+  const vyre_inst *in = &c->p->insts[cond];
+  if (depth > 8) return;
+  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL)) {
+    facts_from_negated(c, in->a, depth + 1);
+    facts_from_negated(c, in->b, depth + 1);
+    return;
+  }
+  if (in->op == VYRE_OP_NOT) {
+    facts_from_cond(c, in->a, depth + 1);
+    return;
+  }
+  if (in->op != VYRE_OP_GE && in->op != VYRE_OP_LE) return;
+  if (c->p->value_type[in->a] != VYRE_T_U32) return;
+  /* !(x >= n) and !(n <= x) both say x < n. */
+  if (in->op == VYRE_OP_GE) push_fact(c, in->a, in->b);
+  else push_fact(c, in->b, in->a);
+}
+
+/* `if (cond) { return | trap } end`: the code after it runs where cond is false. */
+static int is_early_exit(const vyre_program *p, uint32_t opener, uint32_t end) {
+  if (p->insts[opener].op != VYRE_OP_IF || end != opener + 2) return 0;
+  uint16_t op = p->insts[opener + 1].op;
+  return op == VYRE_OP_RETURN || op == VYRE_OP_TRAP;
 }
 
 static int const_u32(cg_ctx *c, uint32_t v, uint32_t *out) {
@@ -290,8 +477,15 @@ const char *cg_vpred(cg_ctx *c) {
 
 static void lower_if_vec(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
-  if (c->vec_static && c->vec_static[i]) {
+  if (c->vec_static && c->vec_static[i] == 1) {
     vec_push_pred(c, c->vpred);
+    return;
+  }
+  if (c->vec_static && c->vec_static[i] == 2) {
+    /* Statically false on the vector path (an early-exit guard). */
+    uint32_t k = c->ntp++;
+    cg_emit(c, "mov.pred %s, 0;", cg_name(c, "%q", k));
+    vec_push_pred(c, k);
     return;
   }
   uint32_t k = c->ntp++;
@@ -330,12 +524,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     }
     break;
   case VYRE_OP_ELSE: {
-    uint32_t ifi = CG_NONE;
-    for (uint32_t k = i; k-- > 0;)
-      if (p->insts[k].op == VYRE_OP_IF && p->match[k] == i) {
-        ifi = k;
-        break;
-      }
+    uint32_t ifi = c->if_of[i];
     if (c->mode == CG_MODE_VEC) {
       /* The else region runs where the enclosing predicate holds and the
        * condition does not. */
@@ -343,7 +532,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       c->vpred = outer;
       uint32_t k = c->ntp++;
       const char *q = cg_name(c, "%q", k);
-      if (c->vec_static && c->vec_static[ifi]) {
+      if (c->vec_static && c->vec_static[ifi] == 1) {
         cg_emit(c, "mov.pred %s, 0;", q); /* statically false on the vector path */
       } else if (outer != CG_NONE) {
         const char *nq = cg_tp(c);
@@ -375,15 +564,11 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       cg_emit(c, "bra%s $T%u_%u;", p->uniform[opener] ? ".uni" : "", copy, opener);
     }
     if (c->fact_mark) {
-      uint32_t root = opener;
-      if (op->op == VYRE_OP_ELSE) {
-        for (uint32_t k = opener; k-- > 0;)
-          if (p->insts[k].op == VYRE_OP_IF && p->match[k] == opener) {
-            root = k;
-            break;
-          }
-      }
+      uint32_t root = op->op == VYRE_OP_ELSE ? c->if_of[opener] : opener;
       c->nfacts = c->fact_mark[root];
+      /* Past `if (i >= n) return;` every invocation still here has i < n;
+       * the fact lasts until the enclosing block ends. */
+      if (is_early_exit(p, opener, i)) facts_from_negated(c, op->a, 0);
     }
     cg_line(c, "$L%u_%u:", copy, i);
     break;
@@ -412,6 +597,11 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     else if (c->fact_mark) c->fact_mark[i] = c->nfacts;
     break;
   case VYRE_OP_RETURN:
+    if (c->mode == CG_MODE_VEC) break; /* only `if (gid >= len) return`: never on the vector path */
+    if (c->tail_continue) {
+      cg_emit(c, "bra $EWCONT;"); /* the tail's next element */
+      break;
+    }
     if (c->need_done && c->grid_seen < c->ngrid) {
       cg_emit(c, "mov.pred %%done, 1;");
       cg_emit(c, "bra $GB%u;", c->grid_seen);
@@ -492,7 +682,8 @@ static void emit_prologue(cg_ctx *c) {
   if (c->need_done) cg_emit(c, "mov.pred %%done, 0;");
 }
 
-static void assemble(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
+/* The module text before the body: header, math functions, entry, declarations. */
+static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
   const vyre_program *p = c->p;
   sb_printf(out, "//\n// vyre codegen %u: program ", CG_VERSION);
   char hex[65];
@@ -517,8 +708,6 @@ static void assemble(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
   sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
   if (p->shared_bytes)
     sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
-  sb_append(out, c->body.data ? c->body.data : "", c->body.len);
-  sb_puts(out, "\texit;\n}\n");
 }
 
 vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
@@ -560,20 +749,33 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->fact_mark = malloc((size_t)c->n * sizeof *c->fact_mark);
   c->pred_stack = malloc((VYRE_MAX_NESTING + 2) * sizeof *c->pred_stack);
   c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
+  c->if_of = malloc((size_t)c->n * sizeof *c->if_of);
+  c->vname = calloc(c->n, sizeof *c->vname);
   c->vpred = CG_NONE;
-  if (!c->fact_mark || !c->pred_stack || !c->is_counter) {
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
     goto fail_tables;
   }
+  uint32_t nops;
+  const vyre_op_info *ops = vyre_op_all(&nops);
+  for (uint32_t k = 0; k < nops; k++) c->op_class[ops[k].id] = ops[k].op_class;
   for (uint32_t i = 0; i < c->n; i++) {
     const vyre_inst *in = &program->insts[i];
     if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) c->ngrid++;
     if (in->op == VYRE_OP_LOOP) c->is_counter[in->a] = 1;
+    if (in->op == VYRE_OP_IF && program->insts[program->match[i]].op == VYRE_OP_ELSE)
+      c->if_of[program->match[i]] = i;
   }
   if (c->ngrid) {
+    /* A return or trap before the last grid barrier must still arrive at
+     * the grid barriers after it. */
+    uint32_t last = 0;
     for (uint32_t i = 0; i < c->n; i++) {
       const vyre_inst *in = &program->insts[i];
-      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) break;
+      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) last = i;
+    }
+    for (uint32_t i = 0; i < last; i++) {
+      const vyre_inst *in = &program->insts[i];
       if (in->op == VYRE_OP_RETURN || in->op == VYRE_OP_TRAP) c->need_done = 1;
     }
   }
@@ -591,8 +793,19 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   info->uses_grid_barrier = c->ngrid != 0;
   info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
 
+  /* About 48 bytes of PTX per instruction: one allocation instead of a
+   * chain of doublings. */
+  sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
+  /* The header is written last (it declares how many registers were used)
+   * into a gap left at the front, padded with blanks: no second copy of
+   * the body. */
+  size_t gap = 2048u + 40u * program->buffer_count;
+  for (size_t k = 0; k < gap; k += 64)
+    sb_append(&c->body, "                                                                ",
+              gap - k < 64 ? gap - k : 64);
   emit_prologue(c);
   if (!(options->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
+    sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
     info->grid_mode = CG_GRID_ELEMENTWISE;
     info->elements_per_thread = CG_EPT;
     cg_elementwise_body(c);
@@ -605,13 +818,26 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     st = c->st;
     goto fail_emit;
   }
-  strbuf out;
-  sb_init(&out);
-  assemble(c, &out, info);
-  *ptx = sb_take(&out, length);
-  if (!*ptx || c->body.failed || c->funcs.failed) {
-    free(*ptx);
-    *ptx = NULL;
+  sb_puts(&c->body, "\texit;\n}\n");
+  strbuf head;
+  sb_init(&head);
+  assemble_header(c, &head, info);
+  if (head.failed || c->body.failed || c->funcs.failed) {
+    sb_free(&head);
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
+    goto fail_emit;
+  }
+  if (head.len < gap) {
+    memcpy(c->body.data, head.data, head.len);
+    c->body.data[gap - 1] = '\n'; /* blanks, then a line break before the body */
+    *ptx = sb_take(&c->body, length);
+  } else {
+    /* Large math functions: header + body in a new buffer. */
+    sb_append(&head, c->body.data + gap, c->body.len - gap);
+    *ptx = sb_take(&head, length);
+  }
+  sb_free(&head);
+  if (!*ptx) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
     goto fail_emit;
   }
@@ -620,9 +846,13 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   free(c->dep);
   free(c->cur_raw);
   free(c->vec_static);
+  free(c->ew_flags);
   free(c->fact_mark);
   free(c->pred_stack);
   free(c->is_counter);
+  free(c->if_of);
+  free(c->vname);
+  free(c->fmts);
   free(c);
   return VYRE_OK;
 
@@ -632,10 +862,14 @@ fail_emit:
   free(c->dep);
   free(c->cur_raw);
   free(c->vec_static);
+  free(c->ew_flags);
 fail_tables:
   free(c->fact_mark);
   free(c->pred_stack);
   free(c->is_counter);
+  free(c->if_of);
+  free(c->vname);
+  free(c->fmts);
   free(c);
   if (length) *length = 0;
   return st;

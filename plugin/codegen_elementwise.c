@@ -1,9 +1,357 @@
 /* codegen_elementwise.c -- the vectorised elementwise fast path (docs/codegen.md "Elementwise path"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "codegen_internal.h"
 
-int cg_elementwise_eligible(cg_ctx *c) {
-  (void)c;
-  return 0;
+static int is_gid(const vyre_program *p, uint32_t v) {
+  return p->insts[v].op == VYRE_OP_INVOCATION_ID && p->insts[v].mod == 0;
 }
 
-void cg_elementwise_body(cg_ctx *c) { (void)c; }
+/* cond is "gid < buflen(b)" (or a conjunction of such): true on the vector
+ * path once every such b is part of the vector bound. */
+static int static_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[cond];
+  if (depth > 8) return 0;
+  if (in->op == VYRE_OP_LOGICAL_AND || (in->op == VYRE_OP_AND && in->type == VYRE_T_BOOL))
+    return static_guard(c, in->a, in_bound, depth + 1) &&
+           static_guard(c, in->b, in_bound, depth + 1);
+  uint32_t x, len;
+  if (in->op == VYRE_OP_LT) {
+    x = in->a;
+    len = in->b;
+  } else if (in->op == VYRE_OP_GT) {
+    x = in->b;
+    len = in->a;
+  } else {
+    return 0;
+  }
+  if (p->value_type[x] != VYRE_T_U32 || !is_gid(p, x) || p->insts[len].op != VYRE_OP_BUF_LEN)
+    return 0;
+  in_bound[p->insts[len].a] = 1;
+  return 1;
+}
+
+/* cond is "gid >= buflen(b)" (or "buflen(b) <= gid", or a disjunction of
+ * such): false on the vector path once every such b bounds it. */
+static int static_exit_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[cond];
+  if (depth > 8) return 0;
+  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL))
+    return static_exit_guard(c, in->a, in_bound, depth + 1) &&
+           static_exit_guard(c, in->b, in_bound, depth + 1);
+  uint32_t x, len;
+  if (in->op == VYRE_OP_GE) {
+    x = in->a;
+    len = in->b;
+  } else if (in->op == VYRE_OP_LE) {
+    x = in->b;
+    len = in->a;
+  } else {
+    return 0;
+  }
+  if (p->value_type[x] != VYRE_T_U32 || !is_gid(p, x) || p->insts[len].op != VYRE_OP_BUF_LEN)
+    return 0;
+  in_bound[p->insts[len].a] = 1;
+  return 1;
+}
+
+/* Per buffer: what the vector path does with it. */
+#define EW_LOAD 1u      /* loaded at gid: preload the vectors */
+#define EW_STORE 2u     /* stored at gid: vector store at the end */
+#define EW_UNCOND 4u    /* some store always runs on the vector path */
+#define EW_BOUND 8u     /* its length bounds the vector path */
+
+int cg_elementwise_eligible(cg_ctx *c) {
+  const vyre_program *p = c->p;
+  /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
+   * of them would only slow codegen and ptxas. */
+  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS)
+    return 0;
+  uint32_t n = p->inst_count;
+  c->dep = calloc(n, 1);
+  c->vec_static = calloc(n, 1);
+  uint8_t *stored = calloc(p->buffer_count ? p->buffer_count : 1, 1);
+  uint8_t *stack = malloc(VYRE_MAX_NESTING + 2);
+  if (!c->dep || !c->vec_static || !stored || !stack) {
+    free(stored);
+    free(stack);
+    return 0; /* the general path needs no tables */
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (p->insts[i].op == VYRE_OP_STORE) stored[p->insts[i].a] = 1;
+  int ok = 1;
+  for (uint32_t i = 0; i < n && ok; i++) {
+    const vyre_inst *in = &p->insts[i];
+    switch ((vyre_op_class)c->op_class[in->op]) {
+    case VYRE_OC_CONST:
+    case VYRE_OC_BUF_LEN: break;
+    case VYRE_OC_LOCAL_GET: c->dep[i] = 1; break;
+    case VYRE_OC_BUILTIN:
+      if (in->op != VYRE_OP_INVOCATION_ID || in->mod != 0) ok = 0;
+      c->dep[i] = 1;
+      break;
+    case VYRE_OC_LOAD:
+      if (is_gid(p, in->b)) c->dep[i] = 1;
+      else if (c->dep[in->b] || stored[in->a]) ok = 0; /* a per-element or racing index */
+      break;
+    case VYRE_OC_BINARY:
+    case VYRE_OC_COMPARE: c->dep[i] = c->dep[in->a] | c->dep[in->b]; break;
+    case VYRE_OC_UNARY:
+    case VYRE_OC_PREDICATE:
+    case VYRE_OC_CAST: c->dep[i] = c->dep[in->a]; break;
+    case VYRE_OC_SELECT:
+    case VYRE_OC_FMA: c->dep[i] = c->dep[in->a] | c->dep[in->b] | c->dep[in->c]; break;
+    case VYRE_OC_STORE:
+      if (!is_gid(p, in->b)) ok = 0;
+      break;
+    case VYRE_OC_LET:
+    case VYRE_OC_ASSIGN:
+    case VYRE_OC_IF:
+    case VYRE_OC_ELSE:
+    case VYRE_OC_END:
+    case VYRE_OC_BLOCK: break;
+    case VYRE_OC_RETURN:
+      /* Only the early-exit guard `if (gid >= buflen(b)) { return } end`
+       * at the top level (checked with the guards below). */
+      if (i == 0 || p->insts[i - 1].op != VYRE_OP_IF || p->match[i - 1] != i + 1 ||
+          p->depth[i - 1] != 0)
+        ok = 0;
+      break;
+    default: ok = 0; break; /* loops, barriers, atomics, subgroups, trap */
+    }
+  }
+  free(stored);
+  if (!ok) {
+    free(stack);
+    free(c->dep);
+    free(c->vec_static);
+    c->dep = NULL;
+    c->vec_static = NULL;
+    return 0;
+  }
+  c->ew_flags = calloc(p->buffer_count ? p->buffer_count : 1, 1);
+  if (!c->ew_flags) {
+    free(stack);
+    return 0;
+  }
+  /* Which regions always run on the vector path, and what each buffer needs. */
+  uint8_t *bound = calloc(p->buffer_count ? p->buffer_count : 1, 1);
+  uint32_t depth = 0;
+  stack[0] = 1;
+  for (uint32_t i = 0; i < n && bound; i++) {
+    const vyre_inst *in = &p->insts[i];
+    switch (in->op) {
+    case VYRE_OP_IF:
+      if (i + 1 < n && p->insts[i + 1].op == VYRE_OP_RETURN) {
+        if (!static_exit_guard(c, in->a, bound, 0)) ok = 0;
+        c->vec_static[i] = 2;
+      } else {
+        c->vec_static[i] = (uint8_t)static_guard(c, in->a, bound, 0);
+      }
+      stack[depth + 1] = (uint8_t)(stack[depth] && c->vec_static[i] == 1);
+      depth++;
+      break;
+    case VYRE_OP_ELSE: stack[depth] = 0; break;
+    case VYRE_OP_BLOCK:
+      stack[depth + 1] = stack[depth];
+      depth++;
+      break;
+    case VYRE_OP_END: depth--; break;
+    case VYRE_OP_LOAD:
+      if (is_gid(p, in->b)) c->ew_flags[in->a] |= EW_LOAD;
+      break;
+    case VYRE_OP_STORE:
+      c->ew_flags[in->a] |= EW_STORE;
+      if (stack[depth]) c->ew_flags[in->a] |= EW_UNCOND;
+      break;
+    default: break;
+    }
+  }
+  for (uint32_t b = 0; bound && b < p->buffer_count; b++)
+    if (bound[b] || (c->ew_flags[b] & (EW_LOAD | EW_STORE))) c->ew_flags[b] |= EW_BOUND;
+  free(bound);
+  free(stack);
+  if (!ok) {
+    /* A return that is not an early-exit guard on a buffer length. */
+    free(c->dep);
+    free(c->vec_static);
+    free(c->ew_flags);
+    c->dep = NULL;
+    c->vec_static = NULL;
+    c->ew_flags = NULL;
+    return 0;
+  }
+  return 1;
+}
+
+static const char *vec_ty(uint32_t et) { return et == VYRE_T_F32 ? "f32" : "u32"; }
+
+void cg_elementwise_body(cg_ctx *c) {
+  const vyre_program *p = c->p;
+  uint32_t wg = c->wg[0], nb = p->buffer_count;
+  c->cur_raw = calloc((size_t)(nb ? nb : 1) * CG_EPT, sizeof *c->cur_raw);
+  if (!c->cur_raw) {
+    cg_fail(c, VYRE_OUT_OF_MEMORY, "codegen: out of host memory");
+    return;
+  }
+  c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */
+  /* count, and the bound of the vector path: min(count, len(b) for bound b). */
+  cg_emit(c, "ld.global.u32 %%minlen, [%%pp];");
+  cg_emit(c, "mov.u32 %%gidx, %%minlen;"); /* %gidx keeps the count for the tail */
+  for (uint32_t b = 0; b < nb; b++)
+    if (c->ew_flags[b] & EW_BOUND) cg_emit(c, "min.u32 %%minlen, %%minlen, %s;", cg_len(c, b));
+  const char *cta = cg_t32(c);
+  cg_emit(c, "mov.u32 %s, %%ctaid.x;", cta);
+  cg_emit(c, "mul.wide.u32 %%ebase, %s, %u;", cta, wg * CG_EPT);
+  /* The thread's last element + 1 = ebase + (QUADS-1)*wg*4 + tid*4 + 4. */
+  const char *last = cg_t64(c), *lim = cg_t64(c), *qv = cg_tp(c);
+  char tid4[16]; /* held across the whole body: keep a copy, the ring moves on */
+  snprintf(tid4, sizeof tid4, "%s", cg_t32(c));
+  cg_emit(c, "shl.b32 %s, %%ltid, 2;", tid4);
+  cg_emit(c, "cvt.u64.u32 %s, %s;", last, tid4);
+  cg_emit(c, "add.s64 %s, %s, %%ebase;", last, last);
+  cg_emit(c, "add.s64 %s, %s, %u;", last, last, (CG_QUADS - 1u) * wg * 4u + 4u);
+  cg_emit(c, "cvt.u64.u32 %s, %%minlen;", lim);
+  cg_emit(c, "setp.gt.u64 %s, %s, %s;", qv, last, lim);
+  cg_emit(c, "@%s bra $EWTAIL;", qv);
+
+  /* Vector path: every element of this thread is below every bound. */
+  char quad_base[CG_QUADS][16];
+  for (uint32_t q = 0; q < CG_QUADS; q++) {
+    const char *e64 = cg_t64(c), *e = cg_t32(c);
+    cg_emit(c, "cvt.u64.u32 %s, %s;", e64, tid4);
+    cg_emit(c, "add.s64 %s, %s, %%ebase;", e64, e64);
+    if (q) cg_emit(c, "add.s64 %s, %s, %u;", e64, e64, q * wg * 4u);
+    cg_emit(c, "cvt.u32.u64 %s, %s;", e, e64);
+    snprintf(quad_base[q], sizeof quad_base[q], "%s", e);
+  }
+  for (uint32_t b = 0; b < nb; b++) {
+    uint8_t f = c->ew_flags[b];
+    if (!(f & (EW_LOAD | EW_STORE))) continue;
+    uint32_t et = p->buffers[b].decl.elem_type, size = p->buffers[b].elem_size;
+    for (uint32_t e = 0; e < CG_EPT; e++) c->cur_raw[b * CG_EPT + e] = size == 8 ? c->nt64++ : c->nt32++;
+    if (!((f & EW_LOAD) || ((f & EW_STORE) && !(f & EW_UNCOND)))) continue;
+    /* Preload: the loads read it, or a conditional store must write the
+     * old bits back for the elements it skips (only this invocation
+     * touches element gid, so that is invisible). */
+    uint32_t acc = p->buffers[b].decl.access;
+    const char *nc = acc == VYRE_ACCESS_READ_ONLY || acc == VYRE_ACCESS_UNIFORM ? ".nc" : "";
+    for (uint32_t q = 0; q < CG_QUADS; q++) {
+      const char *off = cg_t64(c), *a = cg_t64(c);
+      cg_emit(c, "mul.wide.u32 %s, %s, %u;", off, quad_base[q], size);
+      cg_emit(c, "add.s64 %s, %s, %s;", a, cg_name(c, "%bp", b), off);
+      uint32_t *r = &c->cur_raw[b * CG_EPT + q * 4];
+      char n0[12], n1[12], n2[12], n3[12];
+      const char *pre = size == 8 ? "%u" : "%t";
+      snprintf(n0, sizeof n0, "%s%u", pre, r[0]);
+      snprintf(n1, sizeof n1, "%s%u", pre, r[1]);
+      snprintf(n2, sizeof n2, "%s%u", pre, r[2]);
+      snprintf(n3, sizeof n3, "%s%u", pre, r[3]);
+      if (size == 4) {
+        cg_emit(c, "ld.global%s.v4.%s {%s, %s, %s, %s}, [%s];", nc, vec_ty(et), n0, n1, n2, n3, a);
+      } else if (size == 8) {
+        cg_emit(c, "ld.global%s.v2.u64 {%s, %s}, [%s];", nc, n0, n1, a);
+        cg_emit(c, "ld.global%s.v2.u64 {%s, %s}, [%s+16];", nc, n2, n3, a);
+      } else if (size == 2) {
+        cg_emit(c, "ld.global%s.v2.u32 {%s, %s}, [%s];", nc, n0, n2, a);
+        cg_emit(c, "shr.u32 %s, %s, 16;", n1, n0);
+        cg_emit(c, "shr.u32 %s, %s, 16;", n3, n2);
+      } else {
+        cg_emit(c, "ld.global%s.u32 %s, [%s];", nc, n0, a);
+        cg_emit(c, "shr.u32 %s, %s, 8;", n1, n0);
+        cg_emit(c, "shr.u32 %s, %s, 16;", n2, n0);
+        cg_emit(c, "shr.u32 %s, %s, 24;", n3, n0);
+      }
+      (void)et;
+    }
+  }
+  c->mode = CG_MODE_VEC;
+  c->gid_reg = c->gid_name;
+  for (uint32_t e = 0; e < CG_EPT && !c->st; e++) {
+    c->copy = e;
+    snprintf(c->gid_name, sizeof c->gid_name, "%%t%u", c->nt32++);
+    cg_emit(c, "add.u32 %s, %s, %u;", c->gid_name, quad_base[e / 4], e % 4);
+    c->vpred = CG_NONE;
+    c->pred_depth = 0;
+    cg_lower_range(c, 0, c->n);
+  }
+  for (uint32_t b = 0; b < nb; b++) {
+    if (!(c->ew_flags[b] & EW_STORE)) continue;
+    uint32_t et = p->buffers[b].decl.elem_type, size = p->buffers[b].elem_size;
+    for (uint32_t q = 0; q < CG_QUADS; q++) {
+      const char *off = cg_t64(c), *a = cg_t64(c);
+      cg_emit(c, "mul.wide.u32 %s, %s, %u;", off, quad_base[q], size);
+      cg_emit(c, "add.s64 %s, %s, %s;", a, cg_name(c, "%bp", b), off);
+      uint32_t *r = &c->cur_raw[b * CG_EPT + q * 4];
+      char n0[12], n1[12], n2[12], n3[12];
+      const char *pre = size == 8 ? "%u" : "%t";
+      snprintf(n0, sizeof n0, "%s%u", pre, r[0]);
+      snprintf(n1, sizeof n1, "%s%u", pre, r[1]);
+      snprintf(n2, sizeof n2, "%s%u", pre, r[2]);
+      snprintf(n3, sizeof n3, "%s%u", pre, r[3]);
+      if (size == 4) {
+        cg_emit(c, "st.global.v4.%s [%s], {%s, %s, %s, %s};", vec_ty(et), a, n0, n1, n2, n3);
+      } else if (size == 8) {
+        cg_emit(c, "st.global.v2.u64 [%s], {%s, %s};", a, n0, n1);
+        cg_emit(c, "st.global.v2.u64 [%s+16], {%s, %s};", a, n2, n3);
+      } else if (size == 2) {
+        const char *w0 = cg_t32(c), *w1 = cg_t32(c);
+        cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w0, n0, n1);
+        cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w1, n2, n3);
+        cg_emit(c, "st.global.v2.u32 [%s], {%s, %s};", a, w0, w1);
+      } else {
+        const char *x = cg_t32(c), *y = cg_t32(c), *w = cg_t32(c);
+        cg_emit(c, "prmt.b32 %s, %s, %s, 0x0040;", x, n0, n1);
+        cg_emit(c, "prmt.b32 %s, %s, %s, 0x0040;", y, n2, n3);
+        cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w, x, y);
+        cg_emit(c, "st.global.u32 [%s], %s;", a, w);
+      }
+    }
+  }
+  cg_emit(c, "exit;");
+
+  /* Scalar tail: the thread's elements one at a time, each an invocation
+   * of the program with full bounds checks, skipping gid >= count. */
+  cg_line(c, "$EWTAIL:");
+  const char *k = cg_t32(c), *cnt64 = cg_t64(c), *g64 = cg_t64(c), *qq = cg_tp(c),
+             *tmp = cg_t32(c);
+  char kname[16], cname[16], gname[16], tname[16];
+  snprintf(kname, sizeof kname, "%s", k);
+  snprintf(cname, sizeof cname, "%s", cnt64);
+  snprintf(gname, sizeof gname, "%s", g64);
+  snprintf(tname, sizeof tname, "%s", tmp);
+  cg_emit(c, "cvt.u64.u32 %s, %%gidx;", cname);
+  cg_emit(c, "mov.u32 %s, 0;", kname);
+  cg_line(c, "$EWNEXT:");
+  /* element k: quad k>>2, lane k&3 */
+  cg_emit(c, "shr.u32 %s, %s, 2;", tname, kname);
+  cg_emit(c, "mul.lo.u32 %s, %s, %u;", tname, tname, wg * 4u);
+  cg_emit(c, "add.u32 %s, %s, %s;", tname, tname, tid4);
+  cg_emit(c, "cvt.u64.u32 %s, %s;", gname, tname);
+  cg_emit(c, "and.b32 %s, %s, 3;", tname, kname);
+  cg_emit(c, "cvt.u64.u32 %s, %s;", g64 = cg_t64(c), tname);
+  {
+    char lane64[16];
+    snprintf(lane64, sizeof lane64, "%s", g64);
+    cg_emit(c, "add.s64 %s, %s, %s;", gname, gname, lane64);
+  }
+  cg_emit(c, "add.s64 %s, %s, %%ebase;", gname, gname);
+  cg_emit(c, "setp.ge.u64 %s, %s, %s;", qq, gname, cname);
+  cg_emit(c, "@%s exit;", qq); /* later elements are further out */
+  snprintf(c->gid_name, sizeof c->gid_name, "%%t%u", c->nt32++);
+  cg_emit(c, "cvt.u32.u64 %s, %s;", c->gid_name, gname);
+  c->mode = CG_MODE_GENERAL;
+  c->copy = CG_EPT;
+  c->nfacts = 0;
+  c->tail_continue = 1;
+  cg_lower_range(c, 0, c->n);
+  c->tail_continue = 0;
+  cg_line(c, "$EWCONT:");
+  cg_emit(c, "add.u32 %s, %s, 1;", kname, kname);
+  cg_emit(c, "setp.lt.u32 %s, %s, %u;", qq = cg_tp(c), kname, CG_EPT);
+  cg_emit(c, "@%s bra $EWNEXT;", qq);
+}

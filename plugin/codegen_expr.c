@@ -34,10 +34,16 @@ static const char *max_of(uint32_t t) {
   }
 }
 
-/* f32 min/max: PTX min/max already let a NaN operand lose; the signed-zero
- * order (min(-0,+0) = -0, max = +0) is not specified by the PTX ISA, so
- * equal operands (which covers the +0/-0 pair) take the OR/AND of the bits. */
+/* f32 min/max: PTX min/max let a NaN operand lose.  The signed-zero order
+ * (min(-0,+0) = -0, max = +0) is what sm_90 hardware does (docs/semantics.md
+ * "Checked on hardware") but the PTX ISA does not promise it, so on targets
+ * not yet checked equal operands (which covers the +0/-0 pair) take the
+ * OR/AND of the bits. */
 static void f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max) {
+  if (c->sm >= 90) {
+    cg_emit(c, "%s.ftz.f32 %s, %s, %s;", is_max ? "max" : "min", dst, a, b);
+    return;
+  }
   const char *m = cg_t32(c), *q = cg_tp(c), *t = cg_t32(c);
   cg_emit(c, "%s.ftz.f32 %s, %s, %s;", is_max ? "max" : "min", m, a, b);
   cg_emit(c, "setp.eq.ftz.f32 %s, %s, %s;", q, a, b);
@@ -391,8 +397,12 @@ static void cast(cg_ctx *c, uint32_t i) {
     return;
   }
   if (from == VYRE_T_F32) {
-    /* cvt.rzi saturates to the target range (PTX ISA, cvt); NaN is mapped
-     * to 0 explicitly rather than relying on the conversion. */
+    /* cvt.rzi saturates to the target range and maps NaN to 0 (PTX ISA
+     * cvt; checked on sm_90 hardware); elsewhere NaN -> 0 is explicit. */
+    if (c->sm >= 90) {
+      cg_emit(c, "cvt.rzi.%s.f32 %s, %s;", cg_ity(to), r, a);
+      return;
+    }
     const char *x = tmp_of(c, to), *q = cg_tp(c);
     cg_emit(c, "cvt.rzi.%s.f32 %s, %s;", cg_ity(to), x, a);
     cg_emit(c, "testp.notanumber.f32 %s, %s;", q, a);
@@ -454,9 +464,8 @@ static void builtin(cg_ctx *c, uint32_t i) {
 
 void cg_expr(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
-  const vyre_op_info *info = vyre_op_lookup(in->op);
   uint32_t t = c->p->value_type[i];
-  switch ((vyre_op_class)info->op_class) {
+  switch ((vyre_op_class)c->op_class[in->op]) {
   case VYRE_OC_CONST:
     if (t == VYRE_T_BOOL) cg_emit(c, "mov.pred %s, %u;", cg_val(c, i), in->a);
     else if (cg_is64(t)) cg_emit(c, "mov.b64 %s, %X;", cg_val(c, i), (uint64_t)in->b << 32 | in->a);

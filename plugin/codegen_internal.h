@@ -10,10 +10,11 @@
 #include "vyre/vyre_support.h"
 
 #define CG_NONE UINT32_MAX
-#define CG_RING 24
+#define CG_RING 512 /* names stay valid for the next 511 names made */
 #define CG_MAX_FACTS 512
 #define CG_EPT 8    /* elements per thread of the elementwise path */
 #define CG_QUADS 2  /* CG_EPT / 4: groups of 4 consecutive elements */
+#define CG_EW_MAX_INSTS 4096u /* larger programs take the general path */
 
 /* Body lowering modes. */
 enum { CG_MODE_GENERAL = 0, CG_MODE_VEC = 1 };
@@ -24,6 +25,8 @@ typedef struct cg_fact {
   uint32_t key;
   uint32_t bound;
 } cg_fact;
+
+typedef struct cg_fmt cg_fmt; /* a parsed format string (codegen.c) */
 
 typedef struct cg_ctx {
   const vyre_program *p;
@@ -59,8 +62,15 @@ typedef struct cg_ctx {
   uint32_t *pred_stack;
   uint32_t pred_depth;
   uint32_t *cur_raw;   /* VEC: [buffer * CG_EPT + e] raw temp of the element at gid */
-  uint8_t *vec_static; /* VEC: per IF, condition known true on the vector path */
+  uint8_t *vec_static; /* VEC: per IF, 1 = condition true on the vector path, 2 = false */
+  int tail_continue;   /* elementwise tail: return goes to the next element */
+  uint8_t *ew_flags;   /* elementwise: per buffer EW_* */
+  char gid_name[24];   /* the register gid_reg names */
   uint8_t *is_counter; /* per local slot: declared by a loop */
+  uint32_t *if_of;     /* per ELSE: its IF */
+  char (*vname)[16];   /* per value: its copy-0 register name, made on first use */
+  cg_fmt *fmts;        /* parsed format strings, by address */
+  uint8_t op_class[VYRE_OP_ID_LIMIT]; /* vyre_op_class by op id (validated ids only) */
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;
   char math_names[64][32];

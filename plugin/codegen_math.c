@@ -15,11 +15,19 @@ void cg_math(cg_ctx *c, uint32_t i) {
   uint32_t budget = c->o->ulp_budget;
   uint32_t fast = pm_ulp_bound(in->op, PM_FAST), acc = pm_ulp_bound(in->op, PM_ACCURATE);
   pm_variant v;
+  /* The smallest budget that works: the tighter of the variants that exist. */
+  uint32_t need = acc;
+  if (fast && (!need || fast < need)) need = fast;
+  if (!need) {
+    cg_fail(c, VYRE_INTERNAL, "codegen: the math library has no variant of '%s' (instruction "
+            "%u). Fix: report this as a bug", name, i);
+    return;
+  }
   if (budget == 0) {
     cg_fail(c, VYRE_UNSUPPORTED,
             "'%s' (instruction %u) is unsupported under strict (ulp budget 0): no backend "
             "computes it correctly rounded. Fix: pass a ulp budget >= %u",
-            name, i, acc);
+            name, i, need);
     return;
   }
   if (fast && budget >= fast) {
@@ -27,8 +35,6 @@ void cg_math(cg_ctx *c, uint32_t i) {
   } else if (acc && budget >= acc) {
     v = PM_ACCURATE;
   } else {
-    uint32_t need = acc;
-    if (fast && (!need || fast < need)) need = fast;
     cg_fail(c, VYRE_UNSUPPORTED,
             "'%s' (instruction %u) is unsupported under a ulp budget of %u: the most accurate "
             "sequence is within %u ulp. Fix: pass a ulp budget >= %u",
@@ -49,7 +55,7 @@ void cg_math(cg_ctx *c, uint32_t i) {
   }
   const char *fa = cg_tf(c), *fr = cg_tf(c);
   cg_emit(c, "mov.b32 %s, %s;", fa, cg_val(c, in->a));
-  cg_emit(c, "call.uni (%s), %s, (%s);", fr, c->math_names[bit], fa);
+  cg_emit(c, "call (%s), %s, (%s);", fr, c->math_names[bit], fa);
   cg_emit(c, "mov.b32 %s, %s;", cg_val(c, i), fr);
 #else
   cg_fail(c, VYRE_UNSUPPORTED,

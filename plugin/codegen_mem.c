@@ -79,12 +79,14 @@ const char *cg_value_to_raw(cg_ctx *c, uint32_t et, const char *val) {
 }
 
 /* The address of element `index` of buffer b: a .b64 global address or a
- * .b32 shared address (the buffer's offset is added as an immediate). */
+ * .b32 shared address (vyre_smem + the buffer's shared_offset + index * size). */
 static const char *element_address(cg_ctx *c, uint32_t b, const char *index) {
   uint32_t size = c->p->buffers[b].elem_size;
   if (is_shared(c, b)) {
     const char *a = cg_t32(c);
     cg_emit(c, "mad.lo.u32 %s, %s, %u, %%smbase;", a, index, size);
+    uint32_t off = c->p->buffers[b].shared_offset;
+    if (off) cg_emit(c, "add.u32 %s, %s, %u;", a, a, off);
     return a;
   }
   const char *off = cg_t64(c), *a = cg_t64(c);

@@ -33,6 +33,19 @@ static int reserve(strbuf *sb, size_t extra) {
   return 1;
 }
 
+void sb_reserve(strbuf *sb, size_t extra) { (void)reserve(sb, extra); }
+
+char *sb_room(strbuf *sb, size_t extra) {
+  if (sb->len + extra + 1 > sb->cap && !reserve(sb, extra)) return NULL;
+  if (sb->failed) return NULL;
+  return sb->data + sb->len;
+}
+
+void sb_commit(strbuf *sb, size_t n) {
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
 void sb_append(strbuf *sb, const char *text, size_t len) {
   if (!reserve(sb, len)) return;
   memcpy(sb->data + sb->len, text, len);

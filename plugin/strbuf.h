@@ -22,6 +22,13 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Make room for `extra` more bytes up front (a size hint; growth still
+ * works past it). */
+void sb_reserve(strbuf *sb, size_t extra);
+/* Direct writing: a pointer to room for at least `extra` bytes at the end
+ * (NULL once an allocation failed); then sb_commit the bytes written. */
+char *sb_room(strbuf *sb, size_t extra);
+void sb_commit(strbuf *sb, size_t n);
 /* Take the text (caller frees with free()); the strbuf is reset.  NULL
  * when an allocation failed. */
 char *sb_take(strbuf *sb, size_t *len);
