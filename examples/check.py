@@ -287,7 +287,8 @@ def main(argv):
                 ", ".join(sorted(unknown)), ", ".join(c["name"] for c in cases)))
             return 2
         cases = [c for c in cases if c["name"] in wanted]
-    print("examples on backend '%s' with %s" % (a.backend, vyre))
+    print("examples on backend '%s' with %s%s" % (a.backend, vyre, " under " + os.environ["VALGRIND"]
+                                                   if os.environ.get("VALGRIND") else ""))
     passed = failed = 0
     work = tempfile.mkdtemp(prefix="vyre-examples-")
     try:
