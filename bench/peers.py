@@ -4,6 +4,8 @@
 Each case matches one case of `vyre bench --json` by name:
   dispatch_resident_1k   y = a*x + y on 1024 resident f32, launch + synchronise, host wall median
   roundtrip_1k           1024 f32 host -> device, y = a*x + y, device -> host, host wall median
+  sequence_1k_x100       100 queued launches of the 1k case, one synchronise: per launch
+  graph_1k_x1000         those 100 launches captured in a CUDA graph, replayed 10x: per launch
   saxpy_bw_<n>           y = a*x + y on n resident f32, device time (events) median -> GB/s (12 bytes/elem)
   copy_bw_<n>            y = x device-to-device copy of n f32 (8 bytes/elem), the bandwidth ceiling
 Prints one JSON object per line: {"peer": ..., "case": ..., "median_us": ..., "gbps": ...}.
@@ -73,6 +75,26 @@ def torch_cases(sizes):
         dy.add_(dx, alpha=2.0)
         return dy.cpu()
     emit("torch", "roundtrip_1k", median_wall(roundtrip, torch.cuda.synchronize, iters=1000))
+
+    def hundred():
+        for _ in range(100):
+            y.add_(x, alpha=2.0)
+    emit("torch", "sequence_1k_x100",
+         median_wall(hundred, torch.cuda.synchronize, warm=5, iters=30) / 100)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        hundred()
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        hundred()
+
+    def replay10():
+        for _ in range(10):
+            g.replay()
+    emit("torch", "graph_1k_x1000",
+         median_wall(replay10, torch.cuda.synchronize, warm=3, iters=30) / 1000)
     for n in sizes:
         xs = [torch.rand(n, device=dev) for _ in range(2)]
         ys = [torch.rand(n, device=dev) for _ in range(2)]
@@ -110,6 +132,11 @@ def cupy_cases(sizes):
         saxpy_k(a, dx, dy)
         return cupy.asnumpy(dy)
     emit("cupy", "roundtrip_1k", median_wall(roundtrip, sync, iters=1000))
+
+    def hundred():
+        for _ in range(100):
+            saxpy_k(a, x, y)
+    emit("cupy", "sequence_1k_x100", median_wall(hundred, sync, warm=5, iters=30) / 100)
     for n in sizes:
         xs = [cupy.random.rand(n, dtype=cupy.float32) for _ in range(2)]
         ys = [cupy.random.rand(n, dtype=cupy.float32) for _ in range(2)]

@@ -21,13 +21,14 @@ EXTRA_DIST += docs/host.md
 bin_PROGRAMS += host-stub/vyre
 noinst_HEADERS += host-stub/vyre_cli.h
 host_stub_vyre_SOURCES = host-stub/vyre_cli.c host-stub/vyre_cli_list.c host-stub/vyre_cli_run.c \
-	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c host-stub/conform_cli.c host-stub/fuzz_cli.c
+	host-stub/vyre_cli_asm.c host-stub/vyre_cli_ptx.c host-stub/vyre_cli_bench.c \
+	host-stub/conform_cli.c host-stub/fuzz_cli.c
 host_stub_vyre_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugin
 host_stub_vyre_LDADD = host-stub/libvyre-conform.la host-stub/libvyre-host.la host-stub/libvyre-text.la \
 	plugin/libvyre-codegen.la plugin/libvyre-ptxmath.la abi/libvyre-format.la -lm
 
 # `make demo`: the backends found, then example programs on the best one.
-DEMO_EXAMPLES = examples/saxpy.vyre examples/histogram.vyre
+DEMO_EXAMPLES = examples/saxpy.vyre examples/histogram.vyre examples/bitonic_sort.vyre
 EXTRA_DIST += $(DEMO_EXAMPLES)
 demo: host-stub/vyre $(plugin_LTLIBRARIES)
 	@echo '$$ vyre list'; ./host-stub/vyre list
@@ -35,4 +36,7 @@ demo: host-stub/vyre $(plugin_LTLIBRARIES)
 	@./host-stub/vyre run $(srcdir)/examples/saxpy.vyre --fill 2 --iota 0:16 --fill 1:16 --timed
 	@echo; echo '$$ vyre run examples/histogram.vyre --iota 0:1000'
 	@./host-stub/vyre run $(srcdir)/examples/histogram.vyre --iota 0:1000
+	@echo; echo '$$ vyre run examples/bitonic_sort.vyre --random 7:16'
+	@./host-stub/vyre run $(srcdir)/examples/bitonic_sort.vyre --random 7:16
+	@echo; echo 'more: docs/examples.md; all of them, checked: make check TESTS=tests/examples.test'
 .PHONY: demo

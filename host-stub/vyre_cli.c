@@ -15,7 +15,8 @@ static const cli_command cli_cmd_help;
 /* The command table: `vyre help` lists it in this order. */
 static const cli_command *const commands[] = {
     &cli_cmd_list, &cli_cmd_info,     &cli_cmd_run,  &cli_cmd_asm,
-    &cli_cmd_disasm, &cli_cmd_emit_ptx, &cli_cmd_conform, &cli_cmd_fuzz, &cli_cmd_help,
+    &cli_cmd_disasm, &cli_cmd_emit_ptx, &cli_cmd_bench, &cli_cmd_conform, &cli_cmd_fuzz,
+    &cli_cmd_help,
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

@@ -39,6 +39,7 @@ extern const cli_command cli_cmd_run;
 extern const cli_command cli_cmd_asm;
 extern const cli_command cli_cmd_disasm;
 extern const cli_command cli_cmd_emit_ptx;
+extern const cli_command cli_cmd_bench;
 extern const cli_command cli_cmd_conform; /* host-stub/conform_cli.c */
 extern const cli_command cli_cmd_fuzz;    /* host-stub/fuzz_cli.c */
 

@@ -235,36 +235,36 @@ static vyre_status load_driver(vc_backend *b, vyre_error *err) {
                           "cuGetProcAddress (driver older than CUDA 11.3?). Fix: update the "
                           "NVIDIA driver",
                           path);
-#define VC_RESOLVE_(name, params)                                                          \
+#define VC_RESOLVE_(name, version, params)                                                        \
   do {                                                                                     \
     void *fn = NULL;                                                                       \
     CUresult r;                                                                            \
     int why = 0;                                                                           \
-    RESOLVE_CALL(#name, &fn, r, why);                                                      \
+    RESOLVE_CALL(#name, version, &fn, r, why);                                                      \
     if (r != CUDA_SUCCESS || !fn)                                                          \
       return vyre_error_set(err, VYRE_NO_DEVICE, (int64_t)r,                               \
                             "CUDA driver unusable: cuGetProcAddress(\"%s\", %d) failed "   \
                             "(CUresult %d%s). Fix: update the NVIDIA driver to one that "  \
                             "supports CUDA %d.%d",                                         \
-                            #name, CUDA_VERSION, (int)r,                                    \
+                            #name, version, (int)r,                                         \
                             why == 2 ? ", version not sufficient"                          \
                                      : why == 1 ? ", symbol not found" : "",               \
                             CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);                \
     memcpy(&b->api.f_##name, &fn, sizeof fn);                                              \
   } while (0);
 #if CUDA_VERSION >= 12000
-#define RESOLVE_CALL(sym, fnp, r, why)                                                  \
+#define RESOLVE_CALL(sym, ver, fnp, r, why)                                             \
   do {                                                                                  \
     if (getproc2) {                                                                     \
       CUdriverProcAddressQueryResult qs = CU_GET_PROC_ADDRESS_SUCCESS;                  \
-      r = getproc2(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &qs);           \
+      r = getproc2(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT, &qs);           \
       why = (int)qs;                                                                    \
     } else {                                                                            \
-      r = getproc1(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);                \
+      r = getproc1(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT);                          \
     }                                                                                   \
   } while (0)
 #else
-#define RESOLVE_CALL(sym, fnp, r, why) (r = getproc1(sym, fnp, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT))
+#define RESOLVE_CALL(sym, ver, fnp, r, why) (r = getproc1(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT))
 #endif
   VC_DRIVER_API(VC_RESOLVE_)
 #undef RESOLVE_CALL
@@ -391,7 +391,24 @@ vyre_status vc_context_memory(vc_backend *b, uint64_t *free_bytes, uint64_t *tot
 static vyre_status retain_context(vc_backend *b, vyre_error *err) {
   for (int attempt = 0; attempt < 2; attempt++) {
     CUresult r = VC_CU(b, cuDevicePrimaryCtxRetain, (&b->ctx, b->device));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
+    if (r != CUDA_SUCCESS && vc_is_sticky(r) && attempt == 0) {
+      /* The driver refuses to hand out a context poisoned by another
+       * holder's sticky error (seen on an H200: ILLEGAL_ADDRESS from the
+       * retain itself); reset it and try once more. */
+      vc_log("primary context of device %u refused a retain (sticky error); resetting it",
+             b->ordinal);
+      b->ctx = NULL;
+      r = VC_CU(b, cuDevicePrimaryCtxReset, (b->device));
+      if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuDevicePrimaryCtxReset", NULL, NULL);
+      atomic_fetch_add(&ctx_epoch[b->ordinal % EPOCH_SLOTS], 1u);
+      continue;
+    }
+    if (r != CUDA_SUCCESS) {
+      vyre_status st = vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
+      /* A failed create owns nothing a later call could trip over. */
+      atomic_store(&b->lost, 0);
+      return st == VYRE_DEVICE_LOST ? VYRE_DRIVER : st;
+    }
     b->ctx_retained = 1;
     b->epoch = atomic_load(&ctx_epoch[b->ordinal % EPOCH_SLOTS]);
     r = VC_CU(b, cuCtxPushCurrent, (b->ctx));

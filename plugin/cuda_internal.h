@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "codegen.h"
 #include "vyre/vyre.h"
@@ -19,77 +20,88 @@
 #endif
 
 /*
- * Every driver entry point the plugin uses: X(base name, parameter list).
- * Each is resolved with cuGetProcAddress(base name, CUDA_VERSION), so the
- * driver hands back the version (_v2, _v3...) whose signature matches the
- * cuda.h we were compiled against.  The list is also what the fake-driver
- * tests iterate over.  Call sites use VC_CU(b, name, (args)) so the name
- * they report in errors is the base name from this list.
+ * Every driver entry point the plugin uses: X(base name, CUDA version of
+ * the prototype, parameter list).  Each is resolved with
+ * cuGetProcAddress(base name, that version): the driver hands back the
+ * newest implementation whose ABI is that prototype's.  Asking with the
+ * header's CUDA_VERSION instead is wrong: CUDA 13 answers
+ * "cuCtxSynchronize" with cuCtxSynchronize_v2(CUcontext).  The version
+ * and prototype are checked at compile time against cudaTypedefs.h's
+ * PFN_<name>_v<version>.  The list is also what the fake-driver tests
+ * iterate over.  Call sites use VC_CU(b, name, (args)) so the name they
+ * report in errors is the base name from this list.
  */
 #define VC_DRIVER_API(X)                                                                     \
-  X(cuInit, (unsigned int flags))                                                            \
-  X(cuDriverGetVersion, (int *version))                                                      \
-  X(cuDeviceGetCount, (int *count))                                                          \
-  X(cuDeviceGet, (CUdevice * device, int ordinal))                                           \
-  X(cuDeviceGetName, (char *name, int len, CUdevice dev))                                    \
-  X(cuDeviceGetAttribute, (int *value, CUdevice_attribute attrib, CUdevice dev))             \
-  X(cuDeviceTotalMem, (size_t * bytes, CUdevice dev))                                        \
-  X(cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice dev))                               \
-  X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                               \
-  X(cuDevicePrimaryCtxReset, (CUdevice dev))                                                 \
-  X(cuCtxPushCurrent, (CUcontext ctx))                                                       \
-  X(cuCtxPopCurrent, (CUcontext * ctx))                                                      \
-  X(cuCtxSynchronize, (void))                                                                \
-  X(cuMemGetInfo, (size_t * free_bytes, size_t * total_bytes))                               \
-  X(cuMemAlloc, (CUdeviceptr * dptr, size_t bytes))                                          \
-  X(cuMemFree, (CUdeviceptr dptr))                                                           \
-  X(cuMemHostAlloc, (void **pp, size_t bytes, unsigned int flags))                           \
-  X(cuMemFreeHost, (void *p))                                                                \
-  X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))    \
-  X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))          \
-  X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))      \
-  X(cuStreamCreate, (CUstream * stream, unsigned int flags))                                 \
-  X(cuStreamDestroy, (CUstream stream))                                                      \
-  X(cuStreamSynchronize, (CUstream stream))                                                  \
-  X(cuEventCreate, (CUevent * event, unsigned int flags))                                    \
-  X(cuEventDestroy, (CUevent event))                                                         \
-  X(cuEventRecord, (CUevent event, CUstream stream))                                         \
-  X(cuEventQuery, (CUevent event))                                                           \
-  X(cuEventSynchronize, (CUevent event))                                                     \
-  X(cuEventElapsedTime, (float *ms, CUevent start, CUevent end))                             \
-  X(cuModuleLoadData, (CUmodule * module, const void *image))                                \
-  X(cuModuleUnload, (CUmodule module))                                                       \
-  X(cuModuleGetFunction, (CUfunction * fn, CUmodule module, const char *name))               \
-  X(cuLinkCreate, (unsigned int n, CUjit_option *options, void **values, CUlinkState *state)) \
-  X(cuLinkAddData, (CUlinkState state, CUjitInputType type, void *data, size_t size,         \
+  X(cuInit, 2000, (unsigned int flags))                                                            \
+  X(cuDriverGetVersion, 2020, (int *version))                                                      \
+  X(cuDeviceGetCount, 2000, (int *count))                                                          \
+  X(cuDeviceGet, 2000, (CUdevice * device, int ordinal))                                           \
+  X(cuDeviceGetName, 2000, (char *name, int len, CUdevice dev))                                    \
+  X(cuDeviceGetAttribute, 2000, (int *value, CUdevice_attribute attrib, CUdevice dev))             \
+  X(cuDeviceTotalMem, 3020, (size_t * bytes, CUdevice dev))                                        \
+  X(cuDevicePrimaryCtxRetain, 7000, (CUcontext * ctx, CUdevice dev))                               \
+  X(cuDevicePrimaryCtxRelease, 11000, (CUdevice dev))                                               \
+  X(cuDevicePrimaryCtxReset, 11000, (CUdevice dev))                                                 \
+  X(cuCtxPushCurrent, 4000, (CUcontext ctx))                                                       \
+  X(cuCtxPopCurrent, 4000, (CUcontext * ctx))                                                      \
+  X(cuCtxSynchronize, 2000, (void))                                                                \
+  X(cuMemGetInfo, 3020, (size_t * free_bytes, size_t * total_bytes))                               \
+  X(cuMemAlloc, 3020, (CUdeviceptr * dptr, size_t bytes))                                          \
+  X(cuMemFree, 3020, (CUdeviceptr dptr))                                                           \
+  X(cuMemHostAlloc, 2020, (void **pp, size_t bytes, unsigned int flags))                           \
+  X(cuMemFreeHost, 2000, (void *p))                                                                \
+  X(cuMemcpyHtoDAsync, 3020, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))    \
+  X(cuMemcpyDtoHAsync, 3020, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))          \
+  X(cuMemsetD8Async, 3020, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))      \
+  X(cuStreamCreate, 2000, (CUstream * stream, unsigned int flags))                                 \
+  X(cuStreamDestroy, 4000, (CUstream stream))                                                      \
+  X(cuStreamSynchronize, 2000, (CUstream stream))                                                  \
+  X(cuEventCreate, 2000, (CUevent * event, unsigned int flags))                                    \
+  X(cuEventDestroy, 4000, (CUevent event))                                                         \
+  X(cuEventRecord, 2000, (CUevent event, CUstream stream))                                         \
+  X(cuEventQuery, 2000, (CUevent event))                                                           \
+  X(cuEventSynchronize, 2000, (CUevent event))                                                     \
+  X(cuEventElapsedTime, 2000, (float *ms, CUevent start, CUevent end))                             \
+  X(cuModuleLoadData, 2000, (CUmodule * module, const void *image))                                \
+  X(cuModuleUnload, 2000, (CUmodule module))                                                       \
+  X(cuModuleGetFunction, 2000, (CUfunction * fn, CUmodule module, const char *name))               \
+  X(cuLinkCreate, 6050, (unsigned int n, CUjit_option *options, void **values, CUlinkState *state)) \
+  X(cuLinkAddData, 6050, (CUlinkState state, CUjitInputType type, void *data, size_t size,         \
                     const char *name, unsigned int n, CUjit_option *options, void **values))  \
-  X(cuLinkComplete, (CUlinkState state, void **cubin, size_t *size))                         \
-  X(cuLinkDestroy, (CUlinkState state))                                                      \
-  X(cuLaunchKernel, (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,       \
+  X(cuLinkComplete, 5050, (CUlinkState state, void **cubin, size_t *size))                         \
+  X(cuLinkDestroy, 5050, (CUlinkState state))                                                      \
+  X(cuLaunchKernel, 4000, (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,       \
                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,   \
                      CUstream stream, void **params, void **extra))                          \
-  X(cuLaunchCooperativeKernel, (CUfunction fn, unsigned int gx, unsigned int gy,             \
+  X(cuLaunchCooperativeKernel, 9000, (CUfunction fn, unsigned int gx, unsigned int gy,             \
                                 unsigned int gz, unsigned int bx, unsigned int by,           \
                                 unsigned int bz, unsigned int smem, CUstream stream,         \
                                 void **params))                                              \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                             \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050,                                             \
     (int *blocks, CUfunction fn, int block_size, size_t dynamic_smem))                       \
-  X(cuStreamBeginCapture, (CUstream stream, CUstreamCaptureMode mode))                       \
-  X(cuStreamEndCapture, (CUstream stream, CUgraph * graph))                                  \
-  X(cuGraphInstantiateWithFlags, (CUgraphExec * exec, CUgraph graph, unsigned long long flags)) \
-  X(cuGraphLaunch, (CUgraphExec exec, CUstream stream))                                      \
-  X(cuGraphExecDestroy, (CUgraphExec exec))                                                  \
-  X(cuGraphDestroy, (CUgraph graph))                                                         \
-  X(cuGetErrorName, (CUresult error, const char **text))                                     \
-  X(cuGetErrorString, (CUresult error, const char **text))
+  X(cuStreamBeginCapture, 10010, (CUstream stream, CUstreamCaptureMode mode))                       \
+  X(cuStreamEndCapture, 10000, (CUstream stream, CUgraph * graph))                                  \
+  X(cuGraphInstantiateWithFlags, 11040, (CUgraphExec * exec, CUgraph graph, unsigned long long flags)) \
+  X(cuGraphLaunch, 10000, (CUgraphExec exec, CUstream stream))                                      \
+  X(cuGraphExecDestroy, 10000, (CUgraphExec exec))                                                  \
+  X(cuGraphDestroy, 10000, (CUgraph graph))                                                         \
+  X(cuGetErrorName, 6000, (CUresult error, const char **text))                                     \
+  X(cuGetErrorString, 6000, (CUresult error, const char **text))
 
 /* Our own function-pointer types, one per entry point. */
-#define VC_PFN_TYPEDEF_(name, params) typedef CUresult(CUDAAPI *vc_pfn_##name) params;
+#define VC_PFN_TYPEDEF_(name, version, params) typedef CUresult(CUDAAPI *vc_pfn_##name) params;
 VC_DRIVER_API(VC_PFN_TYPEDEF_)
 #undef VC_PFN_TYPEDEF_
 
+/* Our prototypes are the driver's at the version we ask for. */
+#define VC_PFN_CHECK_(name, version, params)                                             \
+  _Static_assert(__builtin_types_compatible_p(vc_pfn_##name, PFN_##name##_v##version),    \
+                 #name " prototype differs from cudaTypedefs.h PFN_" #name "_v" #version);
+VC_DRIVER_API(VC_PFN_CHECK_)
+#undef VC_PFN_CHECK_
+
 typedef struct vc_api {
-#define VC_PFN_FIELD_(name, params) vc_pfn_##name f_##name;
+#define VC_PFN_FIELD_(name, version, params) vc_pfn_##name f_##name;
   VC_DRIVER_API(VC_PFN_FIELD_)
 #undef VC_PFN_FIELD_
 } vc_api;

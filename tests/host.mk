@@ -188,5 +188,5 @@ endif
 
 # The `vyre` command end to end (shell; no Check needed).  Under
 # `make check-valgrind` they run vyre itself under memcheck.
-TESTS += tests/cli_list.test tests/cli_run.test
-EXTRA_DIST += tests/cli_lib.sh tests/cli_list.test tests/cli_run.test
+TESTS += tests/cli_list.test tests/cli_run.test tests/cli_bench.test
+EXTRA_DIST += tests/cli_lib.sh tests/cli_list.test tests/cli_run.test tests/cli_bench.test bench/peers.py bench/compare.py bench/run.sh

@@ -345,6 +345,9 @@ API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice d) {
 API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
   ENTER("cuDevicePrimaryCtxRetain", 0);
   if (!ctx || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
+  /* Like the real driver (seen on an H200): a primary context poisoned by
+   * a sticky error and still held by someone is not handed out again. */
+  if (poisoned && contexts[d].refs > 0) RETURN((CUresult)poisoned);
   contexts[d].device = d;
   contexts[d].refs++;
   *ctx = &contexts[d];
@@ -1101,40 +1104,87 @@ API CUresult CUDAAPI cuGetErrorString(CUresult r, const char **out) {
 /* ------------------------------------------------------------------ */
 /* cuGetProcAddress                                                    */
 /* ------------------------------------------------------------------ */
-#define ENTRY(name) {#name, (void *)name}
+/* Each entry with the CUDA version of the prototype it implements and the
+ * version at which the real driver answers the same name with a different
+ * ABI (0: none yet), so a plugin that asks for the wrong version is caught
+ * here instead of on a GPU (CUDA 13 answers "cuCtxSynchronize" at 13000
+ * with cuCtxSynchronize_v2(CUcontext)). */
+#define ENTRY(name, proto, superseded) {#name, (void *)name, proto, superseded}
 static const struct {
   const char *name;
   void *fn;
+  int proto;
+  int superseded;
 } table[] = {
-    ENTRY(cuInit), ENTRY(cuDriverGetVersion), ENTRY(cuDeviceGetCount), ENTRY(cuDeviceGet),
-    ENTRY(cuDeviceGetName), ENTRY(cuDeviceGetAttribute), ENTRY(cuDeviceTotalMem),
-    ENTRY(cuDevicePrimaryCtxRetain), ENTRY(cuDevicePrimaryCtxRelease),
-    ENTRY(cuDevicePrimaryCtxReset), ENTRY(cuCtxPushCurrent), ENTRY(cuCtxPopCurrent),
-    ENTRY(cuCtxSynchronize), ENTRY(cuMemGetInfo), ENTRY(cuMemAlloc), ENTRY(cuMemFree),
-    ENTRY(cuMemHostAlloc), ENTRY(cuMemFreeHost), ENTRY(cuMemcpyHtoDAsync),
-    ENTRY(cuMemcpyDtoHAsync), ENTRY(cuMemsetD8Async), ENTRY(cuStreamCreate),
-    ENTRY(cuStreamDestroy), ENTRY(cuStreamSynchronize), ENTRY(cuEventCreate),
-    ENTRY(cuEventDestroy), ENTRY(cuEventRecord), ENTRY(cuEventQuery), ENTRY(cuEventSynchronize),
-    ENTRY(cuEventElapsedTime), ENTRY(cuModuleLoadData), ENTRY(cuModuleUnload),
-    ENTRY(cuModuleGetFunction), ENTRY(cuLinkCreate), ENTRY(cuLinkAddData), ENTRY(cuLinkComplete),
-    ENTRY(cuLinkDestroy), ENTRY(cuLaunchKernel), ENTRY(cuLaunchCooperativeKernel),
-    ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuStreamBeginCapture),
-    ENTRY(cuStreamEndCapture), ENTRY(cuGraphInstantiateWithFlags), ENTRY(cuGraphLaunch),
-    ENTRY(cuGraphExecDestroy), ENTRY(cuGraphDestroy), ENTRY(cuGetErrorName),
-    ENTRY(cuGetErrorString),
+    ENTRY(cuInit, 2000, 0),
+    ENTRY(cuDriverGetVersion, 2020, 0),
+    ENTRY(cuDeviceGetCount, 2000, 0),
+    ENTRY(cuDeviceGet, 2000, 0),
+    ENTRY(cuDeviceGetName, 2000, 0),
+    ENTRY(cuDeviceGetAttribute, 2000, 0),
+    ENTRY(cuDeviceTotalMem, 3020, 0),
+    ENTRY(cuDevicePrimaryCtxRetain, 7000, 0),
+    ENTRY(cuDevicePrimaryCtxRelease, 7000, 0),
+    ENTRY(cuDevicePrimaryCtxReset, 7000, 0),
+    ENTRY(cuCtxPushCurrent, 4000, 0),
+    ENTRY(cuCtxPopCurrent, 4000, 0),
+    ENTRY(cuCtxSynchronize, 2000, 13000),
+    ENTRY(cuMemGetInfo, 3020, 0),
+    ENTRY(cuMemAlloc, 3020, 0),
+    ENTRY(cuMemFree, 3020, 0),
+    ENTRY(cuMemHostAlloc, 2020, 0),
+    ENTRY(cuMemFreeHost, 2000, 0),
+    ENTRY(cuMemcpyHtoDAsync, 3020, 0),
+    ENTRY(cuMemcpyDtoHAsync, 3020, 0),
+    ENTRY(cuMemsetD8Async, 3020, 0),
+    ENTRY(cuStreamCreate, 2000, 0),
+    ENTRY(cuStreamDestroy, 4000, 0),
+    ENTRY(cuStreamSynchronize, 2000, 0),
+    ENTRY(cuEventCreate, 2000, 0),
+    ENTRY(cuEventDestroy, 4000, 0),
+    ENTRY(cuEventRecord, 2000, 0),
+    ENTRY(cuEventQuery, 2000, 0),
+    ENTRY(cuEventSynchronize, 2000, 0),
+    ENTRY(cuEventElapsedTime, 2000, 0),
+    ENTRY(cuModuleLoadData, 2000, 0),
+    ENTRY(cuModuleUnload, 2000, 0),
+    ENTRY(cuModuleGetFunction, 2000, 0),
+    ENTRY(cuLinkCreate, 6050, 0),
+    ENTRY(cuLinkAddData, 6050, 0),
+    ENTRY(cuLinkComplete, 5050, 0),
+    ENTRY(cuLinkDestroy, 5050, 0),
+    ENTRY(cuLaunchKernel, 4000, 0),
+    ENTRY(cuLaunchCooperativeKernel, 9000, 0),
+    ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0),
+    ENTRY(cuStreamBeginCapture, 10010, 0),
+    ENTRY(cuStreamEndCapture, 10000, 0),
+    ENTRY(cuGraphInstantiateWithFlags, 11040, 0),
+    ENTRY(cuGraphLaunch, 10000, 0),
+    ENTRY(cuGraphExecDestroy, 10000, 0),
+    ENTRY(cuGraphDestroy, 10000, 0),
+    ENTRY(cuGetErrorName, 6000, 0),
+    ENTRY(cuGetErrorString, 6000, 0),
 };
 
 static CUresult getproc(const char *symbol, void **pfn, int version, int *status) {
   *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
   *pfn = NULL;
-  if (version < 12000) {
-    violation("cuGetProcAddress(%s) asked for CUDA %d", symbol, version);
-    *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    return CUDA_ERROR_NOT_FOUND;
-  }
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     if (strcmp(table[i].name, symbol) == 0) {
+      if (version < table[i].proto) {
+        violation("cuGetProcAddress(%s, %d): the fake implements the CUDA %d prototype; an "
+                  "older version would be another ABI", symbol, version, table[i].proto);
+        *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        return CUDA_ERROR_NOT_FOUND;
+      }
+      if (table[i].superseded && version >= table[i].superseded) {
+        violation("cuGetProcAddress(%s, %d): a real driver returns the CUDA %d prototype "
+                  "there, not the CUDA %d one the caller declares", symbol, version,
+                  table[i].superseded, table[i].proto);
+        *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        return CUDA_ERROR_NOT_FOUND;
+      }
       *pfn = table[i].fn;
       *status = CU_GET_PROC_ADDRESS_SUCCESS;
       return CUDA_SUCCESS;

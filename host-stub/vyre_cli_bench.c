@@ -1,0 +1,395 @@
+/* vyre_cli_bench.c -- `vyre bench`: dispatch latency and memory bandwidth of a backend, case for case with bench/peers.py. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vyre/vyre_support.h"
+#include "vyre_cli.h"
+
+#define MAX_SIZES 8
+
+typedef struct bench_args {
+  const char *backend;
+  uint32_t device;
+  uint64_t sizes[MAX_SIZES];
+  uint32_t size_count;
+  uint32_t iters;   /* latency samples; 0 = by backend */
+  int json;
+} bench_args;
+
+typedef struct bench {
+  const cli_command *cmd;
+  vyre_backend *b;
+  const char *id;
+  int json;
+  int cpu; /* the backend is a CPU: fewer, smaller runs */
+  vyre_error err;
+} bench;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, uint32_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void report(bench *B, const char *name, double us, double bytes, const char *note) {
+  double gbps = bytes > 0 && us > 0 ? bytes / (us * 1e-6) / 1e9 : 0;
+  if (B->json) {
+    printf("{\"peer\":\"vyre-%s\",\"case\":\"%s\",\"median_us\":%.3f", B->id, name, us);
+    if (gbps > 0) printf(",\"gbps\":%.1f", gbps);
+    printf("}\n");
+  } else if (gbps > 0) {
+    printf("  %-26s %12.3f us %10.1f GB/s  %s\n", name, us, gbps, note);
+  } else {
+    printf("  %-26s %12.3f us %15s  %s\n", name, us, "", note);
+  }
+  fflush(stdout);
+}
+
+/* y[i] = a * x[i] + y[i] for i < len(y); a is a one-element uniform. */
+static vyre_status build_saxpy(void **bytes, size_t *size, vyre_error *err) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, Y)));
+  uint32_t av = vyre_b_load(b, A, vyre_b_u32(b, 0));
+  vyre_b_store(b, Y, g, vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g)));
+  vyre_b_end(b);
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}
+
+/* y[i] = x[i]: the bandwidth ceiling of a kernel that reads and writes. */
+static vyre_status build_copy(void **bytes, size_t *size, vyre_error *err) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, Y, g, vyre_b_load(b, X, g));
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}
+
+static float *random_floats(uint64_t n, uint64_t seed) {
+  float *v = malloc((size_t)n * sizeof *v);
+  if (!v) return NULL;
+  for (uint64_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (float)(seed >> 40) / (float)(1u << 24);
+  }
+  return v;
+}
+
+/* Resident buffers a, x, y of n floats (a: one float). */
+typedef struct res3 {
+  vyre_resident h[3];
+} res3;
+
+static vyre_status res3_make(bench *B, res3 *r, uint64_t n, uint64_t seed) {
+  memset(r, 0, sizeof *r);
+  vyre_backend *b = B->b;
+  float a = 2.0f;
+  float *x = random_floats(n, seed), *y = random_floats(n, seed + 1);
+  vyre_status st = VYRE_OUT_OF_MEMORY;
+  if (!x || !y) {
+    vyre_error_set(&B->err, st, 0, "bench: out of host memory for %llu floats",
+                   (unsigned long long)n);
+    goto done;
+  }
+  if ((st = b->vt->resident_alloc(b, 4, &r->h[0], &B->err)) ||
+      (st = b->vt->resident_alloc(b, n * 4, &r->h[1], &B->err)) ||
+      (st = b->vt->resident_alloc(b, n * 4, &r->h[2], &B->err)))
+    goto done;
+  vyre_resident_copy up[3] = {{r->h[0], 0, &a, 4}, {r->h[1], 0, x, n * 4}, {r->h[2], 0, y, n * 4}};
+  st = b->vt->resident_upload_many(b, up, 3, &B->err);
+done:
+  free(x);
+  free(y);
+  return st;
+}
+
+static void res3_free(bench *B, res3 *r) {
+  for (int i = 0; i < 3; i++)
+    if (r->h[i]) B->b->vt->resident_free(B->b, r->h[i], NULL);
+  memset(r, 0, sizeof *r);
+}
+
+/* Latency of dispatch_resident on 1024 elements through a pipeline. */
+static vyre_status case_dispatch_resident(bench *B, vyre_pipeline pipe, uint32_t iters) {
+  res3 r;
+  vyre_status st = res3_make(B, &r, 1024, 1);
+  double *v = calloc(iters, sizeof *v);
+  if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_program_ref ref = {NULL, 0, pipe};
+  for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
+    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
+  for (uint32_t i = 0; !st && i < iters; i++) {
+    uint64_t t0 = now_ns();
+    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
+    v[i] = (double)(now_ns() - t0) / 1e3;
+  }
+  if (!st) report(B, "dispatch_resident_1k", median(v, iters), 0, "launch + wait, host wall");
+  free(v);
+  res3_free(B, &r);
+  return st;
+}
+
+/* Latency of a host dispatch: 1024 floats in, compute, 1024 floats out. */
+static vyre_status case_roundtrip(bench *B, vyre_pipeline pipe, uint32_t iters) {
+  float a = 2.0f;
+  float *x = random_floats(1024, 3), *y = random_floats(1024, 4);
+  float out[1024];
+  double *v = calloc(iters, sizeof *v);
+  vyre_status st = VYRE_OK;
+  if (!x || !y || !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_input in[3] = {{&a, 4}, {x, 4096}, {y, 4096}};
+  vyre_program_ref ref = {NULL, 0, pipe};
+  for (uint32_t i = 0; !st && i < iters + iters / 10 + 1; i++) {
+    vyre_output_slot slot = {out, sizeof out, 0};
+    uint64_t t0 = now_ns();
+    st = B->b->vt->dispatch_into(B->b, &ref, in, 3, NULL, &slot, 1, NULL, &B->err);
+    if (i > iters / 10) v[i - iters / 10 - 1] = (double)(now_ns() - t0) / 1e3;
+  }
+  if (!st) report(B, "roundtrip_1k", median(v, iters), 0, "host -> device -> host, host wall");
+  free(x);
+  free(y);
+  free(v);
+  return st;
+}
+
+/* Many small launches on one queue: a sequence of 100 steps, once
+ * (queued launches) and repeated 10 times (graph replay where offered). */
+static vyre_status case_sequence(bench *B, vyre_pipeline pipe, uint32_t rounds) {
+  res3 r;
+  vyre_status st = res3_make(B, &r, 1024, 5);
+  enum { STEPS = 100 };
+  vyre_sequence_step steps[STEPS];
+  for (int i = 0; i < STEPS; i++) {
+    memset(&steps[i], 0, sizeof steps[i]);
+    steps[i].struct_size = sizeof steps[i];
+    steps[i].buffer_count = 3;
+    steps[i].program.pipeline = pipe;
+    steps[i].buffers = r.h;
+  }
+  static const struct {
+    const char *name;
+    uint32_t repeat;
+    const char *note;
+  } kinds[] = {{"sequence_1k_x100", 1, "per step: 100 queued launches, one wait"},
+               {"graph_1k_x1000", 10, "per step: 100 steps replayed 10x, one wait"}};
+  double *v = calloc(rounds, sizeof *v);
+  if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  for (int k = 0; !st && k < 2; k++) {
+    for (uint32_t i = 0; !st && i < rounds + 3; i++) {
+      uint64_t t0 = now_ns();
+      st = B->b->vt->dispatch_sequence(B->b, steps, STEPS, kinds[k].repeat, NULL, 0, NULL,
+                                       &B->err);
+      if (i >= 3) v[i - 3] = (double)(now_ns() - t0) / 1e3 / (STEPS * kinds[k].repeat);
+    }
+    if (!st) report(B, kinds[k].name, median(v, rounds), 0, kinds[k].note);
+  }
+  free(v);
+  res3_free(B, &r);
+  return st;
+}
+
+/* Device time of one kernel over n elements, alternating two buffer sets
+ * so consecutive runs do not hit in L2. */
+static vyre_status case_bandwidth(bench *B, vyre_pipeline pipe, const char *name, uint64_t n,
+                                  double bytes_per_elem, int saxpy, uint32_t iters) {
+  res3 r[2];
+  memset(r, 0, sizeof r);
+  vyre_status st = res3_make(B, &r[0], n, 7);
+  if (!st) st = res3_make(B, &r[1], n, 9);
+  double *v = calloc(iters, sizeof *v);
+  if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_program_ref ref = {NULL, 0, pipe};
+  int have_device = 1;
+  for (uint32_t i = 0; !st && i < iters + 3; i++) {
+    vyre_timing t;
+    memset(&t, 0, sizeof t);
+    t.struct_size = sizeof t;
+    const vyre_resident *h = saxpy ? r[i & 1].h : r[i & 1].h + 1;
+    st = B->b->vt->dispatch_resident(B->b, &ref, h, saxpy ? 3 : 2, NULL, &t, &B->err);
+    if (!st && i >= 3) {
+      if (!(t.valid & VYRE_TIMING_DEVICE)) have_device = 0;
+      v[i - 3] = (double)((t.valid & VYRE_TIMING_DEVICE) ? t.device_ns : t.wall_ns) / 1e3;
+    }
+  }
+  char label[64];
+  snprintf(label, sizeof label, "%s_%llu", name, (unsigned long long)n);
+  if (!st)
+    report(B, label, median(v, iters), bytes_per_elem * (double)n,
+           have_device ? "device time" : "host wall (no device timer)");
+  free(v);
+  res3_free(B, &r[0]);
+  res3_free(B, &r[1]);
+  return st;
+}
+
+static int parse_sizes(const char *text, bench_args *a) {
+  a->size_count = 0;
+  const char *p = text;
+  while (*p) {
+    char *end;
+    unsigned long long v = strtoull(p, &end, 0);
+    if (end == p || v == 0 || v > (1ull << 31) || a->size_count == MAX_SIZES) return -1;
+    a->sizes[a->size_count++] = v;
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return a->size_count ? 0 : -1;
+}
+
+static int run_bench(const cli_command *self, int argc, char **argv) {
+  bench_args a;
+  memset(&a, 0, sizeof a);
+  for (int i = 1; i < argc;) {
+    /* cli_opt_value advances i past what it consumed; flags advance here. */
+    const char *val = NULL;
+    int m;
+    if ((m = cli_opt_value(self, argc, argv, &i, "--backend", &val)) != 0) {
+      if (m < 0) return CLI_USAGE;
+      a.backend = val;
+    } else if ((m = cli_opt_value(self, argc, argv, &i, "--device", &val)) != 0) {
+      if (m < 0 || cli_parse_u32(val, 0, 1024, &a.device))
+        return cli_usage(self, "--device takes a device ordinal");
+    } else if ((m = cli_opt_value(self, argc, argv, &i, "--sizes", &val)) != 0) {
+      if (m < 0 || parse_sizes(val, &a))
+        return cli_usage(self, "--sizes takes up to %d element counts 1..2^31, comma-separated",
+                         MAX_SIZES);
+    } else if ((m = cli_opt_value(self, argc, argv, &i, "--iters", &val)) != 0) {
+      if (m < 0 || cli_parse_u32(val, 10, 1000000, &a.iters))
+        return cli_usage(self, "--iters takes 10..1000000");
+    } else if (cli_opt_flag(argv, i, "--json")) {
+      a.json = 1;
+      i++;
+    } else {
+      return cli_usage(self, "unknown argument '%s'", argv[i]);
+    }
+  }
+
+  bench B;
+  memset(&B, 0, sizeof B);
+  B.cmd = self;
+  B.json = a.json;
+  B.err.struct_size = sizeof B.err;
+  vyre_host *host = NULL;
+  void *saxpy = NULL, *copy = NULL;
+  size_t saxpy_size = 0, copy_size = 0;
+  vyre_pipeline psaxpy = 0, pcopy = 0;
+  int rc = CLI_FAIL;
+  if (cli_open_host(&host, &B.err) != VYRE_OK) {
+    rc = cli_fail(self, "%s", B.err.message);
+    goto done;
+  }
+  vyre_backend_options bo = {sizeof bo, a.device, 0, 0};
+  uint32_t index = 0;
+  if (vyre_host_create(host, a.backend, &bo, &B.b, &index, &B.err) != VYRE_OK) {
+    rc = cli_fail(self, "%s", B.err.message);
+    goto done;
+  }
+  vyre_host_candidate cand;
+  memset(&cand, 0, sizeof cand);
+  cand.struct_size = sizeof cand;
+  vyre_host_backend_info(host, index, &cand, NULL);
+  B.id = cand.id;
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  if (B.b->vt->device_profile(B.b, &prof, &B.err) != VYRE_OK) {
+    rc = cli_fail(self, "device profile: %s", B.err.message);
+    goto done;
+  }
+  B.cpu = prof.compute_major == 0;
+  if (!VYRE_HOST_HAS(B.b, pipeline_create) || !VYRE_HOST_HAS(B.b, dispatch_sequence)) {
+    rc = cli_fail(self, "backend '%s' lacks pipelines or sequences. Fix: pick another backend",
+                  B.id);
+    goto done;
+  }
+  if (!a.size_count) {
+    if (B.cpu) {
+      a.sizes[0] = 1u << 20;
+      a.size_count = 1;
+    } else {
+      a.sizes[0] = 1u << 20;
+      a.sizes[1] = 1u << 24;
+      a.sizes[2] = 1u << 28;
+      a.size_count = 3;
+    }
+  }
+  uint32_t lat_iters = a.iters ? a.iters : (B.cpu ? 100 : 2000);
+  uint32_t bw_iters = B.cpu ? 5 : 30;
+  if (build_saxpy(&saxpy, &saxpy_size, &B.err) || build_copy(&copy, &copy_size, &B.err) ||
+      B.b->vt->pipeline_create(B.b, saxpy, saxpy_size, NULL, &psaxpy, &B.err) ||
+      B.b->vt->pipeline_create(B.b, copy, copy_size, NULL, &pcopy, &B.err)) {
+    rc = cli_fail(self, "preparing the benchmark programs: %s", B.err.message);
+    goto done;
+  }
+  if (!B.json)
+    printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
+           prof.compute_units);
+  vyre_status st = case_dispatch_resident(&B, psaxpy, lat_iters);
+  if (!st) st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
+  if (!st) st = case_sequence(&B, psaxpy, B.cpu ? 3 : 30);
+  for (uint32_t k = 0; !st && k < a.size_count; k++) {
+    st = case_bandwidth(&B, psaxpy, "saxpy_bw", a.sizes[k], 12.0, 1, bw_iters);
+    if (!st) st = case_bandwidth(&B, pcopy, "copy_bw", a.sizes[k], 8.0, 0, bw_iters);
+  }
+  if (st) {
+    rc = cli_fail(self, "%s", B.err.message);
+    goto done;
+  }
+  rc = CLI_OK;
+done:
+  if (B.b) {
+    if (psaxpy) B.b->vt->pipeline_release(B.b, psaxpy, NULL);
+    if (pcopy) B.b->vt->pipeline_release(B.b, pcopy, NULL);
+    B.b->vt->destroy(B.b);
+  }
+  vyre_host_close(host);
+  free(saxpy);
+  free(copy);
+  return rc;
+}
+
+const cli_command cli_cmd_bench = {
+    "bench",
+    "bench [--backend ID] [--device N] [--sizes N,N,...] [--iters N] [--json]",
+    "measure dispatch latency and memory bandwidth of a backend",
+    "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
+    "  dispatch_resident_1k  y = a*x + y on 1024 resident floats through a\n"
+    "                        compile-ahead pipeline: launch + wait, host wall median\n"
+    "  roundtrip_1k          1024 floats host -> device -> host (dispatch_into)\n"
+    "  sequence_1k_x100      a resident sequence of 100 such steps, per step\n"
+    "  graph_1k_x1000        the same sequence repeated 10 times (graph replay), per step\n"
+    "  saxpy_bw_N            y = a*x + y on N floats: device time, GB/s at 12 bytes/elem\n"
+    "  copy_bw_N             y = x on N floats: device time, GB/s at 8 bytes/elem\n"
+    "Bandwidth cases alternate two buffer sets so runs do not hit in L2.\n\n"
+    "options:\n"
+    "  --backend ID   backend to measure (default: the best)\n"
+    "  --sizes LIST   element counts for the bandwidth cases (default 2^20,2^24,2^28\n"
+    "                 on a GPU, 2^20 on a CPU backend)\n"
+    "  --iters N      latency samples (default 2000 on a GPU, 100 on a CPU)\n"
+    "  --json         one JSON object per case, as bench/peers.py prints\n",
+    run_bench,
+    NULL,
+};
