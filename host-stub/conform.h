@@ -100,6 +100,7 @@ typedef struct cf_case {
   int is_capsule;
   int sha_set;
   uint8_t sha256[32];  /* recorded program hash */
+  int sha_mismatch;    /* the text no longer assembles to that hash (edited) */
   char origin[160];    /* "conform CASE", "fuzz SEED N" */
   char backend[64];    /* backend id the mismatch was seen on */
 } cf_case;

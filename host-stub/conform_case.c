@@ -405,8 +405,15 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
   if (word_is(g->s, g->n, "iota")) {
     if (n < 2 || n > 4) goto usage;
     double start = 0, step = 1;
-    if (n >= 3) start = strtod(toks[2].s, NULL);
-    if (n >= 4) step = strtod(toks[3].s, NULL);
+    char num[64];
+    for (uint32_t k = 2; k < n; k++) {
+      char *end = NULL;
+      snprintf(num, sizeof num, "%.*s", (int)toks[k].n, toks[k].s);
+      double v = strtod(num, &end);
+      if (toks[k].n >= sizeof num || *end) goto usage;
+      if (k == 2) start = v;
+      else step = v;
+    }
     for (uint32_t i = 0; i < count; i++) {
       double v = start + step * (double)i;
       if (type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16) {
@@ -828,11 +835,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
   if (c->tolerance == UINT32_MAX) c->tolerance = c->options.ulp_budget;
   st = finish_inputs(c, err);
   if (st != VYRE_OK) goto fail;
-  if (c->sha_set && memcmp(c->sha256, c->decoded->sha256, 32) != 0) {
-    /* An edited capsule is still worth replaying: warn, do not refuse. */
-    fprintf(stderr, "note: %s: the program differs from the one the capsule recorded "
-                    "(program-sha256); replaying the text as it is\n", c->path);
-  }
+  /* An edited capsule is still worth replaying: the runner notes it. */
+  c->sha_mismatch = c->sha_set && memcmp(c->sha256, c->decoded->sha256, 32) != 0;
   for (uint32_t i = 0; i < CF_MAX_IO; i++) {
     cf_buf_free(&pd->in[i]);
     cf_buf_free(&pd->out[i]);

@@ -622,6 +622,9 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
   full_name(c, name, sizeof name);
   fprintf(o->out, "replay %s (%s)%s%s\n", path, name, c->origin[0] ? ", recorded from " : "",
           c->origin);
+  if (c->sha_mismatch)
+    fprintf(o->out, "  note: the program differs from the one the capsule recorded "
+                    "(program-sha256): replaying the text as it is\n");
   for (uint32_t k = 0; k < nt; k++) {
     cf_target *t = &targets[k];
     if (!t->backend) {

@@ -481,6 +481,16 @@ START_TEST(test_capsule_round_trip) {
                     strstr(r->text, ";@ output-reference o hex 0200000003000000") &&
                     strstr(r->text, ";@ mismatch output o (i32) element 1"),
                 "both outputs and the first mismatch are recorded:\n%s", r->text);
+  ck_assert_msg(!r->sha_mismatch, "an untouched capsule matches its hash");
+  /* An edited capsule still loads; the hash mismatch is noted. */
+  char *edited = strdup(r->text);
+  char *wg = strstr(edited, "workgroup 4 1 1");
+  ck_assert_msg(wg != NULL, "the capsule holds the canonical workgroup line");
+  wg[10] = '8';
+  cf_case_free(r);
+  ck_assert(cf_case_parse(edited, strlen(edited), "edited.vyre", &r, &err) == VYRE_OK);
+  ck_assert_msg(r->sha_mismatch, "an edited program no longer matches the recorded hash");
+  free(edited);
   cf_case_free(r);
   /* A clone goes through the capsule text too. */
   ck_assert(cf_case_clone(c, &r, &err) == VYRE_OK);
