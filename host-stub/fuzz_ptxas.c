@@ -32,6 +32,8 @@ struct fz_ptxas {
   char *header;      /* the header of the file being written */
   batch_file cur;
   batch_file flight[IN_FLIGHT];
+  char **funcs;      /* .func definitions already in the file being written */
+  uint32_t nfuncs, cap_funcs;
   uint32_t files, kernels, failures;
   FILE *log;
 };
@@ -144,7 +146,13 @@ static vyre_status launch(fz_ptxas *b, vyre_error *err) {
   return VYRE_OK;
 }
 
+static void funcs_clear(fz_ptxas *b) {
+  for (uint32_t i = 0; i < b->nfuncs; i++) free(b->funcs[i]);
+  b->nfuncs = 0;
+}
+
 static vyre_status flush(fz_ptxas *b, vyre_error *err) {
+  funcs_clear(b);
   if (!b->f) return VYRE_OK;
   int bad = fclose(b->f) != 0;
   b->f = NULL;
@@ -160,6 +168,73 @@ static uint32_t count_lines(const char *s, size_t n) {
   return k;
 }
 
+#define MAX_DEFS 64
+
+/* One `.func` definition inside a kernel's PTX: from its `.func` line to
+ * the closing brace at the start of a line. */
+typedef struct fdef {
+  const char *start;
+  size_t len;
+  const char *name;
+  size_t name_len;
+} fdef;
+
+static uint32_t find_defs(const char *body, fdef *defs) {
+  uint32_t n = 0;
+  for (const char *p = body; p && *p && n < MAX_DEFS;) {
+    if (strncmp(p, ".func", 5) == 0) {
+      const char *end = strstr(p, "\n}\n");
+      if (!end) break;
+      fdef *d = &defs[n++];
+      d->start = p;
+      d->len = (size_t)(end + 3 - p);
+      /* .func [(return params)] NAME (params) */
+      const char *q = p + 5;
+      while (*q == ' ') q++;
+      if (*q == '(') {
+        q = strchr(q, ')');
+        q = q ? q + 1 : p + 5;
+        while (*q == ' ') q++;
+      }
+      d->name = q;
+      while (*q && *q != ' ' && *q != '(' && *q != '\n') q++;
+      d->name_len = (size_t)(q - d->name);
+      p = end + 3;
+      continue;
+    }
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+  return n;
+}
+
+/* 1: the file has this definition; 0: it has no function of that name;
+ * -1: it has another definition under that name. */
+static int func_known(const fz_ptxas *b, const fdef *d) {
+  for (uint32_t i = 0; i < b->nfuncs; i++) {
+    const char *f = b->funcs[i];
+    fdef known;
+    if (find_defs(f, &known) != 1) continue;
+    if (known.name_len != d->name_len || strncmp(known.name, d->name, d->name_len) != 0) continue;
+    return known.len == d->len && memcmp(f, d->start, d->len) == 0 ? 1 : -1;
+  }
+  return 0;
+}
+
+static int func_remember(fz_ptxas *b, const fdef *d) {
+  if (b->nfuncs == b->cap_funcs) {
+    uint32_t cap = b->cap_funcs ? b->cap_funcs * 2 : 16;
+    char **grown = realloc(b->funcs, cap * sizeof *grown);
+    if (!grown) return -1;
+    b->funcs = grown;
+    b->cap_funcs = cap;
+  }
+  b->funcs[b->nfuncs] = strndup(d->start, d->len);
+  if (!b->funcs[b->nfuncs]) return -1;
+  b->nfuncs++;
+  return 0;
+}
+
 vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const char *label,
                          vyre_error *err) {
   static const char marker[] = ".address_size 64\n";
@@ -172,10 +247,16 @@ vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const 
   const char *hstart = strstr(ptx, ".version");
   if (!hstart || hstart > hend) hstart = ptx;
   size_t hlen = (size_t)(hend - hstart);
-  /* Kernels calling math subroutines each define the same .func names:
-   * they get a file of their own.  So does a different header. */
-  int own = strstr(hend, ".func") != NULL;
-  if (b->f && (own || strlen(b->header) != hlen || strncmp(b->header, hstart, hlen) != 0)) {
+  /* Kernels calling math subroutines each define their .func: a batch
+   * keeps the first definition of each name and drops identical repeats;
+   * a different definition under a known name, or a different header,
+   * starts a new file. */
+  fdef defs[MAX_DEFS];
+  uint32_t ndefs = find_defs(hend, defs);
+  int conflict = ndefs == MAX_DEFS;
+  for (uint32_t k = 0; k < ndefs && !conflict; k++)
+    conflict = func_known(b, &defs[k]) < 0;
+  if (b->f && (conflict || strlen(b->header) != hlen || strncmp(b->header, hstart, hlen) != 0)) {
     vyre_status st = flush(b, err);
     if (st != VYRE_OK) return st;
   }
@@ -197,14 +278,27 @@ vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const 
     b->cur.lines = count_lines(hstart, hlen);
   }
   b->cur.first_line[b->cur.count] = b->cur.lines + 1;
-  fputs(hend, b->f);
+  const char *at = hend;
+  for (uint32_t k = 0; k < ndefs; k++) {
+    /* Text before this definition, then the definition unless the file has it. */
+    fwrite(at, 1, (size_t)(defs[k].start - at), b->f);
+    b->cur.lines += count_lines(at, (size_t)(defs[k].start - at));
+    if (func_known(b, &defs[k]) == 0) {
+      fwrite(defs[k].start, 1, defs[k].len, b->f);
+      b->cur.lines += count_lines(defs[k].start, defs[k].len);
+      if (func_remember(b, &defs[k]) != 0)
+        return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
+    }
+    at = defs[k].start + defs[k].len;
+  }
+  fputs(at, b->f);
   fputc('\n', b->f);
-  b->cur.lines += count_lines(hend, strlen(hend)) + 1;
+  b->cur.lines += count_lines(at, strlen(at)) + 1;
   b->cur.labels[b->cur.count] = strdup(label);
   b->cur.entries[b->cur.count] = strdup(entry);
   b->cur.count++;
   b->kernels++;
-  if (b->cur.count == BATCH_KERNELS || own) return flush(b, err);
+  if (b->cur.count == BATCH_KERNELS) return flush(b, err);
   return VYRE_OK;
 }
 
@@ -224,5 +318,7 @@ void fz_ptxas_close(fz_ptxas *b) {
   for (uint32_t i = 0; i < IN_FLIGHT; i++) collect(b, &b->flight[i]);
   free(b->header);
   file_clear(&b->cur);
+  funcs_clear(b);
+  free(b->funcs);
   free(b);
 }

@@ -979,13 +979,15 @@ START_TEST(test_ptxas_batches) {
   fz_ptxas *b = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   ck_assert_msg(fz_ptxas_open(ptxas, "sm_90", tmp("ptx"), &b, &err) == VYRE_OK, "%s", err.message);
+  uint32_t with_math = 0;
   for (uint64_t i = 0; i < 30; i++) {
     fz_program a;
-    ck_assert(fz_generate(2, i, FZ_NO_TRANSCENDENTAL, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate(2, i, 0, &a, &err) == VYRE_OK);
     vyre_program *p = NULL;
     ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
-    cg_options co = {9, 0, 0, {p->header.workgroup_size[0], p->header.workgroup_size[1],
-                               p->header.workgroup_size[2]}, 0};
+    with_math += (p->features & VYRE_FEAT_TRANSCENDENTAL) != 0;
+    cg_options co = {9, 0, a.options.ulp_budget, {p->header.workgroup_size[0], p->header.workgroup_size[1],
+                                                  p->header.workgroup_size[2]}, 0};
     char *ptx = NULL;
     size_t len = 0;
     cg_kernel_info info;
@@ -1005,6 +1007,7 @@ START_TEST(test_ptxas_batches) {
   fz_ptxas_close(b);
   ck_assert_msg(kernels == 31 && failures == 1, "31 kernels, only the broken one fails (got %u, %u)",
                 kernels, failures);
+  ck_assert_msg(with_math >= 2, "some kernels share math subroutines in one batch (%u)", with_math);
   fflush(log);
   rewind(log);
   char buf[8192];
