@@ -286,7 +286,7 @@ static void write_junit(FILE *f, cf_case **cases, uint32_t ncases, const char *c
                         target_report *reps, uint32_t nt) {
   uint32_t tests = 0, failures = 0, skipped = 0;
   for (uint32_t k = 0; k < nt; k++) {
-    tests += ncases;
+    tests += reps[k].cases ? ncases : 0;
     failures += reps[k].n[R_FAIL];
     skipped += reps[k].n[R_SKIP];
   }
@@ -296,8 +296,13 @@ static void write_junit(FILE *f, cf_case **cases, uint32_t ncases, const char *c
     target_report *r = &reps[k];
     fprintf(f, "  <testsuite name=\"conform.");
     cf_xml_text(f, r->t->id);
-    fprintf(f, "\" tests=\"%u\" failures=\"%u\" skipped=\"%u\">\n", ncases, r->n[R_FAIL],
-            r->n[R_SKIP]);
+    fprintf(f, "\" tests=\"%u\" failures=\"%u\" skipped=\"%u\">\n", r->cases ? ncases : 0,
+            r->n[R_FAIL], r->n[R_SKIP]);
+    if (!r->cases) {
+      fprintf(f, "    <properties><property name=\"unavailable\" value=\"");
+      cf_xml_text(f, r->t->reason);
+      fprintf(f, "\"/></properties>\n");
+    }
     for (uint32_t i = 0; r->cases && i < ncases; i++) {
       const case_outcome *oc = &r->cases[i];
       fprintf(f, "    <testcase classname=\"");
