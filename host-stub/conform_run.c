@@ -146,7 +146,7 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
   if (cf_minimize(m, cf_pair_still_fails, &pair, o->minimize_tries ? o->minimize_tries : 1000, &ms,
                   &err) != VYRE_OK) {
     fprintf(o->out, "    minimizer: %s\n", err.message);
-  } else if (ms.insts_after < ms.insts_before) {
+  } else if (ms.accepted > 0) {
     cf_result w2, g2;
     cf_run(reference, m, &w2);
     cf_run(t->backend, m, &g2);

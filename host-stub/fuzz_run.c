@@ -63,7 +63,7 @@ static void keep_mismatch(const fz_options *o, cf_target *t, vyre_backend *refer
     fprintf(o->out, "  minimizer: %s\n", err.message);
     return;
   }
-  if (ms.insts_after >= ms.insts_before) {
+  if (ms.accepted == 0) {
     fprintf(o->out, "  minimizer: no smaller program keeps the mismatch (%u tries)\n", ms.tries);
     return;
   }
