@@ -397,9 +397,11 @@ static void cast(cg_ctx *c, uint32_t i) {
     return;
   }
   if (from == VYRE_T_F32) {
-    /* cvt.rzi saturates to the target range and maps NaN to 0 (PTX ISA
-     * cvt; checked on sm_90 hardware); elsewhere NaN -> 0 is explicit. */
-    if (c->sm >= 90) {
+    /* cvt.rzi saturates to the target range.  NaN: the 32-bit forms give
+     * 0 on sm_90 (checked on an H200), but cvt.rzi.s64/u64.f32 give
+     * 0x8000000000000000 there (found by vyre conform on the H200), so
+     * the 64-bit targets and older archs select 0 explicitly. */
+    if (c->sm >= 90 && !cg_is64(to)) {
       cg_emit(c, "cvt.rzi.%s.f32 %s, %s;", cg_ity(to), r, a);
       return;
     }

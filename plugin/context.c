@@ -384,6 +384,23 @@ vyre_status vc_context_memory(vc_backend *b, uint64_t *free_bytes, uint64_t *tot
   return VYRE_OK;
 }
 
+/* A sticky error that survives a primary-context reset: the CUDA driver
+ * documents that such errors (illegal address and its kin) leave the
+ * process's CUDA state inconsistent until the process ends, and an H200
+ * confirms it (every later retain answers CUDA_ERROR_ILLEGAL_ADDRESS).
+ * Say so plainly instead of offering a fix that cannot work. */
+static vyre_status process_poisoned(vc_backend *b, CUresult r, const char *call,
+                                    vyre_error *err) {
+  const char *name, *text;
+  describe(b, r, &name, &text);
+  return vyre_error_set(err, VYRE_DEVICE_LOST, (int64_t)r,
+                        "CUDA device %u is unusable in this process: %s reports %s (%s) even "
+                        "after the primary context was reset; a sticky CUDA error corrupts a "
+                        "process's CUDA state until it exits. Fix: restart the process (other "
+                        "processes can use the device)",
+                        b->ordinal, call, name, text);
+}
+
 /* Retain the primary context and check it is healthy.  A sticky error
  * left by an instance that lost the device (and whose retain is still
  * held, by it or by someone else) poisons the primary context for every
@@ -407,6 +424,7 @@ static vyre_status retain_context(vc_backend *b, vyre_error *err) {
       vyre_status st = vc_cu_fail(b, err, r, "cuDevicePrimaryCtxRetain", NULL, NULL);
       /* A failed create owns nothing a later call could trip over. */
       atomic_store(&b->lost, 0);
+      if (vc_is_sticky(r)) return process_poisoned(b, r, "cuDevicePrimaryCtxRetain", err);
       return st == VYRE_DEVICE_LOST ? VYRE_DRIVER : st;
     }
     b->ctx_retained = 1;
@@ -424,6 +442,7 @@ static vyre_status retain_context(vc_backend *b, vyre_error *err) {
       vyre_status st = vc_cu_fail(b, err, health, "cuCtxSynchronize", NULL, NULL);
       /* vc_cu_fail marked us lost; a failed create owns nothing to poison. */
       atomic_store(&b->lost, 0);
+      if (vc_is_sticky(health)) return process_poisoned(b, health, "cuCtxSynchronize", err);
       vyre_error_prefix(err, "checking the primary context of CUDA device %u", b->ordinal);
       return st == VYRE_DEVICE_LOST ? VYRE_DRIVER : st;
     }

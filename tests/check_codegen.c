@@ -232,6 +232,23 @@ START_TEST(test_semantic_sequences) {
   HAS(ptx, "testp.notanumber"); /* NaN -> 0 before the cvt result is used */
   free(ptx);
   vyre_program_free(p);
+
+  /* f32 -> i64/u64: cvt.rzi.s64/u64.f32 turns NaN into 0x8000000000000000
+   * even on sm_90 (seen on an H200), so NaN -> 0 stays explicit there. */
+  for (int k = 0; k < 2; k++) {
+    vyre_type t = k ? VYRE_T_U64 : VYRE_T_I64;
+    b = vyre_builder_new(64, 1, 1);
+    uint32_t src = vyre_b_buffer(b, "src", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+    uint32_t dst = vyre_b_buffer(b, "dst", UINT32_MAX, VYRE_ACCESS_READ_WRITE, t, 0, 0);
+    g = vyre_b_gid(b, 0);
+    vyre_b_store(b, dst, g, vyre_b_cast(b, t, vyre_b_load(b, src, g)));
+    p = finish(b);
+    ptx = emit(p, &info, CG_NO_FASTPATH);
+    HAS(ptx, k ? "cvt.rzi.u64.f32" : "cvt.rzi.s64.f32");
+    HAS(ptx, "testp.notanumber.f32");
+    free(ptx);
+    vyre_program_free(p);
+  }
 }
 END_TEST
 

@@ -190,7 +190,8 @@ static void destroy_context_objects(void) {
       reclaimed++;
       obj_free(objs[k]);
     }
-  poisoned = 0;
+  /* `poisoned` stays: like the real driver, a sticky error spoils the
+   * process's CUDA state until it exits (fakecuda_reset is a new process). */
 }
 
 /* ------------------------------------------------------------------ */
@@ -345,9 +346,9 @@ API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice d) {
 API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
   ENTER("cuDevicePrimaryCtxRetain", 0);
   if (!ctx || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
-  /* Like the real driver (seen on an H200): a primary context poisoned by
-   * a sticky error and still held by someone is not handed out again. */
-  if (poisoned && contexts[d].refs > 0) RETURN((CUresult)poisoned);
+  /* Like the real driver (seen on an H200): after a sticky error no
+   * primary context is handed out again in this process, reset or not. */
+  if (poisoned) RETURN((CUresult)poisoned);
   contexts[d].device = d;
   contexts[d].refs++;
   *ctx = &contexts[d];
@@ -1249,6 +1250,7 @@ void fakecuda_reset(void) {
   jit_failures = 0;
   pageable_copies = 0;
   reclaimed = 0;
+  poisoned = 0; /* a new process: its CUDA state starts clean */
   pthread_mutex_unlock(&lock);
 }
 

@@ -16,7 +16,7 @@
  * is reset or released by its last holder, like the real driver.
  *
  * Device properties come from the environment at load and at
- * fakecuda_reset(): FAKECUDA_DEVICES (1), FAKECUDA_INIT_RESULT (0),
+ * fakecuda_reset() (a new process: the sticky-error poison is gone too): FAKECUDA_DEVICES (1), FAKECUDA_INIT_RESULT (0),
  * FAKECUDA_SM (90), FAKECUDA_SMS (132), FAKECUDA_MEM (1 GiB, bytes),
  * FAKECUDA_COOP (1), FAKECUDA_MAX_BLOCKS_PER_SM (0: 2048 / block size).
  * Every function here is thread-safe.
