@@ -50,6 +50,9 @@ static void plan_free(vc_backend *b, vc_plan *p) {
     CUresult r = VC_CU(b, cuModuleUnload, (p->module));
     if (r != CUDA_SUCCESS) vc_cu_note(b, r, "cuModuleUnload");
   }
+  vc_mempool_release(&b->devpool, &p->params_block);
+  free(p->params_copy);
+  pthread_mutex_destroy(&p->params_lock);
   vyre_program_free(p->program);
   free(p);
 }
@@ -493,6 +496,7 @@ vyre_status vc_plan_get(vc_backend *b, vyre_program *program, const cg_options *
   pthread_mutex_unlock(&c->lock);
 
   vc_plan *p = calloc(1, sizeof *p);
+  if (p) pthread_mutex_init(&p->params_lock, NULL);
   if (!p) {
     vyre_program_free(program);
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,

@@ -158,6 +158,12 @@ typedef struct vc_plan {
   CUmodule module;
   CUfunction fn;
   uint32_t coop_max_blocks; /* co-resident blocks (grid barrier kernels), 0 otherwise */
+  /* A params block kept on the device for kernels that never write it (no
+   * trap or grid-barrier words): launches with the same words reuse it. */
+  pthread_mutex_t params_lock;
+  vc_block params_block;
+  uint32_t params_n;
+  uint32_t *params_copy;
   struct vc_plan *prev, *next; /* LRU list, guarded by the cache lock */
   int cached;
 } vc_plan;
@@ -258,7 +264,7 @@ struct vc_backend {
 
   /* counters */
   atomic_ullong n_dispatches, n_launches, n_driver_errors, n_ctx_pop_errors, n_pending_live,
-      n_deferred_reaped, n_sequences, n_traps, n_fastpath_launches;
+      n_deferred_reaped, n_sequences, n_traps, n_fastpath_launches, n_params_reused;
   atomic_uint n_host_dispatch_seq;
 };
 

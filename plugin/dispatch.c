@@ -21,6 +21,7 @@ typedef struct launch {
   uint32_t params_words;
   vc_block params_dev;
   vc_block params_host; /* pinned: the block as uploaded, then the trap readback */
+  int params_shared;    /* params_dev is the plan's kept block: not ours to release */
 } launch;
 
 /* A host dispatch in flight (sync dispatch, dispatch_into, async). */
@@ -277,20 +278,68 @@ static vyre_status shape_launch(vc_backend *b, launch *L, const uint64_t *input_
 
 static uint32_t trap_word(const launch *L) { return 1u + L->plan->program->buffer_count; }
 
-/* Stage the params block: pinned copy filled, device block allocated. */
-static vyre_status stage_params(vc_backend *b, launch *L, vyre_error *err) {
+/* A kernel without trap or grid-barrier words only reads its params block,
+ * so one block per plan can stay on the device and serve every launch with
+ * the same words: no upload on the hot path of repeated dispatches. */
+static int params_reusable(const launch *L) {
+  return !L->plan->info.uses_trap && !L->plan->info.uses_grid_barrier;
+}
+
+/* Use the plan's kept block when it holds exactly these words. */
+static int params_use_kept(vc_backend *b, launch *L) {
+  vc_plan *p = L->plan;
+  const uint32_t *words = (const uint32_t *)(uintptr_t)L->params_host.ptr;
+  int hit = 0;
+  pthread_mutex_lock(&p->params_lock);
+  if (p->params_block.ptr && p->params_n == L->params_words &&
+      memcmp(p->params_copy, words, (size_t)L->params_words * 4u) == 0) {
+    L->params_dev = p->params_block;
+    L->params_shared = 1;
+    hit = 1;
+  }
+  pthread_mutex_unlock(&p->params_lock);
+  if (hit) atomic_fetch_add(&b->n_params_reused, 1);
+  return hit;
+}
+
+/* After a launch completed, the plan keeps its block if it has none yet
+ * (only a completed upload can be shared: other streams read it at once). */
+static void params_keep(vc_backend *b, launch *L) {
+  if (!L->plan || !params_reusable(L) || L->params_shared || !L->params_dev.ptr) return;
+  vc_plan *p = L->plan;
+  size_t bytes = (size_t)L->params_words * 4u;
+  uint32_t *copy = malloc(bytes);
+  if (!copy) return;
+  memcpy(copy, (const void *)(uintptr_t)L->params_host.ptr, bytes);
+  pthread_mutex_lock(&p->params_lock);
+  if (!p->params_block.ptr) {
+    p->params_block = L->params_dev;
+    p->params_copy = copy;
+    p->params_n = L->params_words;
+    copy = NULL;
+    L->params_dev.ptr = 0;
+    L->params_dev.size = 0;
+  }
+  pthread_mutex_unlock(&p->params_lock);
+  free(copy);
+  (void)b;
+}
+
+/* Stage the params block: pinned copy filled, then the plan's kept device
+ * block (when reuse is allowed and the words match) or a new one to upload. */
+static vyre_status stage_params(vc_backend *b, launch *L, int allow_kept, vyre_error *err) {
   uint64_t bytes = (uint64_t)L->params_words * 4u;
   vyre_status st = vc_mempool_acquire(&b->hostpool, bytes * 2u, &L->params_host, err);
-  if (st != VYRE_OK) return st;
-  st = vc_mempool_acquire(&b->devpool, bytes, &L->params_dev, err);
   if (st != VYRE_OK) return st;
   uint32_t *words = (uint32_t *)(uintptr_t)L->params_host.ptr;
   memset(words, 0, (size_t)bytes * 2u);
   vyre_params_fill(L->plan->program, &L->geo, words);
-  return VYRE_OK;
+  if (allow_kept && params_reusable(L) && params_use_kept(b, L)) return VYRE_OK;
+  return vc_mempool_acquire(&b->devpool, bytes, &L->params_dev, err);
 }
 
 static vyre_status upload_params(vc_backend *b, const launch *L, CUstream s, vyre_error *err) {
+  if (L->params_shared) return VYRE_OK; /* the plan's kept block holds these words */
   CUresult r = VC_CU(b, cuMemcpyHtoDAsync, ((CUdeviceptr)L->params_dev.ptr,
                                             (const void *)(uintptr_t)L->params_host.ptr,
                                             (size_t)L->params_words * 4u, s));
@@ -366,7 +415,8 @@ static vyre_status enqueue_launch(vc_backend *b, const launch *L, CUstream s, in
 
 static void launch_release(vc_backend *b, launch *L) {
   vc_mempool_release(&b->hostpool, &L->params_host);
-  vc_mempool_release(&b->devpool, &L->params_dev);
+  if (!L->params_shared) vc_mempool_release(&b->devpool, &L->params_dev);
+  L->params_shared = 0;
   if (L->plan) vc_plan_unref(b, L->plan);
   L->plan = NULL;
 }
@@ -592,7 +642,7 @@ static vyre_status job_enqueue(vc_job *j, const vyre_input *inputs, int timed, v
       }
     }
   }
-  st = stage_params(b, L, err);
+  st = stage_params(b, L, 1, err);
   if (st != VYRE_OK) return st;
   st = upload_params(b, L, j->stream, err);
   if (st != VYRE_OK) return st;
@@ -656,6 +706,7 @@ static vyre_status job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *s
   }
   uint64_t t_done = vc_now_ns();
   vyre_status st = check_trap(b, &j->L, -1, err);
+  if (st == VYRE_OK) params_keep(b, &j->L);
   if (st == VYRE_OK && out) {
     uint64_t total = sizeof(vyre_outputs) + (uint64_t)prog->output_count * sizeof(vyre_output);
     for (uint32_t i = 0; i < prog->buffer_count; i++)
@@ -1225,7 +1276,8 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
     }
     st = shape_launch(b, &Ls[i], NULL, sizes, &o, err);
     if (st != VYRE_OK) goto step_fail;
-    st = stage_params(b, &Ls[i], err);
+    /* Repeated sequences are captured into graphs that own their params. */
+    st = stage_params(b, &Ls[i], repeat <= 1, err);
     if (st != VYRE_OK) goto step_fail;
     if (Ls[i].plan->info.uses_trap) any_trap = 1;
     if (Ls[i].plan->info.uses_grid_barrier) cooperative = 1;
@@ -1349,6 +1401,8 @@ static vyre_status run_sequence(vc_backend *b, const vyre_sequence_step *steps, 
       goto done;
     }
   }
+  if (!g)
+    for (uint32_t i = 0; i < n; i++) params_keep(b, &Ls[i]);
   atomic_fetch_add(&b->n_sequences, 1);
   if (timing) {
     vyre_timing t;

@@ -291,6 +291,7 @@ static vyre_status metrics(vyre_backend *self, vyre_metric *out, uint32_t capaci
   emit(&s, "dispatch.launches", atomic_load(&b->n_launches));
   emit(&s, "dispatch.fastpath_launches", atomic_load(&b->n_fastpath_launches));
   emit(&s, "dispatch.sequences", atomic_load(&b->n_sequences));
+  emit(&s, "dispatch.params_reused", atomic_load(&b->n_params_reused));
   emit(&s, "dispatch.traps", atomic_load(&b->n_traps));
   emit(&s, "dispatch.in_flight", atomic_load(&b->n_pending_live));
   emit(&s, "pending.handles", vyre_handles_live(&b->pending));

@@ -418,6 +418,29 @@ START_TEST(test_params_and_ranges) {
                     seen_params[6] == 0,
                 "trap and grid-barrier words start zeroed");
   b->vt->outputs_free(b, out);
+
+  /* The plan keeps that params block: the same words again need no upload,
+   * other words get their own block (and the launch sees those words). */
+  unsigned long h2d = fk.calls("cuMemcpyHtoDAsync");
+  ck_assert_int_eq(run_scale(b, &p, 250, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_msg(fk.calls("cuMemcpyHtoDAsync") == h2d + 1, "only the input is uploaded (%lu)",
+                fk.calls("cuMemcpyHtoDAsync") - h2d);
+  ck_assert_uint_eq(seen_params[1], 250);
+  ck_assert_int_eq(run_scale(b, &p, 200, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_msg(seen_params[1] == 200, "new sizes reach the kernel: %u", seen_params[1]);
+  free(p.bytes);
+  /* A kernel that writes its params (trap words) never shares a block. */
+  p = prog_trap(64);
+  vyre_program_ref tr = ref_of(&p);
+  for (int k = 0; k < 2; k++) {
+    vyre_status ts = b->vt->dispatch(b, &tr, NULL, 0, NULL, &out, NULL, &err);
+    if (ts == VYRE_OK) b->vt->outputs_free(b, out);
+  }
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
   free(p.bytes);
 
   /* Ranged output: only bytes [40, 40 + 24) of 100 u32 come back. */
@@ -974,9 +997,12 @@ START_TEST(test_pools) {
   }
   ck_assert_msg(fk.calls("cuMemAlloc") == allocs && fk.calls("cuMemHostAlloc") == hostallocs,
                 "repeated dispatches reuse pooled device and pinned blocks");
-  ck_assert_uint_eq(metric(b, "pool.device.hits"), hits + 15); /* in, out, params */
-  ck_assert_uint_eq(metric(b, "pool.device.live_bytes"), 0);
-  ck_assert_msg(metric(b, "pool.device.cached_bytes") == 4096 + 4096 + 256,
+  /* in and out from the pool; the params block the plan kept after the
+   * first run serves the other five without an upload */
+  ck_assert_uint_eq(metric(b, "pool.device.hits"), hits + 10);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 5);
+  ck_assert_uint_eq(metric(b, "pool.device.live_bytes"), 256);
+  ck_assert_msg(metric(b, "pool.device.cached_bytes") == 4096 + 4096,
                 "blocks are cached in power-of-two buckets (%llu)",
                 (unsigned long long)metric(b, "pool.device.cached_bytes"));
   ck_assert_uint_eq(metric(b, "pool.streams.created"), 1);
@@ -1008,7 +1034,10 @@ START_TEST(test_pools) {
   }
   ck_assert_uint_eq(metric(b, "pool.device.cached_bytes"), 0);
   ck_assert_uint_eq(metric(b, "pool.device.hits"), 0);
-  ck_assert_uint_eq(metric(b, "pool.device.driver_frees"), 6);
+  /* in and out of both runs; the first run's params block is kept by the
+   * plan and serves the second */
+  ck_assert_uint_eq(metric(b, "pool.device.driver_frees"), 4);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
   b->vt->destroy(b);
   free(p.bytes);
 }
