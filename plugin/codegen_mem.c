@@ -21,8 +21,12 @@ static int raw64(uint32_t elem_type) { return vyre_type_size(elem_type) == 8; }
 void cg_raw_to_value(cg_ctx *c, uint32_t et, const char *raw, const char *dst) {
   switch (et) {
   case VYRE_T_BOOL: cg_emit(c, "setp.ne.u32 %s, %s, 0;", dst, raw); return;
-  case VYRE_T_I8: cg_emit(c, "bfe.s32 %s, %s, 0, 8;", dst, raw); return;
-  case VYRE_T_I16: cg_emit(c, "bfe.s32 %s, %s, 0, 16;", dst, raw); return;
+  /* Not bfe.s32: CUDA 13.0's ptxas folds `bfe.s32 x, 0, 8` followed by
+   * cvt.rn.f32.u32 into I2F.S8, converting the byte as signed (found by
+   * vyre fuzz on an H200; .probe-style repro in docs/codegen.md).  cvt.s32.s8
+   * is the same sign extension and is compiled correctly. */
+  case VYRE_T_I8: cg_emit(c, "cvt.s32.s8 %s, %s;", dst, raw); return;
+  case VYRE_T_I16: cg_emit(c, "cvt.s32.s16 %s, %s;", dst, raw); return;
   case VYRE_T_U8: cg_emit(c, "and.b32 %s, %s, 0xff;", dst, raw); return;
   case VYRE_T_U16: cg_emit(c, "and.b32 %s, %s, 0xffff;", dst, raw); return;
   case VYRE_T_F16: {

@@ -233,6 +233,26 @@ START_TEST(test_semantic_sequences) {
   free(ptx);
   vyre_program_free(p);
 
+  /* i8/i16 loads sign-extend with cvt.s32.s8/s16, never bfe.s32: CUDA
+   * 13.0's ptxas fuses bfe.s32 + cvt.rn.f32.u32 into I2F.S8 (docs/codegen.md). */
+  for (int k = 0; k < 2; k++) {
+    b = vyre_builder_new(64, 1, 1);
+    uint32_t src = vyre_b_buffer(b, "src", UINT32_MAX, VYRE_ACCESS_READ_ONLY,
+                                 k ? VYRE_T_I16 : VYRE_T_I8, 0, 0);
+    uint32_t dst = vyre_b_buffer(b, "dst", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+    g = vyre_b_gid(b, 0);
+    uint32_t u = vyre_b_cast(b, VYRE_T_U32, vyre_b_load(b, src, g));
+    vyre_b_store(b, dst, g, vyre_b_cast(b, VYRE_T_F32, u));
+    p = finish(b);
+    for (uint32_t fl = 0; fl <= CG_NO_FASTPATH; fl += CG_NO_FASTPATH) {
+      ptx = emit(p, &info, fl);
+      HAS(ptx, k ? "cvt.s32.s16" : "cvt.s32.s8");
+      HASNT(ptx, "bfe.s32");
+      free(ptx);
+    }
+    vyre_program_free(p);
+  }
+
   /* f32 -> i64/u64: cvt.rzi.s64/u64.f32 turns NaN into 0x8000000000000000
    * even on sm_90 (seen on an H200), so NaN -> 0 stays explicit there. */
   for (int k = 0; k < 2; k++) {

@@ -773,53 +773,57 @@ END_TEST
  * works or says plainly that the process must restart. */
 extern char **environ;
 
-static int device_lost_child(void) {
+/* Runs in the child, as a one-test suite of its own. */
+START_TEST(test_lost_child) {
   vyre_error err = VYRE_ERROR_INIT;
   setenv("VYRE_CUDA_TEST_FAULT_DISPATCH", "1", 1);
   vyre_backend *x = NULL;
-  if (cuda_reg->create(NULL, &x, &err) != VYRE_OK) {
-    printf("device-lost child: create failed: %s\n", err.message);
-    return 1;
-  }
+  ck_assert_msg(cuda_reg->create(NULL, &x, &err) == VYRE_OK, "create: %s", err.message);
   unsetenv("VYRE_CUDA_TEST_FAULT_DISPATCH");
   prog inc = prog_inc();
   vyre_program_ref r = ref_of(&inc);
   uint32_t v[300] = {0};
   vyre_input in[1] = {{v, sizeof v}};
   vyre_outputs *out = NULL;
-  int bad = 0;
-  vyre_status st = x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err);
-  if (st != VYRE_DEVICE_LOST || !strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") ||
-      !strstr(err.message, "Fix:")) {
-    printf("device-lost child: the faulting dispatch gave %s: %s\n", vyre_status_name(st),
-           err.message);
-    bad = 1;
-  }
-  st = x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err);
-  if (st != VYRE_DEVICE_LOST || !strstr(err.message, "device lost")) {
-    printf("device-lost child: a later call gave %s: %s\n", vyre_status_name(st), err.message);
-    bad = 1;
-  }
+  ck_assert_int_eq(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") && strstr(err.message, "Fix:"),
+                "device lost names the cause and a fix: %s", err.message);
+  ck_assert_int_eq(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "device lost") != NULL, "later calls fail fast: %s",
+                err.message);
   x->vt->destroy(x);
   x = NULL;
-  st = cuda_reg->create(NULL, &x, &err);
+  vyre_status st = cuda_reg->create(NULL, &x, &err);
   if (st == VYRE_OK) {
-    st = x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err);
-    printf("device-lost child: a new instance in the same process %s\n",
-           st == VYRE_OK ? "works" : err.message);
-    if (st == VYRE_OK) x->vt->outputs_free(x, out);
-    else bad = 1;
+    /* A driver that recovers in-process: then the new instance must work. */
+    ck_assert_msg(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err) == VYRE_OK,
+                  "a new instance after the lost one: %s", err.message);
+    x->vt->outputs_free(x, out);
     x->vt->destroy(x);
-  } else if (st == VYRE_DEVICE_LOST && strstr(err.message, "restart the process")) {
+    printf("device-lost child: a new instance in the same process works\n");
+  } else {
+    ck_assert_msg(st == VYRE_DEVICE_LOST && strstr(err.message, "restart the process"),
+                  "a new instance in the spoiled process says so: %s", err.message);
     printf("device-lost child: a new instance in the same process is refused: %s\n",
            err.message);
-  } else {
-    printf("device-lost child: a new instance gave %s: %s\n", vyre_status_name(st),
-           err.message);
-    bad = 1;
   }
   free(inc.bytes);
-  return bad;
+}
+END_TEST
+
+static int device_lost_child(void) {
+  Suite *s = suite_create("cuda_gpu_lost_child");
+  TCase *tc = tcase_create("lost");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_lost_child);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  fflush(stdout);
+  return failed ? 1 : 0;
 }
 
 START_TEST(test_device_lost) {
