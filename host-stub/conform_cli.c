@@ -144,6 +144,8 @@ static const char *default_corpus(void) {
 }
 
 static int run_conform(const cli_command *self, int argc, char **argv) {
+  /* Line-buffered, so a run cut short by a time limit keeps its log. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   ccli_select sel = {0};
   sel.need_reference = 1;
   cf_options o = {0};

@@ -27,6 +27,8 @@ static const struct {
 };
 
 static int run_fuzz(const cli_command *self, int argc, char **argv) {
+  /* Line-buffered, so a run cut short by a time limit keeps its log. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   ccli_select sel = {0};
   sel.need_reference = 1;
   fz_options o = {0};

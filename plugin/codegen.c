@@ -656,6 +656,14 @@ static void emit_prologue(cg_ctx *c) {
     cg_emit(c, "mad.lo.u32 %%ty, %%tz, %u, %%ty;", c->wg[1]);
     cg_emit(c, "mad.lo.u32 %%ltid, %%ty, %u, %%ltid;", c->wg[0]);
   }
+  if (p->features & VYRE_FEAT_SUBGROUP) {
+    /* A zero ptxas cannot see through: the launch passes no dynamic shared
+     * memory, so %dynamic_smem_size is 0 at run time.  Shuffle sources are
+     * xor'ed with it (codegen_mem.c shfl32): CUDA 13.0's ptxas folds a
+     * shfl.sync of a value it knows at compile time into a wrong constant
+     * (found by vyre fuzz on an H200; docs/codegen.md). */
+    cg_emit(c, "mov.u32 %%opz, %%dynamic_smem_size;");
+  }
   if (c->partial_warp) {
     /* Lanes that exist in this warp: all, or the tail of the last warp. */
     uint32_t last = c->nthreads / 32u, tail = c->nthreads % 32u;
@@ -704,7 +712,7 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
   sb_printf(out, "\t.reg .b16 %%h<%u>;\n\t.reg .f32 %%fa<%u>;\n", c->nt16 + 1, c->ntf + 1);
   uint32_t nb = p->buffer_count ? p->buffer_count : 1;
   sb_printf(out, "\t.reg .b64 %%pp, %%bp<%u>;\n\t.reg .b32 %%len<%u>;\n", nb, nb);
-  sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen;\n");
+  sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen, %opz;\n");
   sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
   if (p->shared_bytes)
     sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);

@@ -126,7 +126,17 @@ static void saturating(cg_ctx *c, uint32_t op, uint32_t t, const char *r, const 
   }
   int add = op == VYRE_OP_SAT_ADD;
   if (t == VYRE_T_I32) {
-    cg_emit(c, "%s.sat.s32 %s, %s, %s;", add ? "add" : "sub", r, a, b);
+    /* Not add.sat/sub.sat.s32: on an H200 (CUDA 13.0) `sub.sat.s32` of
+     * 0x30D402C6 - 0xB0D402C6 gave the wrapped 0x80000000 instead of
+     * INT32_MAX (found by vyre fuzz; docs/codegen.md).  The exact 64-bit
+     * result clamped to the i32 range cannot overflow. */
+    const char *wa = cg_t64(c), *wb = cg_t64(c);
+    cg_emit(c, "cvt.s64.s32 %s, %s;", wa, a);
+    cg_emit(c, "cvt.s64.s32 %s, %s;", wb, b);
+    cg_emit(c, "%s.s64 %s, %s, %s;", add ? "add" : "sub", wa, wa, wb);
+    cg_emit(c, "min.s64 %s, %s, 2147483647;", wa, wa);
+    cg_emit(c, "max.s64 %s, %s, -2147483648;", wa, wa);
+    cg_emit(c, "cvt.u32.u64 %s, %s;", r, wa);
     return;
   }
   if (!s64) {

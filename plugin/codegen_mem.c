@@ -205,9 +205,14 @@ void cg_atomic(cg_ctx *c, uint32_t i) {
 /* ------------------------------------------------------------------ */
 static const char *member_mask(cg_ctx *c) { return c->partial_warp ? "%lmask" : "0xffffffff"; }
 
+/* The source goes through %opz (a run-time zero, see emit_prologue) so
+ * ptxas never constant-folds a shuffle: CUDA 13.0 folds one whose source it
+ * knows into a wrong constant (docs/codegen.md, "Toolchain workarounds"). */
 static void shfl32(cg_ctx *c, const char *mode, const char *dst, const char *src,
                    const char *lane) {
-  cg_emit(c, "shfl.sync.%s.b32 %s, %s, %s, 0x1f, %s;", mode, dst, src, lane, member_mask(c));
+  const char *x = cg_t32(c);
+  cg_emit(c, "xor.b32 %s, %s, %%opz;", x, src);
+  cg_emit(c, "shfl.sync.%s.b32 %s, %s, %s, 0x1f, %s;", mode, dst, x, lane, member_mask(c));
 }
 
 /* Shuffle a value of type t (bool, 32 or 64 bits). */

@@ -253,6 +253,34 @@ START_TEST(test_semantic_sequences) {
     vyre_program_free(p);
   }
 
+  /* Shuffle sources pass through %opz, a run-time zero, so ptxas cannot
+   * fold a shuffle of a known value (CUDA 13.0 folds it wrongly). */
+  b = vyre_builder_new(1, 1, 1);
+  uint32_t so = vyre_b_buffer(b, "so", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I32, 4, VYRE_BUF_OUTPUT);
+  g = vyre_b_gid(b, 0);
+  uint32_t m1 = vyre_b_i32(b, -1);
+  uint32_t sh = vyre_b_shuffle(b, m1, vyre_b_u32(b, 0));
+  vyre_b_store(b, so, g, vyre_b_bin(b, VYRE_OP_ADD, m1, sh));
+  p = finish(b);
+  ptx = emit(p, &info, 0);
+  HAS(ptx, "mov.u32 %opz, %dynamic_smem_size;");
+  HAS(ptx, "%opz;\n\tshfl.sync.idx.b32");
+  free(ptx);
+  vyre_program_free(p);
+
+  /* i32 saturating add/sub go through 64-bit arithmetic, not add/sub.sat. */
+  b = vyre_builder_new(64, 1, 1);
+  uint32_t si = vyre_b_buffer(b, "si", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I32, 0, 0);
+  g = vyre_b_gid(b, 0);
+  uint32_t lv = vyre_b_load(b, si, g);
+  vyre_b_store(b, si, g, vyre_b_bin(b, VYRE_OP_SAT_SUB, vyre_b_bin(b, VYRE_OP_SAT_ADD, lv, lv), lv));
+  p = finish(b);
+  ptx = emit(p, &info, CG_NO_FASTPATH);
+  HASNT(ptx, ".sat.s32");
+  HAS(ptx, "max.s64");
+  free(ptx);
+  vyre_program_free(p);
+
   /* f32 -> i64/u64: cvt.rzi.s64/u64.f32 turns NaN into 0x8000000000000000
    * even on sm_90 (seen on an H200), so NaN -> 0 stays explicit there. */
   for (int k = 0; k < 2; k++) {
