@@ -17,6 +17,46 @@ static char *utoa_rev(char *end, uint64_t v, unsigned base) {
   return s;
 }
 
+/* Write one numeric or char conversion (%u %d %x %X %U %c) at o; returns
+ * the new end, or NULL for another spec.  %x and %X are PTX hex immediates,
+ * written with all 8 / 16 digits. */
+static char *put_conv(char *o, char spec, va_list *ap) {
+  static const char hexd[] = "0123456789abcdef";
+  char num[24], *end = num + sizeof num, *s;
+  switch (spec) {
+  case 'u':
+    s = utoa_rev(end, va_arg(*ap, unsigned), 10);
+    break;
+  case 'U':
+    s = utoa_rev(end, va_arg(*ap, uint64_t), 10);
+    break;
+  case 'd': {
+    int v = va_arg(*ap, int);
+    if (v < 0) *o++ = '-';
+    s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
+    break;
+  }
+  case 'x': {
+    unsigned v = va_arg(*ap, unsigned);
+    *o++ = '0';
+    *o++ = 'x';
+    for (int k = 0; k < 8; k++) *o++ = hexd[(v >> (28 - 4 * k)) & 15u];
+    return o;
+  }
+  case 'X': {
+    uint64_t v = va_arg(*ap, uint64_t);
+    *o++ = '0';
+    *o++ = 'x';
+    for (int k = 0; k < 16; k++) *o++ = hexd[(v >> (60 - 4 * k)) & 15u];
+    return o;
+  }
+  case 'c': *o++ = (char)va_arg(*ap, int); return o;
+  default: return NULL;
+  }
+  while (s < end) *o++ = *s++;
+  return o;
+}
+
 /* Format one line into `out` (at most CG_LINE_MAX - 1 bytes; longer text is
  * cut, which no PTX line comes near).  Returns the length. */
 #define CG_LINE_MAX 1024
@@ -24,14 +64,15 @@ static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
   /* Format strings are short literals and %s arguments are register names
    * or mnemonics: only %s is bounded, once per argument. */
   char *o = out, *const stop = out + CG_LINE_MAX - 80;
-  static const char hexd[] = "0123456789abcdef";
+  va_list aq; /* a copy, so conversions can take it by pointer */
+  va_copy(aq, ap);
   for (const char *f = fmt; *f; f++) {
     if (*f != '%') {
       *o++ = *f;
       continue;
     }
     if (f[1] == 's') {
-      const char *str = va_arg(ap, const char *);
+      const char *str = va_arg(aq, const char *);
       f++;
       if (str >= c->ring[0] && str < c->ring[CG_RING] && o + 32 < stop) {
         /* A register name from the ring: its length is in the slot's last
@@ -44,43 +85,18 @@ static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
       while (*str && o < lim) *o++ = *str++;
       continue;
     }
-    char num[24], *end = num + sizeof num, *s;
-    switch (*++f) {
-    case 'u':
-      s = utoa_rev(end, va_arg(ap, unsigned), 10);
-      while (s < end) *o++ = *s++;
-      break;
-    case 'd': {
-      int v = va_arg(ap, int);
-      if (v < 0) *o++ = '-';
-      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
-      while (s < end) *o++ = *s++;
-      break;
-    }
-    case 'x': {
-      /* 0x%08x: PTX hex immediates are written with all 8 digits. */
-      unsigned v = va_arg(ap, unsigned);
-      *o++ = '0';
-      *o++ = 'x';
-      for (int k = 0; k < 8; k++) *o++ = hexd[(v >> (28 - 4 * k)) & 15u];
-      break;
-    }
-    case 'X': {
-      uint64_t v = va_arg(ap, uint64_t);
-      *o++ = '0';
-      *o++ = 'x';
-      for (int k = 0; k < 16; k++) *o++ = hexd[(v >> (60 - 4 * k)) & 15u];
-      break;
-    }
-    case 'U':
-      s = utoa_rev(end, va_arg(ap, uint64_t), 10);
-      while (s < end) *o++ = *s++;
-      break;
-    case 'c': *o++ = (char)va_arg(ap, int); break;
-    case '%': *o++ = '%'; break;
-    default: f--; *o++ = '%'; break; /* never used: keep the '%' literally */
+    char spec = *++f;
+    char *next = spec == '%' ? NULL : put_conv(o, spec, &aq);
+    if (next) {
+      o = next;
+    } else if (spec == '%') {
+      *o++ = '%';
+    } else {
+      f--; /* never used: keep the '%' literally */
+      *o++ = '%';
     }
   }
+  va_end(aq);
   return (size_t)(o - out);
 }
 
@@ -136,17 +152,18 @@ static const cg_fmt *fmt_parse(cg_ctx *c, const char *fmt) {
 }
 
 static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list ap) {
-  static const char hexd[] = "0123456789abcdef";
+  /* A copy, so conversions can take it by pointer (va_list may be an array). */
+  va_list aq;
+  va_copy(aq, ap);
   char *o = out;
   for (uint8_t k = 0; k < e->nparts; k++) {
     const char *lit = e->text + e->off[k];
     for (uint8_t done = 0; done < e->len[k]; done += 16) memcpy(o + done, lit + done, 16);
     o += e->len[k];
-    char num[24], *end = num + sizeof num, *s;
-    switch (e->spec[k]) {
-    case 0: return (size_t)(o - out);
-    case 's': {
-      const char *str = va_arg(ap, const char *);
+    char spec = e->spec[k];
+    if (spec == 0) break;
+    if (spec == 's') {
+      const char *str = va_arg(aq, const char *);
       if (str >= c->ring[0] && str < c->ring[CG_RING]) {
         /* A ring name: length in the slot's last byte, 48-byte slot. */
         memcpy(o, str, 32);
@@ -160,41 +177,13 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list a
         memcpy(o, str, l);
         o += l;
       }
-      break;
+      continue;
     }
-    case 'u':
-      s = utoa_rev(end, va_arg(ap, unsigned), 10);
-      while (s < end) *o++ = *s++;
-      break;
-    case 'd': {
-      int v = va_arg(ap, int);
-      if (v < 0) *o++ = '-';
-      s = utoa_rev(end, v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v, 10);
-      while (s < end) *o++ = *s++;
-      break;
-    }
-    case 'x': {
-      unsigned v = va_arg(ap, unsigned);
-      *o++ = '0';
-      *o++ = 'x';
-      for (int d = 0; d < 8; d++) *o++ = hexd[(v >> (28 - 4 * d)) & 15u];
-      break;
-    }
-    case 'X': {
-      uint64_t v = va_arg(ap, uint64_t);
-      *o++ = '0';
-      *o++ = 'x';
-      for (int d = 0; d < 16; d++) *o++ = hexd[(v >> (60 - 4 * d)) & 15u];
-      break;
-    }
-    case 'U':
-      s = utoa_rev(end, va_arg(ap, uint64_t), 10);
-      while (s < end) *o++ = *s++;
-      break;
-    case 'c': *o++ = (char)va_arg(ap, int); break;
-    default: *o++ = e->spec[k]; break; /* %% */
-    }
+    char *next = put_conv(o, spec, &aq);
+    if (next) o = next;
+    else *o++ = spec; /* %% */
   }
+  va_end(aq);
   return (size_t)(o - out);
 }
 
