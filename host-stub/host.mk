@@ -5,7 +5,7 @@
 VYRE_BUILD_PLUGINS = host-stub/.libs/libvyre-ref.so:plugin/.libs/libvyre-cuda.so
 
 lib_LTLIBRARIES += host-stub/libvyre-host.la
-vyreinclude_HEADERS += host-stub/vyre/vyre_host.h
+vyreinclude_HEADERS += host-stub/include/vyre/vyre_host.h
 noinst_HEADERS += host-stub/host_internal.h
 host_stub_libvyre_host_la_SOURCES = host-stub/host.c host-stub/loader.c
 host_stub_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \

@@ -6,5 +6,5 @@
 # vyre_builder_* symbol twice ("multiple definition" at link time).
 noinst_LTLIBRARIES += host-stub/libvyre-text.la
 host_stub_libvyre_text_la_SOURCES = host-stub/text.c host-stub/text_asm.c host-stub/text_internal.h \
-	host-stub/vyre/vyre_text.h
+	host-stub/include/vyre/vyre_text.h
 EXTRA_DIST += docs/program-text.md

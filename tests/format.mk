@@ -10,7 +10,7 @@ tests_abi_headers_c11_CPPFLAGS = -I$(top_srcdir)/abi
 tests_abi_headers_c11_CFLAGS = -std=c11 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
 tests_abi_headers_c11_LDADD = abi/libvyre-format.la
 tests_abi_headers_cxx_SOURCES = tests/abi_cxx_vyre.cc tests/abi_cxx_program.cc tests/abi_cxx.cc
-tests_abi_headers_cxx_CPPFLAGS = -I$(top_srcdir)/abi -I$(top_srcdir)/host-stub
+tests_abi_headers_cxx_CPPFLAGS = -I$(top_srcdir)/abi -I$(top_srcdir)/host-stub/include
 tests_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
 tests_abi_headers_cxx_LDADD = abi/libvyre-format.la
 
