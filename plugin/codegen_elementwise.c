@@ -9,45 +9,26 @@ static int is_gid(const vyre_program *p, uint32_t v) {
   return p->insts[v].op == VYRE_OP_INVOCATION_ID && p->insts[v].mod == 0;
 }
 
-/* cond is "gid < buflen(b)" (or a conjunction of such): true on the vector
- * path once every such b is part of the vector bound. */
-static int static_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) {
+/* The bound guards of the vector path.  As an `if` condition (negated = 0),
+ * cond is "gid < buflen(b)" or "buflen(b) > gid", or a conjunction of such:
+ * true on the vector path once every such b is part of the vector bound.
+ * As an early-return condition (negated = 1) it is the negation,
+ * "gid >= buflen(b)" or "buflen(b) <= gid", or a disjunction: false there.
+ * Marks each b in in_bound; 0 when cond has another shape. */
+static int bound_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int negated, int depth) {
   const vyre_program *p = c->p;
   const vyre_inst *in = &p->insts[cond];
   if (depth > 8) return 0;
-  if (in->op == VYRE_OP_LOGICAL_AND || (in->op == VYRE_OP_AND && in->type == VYRE_T_BOOL))
-    return static_guard(c, in->a, in_bound, depth + 1) &&
-           static_guard(c, in->b, in_bound, depth + 1);
+  uint32_t join = negated ? VYRE_OP_LOGICAL_OR : VYRE_OP_LOGICAL_AND;
+  uint32_t bit = negated ? VYRE_OP_OR : VYRE_OP_AND;
+  if (in->op == join || (in->op == bit && in->type == VYRE_T_BOOL))
+    return bound_guard(c, in->a, in_bound, negated, depth + 1) &&
+           bound_guard(c, in->b, in_bound, negated, depth + 1);
   uint32_t x, len;
-  if (in->op == VYRE_OP_LT) {
+  if (in->op == (negated ? VYRE_OP_GE : VYRE_OP_LT)) {
     x = in->a;
     len = in->b;
-  } else if (in->op == VYRE_OP_GT) {
-    x = in->b;
-    len = in->a;
-  } else {
-    return 0;
-  }
-  if (p->value_type[x] != VYRE_T_U32 || !is_gid(p, x) || p->insts[len].op != VYRE_OP_BUF_LEN)
-    return 0;
-  in_bound[p->insts[len].a] = 1;
-  return 1;
-}
-
-/* cond is "gid >= buflen(b)" (or "buflen(b) <= gid", or a disjunction of
- * such): false on the vector path once every such b bounds it. */
-static int static_exit_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int depth) {
-  const vyre_program *p = c->p;
-  const vyre_inst *in = &p->insts[cond];
-  if (depth > 8) return 0;
-  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL))
-    return static_exit_guard(c, in->a, in_bound, depth + 1) &&
-           static_exit_guard(c, in->b, in_bound, depth + 1);
-  uint32_t x, len;
-  if (in->op == VYRE_OP_GE) {
-    x = in->a;
-    len = in->b;
-  } else if (in->op == VYRE_OP_LE) {
+  } else if (in->op == (negated ? VYRE_OP_LE : VYRE_OP_GT)) {
     x = in->b;
     len = in->a;
   } else {
@@ -147,10 +128,10 @@ int cg_elementwise_eligible(cg_ctx *c) {
     switch (in->op) {
     case VYRE_OP_IF:
       if (i + 1 < n && p->insts[i + 1].op == VYRE_OP_RETURN) {
-        if (!static_exit_guard(c, in->a, bound, 0)) ok = 0;
+        if (!bound_guard(c, in->a, bound, 1, 0)) ok = 0;
         c->vec_static[i] = 2;
       } else {
-        c->vec_static[i] = (uint8_t)static_guard(c, in->a, bound, 0);
+        c->vec_static[i] = (uint8_t)bound_guard(c, in->a, bound, 0, 0);
       }
       stack[depth + 1] = (uint8_t)(stack[depth] && c->vec_static[i] == 1);
       depth++;

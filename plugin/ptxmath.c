@@ -39,24 +39,10 @@ uint32_t pm_ulp_bound(uint32_t op, pm_variant variant) {
   }
 }
 
+/* The op's mnemonic from the format's op table ("exp", "sin", ...). */
 static const char *op_stem(uint32_t op) {
-  switch (op) {
-    case VYRE_OP_RSQRT: return "rsqrt";
-    case VYRE_OP_EXP: return "exp";
-    case VYRE_OP_EXP2: return "exp2";
-    case VYRE_OP_LOG: return "log";
-    case VYRE_OP_LOG2: return "log2";
-    case VYRE_OP_SIN: return "sin";
-    case VYRE_OP_COS: return "cos";
-    case VYRE_OP_TAN: return "tan";
-    case VYRE_OP_ASIN: return "asin";
-    case VYRE_OP_ACOS: return "acos";
-    case VYRE_OP_ATAN: return "atan";
-    case VYRE_OP_SINH: return "sinh";
-    case VYRE_OP_COSH: return "cosh";
-    case VYRE_OP_TANH: return "tanh";
-    default: return NULL;
-  }
+  const vyre_op_info *info = vyre_op_lookup(op);
+  return info ? info->mnemonic : NULL;
 }
 
 int pm_emit_func(strbuf *out, uint32_t op, pm_variant variant, char name_out[32]) {

@@ -33,23 +33,8 @@ static long double ref_ld(uint32_t op, long double x) {
 }
 
 const char *pm_ref_name(uint32_t op) {
-  switch (op) {
-    case VYRE_OP_RSQRT: return "rsqrt";
-    case VYRE_OP_EXP: return "exp";
-    case VYRE_OP_EXP2: return "exp2";
-    case VYRE_OP_LOG: return "log";
-    case VYRE_OP_LOG2: return "log2";
-    case VYRE_OP_SIN: return "sin";
-    case VYRE_OP_COS: return "cos";
-    case VYRE_OP_TAN: return "tan";
-    case VYRE_OP_ASIN: return "asin";
-    case VYRE_OP_ACOS: return "acos";
-    case VYRE_OP_ATAN: return "atan";
-    case VYRE_OP_SINH: return "sinh";
-    case VYRE_OP_COSH: return "cosh";
-    case VYRE_OP_TANH: return "tanh";
-    default: return "?";
-  }
+  const vyre_op_info *info = vyre_op_lookup(op);
+  return info ? info->mnemonic : "?";
 }
 
 uint32_t pm_ref(uint32_t op, uint32_t xbits, int *uncertain) {
