@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codegen.h"
+#include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
 
 static double now_ms(void) {

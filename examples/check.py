@@ -4,7 +4,7 @@
 #   python3 examples/check.py [--vyre PATH] [--backend ID] [--only NAME[,NAME...]]
 #                             [--no-data-check] [--verbose]
 #
-# --vyre defaults to $VYRE_BUILD_DIR/host-stub/vyre, --backend to
+# --vyre defaults to $VYRE_BUILD_DIR/host-stub/cli/vyre, --backend to
 # $VYRE_EXAMPLES_BACKEND, else "reference".  First it checks that
 # examples/data is what examples/gen.py writes (so the committed expectations
 # are the generator's), then prints one line per case and a final
@@ -261,7 +261,7 @@ def check_data(work):
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description="Run examples/*.vyre and compare their outputs with examples/data.")
-    ap.add_argument("--vyre", help="the vyre command (default: $VYRE_BUILD_DIR/host-stub/vyre)")
+    ap.add_argument("--vyre", help="the vyre command (default: $VYRE_BUILD_DIR/host-stub/cli/vyre)")
     ap.add_argument("--backend", default=os.environ.get("VYRE_EXAMPLES_BACKEND") or "reference",
                     help="backend id (default: $VYRE_EXAMPLES_BACKEND, else reference)")
     ap.add_argument("--only", help="comma-separated case names")

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 enum { PENDING_QUEUED = 0, PENDING_RUNNING, PENDING_DONE };
 

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 #define REF_MAX_THREADS 256u
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 /* ------------------------------------------------------------------ */
 /* Plans: a validated program and what was compiled in with it         */

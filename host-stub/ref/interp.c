@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 /* Where an invocation stopped. */
 enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };

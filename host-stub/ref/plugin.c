@@ -1,7 +1,7 @@
 /* plugin.c -- the only two symbols libvyre-ref.so exports: its descriptor and the entry that negotiates the ABI and returns the registration. */
 #include "config.h"
 
-#include "ref/ref.h"
+#include "ref.h"
 
 #define REF_EXPORT __attribute__((visibility("default")))
 

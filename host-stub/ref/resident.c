@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 typedef struct resident {
   uint64_t size;

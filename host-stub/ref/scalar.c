@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ref/ref.h"
+#include "ref.h"
 
 /* f32 results must be rounded once to binary32: no x87 excess precision.
  * The ref sources are also built with -ffp-contract=off (host-stub/ref.mk)

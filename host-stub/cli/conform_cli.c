@@ -1,0 +1,270 @@
+/* conform_cli.c -- `vyre conform` (and the backend loading `vyre fuzz` shares): backends through libvyre-host, then the harness of conform_run.c. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "host-stub/conform/conform.h"
+#include "conform_cli.h"
+#include "vyre_cli.h"
+
+/* Fill a target from candidate `index` and try to create an instance. */
+static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_target *t) {
+  memset(t, 0, sizeof *t);
+  vyre_host_candidate cand;
+  memset(&cand, 0, sizeof cand);
+  cand.struct_size = sizeof cand;
+  if (vyre_host_backend_info(host, index, &cand, NULL) != VYRE_OK) {
+    snprintf(t->reason, sizeof t->reason, "no candidate %u", index);
+    return;
+  }
+  snprintf(t->id, sizeof t->id, "%s", cand.id[0] ? cand.id : "?");
+  snprintf(t->version, sizeof t->version, "%s", cand.version);
+  snprintf(t->build_id, sizeof t->build_id, "%s", cand.build_id);
+  snprintf(t->path, sizeof t->path, "%s", cand.path);
+  t->abi_major = cand.abi_major;
+  t->abi_minor = cand.abi_minor;
+  t->registration_size = cand.registration_size;
+  t->vtable_size = cand.vtable_size;
+  for (uint32_t i = 0; i < cand.op_count; i++) cf_opset_add(&t->offer.ops, cand.ops[i]);
+  t->offer.caps = cand.capabilities;
+  t->offer.storage_types = cand.storage_types;
+  if (cand.status == VYRE_HOST_SKIPPED) {
+    snprintf(t->reason, sizeof t->reason, "%.600s", cand.reason);
+    return;
+  }
+  t->loaded = 1;
+  vyre_backend_options bo = {sizeof bo, device, 0, 0};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_backend *b = NULL;
+  if (vyre_host_create(host, t->id, &bo, &b, NULL, &err) != VYRE_OK) {
+    snprintf(t->reason, sizeof t->reason, "%.600s", err.message);
+    return;
+  }
+  if (!VYRE_HOST_HAS(b, dispatch) || !VYRE_HOST_HAS(b, outputs_free)) {
+    snprintf(t->reason, sizeof t->reason, "the instance's vtable (%u bytes) has no dispatch or "
+             "outputs_free entry. Fix: implement them", b->vt->struct_size);
+    b->vt->destroy(b);
+    return;
+  }
+  if (VYRE_HOST_HAS(b, device_profile)) {
+    t->profile.struct_size = sizeof t->profile;
+    if (b->vt->device_profile(b, &t->profile, &err) == VYRE_OK) {
+      t->has_profile = 1;
+      /* The registration says what the plugin can do at best; the device
+       * what this one really has. */
+      t->offer.caps &= t->profile.capabilities;
+    }
+  }
+  t->backend = b;
+}
+
+int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s) {
+  memset(s, 0, sizeof *s);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_host_options ho = {sizeof ho, 0, sel->plugin, NULL};
+  if (vyre_host_open(&ho, &s->host, &err) != VYRE_OK) return cli_fail(cmd, "%s", err.message);
+  if (sel->need_reference) {
+    vyre_backend_options bo = {sizeof bo, 0, 0, 0};
+    if (vyre_host_create(s->host, "reference", &bo, &s->reference, NULL, &err) != VYRE_OK)
+      return cli_fail(cmd, "the reference backend is needed as the oracle and cannot be used: "
+                      "%s. Fix: build host-stub/libvyre-ref.so or put it on VYRE_BACKEND_PATH",
+                      err.message);
+  }
+  uint32_t n = vyre_host_backend_count(s->host);
+  s->targets = calloc(n ? n : 1, sizeof *s->targets);
+  if (!s->targets) return cli_fail(cmd, "out of memory");
+  if (sel->no_target) return CLI_OK;
+  if (sel->plugin) {
+    /* The file named by --plugin is candidate 0 (searched first). */
+    vyre_host_candidate cand;
+    memset(&cand, 0, sizeof cand);
+    cand.struct_size = sizeof cand;
+    if (n == 0 || vyre_host_backend_info(s->host, 0, &cand, NULL) != VYRE_OK ||
+        cand.origin != VYRE_HOST_FROM_OPTIONS)
+      return cli_fail(cmd, "--plugin %s: no such plugin file. Fix: check the path", sel->plugin);
+    target_from(s->host, 0, sel->device, &s->targets[0]);
+    s->count = 1;
+    return CLI_OK;
+  }
+  if (sel->all) {
+    for (uint32_t i = 0; i < n; i++) {
+      vyre_host_candidate cand;
+      memset(&cand, 0, sizeof cand);
+      cand.struct_size = sizeof cand;
+      if (vyre_host_backend_info(s->host, i, &cand, NULL) != VYRE_OK) continue;
+      if (cand.status == VYRE_HOST_SKIPPED) continue;
+      target_from(s->host, i, sel->device, &s->targets[s->count++]);
+    }
+    if (s->count == 0) return cli_fail(cmd, "no backend found. Fix: `vyre list` shows where "
+                                            "plugins are searched");
+    return CLI_OK;
+  }
+  const char *id = sel->backend ? sel->backend : vyre_host_forced_id(s->host);
+  int32_t index = -1;
+  if (id) {
+    index = vyre_host_find(s->host, id);
+    if (index < 0)
+      return cli_fail(cmd, "backend '%s' is not loaded. Fix: `vyre list` shows the backends "
+                      "found and why others were skipped", id);
+  } else {
+    uint32_t best = 0;
+    vyre_backend_options bo = {sizeof bo, sel->device, 0, 0};
+    if (vyre_host_select(s->host, &bo, &best, &err) != VYRE_OK) return cli_fail(cmd, "%s", err.message);
+    index = (int32_t)best;
+  }
+  target_from(s->host, (uint32_t)index, sel->device, &s->targets[0]);
+  s->count = 1;
+  return CLI_OK;
+}
+
+void ccli_close(ccli_session *s) {
+  for (uint32_t i = 0; i < s->count; i++)
+    if (s->targets[i].backend) s->targets[i].backend->vt->destroy(s->targets[i].backend);
+  free(s->targets);
+  if (s->reference) s->reference->vt->destroy(s->reference);
+  vyre_host_close(s->host);
+  memset(s, 0, sizeof *s);
+}
+
+/* The corpus: --corpus, $VYRE_CONFORM_CORPUS, $VYRE_SRC_DIR's, ./tests/conformance, the installed one. */
+static const char *default_corpus(void) {
+  const char *env = getenv("VYRE_CONFORM_CORPUS");
+  if (env && *env) return env;
+  static char buf[4096];
+  const char *src = getenv("VYRE_SRC_DIR");
+  if (src && *src) {
+    snprintf(buf, sizeof buf, "%s/tests/conformance", src);
+    if (access(buf, R_OK) == 0) return buf;
+  }
+  /* Run from a source tree, its corpus; otherwise the installed one. */
+  if (access("tests/conformance", R_OK) == 0) return "tests/conformance";
+#ifdef VYRE_CONFORM_CORPUS_DIR
+  if (access(VYRE_CONFORM_CORPUS_DIR, R_OK) == 0) return VYRE_CONFORM_CORPUS_DIR;
+#endif
+  return "tests/conformance";
+}
+
+static int run_conform(const cli_command *self, int argc, char **argv) {
+  /* Line-buffered, so a run cut short by a time limit keeps its log. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  ccli_select sel = {0};
+  sel.need_reference = 1;
+  cf_options o = {0};
+  o.out = stdout;
+  o.minimize = 1;
+  o.tool_version = PACKAGE_STRING;
+  const char *replay = NULL;
+  int coverage = 0;
+  for (int i = 1; i < argc;) {
+    const char *v = NULL;
+    int r;
+    if ((r = cli_opt_value(self, argc, argv, &i, "--backend", &sel.backend)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--plugin", &sel.plugin)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--filter", &o.filter)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--json", &o.json_path)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--junit", &o.junit_path)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--corpus", &o.corpus_dir)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--replay", &replay)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--certificate", &o.certificate_path)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--capsules", &o.capsule_dir)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--minimize-tries", &v)) != 0) {
+      if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.minimize_tries) != 0)
+        return cli_usage(self, "--minimize-tries takes a number 1..1000000");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--device", &v)) != 0) {
+      if (r < 0 || cli_parse_u32(v, 0, 1024, &sel.device) != 0)
+        return cli_usage(self, "--device takes an ordinal 0..1024");
+    } else if (cli_opt_flag(argv, i, "--all")) {
+      sel.all = 1;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--coverage")) {
+      coverage = 1;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--no-minimize")) {
+      o.minimize = 0;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--minimize")) {
+      o.minimize = 1;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--verbose") || cli_opt_flag(argv, i, "-v")) {
+      o.verbose = 1;
+      i++;
+    } else {
+      return cli_usage(self, "unknown argument '%s'", argv[i]);
+    }
+  }
+  if (sel.all + (sel.backend != NULL) + (sel.plugin != NULL) > 1)
+    return cli_usage(self, "--backend, --plugin and --all exclude each other");
+  if (replay && (coverage || o.certificate_path || o.json_path || o.junit_path))
+    return cli_usage(self, "--replay runs one capsule: --coverage, --certificate, --json and "
+                           "--junit do not apply");
+  if (!o.corpus_dir) o.corpus_dir = default_corpus();
+  /* --coverage alone looks at the corpus and every op; with a backend,
+   * at the ops it claims. */
+  if (coverage && !sel.all && !sel.backend && !sel.plugin) sel.no_target = 1;
+  if (coverage) sel.need_reference = 0;
+  ccli_session s;
+  int rc = ccli_open(self, &sel, &s);
+  if (rc != CLI_OK) {
+    ccli_close(&s);
+    return rc;
+  }
+  vyre_error err = VYRE_ERROR_INIT;
+  if (coverage) rc = cf_coverage_run(&o, s.targets, s.count, &err);
+  else if (replay) rc = cf_replay_run(&o, replay, s.targets, s.count, s.reference, &err);
+  else rc = cf_conform_run(&o, s.targets, s.count, s.reference, &err);
+  fflush(stdout);
+  if (rc != 0 && err.message[0]) fprintf(stderr, "vyre conform: %s\n", err.message);
+  ccli_close(&s);
+  return rc == 2 ? CLI_FAIL : rc;
+}
+
+const cli_command cli_cmd_conform = {
+    "conform",
+    "conform [--backend ID | --all | --plugin FILE] [--filter PATTERN] [--json FILE] "
+    "[--junit FILE] [--corpus DIR] [--replay FILE] [--certificate FILE] [--coverage]",
+    "certify a backend against the reference backend over the conformance corpus",
+    "Runs every case of the corpus (docs/conformance.md) on the backend and on the\n"
+    "reference backend and compares them: integers and bools byte for byte, f32\n"
+    "bit for bit except within a case's ULP tolerance, NaN bits exactly.  A case\n"
+    "using an op, capability or storage type the backend does not offer is\n"
+    "skipped-unsupported; a claimed op that fails is a failure.  Each plugin is\n"
+    "checked first: its ELF exports (only vyre_plugin_descriptor and\n"
+    "vyre_plugin_entry), descriptor sizes, RTLD_NOW loading.\n\n"
+    "options:\n"
+    "  --backend ID        the backend to certify (default: the one `vyre run` picks)\n"
+    "  --all               every backend found (the reference is checked against itself)\n"
+    "  --plugin FILE       a plugin file, searched before anything else\n"
+    "  --device N          device ordinal (default 0)\n"
+    "  --corpus DIR        case files (default: $VYRE_CONFORM_CORPUS, else\n"
+    "                      $VYRE_SRC_DIR/tests/conformance, else ./tests/conformance,\n"
+    "                      else the installed corpus)\n"
+    "  --filter PATTERN    only cases whose CATEGORY/NAME matches (glob, or substring)\n"
+    "  --json FILE         a machine-readable report of every case\n"
+    "  --junit FILE        a JUnit XML report\n"
+    "  --certificate FILE  write the certificate JSON (one backend)\n"
+    "  --capsules DIR      where failing cases are written (default conform-failures/)\n"
+    "  --no-minimize       do not shrink failing cases\n"
+    "  --minimize-tries N  runs the minimizer may spend per failure (default 1000)\n"
+    "  --replay FILE       re-run a capsule (any case file); with --minimize also\n"
+    "                      write FILE.min.vyre\n"
+    "  --coverage          which ops and types the corpus exercises; fails when an\n"
+    "                      op the backend claims (every op, without a backend) is not\n"
+    "  --verbose, -v       one line per case\n\n"
+    "exit status: 0 nothing failed (skips are fine), 1 a failure, 2 bad usage.\n"
+    "examples:\n"
+    "  vyre conform --backend cuda --certificate docs/certificates/cuda-h100.json\n"
+    "  vyre conform --all --filter 'ops.*' --junit conform.xml\n"
+    "  vyre conform --replay conform-failures/cuda/ops.int.add.u32.vyre --backend cuda\n",
+    run_conform,
+    NULL,
+};

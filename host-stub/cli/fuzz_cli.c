@@ -1,0 +1,150 @@
+/* fuzz_cli.c -- `vyre fuzz`: differential fuzzing of a backend against the reference, or of codegen with ptxas. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform_cli.h"
+#include "host-stub/fuzz/fuzz.h"
+
+static int parse_u64(const char *text, uint64_t *out) {
+  if (!text || !*text || *text == '-' || *text == '+') return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 0);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  uint32_t flag;
+} features[] = {
+    {"transcendental", FZ_NO_TRANSCENDENTAL}, {"trap", FZ_NO_TRAP},
+    {"grid-barrier", FZ_NO_GRID_BARRIER},     {"atomics", FZ_NO_ATOMICS},
+    {"subgroup", FZ_NO_SUBGROUP},             {"workgroup-memory", FZ_NO_WORKGROUP_MEMORY},
+    {"atomic64", FZ_NO_ATOMIC64},             {"f16", FZ_NO_F16},
+    {"bf16", FZ_NO_BF16},
+};
+
+static int run_fuzz(const cli_command *self, int argc, char **argv) {
+  /* Line-buffered, so a run cut short by a time limit keeps its log. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  ccli_select sel = {0};
+  sel.need_reference = 1;
+  fz_options o = {0};
+  o.seed = 1;
+  o.count = 1000;
+  o.minimize = 1;
+  o.out = stdout;
+  o.arch = "sm_90";
+  o.ptxas = getenv("PTXAS");
+  if (!o.ptxas || !*o.ptxas) o.ptxas = "ptxas";
+  for (int i = 1; i < argc;) {
+    const char *v = NULL;
+    int r;
+    if ((r = cli_opt_value(self, argc, argv, &i, "--backend", &sel.backend)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--plugin", &sel.plugin)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--seed", &v)) != 0) {
+      if (r < 0 || parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--count", &v)) != 0) {
+      if (r < 0 || parse_u64(v, &o.count) != 0 || o.count == 0)
+        return cli_usage(self, "--count takes a positive number");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--start", &v)) != 0) {
+      if (r < 0 || parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--capsules", &o.capsule_dir)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--work-dir", &o.work_dir)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--ptxas-bin", &o.ptxas)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--arch", &o.arch)) != 0) {
+      if (r < 0) return CLI_USAGE;
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--max-failures", &v)) != 0) {
+      if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.max_failures) != 0)
+        return cli_usage(self, "--max-failures takes a number 1..1000000");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--minimize-tries", &v)) != 0) {
+      if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.minimize_tries) != 0)
+        return cli_usage(self, "--minimize-tries takes a number 1..1000000");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--device", &v)) != 0) {
+      if (r < 0 || cli_parse_u32(v, 0, 1024, &sel.device) != 0)
+        return cli_usage(self, "--device takes an ordinal 0..1024");
+    } else if ((r = cli_opt_value(self, argc, argv, &i, "--without", &v)) != 0) {
+      if (r < 0) return CLI_USAGE;
+      size_t k = 0;
+      while (k < sizeof features / sizeof features[0] && strcmp(features[k].name, v) != 0) k++;
+      if (k == sizeof features / sizeof features[0])
+        return cli_usage(self, "--without %s: unknown feature. Fix: one of transcendental, trap, "
+                               "grid-barrier, atomics, subgroup, workgroup-memory, atomic64, "
+                               "f16, bf16", v);
+      o.flags |= features[k].flag;
+    } else if (cli_opt_flag(argv, i, "--ptxas")) {
+      o.ptxas_mode = 1;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--no-minimize")) {
+      o.minimize = 0;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--verbose") || cli_opt_flag(argv, i, "-v")) {
+      o.verbose = 1;
+      i++;
+    } else {
+      return cli_usage(self, "unknown argument '%s'", argv[i]);
+    }
+  }
+  if (o.ptxas_mode && (sel.backend || sel.plugin))
+    return cli_usage(self, "--ptxas needs no backend (it runs the reference, codegen and ptxas)");
+  if (sel.backend && sel.plugin) return cli_usage(self, "--backend and --plugin exclude each other");
+  if (o.start + o.count < o.start) return cli_usage(self, "--start + --count overflows");
+  sel.no_target = o.ptxas_mode;
+  ccli_session s;
+  int rc = ccli_open(self, &sel, &s);
+  if (rc == CLI_OK) {
+    vyre_error err = VYRE_ERROR_INIT;
+    rc = fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
+    fflush(stdout);
+    if (rc == 2) {
+      fprintf(stderr, "vyre fuzz: %s\n", err.message);
+      rc = CLI_FAIL;
+    }
+  }
+  ccli_close(&s);
+  return rc;
+}
+
+const cli_command cli_cmd_fuzz = {
+    "fuzz",
+    "fuzz [--backend ID | --plugin FILE | --ptxas] [--seed S] [--count N] [--start I]",
+    "differential fuzzing: random valid programs on a backend and the reference",
+    "Generates random VALID, race-free programs (expression trees over every type\n"
+    "and op, control flow, small loops, in/out-of-bounds loads and stores,\n"
+    "atomics, barriers, subgroup ops, grid barriers, traps) with random inputs,\n"
+    "runs each on the backend and on the reference backend and compares them as\n"
+    "`vyre conform` does.  A mismatch is written as a replay capsule and\n"
+    "minimized (`vyre conform --replay FILE` re-runs it).  The same seed always\n"
+    "gives the same programs for a backend offering the same features.\n\n"
+    "options:\n"
+    "  --backend ID       backend to test (default: the one `vyre run` picks)\n"
+    "  --plugin FILE      a plugin file, searched before anything else\n"
+    "  --seed S           (default 1)\n"
+    "  --count N          programs (default 1000)\n"
+    "  --start I          first program number (default 0): resume or bisect a run\n"
+    "  --without FEATURE  leave out transcendental, trap, grid-barrier, atomics,\n"
+    "                     subgroup, workgroup-memory, atomic64, f16 or bf16\n"
+    "  --capsules DIR     where mismatches go (default fuzz-failures/)\n"
+    "  --no-minimize      keep mismatching programs as they are\n"
+    "  --max-failures N   stop after N mismatches (default 10)\n"
+    "  --device N         device ordinal (default 0)\n"
+    "  --ptxas            no GPU: run each program on the reference, lower it with\n"
+    "                     the codegen and assemble it with ptxas (batched)\n"
+    "  --ptxas-bin PATH   the ptxas to run (default $PTXAS, else ptxas on PATH)\n"
+    "  --arch sm_XY       the ptxas target (default sm_90)\n"
+    "  --work-dir DIR     where ptxas batch files go (failing ones are kept)\n\n"
+    "exit status: 0 no mismatch, 1 mismatches or failures, 2 bad usage.\n"
+    "examples:\n"
+    "  vyre fuzz --backend cuda --seed 1 --count 20000\n"
+    "  vyre fuzz --ptxas --seed 7 --count 500\n",
+    run_fuzz,
+    NULL,
+};

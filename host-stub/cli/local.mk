@@ -1,0 +1,26 @@
+# host-stub/cli/local.mk -- the `vyre` command.  New commands: one vyre_cli_NAME.c each (vyre_cli.h).
+bin_PROGRAMS += host-stub/cli/vyre
+noinst_HEADERS += host-stub/cli/vyre_cli.h host-stub/cli/conform_cli.h
+host_stub_cli_vyre_SOURCES = host-stub/cli/vyre_cli.c host-stub/cli/vyre_cli_list.c \
+	host-stub/cli/vyre_cli_run.c host-stub/cli/vyre_cli_asm.c host-stub/cli/vyre_cli_ptx.c \
+	host-stub/cli/vyre_cli_bench.c host-stub/cli/conform_cli.c host-stub/cli/fuzz_cli.c
+host_stub_cli_vyre_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/conform/libvyre-conform.la \
+	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la -lm
+
+# `make demo`: the backends found, then example programs on the best one.
+DEMO_EXAMPLES = examples/saxpy.vyre examples/histogram.vyre examples/bitonic_sort.vyre
+EXTRA_DIST += $(DEMO_EXAMPLES)
+demo: host-stub/cli/vyre $(plugin_LTLIBRARIES)
+	@echo '$$ vyre list'; ./host-stub/cli/vyre list
+	@echo; echo '$$ vyre run examples/saxpy.vyre --fill 2 --iota 0:16 --fill 1:16 --timed'
+	@./host-stub/cli/vyre run $(srcdir)/examples/saxpy.vyre --fill 2 --iota 0:16 --fill 1:16 --timed
+	@echo; echo '$$ vyre run examples/histogram.vyre --iota 0:1000'
+	@./host-stub/cli/vyre run $(srcdir)/examples/histogram.vyre --iota 0:1000
+	@echo; echo '$$ vyre run examples/bitonic_sort.vyre --random 7:16'
+	@./host-stub/cli/vyre run $(srcdir)/examples/bitonic_sort.vyre --random 7:16
+	@echo; echo 'more: docs/examples.md; all of them, checked: make check TESTS=tests/cli/examples.test'
+.PHONY: demo
+# `vyre conform` reads the installed corpus (tests/conform/local.mk installs
+# it) when neither --corpus nor the environment names one.
+host_stub_cli_vyre_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_CONFORM_CORPUS_DIR='"$(pkgdatadir)/conformance"'

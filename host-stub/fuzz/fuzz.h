@@ -1,0 +1,79 @@
+/* fuzz.h -- interface of the differential fuzzer (vyre fuzz): random valid programs, runs against the reference, ptxas batches. */
+#ifndef VYRE_FUZZ_H
+#define VYRE_FUZZ_H
+
+#include "host-stub/conform/conform.h"
+
+
+#define FZ_NO_TRANSCENDENTAL (1u << 0)
+#define FZ_NO_TRAP (1u << 1)
+#define FZ_NO_GRID_BARRIER (1u << 2)
+#define FZ_NO_ATOMICS (1u << 3)
+#define FZ_NO_SUBGROUP (1u << 4)
+#define FZ_NO_WORKGROUP_MEMORY (1u << 5)
+#define FZ_NO_ATOMIC64 (1u << 6)
+#define FZ_NO_F16 (1u << 7)
+#define FZ_NO_BF16 (1u << 8)
+
+typedef struct fz_program {
+  void *bytes;   /* malloc'd image */
+  size_t size;
+  vyre_input *inputs; /* one per program input, data malloc'd */
+  uint32_t input_count;
+  vyre_dispatch_options options; /* ulp budget 1 when it uses transcendentals */
+} fz_program;
+
+/*
+ * Program number `index` of the run seeded `seed`: a random VALID and
+ * race-free program (docs/conformance.md "Fuzzing") with random inputs.
+ * Deterministic: the same (seed, index, flags) gives the same bytes and
+ * inputs.  The program is validated before it is returned.
+ */
+vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_program *out,
+                        vyre_error *err);
+void fz_program_free(fz_program *p);
+
+/* ptxas batches: many kernels per ptxas run, assembled in the background. */
+typedef struct fz_ptxas fz_ptxas;
+/* dir: where batch files go (created).  arch "sm_90". */
+vyre_status fz_ptxas_open(const char *ptxas, const char *arch, const char *dir, fz_ptxas **out,
+                          vyre_error *err);
+/* Add one kernel (its full PTX text; `entry` its entry name; `label`
+ * names it in reports).  Copies what it needs. */
+vyre_status fz_ptxas_add(fz_ptxas *b, const char *ptx, const char *entry, const char *label,
+                         vyre_error *err);
+/* Assemble what is pending and wait for every batch.  *failures receives
+ * the number of kernels in failing batches; failing batches are kept on
+ * disk and reported to `log`. */
+vyre_status fz_ptxas_finish(fz_ptxas *b, FILE *log, uint32_t *kernels, uint32_t *failures,
+                            vyre_error *err);
+void fz_ptxas_close(fz_ptxas *b);
+
+typedef struct fz_options {
+  uint64_t seed, count, start; /* programs start .. start + count - 1 of the seed */
+  uint32_t flags;              /* FZ_NO_* on top of what the target lacks */
+  int ptxas_mode;              /* no backend: reference + codegen + ptxas */
+  const char *ptxas;           /* ptxas path (ptxas mode) */
+  const char *arch;            /* "sm_90" */
+  const char *work_dir;        /* ptxas batch files; NULL = capsule_dir */
+  const char *capsule_dir;     /* NULL = "fuzz-failures" */
+  int minimize;
+  uint32_t minimize_tries;     /* 0 = 1000 */
+  uint32_t max_failures;       /* stop after this many; 0 = 10 */
+  int verbose;
+  FILE *out;
+} fz_options;
+
+/* The FZ_NO_* flags a target's offer implies (ops, capabilities and
+ * storage types it lacks). */
+uint32_t fz_flags_for(const cf_offer *offer);
+
+/*
+ * vyre fuzz: programs of the seed on target->backend and the reference
+ * (or, in ptxas mode, target NULL: the reference, codegen and ptxas);
+ * mismatches are written as capsules and minimized.  Returns the exit
+ * status (0 clean, 1 mismatches or failures).
+ */
+int fz_run(const fz_options *o, cf_target *target, vyre_backend *reference, vyre_error *err);
+
+#endif /* VYRE_FUZZ_H */

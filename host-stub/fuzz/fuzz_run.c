@@ -1,0 +1,248 @@
+/* fuzz_run.c -- vyre fuzz: random programs on a backend and the reference (mismatches become minimized capsules), or the reference + codegen + ptxas without a GPU. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plugin/codegen/codegen.h"
+#include "fuzz.h"
+
+uint32_t fz_flags_for(const cf_offer *offer) {
+  uint32_t f = 0;
+  for (uint32_t op = VYRE_OP_RSQRT; op <= VYRE_OP_TANH; op++)
+    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_TRANSCENDENTAL;
+  if (!(offer->caps & VYRE_CAP_TRANSCENDENTAL)) f |= FZ_NO_TRANSCENDENTAL;
+  if (!(offer->caps & VYRE_CAP_TRAP) || !cf_opset_has(&offer->ops, VYRE_OP_TRAP)) f |= FZ_NO_TRAP;
+  if (!(offer->caps & VYRE_CAP_GRID_BARRIER)) f |= FZ_NO_GRID_BARRIER;
+  if (!(offer->caps & VYRE_CAP_ATOMICS)) f |= FZ_NO_ATOMICS;
+  for (uint32_t op = VYRE_OP_ATOMIC_ADD; op <= VYRE_OP_ATOMIC_CAS; op++)
+    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_ATOMICS;
+  if (!(offer->caps & VYRE_CAP_ATOMIC64)) f |= FZ_NO_ATOMIC64;
+  if (!(offer->caps & VYRE_CAP_SUBGROUP)) f |= FZ_NO_SUBGROUP;
+  for (uint32_t op = VYRE_OP_SUBGROUP_BALLOT; op <= VYRE_OP_SUBGROUP_REDUCE; op++)
+    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_SUBGROUP;
+  if (!(offer->caps & VYRE_CAP_WORKGROUP_MEMORY) || !(offer->caps & VYRE_CAP_BARRIER))
+    f |= FZ_NO_WORKGROUP_MEMORY;
+  if (!(offer->caps & VYRE_CAP_F16) || !((offer->storage_types >> VYRE_T_F16) & 1)) f |= FZ_NO_F16;
+  if (!(offer->caps & VYRE_CAP_BF16) || !((offer->storage_types >> VYRE_T_BF16) & 1)) f |= FZ_NO_BF16;
+  return f;
+}
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Write the capsule of program `index` and, when asked, its minimized form. */
+static void keep_mismatch(const fz_options *o, cf_target *t, vyre_backend *reference, cf_case *c,
+                          const cf_result *want, const cf_result *got, const cf_diff *d,
+                          uint64_t index) {
+  const char *root = o->capsule_dir ? o->capsule_dir : "fuzz-failures";
+  vyre_error err = VYRE_ERROR_INIT;
+  if (cf_mkdirs(root, &err) != VYRE_OK) {
+    fprintf(o->out, "  cannot keep the capsule: %s\n", err.message);
+    return;
+  }
+  char origin[160], path[4200];
+  snprintf(origin, sizeof origin, "fuzz seed %" PRIu64 " program %" PRIu64, o->seed, index);
+  snprintf(path, sizeof path, "%s/fuzz-%s-%" PRIu64 "-%" PRIu64 ".vyre", root, t->id, o->seed,
+           index);
+  cf_capsule_info info = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL,
+                          got, want, d, NULL};
+  if (cf_capsule_write(path, c, &info, &err) != VYRE_OK) {
+    fprintf(o->out, "  cannot write %s: %s\n", path, err.message);
+    return;
+  }
+  fprintf(o->out, "  capsule: %s\n", path);
+  if (!o->minimize) return;
+  cf_pair pair = {t->backend, reference, d->kind, got->status, want->status};
+  cf_min_stats ms;
+  if (cf_minimize(c, cf_pair_still_fails, &pair, o->minimize_tries ? o->minimize_tries : 1000,
+                  &ms, &err) != VYRE_OK) {
+    fprintf(o->out, "  minimizer: %s\n", err.message);
+    return;
+  }
+  if (ms.accepted == 0) {
+    fprintf(o->out, "  minimizer: no smaller program keeps the mismatch (%u tries)\n", ms.tries);
+    return;
+  }
+  cf_result w2, g2;
+  cf_run(reference, c, &w2);
+  cf_run(t->backend, c, &g2);
+  cf_diff d2;
+  cf_compare(c, &w2, &g2, &d2);
+  char note[160];
+  snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries)", ms.insts_before,
+           ms.insts_after, ms.tries);
+  cf_capsule_info mi = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL, &g2,
+                        &w2, &d2, note};
+  snprintf(path, sizeof path, "%s/fuzz-%s-%" PRIu64 "-%" PRIu64 ".min.vyre", root, t->id, o->seed,
+           index);
+  if (cf_capsule_write(path, c, &mi, &err) == VYRE_OK)
+    fprintf(o->out, "  minimized: %s (%s)\n", path, note);
+  cf_result_free(&w2);
+  cf_result_free(&g2);
+}
+
+/* The reference must run every generated program (or trap): anything
+ * else is a generator or reference bug. */
+static int reference_ok(const cf_result *r) { return r->status == VYRE_OK || r->status == VYRE_TRAP; }
+
+static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *err) {
+  const char *dir = o->work_dir ? o->work_dir : (o->capsule_dir ? o->capsule_dir : "fuzz-ptxas");
+  fz_ptxas *bt = NULL;
+  const char *arch = o->arch ? o->arch : "sm_90";
+  uint32_t major = 9, minor = 0;
+  if (sscanf(arch, "sm_%1u%1u", &major, &minor) != 2) {
+    vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "--arch %s: not of the form sm_XY. Fix: "
+                   "--arch sm_90", arch);
+    return 2;
+  }
+  if (fz_ptxas_open(o->ptxas, arch, dir, &bt, err) != VYRE_OK) return 2;
+  uint32_t bad = 0, traps = 0, unsupported = 0;
+  uint64_t insts = 0;
+  double t0 = seconds();
+  for (uint64_t i = o->start; i < o->start + o->count && bad < (o->max_failures ? o->max_failures : 10); i++) {
+    fz_program fp;
+    vyre_error e = VYRE_ERROR_INIT;
+    if (fz_generate(o->seed, i, o->flags, &fp, &e) != VYRE_OK) {
+      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      bad++;
+      continue;
+    }
+    cf_case *c = NULL;
+    if (cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "fuzz", "fuzz", &c, &e) !=
+        VYRE_OK) {
+      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      bad++;
+      fz_program_free(&fp);
+      continue;
+    }
+    insts += c->decoded->inst_count;
+    cf_result r;
+    cf_run(reference, c, &r);
+    if (!reference_ok(&r)) {
+      fprintf(o->out, "FAIL program %" PRIu64 ": the reference refused it: %s %s\n", i,
+              vyre_status_name(r.status), r.message);
+      bad++;
+    }
+    if (r.status == VYRE_TRAP) traps++;
+    cf_result_free(&r);
+    cg_options co = {major, minor, c->options.ulp_budget,
+                     {c->decoded->header.workgroup_size[0], c->decoded->header.workgroup_size[1],
+                      c->decoded->header.workgroup_size[2]}, 0};
+    char *ptx = NULL;
+    size_t len = 0;
+    cg_kernel_info info;
+    vyre_status st = cg_emit_ptx(c->decoded, &co, &ptx, &len, &info, &e);
+    char label[96];
+    snprintf(label, sizeof label, "seed %" PRIu64 " program %" PRIu64, o->seed, i);
+    if (st == VYRE_UNSUPPORTED && (c->decoded->features & VYRE_FEAT_TRANSCENDENTAL)) {
+      unsupported++; /* a build without the math library */
+    } else if (st != VYRE_OK) {
+      fprintf(o->out, "FAIL %s: codegen: %s\n", label, e.message);
+      bad++;
+    } else if (fz_ptxas_add(bt, ptx, info.entry, label, &e) != VYRE_OK) {
+      fprintf(o->out, "FAIL %s: %s\n", label, e.message);
+      bad++;
+    }
+    free(ptx);
+    cf_case_free(c);
+    fz_program_free(&fp);
+    if (o->verbose && (i - o->start + 1) % 100 == 0)
+      fprintf(o->out, "  %" PRIu64 " programs\n", i - o->start + 1);
+  }
+  uint32_t kernels = 0, failures = 0;
+  vyre_status st = fz_ptxas_finish(bt, o->out, &kernels, &failures, err);
+  fz_ptxas_close(bt);
+  double dt = seconds() - t0;
+  fprintf(o->out, "fuzz --ptxas %s: seed %" PRIu64 ", %" PRIu64 " programs (%.1f instructions on "
+          "average), %u traps on the reference, %u kernels assembled by ptxas, %u failed, %u "
+          "without the math library; %u other failures; %.1f s\n", arch, o->seed, o->count,
+          o->count ? (double)insts / (double)o->count : 0.0, traps, kernels, failures,
+          unsupported, bad, dt);
+  if (st != VYRE_OK) return 1;
+  return bad || failures ? 1 : 0;
+}
+
+int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_error *err) {
+  if (o->ptxas_mode) return run_ptxas(o, reference, err);
+  if (!t || !t->backend) {
+    fprintf(o->out, "fuzz: backend %s SKIPPED: %s\n", t ? t->id : "?",
+            t && t->reason[0] ? t->reason : "no instance");
+    return 0;
+  }
+  uint32_t flags = o->flags | fz_flags_for(&t->offer);
+  uint32_t mismatches = 0, traps = 0, skipped = 0, errors = 0, refused = 0;
+  uint32_t max_fail = o->max_failures ? o->max_failures : 10;
+  uint64_t done = 0;
+  double t0 = seconds();
+  fprintf(o->out, "fuzz %s: seed %" PRIu64 ", programs %" PRIu64 "..%" PRIu64 ", generator flags "
+          "0x%x\n", t->id, o->seed, o->start, o->start + o->count - 1, flags);
+  for (uint64_t i = o->start; i < o->start + o->count && mismatches + errors < max_fail; i++) {
+    fz_program fp;
+    vyre_error e = VYRE_ERROR_INIT;
+    done++;
+    if (fz_generate(o->seed, i, flags, &fp, &e) != VYRE_OK) {
+      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      errors++;
+      continue;
+    }
+    cf_case *c = NULL;
+    if (cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "program", "fuzz", &c,
+                             &e) != VYRE_OK) {
+      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      errors++;
+      fz_program_free(&fp);
+      continue;
+    }
+    snprintf(c->name, sizeof c->name, "s%" PRIu64 "-p%" PRIu64, o->seed, i);
+    cf_needs needs;
+    cf_program_needs(c->decoded, &c->options, &needs);
+    char why[256];
+    if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
+      skipped++;
+    } else {
+      cf_result want, got;
+      cf_run(reference, c, &want);
+      cf_run(t->backend, c, &got);
+      cf_diff d;
+      if (!reference_ok(&want)) {
+        fprintf(o->out, "FAIL program %" PRIu64 ": the reference refused it: %s %s\n", i,
+                vyre_status_name(want.status), want.message);
+        errors++;
+      } else if (got.status == VYRE_LIMIT && want.status == VYRE_OK &&
+                 (c->decoded->features & VYRE_FEAT_GRID_BARRIER)) {
+        /* A grid barrier needs the whole grid resident at once; a backend
+         * may refuse a grid larger than its device holds (DESIGN.md, CUDA
+         * specifics).  Counted and shown, not a wrong answer. */
+        refused++;
+        fprintf(o->out, "REFUSED program %" PRIu64 " (grid barrier, grid too large for the "
+                "device): %s\n", i, got.message);
+      } else if (!cf_compare(c, &want, &got, &d)) {
+        mismatches++;
+        fprintf(o->out, "MISMATCH seed %" PRIu64 " program %" PRIu64 ": %s\n", o->seed,
+                i, d.text);
+        keep_mismatch(o, t, reference, c, &want, &got, &d, i);
+      }
+      if (want.status == VYRE_TRAP) traps++;
+      cf_result_free(&want);
+      cf_result_free(&got);
+    }
+    cf_case_free(c);
+    fz_program_free(&fp);
+    if ((o->verbose && done % 100 == 0) || done % 1000 == 0) {
+      fprintf(o->out, "  %" PRIu64 " programs, %u mismatches (%.1f s)\n", done, mismatches,
+              seconds() - t0);
+      fflush(o->out); /* progress survives a killed run */
+    }
+  }
+  fprintf(o->out, "fuzz %s: seed %" PRIu64 ", %" PRIu64 " programs, %u mismatches, %u other "
+          "failures, %u traps (agreed), %u skipped-unsupported, %u refused (grid barrier over "
+          "the device's co-resident limit); %.1f s%s\n", t->id, o->seed, done,
+          mismatches, errors, traps, skipped, refused, seconds() - t0,
+          mismatches + errors >= max_fail ? " (stopped at --max-failures)" : "");
+  (void)err;
+  return mismatches || errors ? 1 : 0;
+}

@@ -1,0 +1,680 @@
+/* host.c -- libvyre-host: the search path, the candidate table, backend selection and the public API. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "host_internal.h"
+#include "vyre/vyre_support.h"
+
+#ifndef VYRE_PLUGINDIR
+#error "VYRE_PLUGINDIR must name the installed plugin directory (host-stub/host.mk passes it)"
+#endif
+/* The plugins `make` builds, relative to the top of a build tree. */
+#ifndef VYRE_BUILD_PLUGINS
+#define VYRE_BUILD_PLUGINS "host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/libvyre-cuda.so"
+#endif
+/* Where libtool puts the uninstalled host library, relative to the top. */
+#define HOST_BUILD_LIBDIR "/host-stub/loader/.libs"
+
+struct vyre_host {
+  pthread_mutex_t lock; /* guards entries[].status and entries[].reason */
+  host_entry *entries;
+  uint32_t count;
+  uint32_t capacity;
+  char *forced; /* forced id or NULL */
+  int forced_from_env;
+};
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+/* ------------------------------------------------------------------ */
+
+const char *vyre_host_status_name(uint32_t status) {
+  switch (status) {
+  case VYRE_HOST_LOADED: return "loaded";
+  case VYRE_HOST_READY: return "ready";
+  case VYRE_HOST_UNAVAILABLE: return "unavailable";
+  case VYRE_HOST_SKIPPED: return "skipped";
+  default: return "?";
+  }
+}
+
+const char *vyre_host_origin_name(uint32_t origin) {
+  switch (origin) {
+  case VYRE_HOST_FROM_OPTIONS: return "options";
+  case VYRE_HOST_FROM_ENV: return "VYRE_BACKEND_PATH";
+  case VYRE_HOST_FROM_BUILD: return "build tree";
+  case VYRE_HOST_FROM_PLUGINDIR: return "plugin dir";
+  default: return "?";
+  }
+}
+
+/* Bit order of VYRE_CAP_* in vyre.h. */
+static const char *const capability_names[] = {
+    "f16",        "bf16",       "subgroup", "atomic64",       "grid_barrier",  "async",
+    "resident",   "sequence",   "timing",   "pipeline",       "fixpoint",      "trap",
+    "transcendental", "graph_replay", "workgroup_memory", "atomics", "barrier",
+};
+
+const char *vyre_host_capability_name(uint32_t bit) {
+  if (bit >= sizeof capability_names / sizeof capability_names[0]) return NULL;
+  return capability_names[bit];
+}
+
+vyre_status vyre_host_negotiate_minor(uint16_t host_minor, uint16_t min, uint16_t max,
+                                      uint16_t *out) {
+  if (min > max) return VYRE_ABI_MISMATCH;
+  uint16_t agreed = host_minor < max ? host_minor : max;
+  if (agreed < min) return VYRE_ABI_MISMATCH;
+  if (out) *out = agreed;
+  return VYRE_OK;
+}
+
+int vyre_host_vtable_has(const vyre_backend *backend, size_t offset) {
+  if (!backend || backend->struct_size < HOST_BACKEND_MIN || !backend->vt) return 0;
+  const vyre_backend_vtable *vt = backend->vt;
+  if (offset % sizeof(void (*)(void)) != 0 || offset < offsetof(vyre_backend_vtable, destroy))
+    return 0;
+  if ((size_t)vt->struct_size < offset + sizeof(void (*)(void))) return 0;
+  /* Read the slot as bytes: the entry may be beyond this host's struct
+   * when the plugin is newer, but never beyond the plugin's. */
+  void (*fn)(void) = NULL;
+  memcpy(&fn, (const char *)vt + offset, sizeof fn);
+  return fn != NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Candidate table                                                     */
+/* ------------------------------------------------------------------ */
+
+static host_entry *entry_new(vyre_host *host, const char *path, uint32_t origin) {
+  if (host->count == host->capacity) {
+    uint32_t cap = host->capacity ? host->capacity * 2 : 8;
+    host_entry *grown = realloc(host->entries, cap * sizeof *grown);
+    if (!grown) return NULL;
+    host->entries = grown;
+    host->capacity = cap;
+  }
+  host_entry *e = &host->entries[host->count];
+  memset(e, 0, sizeof *e);
+  e->path = strdup(path);
+  if (!e->path) return NULL;
+  e->origin = origin;
+  e->status = VYRE_HOST_SKIPPED;
+  host->count++;
+  return e;
+}
+
+/* 1 when `real` names a file an earlier candidate already is. */
+static int already_listed(const vyre_host *host, const char *real) {
+  for (uint32_t i = 0; i < host->count; i++)
+    if (host->entries[i].real && strcmp(host->entries[i].real, real) == 0) return 1;
+  return 0;
+}
+
+/*
+ * Add one file.  `quiet_missing`: a file that does not exist is not
+ * listed (build-tree plugins that were not built).  Returns -1 only when
+ * out of memory.
+ */
+static int add_file(vyre_host *host, const char *path, uint32_t origin, int quiet_missing) {
+  struct stat st;
+  int stat_errno = 0;
+  if (stat(path, &st) != 0) {
+    stat_errno = errno;
+    if (quiet_missing) return 0;
+  }
+  char *real = stat_errno ? NULL : realpath(path, NULL);
+  if (real && already_listed(host, real)) {
+    host_log("%s: the same file as an earlier candidate, not listed twice", path);
+    free(real);
+    return 0;
+  }
+  host_entry *e = entry_new(host, path, origin);
+  if (!e) {
+    free(real);
+    return -1;
+  }
+  e->real = real;
+  if (stat_errno) {
+    host_entry_reason(e, "cannot read %s: %s. Fix: correct the path in %s", path,
+                      strerror(stat_errno), vyre_host_origin_name(origin));
+    e->status = VYRE_HOST_SKIPPED;
+  } else if (!S_ISREG(st.st_mode)) {
+    /* dlopen would block on a FIFO and fail on a device: never try. */
+    host_entry_reason(e, "not a regular file: %s. Fix: list plugin files or directories of them",
+                      path);
+    e->status = VYRE_HOST_SKIPPED;
+  } else {
+    e->status = VYRE_HOST_LOADED; /* pending: host_load_entry runs later */
+  }
+  return 0;
+}
+
+static int name_is_library(const char *name) {
+  size_t n = strlen(name);
+  return n > 6 && strncmp(name, "lib", 3) == 0 && strcmp(name + n - 3, ".so") == 0;
+}
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add a directory's lib*.so files in byte-wise sorted order, so the
+ * result does not depend on the file system or the locale. */
+static int add_directory(vyre_host *host, const char *dir, uint32_t origin) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    host_entry *e = entry_new(host, dir, origin);
+    if (!e) return -1;
+    host_entry_reason(e, "cannot read directory %s: %s. Fix: correct the path in %s", dir,
+                      strerror(errno), vyre_host_origin_name(origin));
+    return 0;
+  }
+  char **names = NULL;
+  size_t count = 0, cap = 0;
+  int rc = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (!name_is_library(de->d_name)) continue;
+    if (count == cap) {
+      size_t ncap = cap ? cap * 2 : 16;
+      char **grown = realloc(names, ncap * sizeof *grown);
+      if (!grown) {
+        rc = -1;
+        goto done;
+      }
+      names = grown;
+      cap = ncap;
+    }
+    names[count] = strdup(de->d_name);
+    if (!names[count]) {
+      rc = -1;
+      goto done;
+    }
+    count++;
+  }
+  if (count) qsort(names, count, sizeof *names, compare_names);
+  for (size_t i = 0; i < count && rc == 0; i++) {
+    size_t len = strlen(dir) + 1 + strlen(names[i]) + 1;
+    char *path = malloc(len);
+    if (!path) {
+      rc = -1;
+      break;
+    }
+    snprintf(path, len, "%s/%s", dir, names[i]);
+    rc = add_file(host, path, origin, 0);
+    free(path);
+  }
+done:
+  for (size_t i = 0; i < count; i++) free(names[i]);
+  free(names);
+  closedir(d);
+  return rc;
+}
+
+/* A colon-separated list of files and directories; empty items ignored. */
+static int add_path_list(vyre_host *host, const char *list, uint32_t origin) {
+  char *copy = strdup(list);
+  if (!copy) return -1;
+  int rc = 0;
+  char *save = NULL;
+  for (char *item = strtok_r(copy, ":", &save); item && rc == 0;
+       item = strtok_r(NULL, ":", &save)) {
+    struct stat st;
+    if (stat(item, &st) == 0 && S_ISDIR(st.st_mode)) rc = add_directory(host, item, origin);
+    else rc = add_file(host, item, origin, 0);
+  }
+  free(copy);
+  return rc;
+}
+
+/* The top of the build tree this library runs from, or NULL: libtool
+ * keeps the uninstalled library in <top>/host-stub/loader/.libs/. */
+static char *own_build_tree(void) {
+  Dl_info info;
+  union {
+    vyre_status (*fn)(const vyre_host_options *, vyre_host **, vyre_error *);
+    void *data;
+  } self = {.fn = vyre_host_open};
+  if (!dladdr(self.data, &info) || !info.dli_fname) return NULL;
+  char *real = realpath(info.dli_fname, NULL);
+  if (!real) return NULL;
+  char *slash = strrchr(real, '/');
+  size_t suffix = strlen(HOST_BUILD_LIBDIR);
+  if (slash && (size_t)(slash - real) > suffix &&
+      strncmp(slash - suffix, HOST_BUILD_LIBDIR, suffix) == 0) {
+    slash[-(ptrdiff_t)suffix] = '\0';
+    return real;
+  }
+  free(real);
+  return NULL;
+}
+
+static int add_build_tree(vyre_host *host, const char *top) {
+  char *list = strdup(VYRE_BUILD_PLUGINS);
+  if (!list) return -1;
+  int rc = 0;
+  char *save = NULL;
+  for (char *rel = strtok_r(list, ":", &save); rel && rc == 0; rel = strtok_r(NULL, ":", &save)) {
+    size_t len = strlen(top) + 1 + strlen(rel) + 1;
+    char *path = malloc(len);
+    if (!path) {
+      rc = -1;
+      break;
+    }
+    snprintf(path, len, "%s/%s", top, rel);
+    rc = add_file(host, path, VYRE_HOST_FROM_BUILD, 1);
+    free(path);
+  }
+  free(list);
+  return rc;
+}
+
+static int collect_candidates(vyre_host *host, const vyre_host_options *opt) {
+  int use_env = !(opt->flags & VYRE_HOST_NO_ENV);
+  if (opt->search_path && add_path_list(host, opt->search_path, VYRE_HOST_FROM_OPTIONS) != 0)
+    return -1;
+  const char *env = use_env ? getenv("VYRE_BACKEND_PATH") : NULL;
+  if (env && add_path_list(host, env, VYRE_HOST_FROM_ENV) != 0) return -1;
+  if (opt->flags & VYRE_HOST_NO_DEFAULT_DIRS) return 0;
+
+  /* The build tree comes before the installed directory: when both hold a
+   * plugin, `make check` and ./host-stub/cli/vyre must test what was just built. */
+  const char *build_env = use_env ? getenv("VYRE_BUILD_DIR") : NULL;
+  if (build_env && *build_env) {
+    if (add_build_tree(host, build_env) != 0) return -1;
+  } else {
+    char *top = own_build_tree();
+    if (top) {
+      host_log("running from the build tree %s", top);
+      int rc = add_build_tree(host, top);
+      free(top);
+      if (rc != 0) return -1;
+    }
+  }
+  struct stat st;
+  if (stat(VYRE_PLUGINDIR, &st) == 0 && S_ISDIR(st.st_mode))
+    return add_directory(host, VYRE_PLUGINDIR, VYRE_HOST_FROM_PLUGINDIR);
+  host_log("plugin dir %s does not exist", VYRE_PLUGINDIR);
+  return 0;
+}
+
+/* First-found wins: a later candidate with a registered id is skipped. */
+static void load_all(vyre_host *host) {
+  for (uint32_t i = 0; i < host->count; i++) {
+    host_entry *e = &host->entries[i];
+    if (e->status == VYRE_HOST_SKIPPED) {
+      host_log("skipped %s: %s", e->path, e->reason);
+      continue;
+    }
+    host_load_entry(e);
+    if (e->status == VYRE_HOST_SKIPPED) continue;
+    for (uint32_t j = 0; j < i; j++) {
+      const host_entry *prev = &host->entries[j];
+      if (prev->registered && strcmp(prev->id, e->id) == 0) {
+        host_entry_reason(e, "duplicate id '%s' (already loaded from %s). Fix: remove one of "
+                             "them from the search path, or list the one you want first",
+                          e->id, prev->path);
+        e->status = VYRE_HOST_SKIPPED;
+        host_log("skipped %s: %s", e->path, e->reason);
+        break;
+      }
+    }
+    e->registered = e->status != VYRE_HOST_SKIPPED;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close / query                                                */
+/* ------------------------------------------------------------------ */
+
+vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vyre_error *err) {
+  if (!out)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_open: host is NULL. Fix: pass the address of a vyre_host *");
+  *out = NULL;
+  vyre_host_options opt;
+  memset(&opt, 0, sizeof opt);
+  if (options) {
+    if (options->struct_size < sizeof(uint32_t) || options->struct_size > HOST_STRUCT_MAX)
+      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                            "vyre_host_open: options->struct_size %u is invalid. Fix: set it to "
+                            "sizeof(vyre_host_options)",
+                            options->struct_size);
+    memcpy(&opt, options,
+           options->struct_size < sizeof opt ? options->struct_size : sizeof opt);
+  }
+  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
+                          opt.flags);
+
+  vyre_host *host = calloc(1, sizeof *host);
+  if (!host) goto fail_alloc;
+  if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
+  const char *forced = opt.backend;
+  if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
+    forced = getenv("VYRE_BACKEND");
+    host->forced_from_env = forced != NULL;
+  }
+  if (forced && *forced) {
+    host->forced = strdup(forced);
+    if (!host->forced) goto fail_forced;
+  }
+  if (collect_candidates(host, &opt) != 0) goto fail_collect;
+  load_all(host);
+  *out = host;
+  return VYRE_OK;
+
+fail_collect:
+fail_forced:
+  vyre_host_close(host);
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                        "vyre_host_open: out of memory listing plugins. Fix: free memory");
+fail_mutex:
+  free(host);
+fail_alloc:
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                        "vyre_host_open: out of memory. Fix: free memory");
+}
+
+void vyre_host_close(vyre_host *host) {
+  if (!host) return;
+  /* Handles are deliberately leaked: see docs/host.md, "Never dlclose". */
+  for (uint32_t i = 0; i < host->count; i++) {
+    free(host->entries[i].path);
+    free(host->entries[i].real);
+    free(host->entries[i].ops);
+  }
+  free(host->entries);
+  free(host->forced);
+  pthread_mutex_destroy(&host->lock);
+  free(host);
+}
+
+uint32_t vyre_host_backend_count(const vyre_host *host) { return host ? host->count : 0; }
+
+uint32_t vyre_host_skipped_count(const vyre_host *host) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; host && i < host->count; i++)
+    if (!host->entries[i].registered) n++;
+  return n;
+}
+
+const char *vyre_host_forced_id(const vyre_host *host) { return host ? host->forced : NULL; }
+
+int32_t vyre_host_find(const vyre_host *host, const char *id) {
+  if (!host || !id) return -1;
+  for (uint32_t i = 0; i < host->count; i++) {
+    const host_entry *e = &host->entries[i];
+    if (e->registered && strcmp(e->id, id) == 0) return (int32_t)i;
+  }
+  return -1;
+}
+
+vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index, vyre_host_candidate *info,
+                                   vyre_error *err) {
+  if (!host || !info)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_backend_info: host or info is NULL. Fix: pass both");
+  if (info->struct_size < sizeof(uint32_t))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_backend_info: info->struct_size %u is invalid. Fix: set it "
+                          "to sizeof(vyre_host_candidate)",
+                          info->struct_size);
+  if (index >= host->count)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_backend_info: index %u out of range (%u candidates). Fix: "
+                          "use an index below vyre_host_backend_count()",
+                          index, host->count);
+  const host_entry *e = &host->entries[index];
+  vyre_host_candidate full;
+  memset(&full, 0, sizeof full);
+  full.struct_size = info->struct_size;
+  full.id = e->id;
+  full.version = e->version;
+  full.description = e->description;
+  full.path = e->path;
+  full.build_id = e->build_id;
+  full.origin = e->origin;
+  full.search_index = index;
+  full.precedence = e->precedence;
+  full.abi_major = e->abi_major;
+  full.abi_minor = e->abi_minor;
+  full.plugin_minor_min = e->minor_min;
+  full.plugin_minor_max = e->minor_max;
+  full.op_count = e->op_count;
+  full.ops = e->ops;
+  full.capabilities = e->capabilities;
+  full.storage_types = e->storage_types;
+  full.registration_size = e->registration_size;
+  full.vtable_size = e->vtable_size;
+  pthread_mutex_lock(&host->lock);
+  full.status = e->status;
+  memcpy(full.reason, e->reason, sizeof full.reason);
+  pthread_mutex_unlock(&host->lock);
+  size_t n = info->struct_size < sizeof full ? info->struct_size : sizeof full;
+  memcpy(info, &full, n);
+  return VYRE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Selection                                                           */
+/* ------------------------------------------------------------------ */
+
+static void set_status(vyre_host *host, host_entry *e, uint32_t status, const char *reason) {
+  pthread_mutex_lock(&host->lock);
+  e->status = status;
+  if (reason) host_entry_reason(e, "%s", reason);
+  else e->reason[0] = '\0';
+  pthread_mutex_unlock(&host->lock);
+}
+
+/* snprintf that may truncate on purpose (reasons are one bounded line). */
+static void format_line(char *dst, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void format_line(char *dst, size_t size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dst, size, fmt, ap);
+  va_end(ap);
+}
+
+/*
+ * Run entry e's factory and check what it made.  On failure *reason holds
+ * one line and *out is NULL.  Status is updated either way.
+ */
+static vyre_status try_factory(vyre_host *host, host_entry *e, const vyre_backend_options *options,
+                               vyre_backend **out, char *reason, size_t reason_size) {
+  vyre_backend_options defaults = {sizeof(vyre_backend_options), 0, 0, 0};
+  vyre_error perr = VYRE_ERROR_INIT;
+  vyre_backend *b = NULL;
+  *out = NULL;
+  host_log("creating '%s'", e->id);
+  vyre_status st = e->create(options ? options : &defaults, &b, &perr);
+  perr.message[sizeof perr.message - 1] = '\0';
+  if (st != VYRE_OK) {
+    /* An instance returned with a failure is the plugin's bug; leaving it
+     * alone is safer than destroying something half-made. */
+    format_line(reason, reason_size, "factory failed: %s: %s", vyre_status_name(st),
+             perr.message[0] ? perr.message : "(no message)");
+    goto fail;
+  }
+  if (!b) {
+    st = VYRE_INTERNAL;
+    format_line(reason, reason_size, "factory returned VYRE_OK but no instance. Fix: the plugin "
+                                  "must store the instance in *out");
+    goto fail;
+  }
+  if (b->struct_size < HOST_BACKEND_MIN || b->struct_size > HOST_STRUCT_MAX || !b->vt ||
+      b->vt->struct_size < HOST_VTABLE_MIN || b->vt->struct_size > HOST_STRUCT_MAX ||
+      !b->vt->destroy) {
+    /* Without a usable destroy the instance cannot be released: it leaks. */
+    st = VYRE_ABI_MISMATCH;
+    format_line(reason, reason_size,
+             "factory made a malformed instance (struct_size %u, vtable %s, vtable size %u; the "
+             "host needs %zu and %zu with destroy set). Fix: rebuild the plugin against vyre.h",
+             b->struct_size, b->vt ? "set" : "NULL", b->vt ? b->vt->struct_size : 0,
+             (size_t)HOST_BACKEND_MIN, (size_t)HOST_VTABLE_MIN);
+    goto fail;
+  }
+  set_status(host, e, VYRE_HOST_READY, NULL);
+  *out = b;
+  return VYRE_OK;
+fail:
+  for (char *p = reason; *p; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  set_status(host, e, VYRE_HOST_UNAVAILABLE, reason);
+  host_log("'%s' unavailable: %s", e->id, reason);
+  return st;
+}
+
+/* Registered entries in selection order: precedence, then search order. */
+static uint32_t *selection_order(const vyre_host *host, uint32_t *count) {
+  uint32_t *order = malloc((host->count ? host->count : 1) * sizeof *order);
+  if (!order) return NULL;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < host->count; i++)
+    if (host->entries[i].registered) order[n++] = i;
+  /* Insertion sort: stable, and there are only a handful. */
+  for (uint32_t i = 1; i < n; i++) {
+    uint32_t v = order[i], j = i;
+    while (j > 0 && host->entries[order[j - 1]].precedence > host->entries[v].precedence) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = v;
+  }
+  *count = n;
+  return order;
+}
+
+static vyre_status create_by_id(vyre_host *host, const char *id, const char *why_forced,
+                                const vyre_backend_options *options, vyre_backend **out,
+                                uint32_t *index, vyre_error *err) {
+  int32_t i = vyre_host_find(host, id);
+  if (i < 0) {
+    for (uint32_t k = 0; k < host->count; k++) {
+      const host_entry *e = &host->entries[k];
+      if (!e->registered && strcmp(e->id, id) == 0)
+        return vyre_error_set(err, VYRE_NO_DEVICE, 0,
+                              "backend '%s'%s was skipped (%s): %s", id, why_forced, e->path,
+                              e->reason);
+    }
+    char known[512] = "";
+    size_t used = 0;
+    for (uint32_t k = 0; k < host->count && used < sizeof known; k++) {
+      const host_entry *e = &host->entries[k];
+      if (!e->registered) continue;
+      int n = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", e->id);
+      if (n > 0) used += (size_t)n;
+    }
+    return vyre_error_set(err, VYRE_NO_DEVICE, 0,
+                          "backend '%s'%s not found (registered: %s). Fix: run `vyre list` to "
+                          "see the backends found, and add the plugin's directory to "
+                          "VYRE_BACKEND_PATH",
+                          id, why_forced, used ? known : "none");
+  }
+  char reason[VYRE_HOST_REASON_MAX];
+  vyre_status st = try_factory(host, &host->entries[i], options, out, reason, sizeof reason);
+  if (st != VYRE_OK)
+    return vyre_error_set(err, st, 0, "backend '%s'%s cannot be used: %s", id, why_forced,
+                          reason);
+  if (index) *index = (uint32_t)i;
+  return VYRE_OK;
+}
+
+static vyre_status create_best(vyre_host *host, const vyre_backend_options *options,
+                               vyre_backend **out, uint32_t *index, vyre_error *err) {
+  uint32_t n = 0;
+  uint32_t *order = selection_order(host, &n);
+  if (!order)
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
+                          "selecting a backend: out of memory. Fix: free memory");
+  char reasons[VYRE_ERROR_MESSAGE_MAX - 256] = "";
+  size_t used = 0;
+  vyre_status last = VYRE_NO_DEVICE;
+  for (uint32_t k = 0; k < n; k++) {
+    host_entry *e = &host->entries[order[k]];
+    char reason[VYRE_HOST_REASON_MAX];
+    vyre_status st = try_factory(host, e, options, out, reason, sizeof reason);
+    if (st == VYRE_OK) {
+      if (index) *index = order[k];
+      free(order);
+      return VYRE_OK;
+    }
+    last = st;
+    int w = snprintf(reasons + used, sizeof reasons - used, "%s%s: %s", used ? "; " : "", e->id,
+                     reason);
+    if (w > 0) used = used + (size_t)w < sizeof reasons ? used + (size_t)w : sizeof reasons - 1;
+  }
+  free(order);
+  uint32_t skipped = vyre_host_skipped_count(host);
+  if (n == 0)
+    return vyre_error_set(err, VYRE_NO_DEVICE, 0,
+                          "no vyre backend found (%u candidate%s skipped). Fix: run `vyre list` "
+                          "to see what was searched and why files were skipped; set "
+                          "VYRE_BACKEND_PATH to a plugin file or directory",
+                          skipped, skipped == 1 ? "" : "s");
+  return vyre_error_set(err, last == VYRE_OK ? VYRE_NO_DEVICE : last, 0,
+                        "no usable vyre backend: %s. Fix: see `vyre list`; install the missing "
+                        "driver or device, or add a backend that works here",
+                        reasons);
+}
+
+vyre_status vyre_host_create(vyre_host *host, const char *id, const vyre_backend_options *options,
+                             vyre_backend **out, uint32_t *index, vyre_error *err) {
+  if (out) *out = NULL;
+  if (!host || !out)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_create: host or out is NULL. Fix: pass both");
+  if (options && (options->struct_size < sizeof(uint32_t) || options->struct_size > HOST_STRUCT_MAX))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "vyre_host_create: options->struct_size %u is invalid. Fix: set it to "
+                          "sizeof(vyre_backend_options)",
+                          options->struct_size);
+  if (id) return create_by_id(host, id, "", options, out, index, err);
+  if (host->forced)
+    return create_by_id(host, host->forced,
+                        host->forced_from_env ? " (forced by VYRE_BACKEND)"
+                                              : " (forced by the host options)",
+                        options, out, index, err);
+  return create_best(host, options, out, index, err);
+}
+
+vyre_status vyre_host_select(vyre_host *host, const vyre_backend_options *options,
+                             uint32_t *index, vyre_error *err) {
+  vyre_backend *b = NULL;
+  uint32_t chosen = 0;
+  vyre_status st = vyre_host_create(host, NULL, options, &b, &chosen, err);
+  if (st != VYRE_OK) return st;
+  b->vt->destroy(b);
+  if (index) *index = chosen;
+  return VYRE_OK;
+}
+
+uint32_t vyre_host_probe(vyre_host *host) {
+  uint32_t ready = 0;
+  for (uint32_t i = 0; host && i < host->count; i++) {
+    host_entry *e = &host->entries[i];
+    if (!e->registered) continue;
+    vyre_backend *b = NULL;
+    char reason[VYRE_HOST_REASON_MAX];
+    if (try_factory(host, e, NULL, &b, reason, sizeof reason) == VYRE_OK) {
+      b->vt->destroy(b);
+      ready++;
+    }
+  }
+  return ready;
+}

@@ -1,0 +1,221 @@
+/* vyre_host.h -- libvyre-host: find backend plugins, negotiate their ABI, pick one, create instances (docs/host.md). */
+#ifndef VYRE_VYRE_HOST_H
+#define VYRE_VYRE_HOST_H
+
+/*
+ * DISCOVERY (docs/host.md has the full rules)
+ *   Candidates are considered in this order; the first plugin found with a
+ *   given id wins and later ones are skipped as duplicates:
+ *     1. options->search_path, then $VYRE_BACKEND_PATH: colon-separated
+ *        entries; a file is a candidate whatever its name, a directory
+ *        contributes its lib*.so files in byte-wise sorted order.
+ *     2. The build tree, when the host library runs from one (it is loaded
+ *        from <top>/host-stub/loader/.libs/) or $VYRE_BUILD_DIR names one: the
+ *        plugins `make` builds there (host-stub/ref/.libs/libvyre-ref.so,
+ *        plugin/runtime/.libs/libvyre-cuda.so).
+ *     3. The installed plugin directory (${libdir}/vyre/backends).
+ *   Each candidate is dlopen'ed (RTLD_NOW | RTLD_LOCAL); its descriptor is
+ *   checked before any plugin function runs; then vyre_plugin_entry
+ *   negotiates the ABI minor and returns the registration, which is
+ *   checked too.  A candidate that fails any step is kept in the list as
+ *   SKIPPED with a one-line reason; the others keep working.  Plugins are
+ *   never dlclose'd.
+ *
+ * SELECTION
+ *   An explicit id (vyre_host_create's `id`, else options->backend, else
+ *   $VYRE_BACKEND) forces that backend: it is an error when it is absent,
+ *   was skipped or its factory fails, and the error names the reason.
+ *   Otherwise the loaded backends are tried by ascending precedence (ties:
+ *   search order) and the first whose factory succeeds is used.
+ *
+ * OWNERSHIP
+ *   - A vyre_host is created by vyre_host_open and released by
+ *     vyre_host_close.  Strings and arrays that vyre_host_backend_info
+ *     points to are owned by the host and valid until vyre_host_close.
+ *   - A vyre_backend made by vyre_host_create is owned by the caller and
+ *     released with backend->vt->destroy(backend).  It stays valid after
+ *     vyre_host_close (its plugin is never unloaded).
+ *   - vyre_error is caller-owned storage (see vyre.h).
+ *
+ * THREADING
+ *   Every function may be called from any thread, concurrently on one
+ *   host, except vyre_host_close, which must not race other calls on the
+ *   same host.  Plugin factories may run concurrently (vyre.h makes
+ *   registrations immutable and backends free-threaded).
+ *
+ * ERRORS
+ *   Functions return vyre_status and fill *err (may be NULL) with a
+ *   message "what failed: why. Fix: how".  Nothing aborts or exits.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/vyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define VYRE_HOST_API __attribute__((visibility("default")))
+#else
+#define VYRE_HOST_API
+#endif
+
+typedef struct vyre_host vyre_host;
+
+/* vyre_host_options.flags */
+#define VYRE_HOST_NO_ENV (1u << 0)          /* ignore VYRE_BACKEND_PATH, VYRE_BACKEND, VYRE_BUILD_DIR */
+#define VYRE_HOST_NO_DEFAULT_DIRS (1u << 1) /* search neither the build tree nor the plugin dir */
+
+/* Options of vyre_host_open.  Zero-initialise and set struct_size; NULL
+ * options mean all defaults. */
+typedef struct vyre_host_options {
+  uint32_t struct_size;
+  uint32_t flags;          /* VYRE_HOST_* */
+  const char *search_path; /* colon-separated files/dirs searched before
+                              $VYRE_BACKEND_PATH; NULL = none.  Borrowed. */
+  const char *backend;     /* id forced when vyre_host_create gets id NULL;
+                              NULL = $VYRE_BACKEND.  Copied. */
+} vyre_host_options;
+
+/* What became of one candidate. */
+typedef enum vyre_host_status {
+  VYRE_HOST_LOADED = 0,      /* registered; factory not tried yet */
+  VYRE_HOST_READY = 1,       /* its factory succeeded the last time it was tried */
+  VYRE_HOST_UNAVAILABLE = 2, /* registered, but its factory failed the last time: reason */
+  VYRE_HOST_SKIPPED = 3      /* not loadable, bad ABI, bad registration or duplicate: reason */
+} vyre_host_status;
+
+/* Where a candidate was found. */
+typedef enum vyre_host_origin {
+  VYRE_HOST_FROM_OPTIONS = 0,  /* vyre_host_options.search_path */
+  VYRE_HOST_FROM_ENV = 1,      /* $VYRE_BACKEND_PATH */
+  VYRE_HOST_FROM_BUILD = 2,    /* the build tree */
+  VYRE_HOST_FROM_PLUGINDIR = 3 /* the installed plugin directory */
+} vyre_host_origin;
+
+#define VYRE_HOST_REASON_MAX 512
+
+/*
+ * One candidate, filled by vyre_host_backend_info.  Pointers are owned by
+ * the host (valid until vyre_host_close); fields a SKIPPED candidate never
+ * reached are "" / 0 / NULL.
+ */
+typedef struct vyre_host_candidate {
+  uint32_t struct_size;
+  uint32_t status;          /* vyre_host_status */
+  const char *id;           /* "cuda"; "" when it never registered */
+  const char *version;      /* backend version; "" when none */
+  const char *description;  /* one line; "" when none */
+  const char *path;         /* the file as the search found it */
+  const char *build_id;     /* descriptor build_id; "" when unread */
+  uint32_t origin;          /* vyre_host_origin */
+  uint32_t search_index;    /* position in search order (= index) */
+  int32_t precedence;       /* lower wins */
+  uint16_t abi_major;       /* negotiated version */
+  uint16_t abi_minor;
+  uint16_t plugin_minor_min; /* minor range the descriptor offers */
+  uint16_t plugin_minor_max;
+  uint32_t op_count;
+  const uint16_t *ops;      /* supported op ids (vyre_program.h), host-owned copy */
+  uint64_t capabilities;    /* VYRE_CAP_* the plugin offers at best */
+  uint64_t storage_types;   /* bit (1 << vyre_type) per supported buffer type */
+  uint32_t registration_size; /* struct_size of the plugin's registration */
+  uint32_t vtable_size;     /* descriptor vtable_size */
+  char reason[VYRE_HOST_REASON_MAX]; /* why SKIPPED/UNAVAILABLE; "" otherwise */
+} vyre_host_candidate;
+
+/*
+ * Search, load and register every candidate (see DISCOVERY).  options may
+ * be NULL.  Finding nothing is not an error (count 0).  On success *host
+ * receives a new host (release with vyre_host_close); on failure (out of
+ * memory, bad options) *host is NULL.  Thread-safe.
+ */
+VYRE_HOST_API vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **host,
+                                         vyre_error *err);
+
+/* Release the host and its tables.  Backends it created stay valid;
+ * plugins stay loaded.  NULL is accepted.  Must not race other calls. */
+VYRE_HOST_API void vyre_host_close(vyre_host *host);
+
+/* Number of candidates (loaded and skipped), in search order. */
+VYRE_HOST_API uint32_t vyre_host_backend_count(const vyre_host *host);
+
+/* Number of candidates with status SKIPPED. */
+VYRE_HOST_API uint32_t vyre_host_skipped_count(const vyre_host *host);
+
+/* Fill *info (caller sets info->struct_size; at most that many bytes are
+ * written) for candidate `index`.  INVALID_ARGUMENT for a bad index. */
+VYRE_HOST_API vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index,
+                                                 vyre_host_candidate *info,
+                                                 vyre_error *err);
+
+/* Index of the registered (not SKIPPED) backend with this id, or -1. */
+VYRE_HOST_API int32_t vyre_host_find(const vyre_host *host, const char *id);
+
+/*
+ * Create a backend instance.  id: a backend id, or NULL for the forced
+ * one (options->backend / $VYRE_BACKEND) or else the best (SELECTION).
+ * options may be NULL (device 0).  On success *out receives the instance
+ * (caller-owned, release with (*out)->vt->destroy) and *index (may be NULL)
+ * the candidate index.  The instance is checked: its head and vtable
+ * sizes must cover `destroy`; use vyre_host_vtable_has before calling any
+ * other entry.  On failure *out is NULL and err names every reason.
+ * Updates the candidates' READY/UNAVAILABLE status.  Thread-safe.
+ */
+VYRE_HOST_API vyre_status vyre_host_create(vyre_host *host, const char *id,
+                                           const vyre_backend_options *options,
+                                           vyre_backend **out, uint32_t *index,
+                                           vyre_error *err);
+
+/*
+ * Which backend vyre_host_create(host, NULL, options) would use: tries
+ * factories as needed (creating and destroying instances) and stores the
+ * candidate index in *index.  Errors as vyre_host_create.  Thread-safe.
+ */
+VYRE_HOST_API vyre_status vyre_host_select(vyre_host *host, const vyre_backend_options *options,
+                                           uint32_t *index, vyre_error *err);
+
+/* Try every registered backend's factory once (device 0; the instances
+ * are destroyed) so that each status is READY or UNAVAILABLE.  Returns
+ * how many are READY.  Thread-safe. */
+VYRE_HOST_API uint32_t vyre_host_probe(vyre_host *host);
+
+/* The forced id (options->backend, else $VYRE_BACKEND), or NULL.  Owned
+ * by the host. */
+VYRE_HOST_API const char *vyre_host_forced_id(const vyre_host *host);
+
+/*
+ * 1 when the instance's vtable is long enough to hold the entry at byte
+ * `offset` of vyre_backend_vtable and that entry is non-NULL; else 0.
+ * Use through VYRE_HOST_HAS(backend, dispatch).  NULL backend: 0.
+ */
+VYRE_HOST_API int vyre_host_vtable_has(const vyre_backend *backend, size_t offset);
+#define VYRE_HOST_HAS(backend, entry) \
+  vyre_host_vtable_has((backend), offsetof(vyre_backend_vtable, entry))
+
+/*
+ * The ABI minor a host speaking `host_minor` agrees on with a plugin
+ * serving [min, max]: min(host_minor, max), stored in *out, VYRE_OK; or
+ * VYRE_ABI_MISMATCH when that is below `min` or the range is inverted.
+ * Pure; for plugins and hosts alike.
+ */
+VYRE_HOST_API vyre_status vyre_host_negotiate_minor(uint16_t host_minor, uint16_t min,
+                                                    uint16_t max, uint16_t *out);
+
+/* Names for printing: "loaded", "ready", "unavailable", "skipped"; and
+ * "options", "VYRE_BACKEND_PATH", "build tree", "plugin dir".  "?" for
+ * unknown values. */
+VYRE_HOST_API const char *vyre_host_status_name(uint32_t status);
+VYRE_HOST_API const char *vyre_host_origin_name(uint32_t origin);
+
+/* Capability bit -> name ("f16", "subgroup", ...), or NULL for a bit the
+ * host does not know.  bit is 0..63. */
+VYRE_HOST_API const char *vyre_host_capability_name(uint32_t bit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VYRE_VYRE_HOST_H */

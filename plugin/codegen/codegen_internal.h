@@ -1,0 +1,148 @@
+/* codegen_internal.h -- state shared by the codegen subsystems (driver, expressions, memory, elementwise). */
+#ifndef VYRE_PLUGIN_CODEGEN_INTERNAL_H
+#define VYRE_PLUGIN_CODEGEN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "codegen.h"
+#include "abi/support/strbuf.h"
+#include "vyre/vyre_support.h"
+
+#define CG_NONE UINT32_MAX
+#define CG_RING 512 /* names stay valid for the next 511 names made */
+#define CG_MAX_FACTS 512
+#define CG_EPT 8    /* elements per thread of the elementwise path */
+#define CG_QUADS 2  /* CG_EPT / 4: groups of 4 consecutive elements */
+#define CG_EW_MAX_INSTS 4096u /* larger programs take the general path */
+
+/* Body lowering modes. */
+enum { CG_MODE_GENERAL = 0, CG_MODE_VEC = 1 };
+
+/* A known bound: value `key` (a canonical value id) is below `bound` (a
+ * value id) in the current region. */
+typedef struct cg_fact {
+  uint32_t key;
+  uint32_t bound;
+} cg_fact;
+
+typedef struct cg_fmt cg_fmt; /* a parsed format string (codegen.c) */
+
+typedef struct cg_ctx {
+  const vyre_program *p;
+  const cg_options *o;
+  vyre_error *err;
+  vyre_status st;      /* first failure; emission continues harmlessly after it */
+  strbuf body;         /* the entry body's instructions */
+  strbuf funcs;        /* .func definitions emitted before the entry */
+  uint32_t n;          /* instruction count */
+  uint32_t wg[3], nthreads;
+  uint32_t sm;         /* 70, 75, 80, 86, 90 ... */
+  uint32_t nt32, nt64, ntp, nt16, ntf; /* temporaries handed out */
+  uint32_t label;      /* fresh label counter */
+  uint32_t copy;       /* register copy of the body being lowered */
+  uint32_t ncopies;
+  int mode;            /* CG_MODE_* */
+  const char *gid_reg; /* gid.x override (elementwise), NULL = from %ctaid/%tid */
+  char ring[CG_RING][48];
+  unsigned ring_i;
+  /* control-flow facts for bounds-check elision */
+  cg_fact facts[CG_MAX_FACTS];
+  uint32_t nfacts;
+  uint32_t *fact_mark; /* per block opener: nfacts when it was opened */
+  /* grid barriers */
+  uint32_t ngrid;      /* grid barriers in the program */
+  uint32_t grid_seen;  /* grid barriers lowered so far */
+  int need_done;       /* returns/traps must run later grid barriers */
+  /* subgroups */
+  int partial_warp;    /* the workgroup's last warp is partial */
+  /* elementwise: per instruction, depends on gid (value differs per element) */
+  uint8_t *dep;
+  uint32_t vpred;      /* VEC: %q number of the current region's predicate, CG_NONE = always */
+  uint32_t *pred_stack;
+  uint32_t pred_depth;
+  uint32_t *cur_raw;   /* VEC: [buffer * CG_EPT + e] raw temp of the element at gid */
+  uint8_t *vec_static; /* VEC: per IF, 1 = condition true on the vector path, 2 = false */
+  int tail_continue;   /* elementwise tail: return goes to the next element */
+  uint8_t *ew_flags;   /* elementwise: per buffer EW_* */
+  char gid_name[24];   /* the register gid_reg names */
+  uint8_t *is_counter; /* per local slot: declared by a loop */
+  uint32_t *if_of;     /* per ELSE: its IF */
+  char (*vname)[16];   /* per value: its copy-0 register name, made on first use */
+  cg_fmt *fmts;        /* parsed format strings, by address */
+  uint8_t op_class[VYRE_OP_ID_LIMIT]; /* vyre_op_class by op id (validated ids only) */
+  /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
+  uint64_t math_emitted;
+  char math_names[64][32];
+} cg_ctx;
+
+/* ---- emission (codegen.c) ---- */
+/* Append one instruction line: a tiny printf supporting %s %u %d %x %X(u64 hex)
+ * %U(u64 decimal) %c and %%; much faster than vsnprintf. */
+void cg_emit(cg_ctx *c, const char *fmt, ...);
+/* Append a raw line (labels). Same format language, no indent. */
+void cg_line(cg_ctx *c, const char *fmt, ...);
+/* Record the first failure; returns it. */
+vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) VYRE_PRINTF(3, 4);
+
+/* Register names (valid until CG_RING more names are made). */
+const char *cg_val(cg_ctx *c, uint32_t v);  /* the register of value v in the current copy */
+const char *cg_local(cg_ctx *c, uint32_t slot);
+const char *cg_t32(cg_ctx *c);  /* fresh .b32 temporary */
+const char *cg_t64(cg_ctx *c);  /* fresh .b64 temporary */
+const char *cg_tp(cg_ctx *c);   /* fresh .pred temporary */
+const char *cg_t16(cg_ctx *c);  /* fresh .b16 temporary */
+const char *cg_tf(cg_ctx *c);   /* fresh .f32 temporary (call arguments) */
+const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k); /* "%prefix<k>" */
+/* VEC: the current region's predicate name, or NULL when it always holds. */
+const char *cg_vpred(cg_ctx *c);
+uint32_t cg_new_label(cg_ctx *c);
+
+/* Type helpers. */
+int cg_is64(uint32_t t);
+const char *cg_ity(uint32_t t); /* u32 s32 u64 s64 f32 */
+const char *cg_bty(uint32_t t); /* b32 b64 pred */
+
+/* Facts. */
+int cg_same_value(cg_ctx *c, uint32_t a, uint32_t b);
+int cg_index_in_bounds(cg_ctx *c, uint32_t buffer, uint32_t index);
+/* The element count of buffer b as an operand (immediate or register). */
+const char *cg_len(cg_ctx *c, uint32_t b);
+
+/* ---- expressions (codegen_expr.c) ---- */
+void cg_expr(cg_ctx *c, uint32_t i);
+/* f32 value register -> canonical f32 bits in a fresh temp (NaN -> 0x7FC00000). */
+const char *cg_canon_nan(cg_ctx *c, const char *v);
+/* Flush a subnormal f32 (bits in `in`) to its signed zero, into `out`. */
+void cg_flush_subnormal(cg_ctx *c, const char *out, const char *in);
+/* Copy value `src` (a register or immediate) of type t into `dst`. */
+void cg_mov(cg_ctx *c, uint32_t t, const char *dst, const char *src);
+
+/* ---- memory, atomics, subgroups, barriers, trap (codegen_mem.c) ---- */
+void cg_load(cg_ctx *c, uint32_t i);
+void cg_store(cg_ctx *c, uint32_t i);
+void cg_atomic(cg_ctx *c, uint32_t i);
+void cg_subgroup(cg_ctx *c, uint32_t i);
+void cg_trap(cg_ctx *c, uint32_t i);
+void cg_grid_barrier(cg_ctx *c, uint32_t i);
+/* Raw storage bits (b32 / b64 temp) -> the value register of inst `dst_val`'s type. */
+void cg_raw_to_value(cg_ctx *c, uint32_t elem_type, const char *raw, const char *dst);
+/* Value register -> raw storage bits in a fresh temp (b32, or b64 for 8-byte types). */
+const char *cg_value_to_raw(cg_ctx *c, uint32_t elem_type, const char *val);
+/* "ld.global.u16"-style width suffix of a storage type: u8 u16 u32 u64. */
+const char *cg_raw_ty(uint32_t elem_type);
+
+/* ---- transcendentals (codegen_math.c) ---- */
+void cg_math(cg_ctx *c, uint32_t i);
+
+/* ---- elementwise fast path (codegen_elementwise.c) ---- */
+/* 1 when the program qualifies (docs/codegen.md "Elementwise path"). */
+int cg_elementwise_eligible(cg_ctx *c);
+/* Emit the whole elementwise kernel body. */
+void cg_elementwise_body(cg_ctx *c);
+
+/* ---- the body walker (codegen.c) ---- */
+/* Lower instructions [from, to) in the current mode and copy. */
+void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to);
+
+#endif /* VYRE_PLUGIN_CODEGEN_INTERNAL_H */

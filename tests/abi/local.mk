@@ -1,0 +1,34 @@
+# tests/abi/local.mk -- tests of the public headers and libvyre (format, validator, builder, text form).
+
+# The public headers compile alone as strict C11 and C++17: each of these
+# sources includes one header first, with only the flags named here (no
+# AM_CFLAGS, no _GNU_SOURCE), and the programs call the library.
+check_PROGRAMS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
+TESTS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
+tests_abi_abi_headers_c11_SOURCES = tests/abi/abi_c11_vyre.c tests/abi/abi_c11_program.c \
+	tests/abi/abi_c11_support.c
+tests_abi_abi_headers_c11_CPPFLAGS = -I$(top_srcdir)/abi
+tests_abi_abi_headers_c11_CFLAGS = -std=c11 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
+tests_abi_abi_headers_c11_LDADD = abi/libvyre.la
+tests_abi_abi_headers_cxx_SOURCES = tests/abi/abi_cxx_vyre.cc tests/abi/abi_cxx_program.cc tests/abi/abi_cxx.cc
+tests_abi_abi_headers_cxx_CPPFLAGS = -I$(top_srcdir)/abi
+tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
+tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
+
+if HAVE_CHECK
+check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text
+TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text
+tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
+tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_abi_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_abi_check_format_SOURCES = tests/abi/check_format.c tests/abi/check_format.h \
+	tests/abi/check_format_reject.c tests/abi/check_format_fuzz.c \
+	tests/abi/format_corpus.c tests/abi/format_corpus.h
+tests_abi_check_format_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_format_LDADD = abi/libvyre.la $(CHECK_LIBS) -lm
+# The text form: round trips, literals, errors, fuzzing.
+tests_abi_check_text_SOURCES = tests/abi/check_text.c tests/abi/format_corpus.c tests/abi/format_corpus.h
+tests_abi_check_text_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_abi_check_text_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_text_LDADD = abi/libvyre.la $(CHECK_LIBS)
+endif

@@ -1,0 +1,138 @@
+/* conform_mutant.c -- a test plugin with a planted bug: the reference backend, except that programs using `mulhi` get bit 0 of their first output byte flipped. */
+/*
+ * `vyre conform --plugin .../libconform_mutant.so` and `vyre fuzz --plugin
+ * ...` must find, capsule and minimize exactly that bug (tests/conform/conform.test,
+ * tests/fuzz/fuzz.test).  The plugin dlopens the reference plugin
+ * ($VYRE_MUTANT_INNER, else the build tree's) and forwards to it; like any
+ * plugin it exports only the descriptor and the entry.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vyre/vyre.h"
+#include "vyre/vyre_program.h"
+#include "vyre/vyre_support.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static const vyre_registration *inner_reg;
+static vyre_registration reg;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char load_error[512];
+
+typedef struct mutant {
+  vyre_backend head;
+  vyre_backend *inner;
+} mutant;
+
+static void load_inner(void) {
+  const char *path = getenv("VYRE_MUTANT_INNER");
+  if (!path || !*path) path = MUTANT_INNER_DEFAULT;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(load_error, sizeof load_error, "%s", dlerror());
+    return;
+  }
+  vyre_plugin_entry_fn entry = (vyre_plugin_entry_fn)dlsym(h, VYRE_PLUGIN_ENTRY_SYMBOL);
+  vyre_error err = VYRE_ERROR_INIT;
+  if (!entry || entry(VYRE_ABI_MAJOR, VYRE_ABI_MINOR, &inner_reg, &err) != VYRE_OK) {
+    snprintf(load_error, sizeof load_error, "the reference entry failed: %.400s", err.message);
+    inner_reg = NULL;
+  }
+}
+
+static void m_destroy(vyre_backend *self) {
+  if (!self) return;
+  mutant *m = (mutant *)self;
+  if (m->inner) m->inner->vt->destroy(m->inner);
+  free(m);
+}
+
+static vyre_status m_profile(vyre_backend *self, vyre_device_profile *out, vyre_error *err) {
+  mutant *m = (mutant *)self;
+  vyre_status st = m->inner->vt->device_profile(m->inner, out, err);
+  if (st == VYRE_OK) {
+    snprintf(out->name, sizeof out->name, "mutant of the reference (mulhi flips a bit)");
+    snprintf(out->backend_id, sizeof out->backend_id, "mutant");
+  }
+  return st;
+}
+
+static vyre_status m_dispatch(vyre_backend *self, const vyre_program_ref *program,
+                              const vyre_input *inputs, uint32_t input_count,
+                              const vyre_dispatch_options *options, vyre_outputs **out,
+                              vyre_timing *timing, vyre_error *err) {
+  mutant *m = (mutant *)self;
+  vyre_status st = m->inner->vt->dispatch(m->inner, program, inputs, input_count, options, out,
+                                          timing, err);
+  if (st != VYRE_OK || !program || !program->bytes) return st;
+  vyre_program *p = NULL;
+  if (vyre_program_decode(program->bytes, program->size, &p, NULL) != VYRE_OK) return st;
+  int planted = 0;
+  for (uint32_t i = 0; i < p->inst_count; i++) planted |= p->insts[i].op == VYRE_OP_MULHI;
+  vyre_program_free(p);
+  if (planted && (*out)->count && (*out)->items[0].size) ((uint8_t *)(*out)->items[0].data)[0] ^= 1;
+  return st;
+}
+
+static void m_outputs_free(vyre_backend *self, vyre_outputs *o) {
+  mutant *m = (mutant *)self;
+  m->inner->vt->outputs_free(m->inner, o);
+}
+
+/* Only what the harness uses; the rest is NULL (hosts check entries). */
+static const vyre_backend_vtable vtable = {
+    .struct_size = sizeof(vyre_backend_vtable),
+    .destroy = m_destroy,
+    .device_profile = m_profile,
+    .dispatch = m_dispatch,
+    .outputs_free = m_outputs_free,
+};
+
+static vyre_status m_create(const vyre_backend_options *options, vyre_backend **out, vyre_error *err) {
+  *out = NULL;
+  mutant *m = calloc(1, sizeof *m);
+  if (!m) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "mutant: out of memory");
+  vyre_status st = inner_reg->create(options, &m->inner, err);
+  if (st != VYRE_OK) {
+    free(m);
+    return st;
+  }
+  m->head.struct_size = sizeof m->head;
+  m->head.vt = &vtable;
+  *out = &m->head;
+  return VYRE_OK;
+}
+
+/* The type and the symbol share a name: the symbol is named through asm. */
+EXPORT extern const vyre_plugin_descriptor mutant_descriptor __asm__("vyre_plugin_descriptor");
+EXPORT const vyre_plugin_descriptor mutant_descriptor = {
+    sizeof(vyre_plugin_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, VYRE_ABI_MINOR,
+    VYRE_ABI_MINOR, 0, sizeof(vyre_registration), sizeof(vyre_backend_vtable), "conform mutant"};
+
+EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_registration **out,
+                                     vyre_error *err);
+EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_registration **out,
+                                     vyre_error *err) {
+  if (major != VYRE_ABI_MAJOR)
+    return vyre_error_set(err, VYRE_ABI_MISMATCH, 0, "mutant: ABI major %u. Fix: rebuild", major);
+  (void)minor;
+  pthread_once(&once, load_inner);
+  if (!inner_reg)
+    return vyre_error_set(err, VYRE_INTERNAL, 0, "mutant: cannot load the reference plugin: %s. "
+                          "Fix: set VYRE_MUTANT_INNER", load_error);
+  reg = *inner_reg;
+  reg.struct_size = sizeof reg;
+  reg.id = "mutant";
+  reg.description = "the reference with a planted mulhi bug (conformance tests)";
+  reg.precedence = 950;
+  /* Only host dispatch is forwarded. */
+  reg.capabilities &= ~(VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE | VYRE_CAP_PIPELINE |
+                        VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_TIMING);
+  reg.create = m_create;
+  *out = &reg;
+  return VYRE_OK;
+}

@@ -1,0 +1,41 @@
+# tests/conform/local.mk -- the conformance harness: its unit suite, a planted-bug plugin, the CLI end to end over the corpus.
+
+# A plugin with a planted bug (the reference, with mulhi results flipped):
+# the runner and the fuzzer must find, capsule and minimize it.  A test
+# artifact, never installed: it may name the build tree.
+check_LTLIBRARIES += tests/conform/libconform_mutant.la
+tests_conform_libconform_mutant_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_mutant_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DMUTANT_INNER_DEFAULT='"$(abs_top_builddir)/host-stub/ref/.libs/libvyre-ref.so"'
+tests_conform_libconform_mutant_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
+tests_conform_libconform_mutant_la_LIBADD = abi/libvyre.la -ldl -lpthread
+
+if HAVE_CHECK
+check_PROGRAMS += tests/conform/check_conform
+TESTS += tests/conform/check_conform
+tests_conform_check_conform_SOURCES = tests/conform/check_conform.c
+tests_conform_check_conform_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_conform_check_conform_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_conform_check_conform_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/conform/libvyre-conform.la \
+	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la $(CHECK_LIBS) -lm
+endif
+
+# The CLI end to end (the reference against itself over the corpus, the
+# planted bug) and the corpus generator's check.
+TESTS += tests/conform/conform.test tests/conform/conform_corpus.test
+EXTRA_DIST += tests/conform/conform.test tests/conform/conform_corpus.test tests/conformance
+
+# The corpus is installed, so the installed `vyre conform` finds it.
+conformdir = $(pkgdatadir)/conformance
+install-data-local: install-conform-corpus
+install-conform-corpus:
+	@for f in `cd $(srcdir)/tests/conformance && find . -name '*.vyre' | LC_ALL=C sort`; do \
+	  d=`dirname "$$f"`; $(MKDIR_P) "$(DESTDIR)$(conformdir)/$$d" || exit 1; \
+	  $(INSTALL_DATA) "$(srcdir)/tests/conformance/$$f" "$(DESTDIR)$(conformdir)/$$f" || exit 1; \
+	done
+uninstall-local: uninstall-conform-corpus
+uninstall-conform-corpus:
+	rm -rf "$(DESTDIR)$(conformdir)"
+.PHONY: install-conform-corpus uninstall-conform-corpus

@@ -1,0 +1,1005 @@
+/* check_loader.c -- libvyre-host: discovery, descriptor and registration checks, negotiation, selection, search order. */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stubs/stub_plugin.h"
+#include "vyre/vyre_host.h"
+#include "vyre/vyre_program.h"
+
+/* check_loader_skew builds the host with another minor (tests/host.mk). */
+#ifndef VYRE_HOST_ABI_MINOR
+#define VYRE_HOST_ABI_MINOR VYRE_ABI_MINOR
+#endif
+#define HOST_MINOR VYRE_HOST_ABI_MINOR
+
+/* ------------------------------------------------------------------ */
+/* Fixtures and helpers                                                */
+/* ------------------------------------------------------------------ */
+
+/* snprintf whose truncation fails the test (paths are never cut short). */
+#define FORMAT(buf, size, ...) \
+  ck_assert_msg(snprintf((buf), (size), __VA_ARGS__) < (int)(size), "string too long for its buffer")
+
+static char stub_dir[PATH_MAX];
+static char tmp_dir[PATH_MAX];
+
+static void find_stub_dir(void) {
+  const char *build = getenv("VYRE_BUILD_DIR");
+  if (build && *build)
+    FORMAT(stub_dir, sizeof stub_dir, "%s/tests/loader/stubs/.libs", build);
+  else
+    FORMAT(stub_dir, sizeof stub_dir, "%s", VYRE_STUB_DIR);
+}
+
+/* Path of a stub variant; static storage rotated over 8 slots. */
+static const char *stub(const char *variant) {
+  static char slots[8][PATH_MAX];
+  static int next;
+  char *p = slots[next++ % 8];
+  FORMAT(p, PATH_MAX, "%s/libstub_%s.so", stub_dir, variant);
+  return p;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  return remove(path);
+}
+
+static void setup_tmp(void) {
+  find_stub_dir();
+  const char *base = getenv("TMPDIR");
+  FORMAT(tmp_dir, sizeof tmp_dir, "%s/vyre-loader-XXXXXX", base && *base ? base : "/tmp");
+  ck_assert_msg(mkdtemp(tmp_dir) != NULL, "mkdtemp %s failed: %s", tmp_dir, strerror(errno));
+  unsetenv("VYRE_BACKEND");
+  unsetenv("VYRE_BACKEND_PATH");
+  unsetenv("VYRE_BUILD_DIR");
+}
+
+static void teardown_tmp(void) {
+  if (tmp_dir[0]) nftw(tmp_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  tmp_dir[0] = '\0';
+}
+
+/* A file under tmp_dir (path returned in static storage slots). */
+static const char *tmp(const char *name) {
+  static char slots[8][PATH_MAX];
+  static int next;
+  char *p = slots[next++ % 8];
+  FORMAT(p, PATH_MAX, "%s/%s", tmp_dir, name);
+  return p;
+}
+
+static void mkdir_tmp(const char *name) {
+  ck_assert_msg(mkdir(tmp(name), 0755) == 0, "mkdir %s: %s", name, strerror(errno));
+}
+
+static void link_stub(const char *variant, const char *name) {
+  const char *target = stub(variant);
+  ck_assert_msg(symlink(target, tmp(name)) == 0, "symlink %s -> %s: %s", name, target,
+                strerror(errno));
+}
+
+static void write_file(const char *name, const void *data, size_t size) {
+  FILE *f = fopen(tmp(name), "wb");
+  ck_assert_msg(f != NULL, "cannot create %s", name);
+  if (size) ck_assert_msg(fwrite(data, 1, size, f) == size, "short write to %s", name);
+  fclose(f);
+}
+
+/* Open a host that searches `path` only (no env, no default dirs). */
+static vyre_host *open_only(const char *path) {
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS, path, NULL};
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st = vyre_host_open(&opt, &host, &err);
+  ck_assert_msg(st == VYRE_OK, "vyre_host_open(%s) should succeed, got %s: %s", path,
+                vyre_status_name(st), err.message);
+  ck_assert_msg(host != NULL, "vyre_host_open must return a host");
+  return host;
+}
+
+static vyre_host_candidate info_at(vyre_host *host, uint32_t i) {
+  vyre_host_candidate info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_backend_info(host, i, &info, &err) == VYRE_OK,
+                "backend_info(%u) should succeed: %s", i, err.message);
+  return info;
+}
+
+/* Index of the candidate whose path ends with `suffix`, or -1. */
+static int index_of(vyre_host *host, const char *suffix) {
+  size_t n = strlen(suffix);
+  for (uint32_t i = 0; i < vyre_host_backend_count(host); i++) {
+    vyre_host_candidate info = info_at(host, i);
+    size_t m = strlen(info.path);
+    if (m >= n && strcmp(info.path + m - n, suffix) == 0) return (int)i;
+  }
+  return -1;
+}
+
+/* The stub's counters; the plugin must already be loaded. */
+static stub_counters *counters(const char *variant) {
+  void *h = dlopen(stub(variant), RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return NULL;
+  stub_counters *c = dlsym(h, STUB_COUNTERS_SYMBOL);
+  dlclose(h); /* drops only the reference RTLD_NOLOAD added */
+  return c;
+}
+
+static int is_loaded(const char *variant) {
+  void *h = dlopen(stub(variant), RTLD_NOW | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  return h != NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* core                                                                */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_good_stub_registers) {
+  vyre_host *host = open_only(stub("good"));
+  ck_assert_msg(vyre_host_backend_count(host) == 1, "one path, one candidate; got %u",
+                vyre_host_backend_count(host));
+  ck_assert_msg(vyre_host_skipped_count(host) == 0, "the good stub must not be skipped");
+  vyre_host_candidate info = info_at(host, 0);
+  ck_assert_msg(info.status == VYRE_HOST_LOADED, "status should be loaded before any factory "
+                "ran, got %s (%s)", vyre_host_status_name(info.status), info.reason);
+  ck_assert_str_eq(info.id, "stub");
+  ck_assert_str_eq(info.version, "0.0.1-stub");
+  ck_assert_str_eq(info.description, "test stub plugin (stub)");
+  ck_assert_str_eq(info.path, stub("good"));
+  ck_assert_str_eq(info.build_id, "stub stub");
+  ck_assert_str_eq(info.reason, "");
+  ck_assert_int_eq(info.origin, VYRE_HOST_FROM_OPTIONS);
+  ck_assert_int_eq(info.precedence, 50);
+  ck_assert_int_eq(info.abi_major, VYRE_ABI_MAJOR);
+  ck_assert_msg(info.abi_minor == (HOST_MINOR < VYRE_ABI_MINOR ? HOST_MINOR : VYRE_ABI_MINOR),
+                "the good stub serves only minor %u", VYRE_ABI_MINOR);
+  ck_assert_int_eq(info.op_count, 4);
+  ck_assert_msg(info.ops[0] == VYRE_OP_CONST && info.ops[1] == VYRE_OP_LOAD &&
+                    info.ops[2] == VYRE_OP_ADD && info.ops[3] == VYRE_OP_STORE,
+                "the op list must be copied in order");
+  ck_assert_msg(info.capabilities == (VYRE_CAP_BARRIER | VYRE_CAP_F16), "capabilities copied");
+  ck_assert_msg(info.storage_types == ((1u << VYRE_T_U32) | (1u << VYRE_T_F32)),
+                "storage types copied");
+  ck_assert_int_eq(info.registration_size, sizeof(vyre_registration));
+  ck_assert_int_eq(info.vtable_size, sizeof(vyre_backend_vtable));
+  ck_assert_int_eq(vyre_host_find(host, "stub"), 0);
+  ck_assert_int_eq(vyre_host_find(host, "nope"), -1);
+  stub_counters *c = counters("good");
+  ck_assert_msg(c != NULL, "the good stub should be loaded and export stub_calls");
+  ck_assert_msg(c->entry == 1 && c->create == 0, "open calls the entry once and no factory "
+                "(entry %d, create %d)", c->entry, c->create);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_create_and_vtable_helper) {
+  vyre_host *host = open_only(stub("good"));
+  vyre_backend *b = NULL;
+  uint32_t index = 99;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK,
+                "the good stub's factory works: %s", err.message);
+  ck_assert_msg(b != NULL && index == 0, "create returns the instance and its index");
+  ck_assert_msg(VYRE_HOST_HAS(b, destroy) && VYRE_HOST_HAS(b, device_profile) &&
+                    VYRE_HOST_HAS(b, metrics),
+                "entries the stub fills are present");
+  ck_assert_msg(!VYRE_HOST_HAS(b, dispatch) && !VYRE_HOST_HAS(b, pipeline_release),
+                "NULL entries are absent");
+  ck_assert_msg(!vyre_host_vtable_has(b, 3), "a misaligned offset is never an entry");
+  ck_assert_msg(!vyre_host_vtable_has(b, 0), "struct_size is not an entry");
+  ck_assert_msg(!vyre_host_vtable_has(b, 4096), "an offset past the table is absent");
+  ck_assert_msg(!vyre_host_vtable_has(NULL, offsetof(vyre_backend_vtable, destroy)),
+                "NULL backend has nothing");
+  vyre_device_profile prof = {.struct_size = sizeof prof};
+  ck_assert_msg(b->vt->device_profile(b, &prof, &err) == VYRE_OK, "profile works");
+  ck_assert_str_eq(prof.backend_id, "stub");
+  ck_assert_int_eq(info_at(host, 0).status, VYRE_HOST_READY);
+  /* Instances outlive the host: the plugin is never unloaded. */
+  vyre_host_close(host);
+  stub_counters *c = counters("good");
+  ck_assert_msg(c->live == 1, "one live instance after close, got %d", c->live);
+  b->vt->destroy(b);
+  ck_assert_msg(c->live == 0 && c->destroy == 1, "destroy released it");
+  ck_assert_msg(is_loaded("good"), "the plugin is never dlclose'd");
+}
+END_TEST
+
+START_TEST(test_short_vtable_helper) {
+  vyre_host *host = open_only(stub("shortvt"));
+  vyre_backend *b = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, "shortvt", NULL, &b, NULL, &err) == VYRE_OK,
+                "a vtable that covers destroy is accepted: %s", err.message);
+  ck_assert_msg(VYRE_HOST_HAS(b, shutdown), "shutdown lies inside struct_size 40");
+  ck_assert_msg(!VYRE_HOST_HAS(b, metrics),
+                "metrics is set in memory but beyond struct_size 40: it must read as absent");
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* errors: each broken plugin is skipped with its reason               */
+/* ------------------------------------------------------------------ */
+
+typedef struct broken_case {
+  const char *variant;
+  uint32_t status;       /* after open */
+  const char *reason;    /* substring of the reason */
+  int entry_calls;       /* -1: the stub has no entry to count */
+} broken_case;
+
+static char reason_buf[32][256];
+
+static const broken_case *broken_cases(size_t *count) {
+  static broken_case cases[32];
+  size_t n = 0;
+#define CASE(v, st, r, e) cases[n++] = (broken_case){v, st, r, e}
+  CASE("major", VYRE_HOST_SKIPPED, "ABI mismatch: the plugin speaks vyre ABI 2.x, this host 1.x", 0);
+  snprintf(reason_buf[0], sizeof reason_buf[0],
+           "the plugin serves ABI 1.3 to 1.4, this host speaks 1.%u", HOST_MINOR);
+  CASE("excl", VYRE_HOST_SKIPPED, reason_buf[0], 0);
+  CASE("shortdesc", VYRE_HOST_SKIPPED, "struct_size 16, the host needs at least 24", 0);
+  CASE("descreg", VYRE_HOST_SKIPPED, "registration_size 16, the host needs", 0);
+  CASE("magic", VYRE_HOST_SKIPPED, "magic 0x12345678, expected 0x4c505956", 0);
+  CASE("nodesc", VYRE_HOST_SKIPPED, "not a vyre plugin: it exports no 'vyre_plugin_descriptor'", 0);
+  CASE("noentry", VYRE_HOST_SKIPPED, "it exports no 'vyre_plugin_entry'", -1);
+  CASE("shortreg", VYRE_HOST_SKIPPED, "bad registration: struct_size 16, the host needs", 1);
+  snprintf(reason_buf[1], sizeof reason_buf[1],
+           "vyre_plugin_entry refused ABI 1.%u: VYRE_INTERNAL: stub entry: initialisation failed",
+           HOST_MINOR);
+  CASE("entryfail", VYRE_HOST_SKIPPED, reason_buf[1], 1);
+  CASE("badid", VYRE_HOST_SKIPPED, "bad registration: id 'Bad ID!' is not 1 to 31 of [a-z0-9_-]", 1);
+  CASE("longid", VYRE_HOST_SKIPPED, "id 'a234567890123456789012345678901...' is not 1 to 31", 1);
+  snprintf(reason_buf[2], sizeof reason_buf[2], "it says ABI 1.3, negotiation gave 1.%u",
+           HOST_MINOR);
+  CASE("liar", VYRE_HOST_SKIPPED, reason_buf[2], 1);
+  CASE("badop", VYRE_HOST_SKIPPED, "ops[4] = 250 is not an op this host knows", 1);
+  /* These register; their factory is what fails. */
+  CASE("factory", VYRE_HOST_LOADED, "", 1);
+  CASE("tinyvt", VYRE_HOST_LOADED, "", 1);
+#undef CASE
+  *count = n;
+  return cases;
+}
+
+START_TEST(test_broken_plugin_skipped) {
+  size_t n;
+  const broken_case *c = &broken_cases(&n)[_i];
+  vyre_host *host = open_only(stub(c->variant));
+  ck_assert_int_eq(vyre_host_backend_count(host), 1);
+  vyre_host_candidate info = info_at(host, 0);
+  ck_assert_msg(info.status == c->status, "%s: status should be %s, got %s (%s)", c->variant,
+                vyre_host_status_name(c->status), vyre_host_status_name(info.status),
+                info.reason);
+  ck_assert_msg(strstr(info.reason, c->reason) != NULL,
+                "%s: reason should contain \"%s\", got \"%s\"", c->variant, c->reason, info.reason);
+  if (c->status == VYRE_HOST_SKIPPED) {
+    ck_assert_msg(strstr(info.reason, "Fix:") != NULL || c->entry_calls == 1,
+                  "%s: a host-made reason says how to fix it: %s", c->variant, info.reason);
+    ck_assert_msg(strchr(info.reason, '\n') == NULL, "%s: the reason is one line", c->variant);
+    ck_assert_int_eq(vyre_host_skipped_count(host), 1);
+    ck_assert_msg(vyre_host_find(host, c->variant) == -1, "%s: a skipped plugin is not found",
+                  c->variant);
+  }
+  if (c->entry_calls >= 0) {
+    stub_counters *k = counters(c->variant);
+    ck_assert_msg(k != NULL, "%s: the stub stays loaded (never dlclose)", c->variant);
+    ck_assert_msg(k->entry == c->entry_calls,
+                  "%s: vyre_plugin_entry should have run %d times (the descriptor is checked "
+                  "before any plugin code runs), ran %d",
+                  c->variant, c->entry_calls, k->entry);
+    ck_assert_msg(k->create == 0, "%s: open never runs a factory", c->variant);
+  }
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_factory_failure_reported) {
+  vyre_host *host = open_only(stub("factory"));
+  vyre_backend *b = (vyre_backend *)&b;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st = vyre_host_create(host, NULL, NULL, &b, NULL, &err);
+  ck_assert_msg(st == VYRE_NO_DEVICE, "the factory's status is passed on, got %s",
+                vyre_status_name(st));
+  ck_assert_msg(b == NULL, "no instance on failure");
+  ck_assert_msg(strstr(err.message, "no usable vyre backend: factory: factory failed: "
+                                    "VYRE_NO_DEVICE: stub 'factory': no stub device here") != NULL,
+                "the error names the backend and its reason: %s", err.message);
+  vyre_host_candidate info = info_at(host, 0);
+  ck_assert_int_eq(info.status, VYRE_HOST_UNAVAILABLE);
+  ck_assert_msg(strstr(info.reason, "factory failed: VYRE_NO_DEVICE") != NULL,
+                "the reason is kept for `vyre list`: %s", info.reason);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_malformed_instance_rejected) {
+  vyre_host *host = open_only(stub("tinyvt"));
+  vyre_backend *b = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st = vyre_host_create(host, "tinyvt", NULL, &b, NULL, &err);
+  ck_assert_msg(st == VYRE_ABI_MISMATCH && b == NULL,
+                "an instance whose vtable cannot even hold destroy is refused, got %s",
+                vyre_status_name(st));
+  ck_assert_msg(strstr(err.message, "malformed instance") && strstr(err.message, "vtable size 8"),
+                "the error says what is malformed: %s", err.message);
+  ck_assert_int_eq(info_at(host, 0).status, VYRE_HOST_UNAVAILABLE);
+  /* The host cannot release it (no destroy in reach); the test can. */
+  stub_counters *c = counters("tinyvt");
+  ck_assert_msg(c->live == 1 && c->destroy == 0, "the refused instance is left alone");
+  free(c->last);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_not_libraries) {
+  mkdir_tmp("d");
+  write_file("d/libtext.so", "this is not an ELF file\n", 24);
+  write_file("d/libempty.so", "", 0);
+  /* The first 200 bytes of a real plugin: an ELF header with nothing behind it. */
+  FILE *f = fopen(stub("good"), "rb");
+  ck_assert_msg(f != NULL, "the good stub must exist");
+  char head[200];
+  ck_assert(fread(head, 1, sizeof head, f) == sizeof head);
+  fclose(f);
+  write_file("d/libtrunc.so", head, sizeof head);
+  mkdir_tmp("d/libdir.so");
+  ck_assert(mkfifo(tmp("d/libfifo.so"), 0644) == 0);
+  ck_assert(symlink("/nonexistent/libgone.so", tmp("d/libdangling.so")) == 0);
+  write_file("d/README", "not a plugin name\n", 18);
+  write_file("d/libversioned.so.1", "x", 1);
+  link_stub("good", "d/libzgood.so");
+
+  vyre_host *host = open_only(tmp("d"));
+  ck_assert_msg(vyre_host_backend_count(host) == 7,
+                "README and libversioned.so.1 are not candidates; 7 lib*.so are; got %u",
+                vyre_host_backend_count(host));
+  static const struct {
+    const char *name, *reason;
+  } want[] = {
+      {"/libdangling.so", "No such file or directory"},
+      {"/libdir.so", "not a regular file"},
+      {"/libempty.so", "dlopen failed:"},
+      {"/libfifo.so", "not a regular file"},
+      {"/libtext.so", "dlopen failed:"},
+      {"/libtrunc.so", "dlopen failed:"},
+  };
+  for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+    int i = index_of(host, want[k].name);
+    ck_assert_msg(i == (int)k, "%s should be candidate %zu (sorted order), is %d", want[k].name,
+                  k, i);
+    vyre_host_candidate info = info_at(host, (uint32_t)i);
+    ck_assert_msg(info.status == VYRE_HOST_SKIPPED && strstr(info.reason, want[k].reason),
+                  "%s: should be skipped with \"%s\", got %s \"%s\"", want[k].name,
+                  want[k].reason, vyre_host_status_name(info.status), info.reason);
+  }
+  ck_assert_int_eq(vyre_host_skipped_count(host), 6);
+  ck_assert_msg(vyre_host_find(host, "stub") == 6, "the good plugin behind the junk still loads");
+  vyre_backend *b = NULL;
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, NULL, NULL) == VYRE_OK,
+                "and still works");
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_missing_path_entry) {
+  vyre_host *host = open_only("/nonexistent/vyre/dir::/nonexistent/libx.so");
+  ck_assert_msg(vyre_host_backend_count(host) == 2, "two named entries (the empty one is "
+                "ignored), got %u", vyre_host_backend_count(host));
+  for (uint32_t i = 0; i < 2; i++) {
+    vyre_host_candidate info = info_at(host, i);
+    ck_assert_msg(info.status == VYRE_HOST_SKIPPED &&
+                      strstr(info.reason, "No such file or directory") &&
+                      strstr(info.reason, "Fix: correct the path in options"),
+                  "a missing entry is reported with its origin: %s", info.reason);
+  }
+  vyre_host_close(host);
+}
+END_TEST
+
+/* The whole stub directory: every broken one skipped, the good ones work. */
+START_TEST(test_whole_stub_directory) {
+  vyre_host *host = open_only(stub_dir);
+  size_t n;
+  const broken_case *cases = broken_cases(&n);
+  for (size_t k = 0; k < n; k++) {
+    char name[64];
+    FORMAT(name, sizeof name, "/libstub_%s.so", cases[k].variant);
+    int i = index_of(host, name);
+    ck_assert_msg(i >= 0, "%s should be a candidate of the directory", name);
+    vyre_host_candidate info = info_at(host, (uint32_t)i);
+    ck_assert_msg(info.status == cases[k].status && strstr(info.reason, cases[k].reason),
+                  "%s: want %s \"%s\", got %s \"%s\"", name,
+                  vyre_host_status_name(cases[k].status), cases[k].reason,
+                  vyre_host_status_name(info.status), info.reason);
+  }
+  int dup = index_of(host, "/libstub_zdup.so");
+  vyre_host_candidate info = info_at(host, (uint32_t)dup);
+  ck_assert_msg(info.status == VYRE_HOST_SKIPPED &&
+                    strstr(info.reason, "duplicate id 'stub' (already loaded from ") &&
+                    strstr(info.reason, "libstub_good.so)"),
+                "zdup sorts after good and is the duplicate: %s", info.reason);
+  uint32_t index = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_select(host, NULL, &index, &err) == VYRE_OK, "selection works: %s",
+                err.message);
+  ck_assert_msg(strcmp(info_at(host, index).id, "fast") == 0,
+                "factory (precedence 1) fails, so fast (10) wins; got %s",
+                info_at(host, index).id);
+  ck_assert_int_eq(info_at(host, (uint32_t)vyre_host_find(host, "factory")).status,
+                   VYRE_HOST_UNAVAILABLE);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* negotiation: the version-skew matrix                                */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_negotiate_matrix) {
+  static const struct {
+    uint16_t host, lo, hi;
+    int ok;
+    uint16_t agreed;
+  } rows[] = {
+      {0, 0, 0, 1, 0},          /* same version */
+      {0, 0, 3, 1, 0},          /* plugin newer: down to the host */
+      {2, 0, 3, 1, 2},          /* plugin newer, host in range */
+      {2, 0, 1, 1, 1},          /* host newer: the plugin's newest */
+      {5, 5, 5, 1, 5},          /* exact single minor */
+      {5, 2, 9, 1, 5},
+      {9, 2, 5, 1, 5},
+      {0, 1, 2, 0, 0},          /* plugin dropped minor 0 */
+      {2, 3, 4, 0, 0},          /* plugin needs a newer host */
+      {4, 3, 2, 0, 0},          /* inverted range */
+      {65535, 0, 65535, 1, 65535},
+      {0, 0, 65535, 1, 0},
+      {65535, 65535, 65535, 1, 65535},
+      {65534, 65535, 65535, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    uint16_t agreed = 12345;
+    vyre_status st = vyre_host_negotiate_minor(rows[i].host, rows[i].lo, rows[i].hi, &agreed);
+    if (rows[i].ok)
+      ck_assert_msg(st == VYRE_OK && agreed == rows[i].agreed,
+                    "host %u vs plugin [%u,%u] should agree on %u, got %s %u", rows[i].host,
+                    rows[i].lo, rows[i].hi, rows[i].agreed, vyre_status_name(st), agreed);
+    else
+      ck_assert_msg(st == VYRE_ABI_MISMATCH && agreed == 12345,
+                    "host %u vs plugin [%u,%u] should not agree (and leave out alone), got %s %u",
+                    rows[i].host, rows[i].lo, rows[i].hi, vyre_status_name(st), agreed);
+  }
+}
+END_TEST
+
+/* Real plugins with minor ranges against this host's minor. */
+START_TEST(test_negotiate_plugins) {
+  static const struct {
+    const char *variant;
+    int loads; /* at host minor 0 / at host minor 2 */
+    uint16_t minor;
+  } rows_minor0[] = {{"newer", 1, 0}, {"older", 1, 0}, {"excl", 0, 0}, {"liar", 0, 0}},
+    rows_minor2[] = {{"newer", 1, 2}, {"older", 1, 1}, {"excl", 0, 0}, {"liar", 0, 0}};
+  ck_assert_msg(HOST_MINOR == 0 || HOST_MINOR == 2, "this table knows host minors 0 and 2");
+  const __typeof__(rows_minor0[0]) *rows = HOST_MINOR == 2 ? rows_minor2 : rows_minor0;
+  char path[4 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s:%s:%s", stub("newer"), stub("older"), stub("excl"),
+           stub("liar"));
+  vyre_host *host = open_only(path);
+  ck_assert_int_eq(vyre_host_backend_count(host), 4);
+  for (uint32_t i = 0; i < 4; i++) {
+    vyre_host_candidate info = info_at(host, i);
+    if (rows[i].loads) {
+      ck_assert_msg(info.status == VYRE_HOST_LOADED && info.abi_minor == rows[i].minor,
+                    "%s at host minor %u should load with minor %u, got %s minor %u (%s)",
+                    rows[i].variant, HOST_MINOR, rows[i].minor,
+                    vyre_host_status_name(info.status), info.abi_minor, info.reason);
+      ck_assert_msg(counters(rows[i].variant)->entry == 1, "%s: entry ran once", rows[i].variant);
+    } else {
+      ck_assert_msg(info.status == VYRE_HOST_SKIPPED, "%s at host minor %u must be refused",
+                    rows[i].variant, HOST_MINOR);
+    }
+  }
+  ck_assert_msg(counters("excl")->entry == 0,
+                "a range that excludes the host is refused from the descriptor alone");
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* selection                                                           */
+/* ------------------------------------------------------------------ */
+
+static const char *selected_id(vyre_host *host, vyre_error *err, vyre_status *st) {
+  uint32_t index = 0;
+  *st = vyre_host_select(host, NULL, &index, err);
+  return *st == VYRE_OK ? info_at(host, index).id : NULL;
+}
+
+START_TEST(test_precedence_selection) {
+  char path[3 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s:%s", stub("good"), stub("fast"), stub("tie"));
+  vyre_host *host = open_only(path);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st;
+  const char *id = selected_id(host, &err, &st);
+  ck_assert_msg(id && strcmp(id, "fast") == 0, "lowest precedence (fast, 10) wins; got %s (%s)",
+                id ? id : "none", err.message);
+  ck_assert_msg(counters("good")->create == 0, "selection stops at the first working factory");
+  ck_assert_msg(vyre_host_probe(host) == 3, "probe: all three factories work");
+  for (uint32_t i = 0; i < 3; i++) ck_assert_int_eq(info_at(host, i).status, VYRE_HOST_READY);
+  ck_assert_msg(counters("fast")->live == 0 && counters("good")->live == 0,
+                "select and probe destroy the instances they make");
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_tie_uses_search_order) {
+  char path[2 * PATH_MAX];
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st;
+  FORMAT(path, sizeof path, "%s:%s", stub("good"), stub("tie"));
+  vyre_host *host = open_only(path);
+  const char *id = selected_id(host, &err, &st);
+  ck_assert_msg(id && strcmp(id, "stub") == 0, "equal precedence: first found wins, got %s",
+                id ? id : "none");
+  vyre_host_close(host);
+  FORMAT(path, sizeof path, "%s:%s", stub("tie"), stub("good"));
+  host = open_only(path);
+  id = selected_id(host, &err, &st);
+  ck_assert_msg(id && strcmp(id, "tie") == 0, "equal precedence, reversed: tie first, got %s",
+                id ? id : "none");
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_selection_skips_failing_factory) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", stub("good"), stub("factory"));
+  vyre_host *host = open_only(path);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st;
+  const char *id = selected_id(host, &err, &st);
+  ck_assert_msg(id && strcmp(id, "stub") == 0,
+                "factory (precedence 1) fails here, so stub is chosen; got %s", id ? id : "none");
+  vyre_host_candidate info = info_at(host, 1);
+  ck_assert_msg(info.status == VYRE_HOST_UNAVAILABLE && strstr(info.reason, "no stub device"),
+                "the failed factory keeps its reason: %s", info.reason);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_forced_by_env) {
+  char path[3 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s:%s", stub("good"), stub("fast"), stub("factory"));
+  setenv("VYRE_BACKEND_PATH", path, 1);
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_DEFAULT_DIRS, NULL, NULL};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_host *host = NULL;
+  vyre_backend *b = NULL;
+  uint32_t index = 0;
+
+  setenv("VYRE_BACKEND", "stub", 1);
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  ck_assert_str_eq(vyre_host_forced_id(host), "stub");
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK &&
+                    strcmp(info_at(host, index).id, "stub") == 0,
+                "VYRE_BACKEND=stub beats fast's precedence: %s", err.message);
+  b->vt->destroy(b);
+  ck_assert_msg(vyre_host_create(host, "fast", NULL, &b, &index, &err) == VYRE_OK &&
+                    strcmp(info_at(host, index).id, "fast") == 0,
+                "an explicit id beats VYRE_BACKEND");
+  b->vt->destroy(b);
+  vyre_host_close(host);
+
+  setenv("VYRE_BACKEND", "nosuch", 1);
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  vyre_status st = vyre_host_create(host, NULL, NULL, &b, NULL, &err);
+  ck_assert_msg(st == VYRE_NO_DEVICE && b == NULL, "a forced id that is absent is an error");
+  ck_assert_msg(strstr(err.message, "backend 'nosuch' (forced by VYRE_BACKEND) not found "
+                                    "(registered: stub, fast, factory)") &&
+                    strstr(err.message, "Fix:"),
+                "the error lists what exists: %s", err.message);
+  vyre_host_close(host);
+
+  setenv("VYRE_BACKEND", "factory", 1);
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  st = vyre_host_create(host, NULL, NULL, &b, NULL, &err);
+  ck_assert_msg(st == VYRE_NO_DEVICE && b == NULL,
+                "a forced backend whose factory fails is an error, not a fallback");
+  ck_assert_msg(strstr(err.message, "backend 'factory' (forced by VYRE_BACKEND) cannot be used: "
+                                    "factory failed: VYRE_NO_DEVICE"),
+                "and says why: %s", err.message);
+  vyre_host_close(host);
+
+  /* The host options win over the environment. */
+  opt.backend = "fast";
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  ck_assert(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK);
+  ck_assert_msg(strcmp(info_at(host, index).id, "fast") == 0, "options->backend beats VYRE_BACKEND");
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_forced_skipped_names_reason) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", stub("good"), stub("liar"));
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS, path, "liar"};
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  vyre_backend *b = NULL;
+  ck_assert(vyre_host_create(host, NULL, NULL, &b, NULL, &err) != VYRE_OK);
+  /* The liar registers before it is refused, so its id is known. */
+  ck_assert_msg(strstr(err.message, "backend 'liar' (forced by the host options) was skipped") &&
+                    strstr(err.message, "negotiation gave"),
+                "a forced id that was skipped says why: %s", err.message);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_no_backends) {
+  vyre_host *host = open_only("");
+  ck_assert_int_eq(vyre_host_backend_count(host), 0);
+  vyre_backend *b = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre_host_create(host, NULL, NULL, &b, NULL, &err) == VYRE_NO_DEVICE);
+  ck_assert_msg(strstr(err.message, "no vyre backend found (0 candidates skipped)") &&
+                    strstr(err.message, "VYRE_BACKEND_PATH"),
+                "an empty search says how to fix it: %s", err.message);
+  ck_assert_int_eq(vyre_host_probe(host), 0);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_device_ordinal_passed) {
+  vyre_host *host = open_only(stub("good"));
+  vyre_backend_options bo = {sizeof bo, 1, 0, 0};
+  vyre_backend *b = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre_host_create(host, "stub", &bo, &b, NULL, &err) == VYRE_NO_DEVICE);
+  ck_assert_msg(strstr(err.message, "device 1 does not exist"), "the options reach the factory: %s",
+                err.message);
+  bo.struct_size = 0;
+  ck_assert_msg(vyre_host_create(host, "stub", &bo, &b, NULL, &err) == VYRE_INVALID_ARGUMENT,
+                "options with struct_size 0 are refused");
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* search: order, duplicates, directories, environment, build tree      */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_duplicate_first_wins) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", stub("good"), stub("zdup"));
+  vyre_host *host = open_only(path);
+  vyre_host_candidate dup = info_at(host, 1);
+  char want[PATH_MAX + 64];
+  FORMAT(want, sizeof want, "duplicate id 'stub' (already loaded from %s)", stub("good"));
+  ck_assert_msg(dup.status == VYRE_HOST_SKIPPED && strstr(dup.reason, want),
+                "the later one is the duplicate: %s", dup.reason);
+  ck_assert_int_eq(info_at(host, 0).precedence, 50);
+  vyre_host_close(host);
+
+  FORMAT(path, sizeof path, "%s:%s", stub("zdup"), stub("good"));
+  host = open_only(path);
+  ck_assert_msg(info_at(host, 0).status == VYRE_HOST_LOADED && info_at(host, 0).precedence == 5,
+                "reversed: zdup is the 'stub' that loads");
+  ck_assert_int_eq(info_at(host, 1).status, VYRE_HOST_SKIPPED);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_directory_sorted) {
+  mkdir_tmp("p");
+  link_stub("fast", "p/libc.so");
+  link_stub("good", "p/liba.so");
+  link_stub("tie", "p/libb.so");
+  link_stub("zdup", "p/libB.so"); /* 'B' < 'a' in byte order: first */
+  vyre_host *host = open_only(tmp("p"));
+  static const char *order[] = {"/libB.so", "/liba.so", "/libb.so", "/libc.so"};
+  ck_assert_int_eq(vyre_host_backend_count(host), 4);
+  for (int k = 0; k < 4; k++)
+    ck_assert_msg(index_of(host, order[k]) == k, "%s should be candidate %d (byte order), is %d",
+                  order[k], k, index_of(host, order[k]));
+  ck_assert_msg(info_at(host, 1).status == VYRE_HOST_SKIPPED,
+                "liba.so ('stub') comes after libB.so (also 'stub'): duplicate");
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_same_file_listed_once) {
+  mkdir_tmp("p");
+  link_stub("good", "p/libgood.so");
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s:%s", tmp("p"), stub("good"), tmp("p/libgood.so"));
+  vyre_host *host = open_only(path);
+  ck_assert_msg(vyre_host_backend_count(host) == 1,
+                "one file reached three ways is one candidate, got %u",
+                vyre_host_backend_count(host));
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_env_path_after_options) {
+  setenv("VYRE_BACKEND_PATH", stub("zdup"), 1);
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_DEFAULT_DIRS, stub("good"), NULL};
+  vyre_host *host = NULL;
+  ck_assert(vyre_host_open(&opt, &host, NULL) == VYRE_OK);
+  ck_assert_int_eq(vyre_host_backend_count(host), 2);
+  vyre_host_candidate a = info_at(host, 0), b = info_at(host, 1);
+  ck_assert_msg(a.origin == VYRE_HOST_FROM_OPTIONS && b.origin == VYRE_HOST_FROM_ENV,
+                "options first, then VYRE_BACKEND_PATH");
+  ck_assert_msg(a.status == VYRE_HOST_LOADED && b.status == VYRE_HOST_SKIPPED,
+                "so the options' 'stub' wins");
+  ck_assert_str_eq(vyre_host_origin_name(b.origin), "VYRE_BACKEND_PATH");
+  vyre_host_close(host);
+
+  opt.flags |= VYRE_HOST_NO_ENV;
+  setenv("VYRE_BACKEND", "zzz", 1);
+  ck_assert(vyre_host_open(&opt, &host, NULL) == VYRE_OK);
+  ck_assert_msg(vyre_host_backend_count(host) == 1 && vyre_host_forced_id(host) == NULL,
+                "VYRE_HOST_NO_ENV ignores VYRE_BACKEND_PATH and VYRE_BACKEND");
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_env_path_directory_and_files) {
+  mkdir_tmp("e");
+  link_stub("tie", "e/libtie.so");
+  char path[3 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", stub("fast"), tmp("e"));
+  setenv("VYRE_BACKEND_PATH", path, 1);
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_DEFAULT_DIRS, NULL, NULL};
+  vyre_host *host = NULL;
+  ck_assert(vyre_host_open(&opt, &host, NULL) == VYRE_OK);
+  ck_assert_int_eq(vyre_host_backend_count(host), 2);
+  ck_assert_str_eq(info_at(host, 0).id, "fast");
+  ck_assert_str_eq(info_at(host, 1).id, "tie");
+  ck_assert_int_eq(info_at(host, 1).origin, VYRE_HOST_FROM_ENV);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_build_tree) {
+  mkdir_tmp("top");
+  mkdir_tmp("top/host-stub");
+  mkdir_tmp("top/host-stub/ref");
+  mkdir_tmp("top/host-stub/ref/.libs");
+  link_stub("tie", "top/host-stub/ref/.libs/libvyre-ref.so");
+  setenv("VYRE_BUILD_DIR", tmp("top"), 1);
+  setenv("VYRE_BACKEND_PATH", stub("good"), 1);
+  vyre_host *host = NULL;
+  ck_assert(vyre_host_open(NULL, &host, NULL) == VYRE_OK);
+  int ref = index_of(host, "/top/host-stub/ref/.libs/libvyre-ref.so");
+  ck_assert_msg(ref >= 0, "VYRE_BUILD_DIR's host-stub/ref/.libs/libvyre-ref.so is searched");
+  vyre_host_candidate info = info_at(host, (uint32_t)ref);
+  ck_assert_msg(info.origin == VYRE_HOST_FROM_BUILD && strcmp(info.id, "tie") == 0,
+                "and registers from the build tree (%s, %s)", vyre_host_origin_name(info.origin),
+                info.id);
+  ck_assert_msg(index_of(host, "/libstub_good.so") < ref, "VYRE_BACKEND_PATH comes first");
+  ck_assert_msg(index_of(host, "libvyre-cuda.so") < 0,
+                "a build-tree plugin that was not built is not listed");
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* api                                                                 */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_info_honours_struct_size) {
+  vyre_host *host = open_only(stub("good"));
+  vyre_host_candidate info;
+  memset(&info, 0xab, sizeof info);
+  info.struct_size = (uint32_t)offsetof(vyre_host_candidate, version);
+  ck_assert(vyre_host_backend_info(host, 0, &info, NULL) == VYRE_OK);
+  ck_assert_msg(info.struct_size == offsetof(vyre_host_candidate, version),
+                "struct_size is left as the caller set it");
+  ck_assert_str_eq(info.id, "stub");
+  const unsigned char *tail = (const unsigned char *)&info.version;
+  for (size_t k = 0; k < sizeof info - offsetof(vyre_host_candidate, version); k++)
+    ck_assert_msg(tail[k] == 0xab, "byte %zu past the caller's struct_size was written",
+                  k + offsetof(vyre_host_candidate, version));
+  vyre_error err = VYRE_ERROR_INIT;
+  info.struct_size = sizeof info;
+  ck_assert(vyre_host_backend_info(host, 1, &info, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "index 1 out of range (1 candidates)"), "%s", err.message);
+  info.struct_size = 0;
+  ck_assert(vyre_host_backend_info(host, 0, &info, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_backend_info(host, 0, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_bad_arguments) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_host *host = (vyre_host *)&err;
+  ck_assert(vyre_host_open(NULL, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  vyre_host_options opt = {0, 0, NULL, NULL};
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(host == NULL, "a failed open leaves *host NULL");
+  ck_assert_msg(strstr(err.message, "struct_size 0 is invalid") && strstr(err.message, "Fix:"),
+                "%s", err.message);
+  opt.struct_size = sizeof opt;
+  opt.flags = 0x80;
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "unknown flags 0x80"), "%s", err.message);
+  /* A caller built against an older, shorter vyre_host_options. */
+  opt.struct_size = offsetof(vyre_host_options, search_path);
+  opt.flags = VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS;
+  opt.search_path = "/garbage/not/read";
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  ck_assert_msg(vyre_host_backend_count(host) == 0, "fields past struct_size are not read");
+  vyre_backend *b = NULL;
+  ck_assert(vyre_host_create(host, NULL, NULL, NULL, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_create(NULL, NULL, NULL, &b, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  vyre_host_close(host);
+  vyre_host_close(NULL);
+  ck_assert_int_eq(vyre_host_backend_count(NULL), 0);
+  ck_assert_int_eq(vyre_host_find(NULL, "x"), -1);
+  ck_assert_int_eq(vyre_host_probe(NULL), 0);
+}
+END_TEST
+
+START_TEST(test_names) {
+  ck_assert_str_eq(vyre_host_status_name(VYRE_HOST_LOADED), "loaded");
+  ck_assert_str_eq(vyre_host_status_name(VYRE_HOST_READY), "ready");
+  ck_assert_str_eq(vyre_host_status_name(VYRE_HOST_UNAVAILABLE), "unavailable");
+  ck_assert_str_eq(vyre_host_status_name(VYRE_HOST_SKIPPED), "skipped");
+  ck_assert_str_eq(vyre_host_status_name(99), "?");
+  ck_assert_str_eq(vyre_host_origin_name(VYRE_HOST_FROM_BUILD), "build tree");
+  ck_assert_str_eq(vyre_host_origin_name(VYRE_HOST_FROM_PLUGINDIR), "plugin dir");
+  ck_assert_str_eq(vyre_host_origin_name(7), "?");
+  /* One name per VYRE_CAP_* bit of vyre.h, in bit order. */
+  static const struct {
+    uint64_t cap;
+    const char *name;
+  } caps[] = {{VYRE_CAP_F16, "f16"},
+              {VYRE_CAP_SUBGROUP, "subgroup"},
+              {VYRE_CAP_GRID_BARRIER, "grid_barrier"},
+              {VYRE_CAP_TRANSCENDENTAL, "transcendental"},
+              {VYRE_CAP_ATOMICS, "atomics"},
+              {VYRE_CAP_BARRIER, "barrier"}};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+    uint32_t bit = (uint32_t)__builtin_ctzll(caps[i].cap);
+    ck_assert_msg(vyre_host_capability_name(bit) && strcmp(vyre_host_capability_name(bit), caps[i].name) == 0,
+                  "bit %u should be named %s", bit, caps[i].name);
+  }
+  ck_assert_msg(vyre_host_capability_name(17) == NULL && vyre_host_capability_name(63) == NULL,
+                "bits past VYRE_CAP_BARRIER are unknown to this host");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* threads                                                             */
+/* ------------------------------------------------------------------ */
+
+static void *hammer(void *arg) {
+  vyre_host *host = arg;
+  for (int k = 0; k < 200; k++) {
+    vyre_backend *b = NULL, *other = NULL;
+    vyre_error err = VYRE_ERROR_INIT;
+    if (vyre_host_create(host, NULL, NULL, &b, NULL, &err) != VYRE_OK) return (void *)1;
+    vyre_host_candidate info = {.struct_size = sizeof info};
+    if (vyre_host_backend_info(host, 0, &info, &err) != VYRE_OK) return (void *)2;
+    if (vyre_host_create(host, "factory", NULL, &other, NULL, &err) == VYRE_OK) return (void *)3;
+    if (vyre_host_create(host, NULL, NULL, &other, NULL, &err) != VYRE_OK) return (void *)4;
+    other->vt->destroy(other);
+    b->vt->destroy(b);
+  }
+  return NULL;
+}
+
+START_TEST(test_concurrent_create) {
+  char path[3 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s:%s", stub("factory"), stub("good"), stub("fast"));
+  vyre_host *host = open_only(path);
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++) ck_assert(pthread_create(&t[i], NULL, hammer, host) == 0);
+  for (int i = 0; i < 8; i++) {
+    void *rc = NULL;
+    pthread_join(t[i], &rc);
+    ck_assert_msg(rc == NULL, "thread %d failed at step %ld", i, (long)(intptr_t)rc);
+  }
+  stub_counters *fast = counters("fast"), *factory = counters("factory");
+  ck_assert_msg(fast->create == 8 * 200 * 2, "every best-selection created 'fast', got %d",
+                fast->create);
+  ck_assert_msg(factory->create == 8 * 200 * 3,
+                "and tried 'factory' (precedence 1) first, plus the explicit tries: %d",
+                factory->create);
+  ck_assert_msg(fast->live == 0, "every instance was destroyed: %d live", fast->live);
+  ck_assert_int_eq(info_at(host, 0).status, VYRE_HOST_UNAVAILABLE);
+  ck_assert_int_eq(info_at(host, 2).status, VYRE_HOST_READY);
+  vyre_host_close(host);
+}
+END_TEST
+
+static Suite *loader_suite(void) {
+  Suite *s = suite_create("loader");
+  TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_test(tc, test_good_stub_registers);
+  tcase_add_test(tc, test_create_and_vtable_helper);
+  tcase_add_test(tc, test_short_vtable_helper);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("errors");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  size_t n;
+  broken_cases(&n);
+  tcase_add_loop_test(tc, test_broken_plugin_skipped, 0, (int)n);
+  tcase_add_test(tc, test_factory_failure_reported);
+  tcase_add_test(tc, test_malformed_instance_rejected);
+  tcase_add_test(tc, test_not_libraries);
+  tcase_add_test(tc, test_missing_path_entry);
+  tcase_add_test(tc, test_whole_stub_directory);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("negotiation");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_test(tc, test_negotiate_matrix);
+  tcase_add_test(tc, test_negotiate_plugins);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("selection");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_test(tc, test_precedence_selection);
+  tcase_add_test(tc, test_tie_uses_search_order);
+  tcase_add_test(tc, test_selection_skips_failing_factory);
+  tcase_add_test(tc, test_forced_by_env);
+  tcase_add_test(tc, test_forced_skipped_names_reason);
+  tcase_add_test(tc, test_no_backends);
+  tcase_add_test(tc, test_device_ordinal_passed);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("search");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_test(tc, test_duplicate_first_wins);
+  tcase_add_test(tc, test_directory_sorted);
+  tcase_add_test(tc, test_same_file_listed_once);
+  tcase_add_test(tc, test_env_path_after_options);
+  tcase_add_test(tc, test_env_path_directory_and_files);
+  tcase_add_test(tc, test_build_tree);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("api");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_test(tc, test_info_honours_struct_size);
+  tcase_add_test(tc, test_bad_arguments);
+  tcase_add_test(tc, test_names);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("threads");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_concurrent_create);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(loader_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

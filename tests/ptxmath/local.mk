@@ -1,0 +1,27 @@
+# tests/ptxmath/local.mk -- ptxmath: the unit suite (model accuracy, special values, ptxas), the GPU accuracy test, the long sweep.
+PTXMATH_TEST_LIBS = plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la
+if HAVE_CHECK
+check_PROGRAMS += tests/ptxmath/check_ptxmath
+TESTS += tests/ptxmath/check_ptxmath
+tests_ptxmath_check_ptxmath_SOURCES = tests/ptxmath/check_ptxmath.c tests/ptxmath/ptxmath_ref.c \
+	tests/ptxmath/ptxmath_ref.h
+tests_ptxmath_check_ptxmath_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_ptxmath_check_ptxmath_LDADD = $(PTXMATH_TEST_LIBS) $(CHECK_LIBS)
+endif
+
+# Runs on a GPU machine (exit 77 = SKIP without a driver or device); plain
+# C so it needs no Check library there.
+if HAVE_CUDA
+check_PROGRAMS += tests/ptxmath/gpu_ptxmath
+TESTS += tests/ptxmath/gpu_ptxmath
+tests_ptxmath_gpu_ptxmath_SOURCES = tests/ptxmath/gpu_ptxmath.c tests/ptxmath/ptxmath_ref.c \
+	tests/ptxmath/ptxmath_ref.h
+tests_ptxmath_gpu_ptxmath_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_ptxmath_gpu_ptxmath_LDADD = $(PTXMATH_TEST_LIBS)
+endif
+
+# The long model-vs-reference sweep (docs/ulp.md): run by hand.
+noinst_PROGRAMS += tests/ptxmath/sweep_ptxmath
+tests_ptxmath_sweep_ptxmath_SOURCES = tests/ptxmath/sweep_ptxmath.c tests/ptxmath/ptxmath_ref.c \
+	tests/ptxmath/ptxmath_ref.h
+tests_ptxmath_sweep_ptxmath_LDADD = $(PTXMATH_TEST_LIBS)

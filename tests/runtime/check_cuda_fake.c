@@ -1,0 +1,1836 @@
+/* check_cuda_fake.c -- the CUDA plugin against a fake libcuda: pools, resident store, dispatch plumbing, caches, errors, fault sweeps. */
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "fakecuda/fakecuda.h"
+#include "vyre/vyre.h"
+#include "vyre/vyre_program.h"
+#include "vyre/vyre_support.h"
+
+/* ------------------------------------------------------------------ */
+/* Harness: the plugin and the fake, loaded once                       */
+/* ------------------------------------------------------------------ */
+static char plugin_path[1024], fake_path[1024];
+static const vyre_registration *reg;
+static void *fake_dl;
+static struct {
+  fakecuda_reset_fn reset;
+  fakecuda_get_config_fn get_config;
+  fakecuda_set_config_fn set_config;
+  fakecuda_inject_fn inject;
+  fakecuda_clear_faults_fn clear_faults;
+  fakecuda_calls_fn calls;
+  fakecuda_names_fn names;
+  fakecuda_live_fn live;
+  fakecuda_launch_count_fn launch_count;
+  fakecuda_launch_get_fn launch_get;
+  fakecuda_set_hook_fn set_hook;
+  fakecuda_hold_events_fn hold_events;
+  fakecuda_complete_events_fn complete_events;
+  fakecuda_violations_fn violations;
+  fakecuda_jit_fail_fn jit_fail;
+  fakecuda_pageable_copies_fn pageable_copies;
+  fakecuda_poisoned_fn poisoned;
+  CUresult (*ctx_release)(CUdevice);
+} fk;
+
+static char tmpdir[256];
+
+static void rm_rf(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char sub[1024];
+      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+      rm_rf(sub);
+    }
+    closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void setup(void) {
+  static const char *clear[] = {
+      "VYRE_CUDA_POOL_DEVICE_BYTES", "VYRE_CUDA_POOL_PINNED_BYTES", "VYRE_CUDA_STAGING_CHUNK",
+      "VYRE_CUDA_TEST_FAULT_DISPATCH", "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE",
+      "VYRE_CUDA_DISK_CACHE", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT", "FAKECUDA_SM",
+      "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP", "FAKECUDA_MAX_BLOCKS_PER_SM"};
+  for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) unsetenv(clear[i]);
+  setenv("VYRE_CUDA_DRIVER", fake_path, 1);
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/vyre-cuda-fake-XXXXXX");
+  ck_assert_msg(mkdtemp(tmpdir) != NULL, "a private temp dir can be made");
+  char cache[512];
+  snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+  setenv("VYRE_CACHE_DIR", cache, 1);
+  fk.reset();
+}
+
+static void teardown(void) {
+  char last[512];
+  unsigned long v = fk.violations(last, sizeof last);
+  rm_rf(tmpdir);
+  ck_assert_msg(v == 0, "the plugin used the driver correctly, but the fake saw %lu misuse(s), "
+                        "last: %s", v, last);
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+static vyre_backend *mk_status(vyre_status want, vyre_error *err) {
+  vyre_backend *b = NULL;
+  vyre_status st = reg->create(NULL, &b, err);
+  ck_assert_msg(st == want, "create returned %s (%s), expected %s", vyre_status_name(st),
+                err->message, vyre_status_name(want));
+  return b;
+}
+
+static vyre_backend *mk(void) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_backend *b = mk_status(VYRE_OK, &err);
+  ck_assert_ptr_nonnull(b);
+  return b;
+}
+
+static uint64_t metric(vyre_backend *b, const char *name) {
+  vyre_metric m[128];
+  uint32_t n = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(b->vt->metrics(b, m, 128, &n, &err), VYRE_OK);
+  ck_assert_msg(n <= 128, "metric table fits the test's buffer (%u)", n);
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(m[i].name, name) == 0) return m[i].value;
+  ck_abort_msg("metric %s is reported", name);
+  return 0;
+}
+
+static void assert_no_leaks_after_destroy(const char *what) {
+  fakecuda_live l;
+  fk.live(&l);
+  ck_assert_msg(l.ctx_refs == 0, "%s: the primary context is released (refs %ld)", what,
+                l.ctx_refs);
+  ck_assert_msg(l.reclaimed == 0,
+                "%s: the plugin freed every driver object itself (%lu were left for context "
+                "destruction)",
+                what, l.reclaimed);
+}
+
+typedef struct prog {
+  void *bytes;
+  size_t size;
+} prog;
+
+static prog finish(vyre_builder *b) {
+  prog p = {NULL, 0};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st = vyre_builder_finish(b, &p.bytes, &p.size, &err);
+  vyre_builder_free(b);
+  ck_assert_msg(st == VYRE_OK, "test program builds: %s", err.message);
+  vyre_program *dec = NULL;
+  st = vyre_program_decode(p.bytes, p.size, &dec, &err);
+  ck_assert_msg(st == VYRE_OK, "test program validates: %s", err.message);
+  vyre_program_free(dec);
+  return p;
+}
+
+/* out[gid] = in[gid] * k  (u32; in sized by input, out fixed at n) */
+static prog prog_scale(uint32_t n, uint32_t k, uint32_t wg) {
+  vyre_builder *b = vyre_builder_new(wg, 1, 1);
+  uint32_t in = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_load(b, in, g);
+  vyre_b_store(b, out, g, vyre_b_bin(b, VYRE_OP_MUL, v, vyre_b_u32(b, k)));
+  return finish(b);
+}
+
+/* buf[gid] += 1  (u32 rw, sized by input / resident) */
+static prog prog_inc(uint32_t wg) {
+  vyre_builder *b = vyre_builder_new(wg, 1, 1);
+  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_load(b, buf, g);
+  vyre_b_store(b, buf, g, vyre_b_bin(b, VYRE_OP_ADD, v, vyre_b_u32(b, 1)));
+  return finish(b);
+}
+
+/* out (n u32, only bytes [off, off+size) read back) = gid */
+static prog prog_range(uint32_t n, uint32_t off, uint32_t size) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  vyre_b_buffer_range(b, out, off, size);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, out, g, g);
+  return finish(b);
+}
+
+/* if gid == 5: trap 7; out[gid] = 1 */
+static prog prog_trap(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(32, 1, 1);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, g, vyre_b_u32(b, 5)));
+  vyre_b_trap(b, 7);
+  vyre_b_end(b);
+  vyre_b_store(b, out, g, vyre_b_u32(b, 1));
+  return finish(b);
+}
+
+/* store, grid barrier, load the neighbour */
+static prog prog_grid(uint32_t n, uint32_t wg) {
+  vyre_builder *b = vyre_builder_new(wg, 1, 1);
+  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, n,
+                               VYRE_BUF_OUTPUT);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, buf, g, g);
+  vyre_b_barrier(b, VYRE_BARRIER_GRID);
+  g = vyre_b_gid(b, 0); /* values do not cross a grid barrier */
+  uint32_t nb = vyre_b_bin(b, VYRE_OP_ADD, g, vyre_b_u32(b, 1));
+  vyre_b_store(b, out, g, vyre_b_load(b, buf, nb));
+  return finish(b);
+}
+
+/* out (bf16, n) = in (bf16) */
+static prog prog_bf16(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t in = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_BF16, n, 0);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_BF16, n, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, out, g, vyre_b_load(b, in, g));
+  return finish(b);
+}
+
+static vyre_program_ref ref_of(const prog *p) {
+  vyre_program_ref r = {p->bytes, p->size, 0};
+  return r;
+}
+
+/* Launch hooks: the test plays the kernels the fake only records. */
+static int hook_mode;
+static uint32_t hook_k = 2;
+static void play(const fakecuda_launch *l, void *user) {
+  (void)user;
+  if (strcmp(l->kernel, "vyre_test_fault") == 0) return;
+  const uint32_t *params = (const uint32_t *)(uintptr_t)l->params[l->nparams - 1];
+  uint32_t n = params[0];
+  if (hook_mode == 1) { /* scale: in, out */
+    const uint32_t *in = (const uint32_t *)(uintptr_t)l->params[0];
+    uint32_t *out = (uint32_t *)(uintptr_t)l->params[1];
+    uint32_t nin = params[1], nout = params[2];
+    for (uint32_t i = 0; i < n; i++)
+      if (i < nin && i < nout) out[i] = in[i] * hook_k;
+  } else if (hook_mode == 2) { /* inc: buf */
+    uint32_t *buf = (uint32_t *)(uintptr_t)l->params[0];
+    for (uint32_t i = 0; i < n; i++) buf[i] += 1;
+  } else if (hook_mode == 3) { /* trap: nb = 1 buffer -> trap words at 2, 3 */
+    uint32_t *w = (uint32_t *)(uintptr_t)l->params[l->nparams - 1];
+    w[2] = 7;
+    w[3] = 4 + 1; /* instruction 4 is the trap in prog_trap */
+  } else if (hook_mode == 4) { /* range: out[i] = i */
+    uint32_t *out = (uint32_t *)(uintptr_t)l->params[0];
+    for (uint32_t i = 0; i < n; i++) out[i] = i;
+  }
+}
+
+static vyre_status run_scale(vyre_backend *b, const prog *p, uint32_t n, uint32_t *in,
+                             vyre_outputs **out, vyre_timing *t, vyre_error *err) {
+  vyre_program_ref r = ref_of(p);
+  vyre_input inputs[1] = {{in, (uint64_t)n * 4u}};
+  return b->vt->dispatch(b, &r, inputs, 1, NULL, out, t, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* core                                                                */
+/* ------------------------------------------------------------------ */
+START_TEST(test_registration) {
+  ck_assert_str_eq(reg->id, "cuda");
+  ck_assert_int_eq(reg->precedence, 5);
+  ck_assert_uint_eq(reg->abi_major, VYRE_ABI_MAJOR);
+  ck_assert_msg(reg->op_count > 60, "the op list names what codegen lowers (%u ops)",
+                reg->op_count);
+  int has_add = 0, has_exp = 0;
+  for (uint32_t i = 0; i < reg->op_count; i++) {
+    has_add |= reg->ops[i] == VYRE_OP_ADD;
+    has_exp |= reg->ops[i] == VYRE_OP_EXP;
+  }
+  ck_assert_msg(has_add, "add is lowered");
+  ck_assert_msg(((reg->capabilities & VYRE_CAP_TRANSCENDENTAL) != 0) == (has_exp != 0),
+                "the transcendental capability and the exp op are offered together or not");
+  ck_assert_msg(reg->capabilities & VYRE_CAP_RESIDENT, "resident buffers are offered");
+  ck_assert_msg(reg->storage_types & (1u << VYRE_T_BF16), "bf16 storage is offered");
+  void *dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+  ck_assert_ptr_nonnull(dl);
+  const vyre_plugin_descriptor *d = dlsym(dl, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+  ck_assert_msg(d != NULL, "vyre_plugin_descriptor is exported");
+  ck_assert_uint_eq(d->magic, VYRE_PLUGIN_MAGIC);
+  ck_assert_uint_eq(d->abi_major, VYRE_ABI_MAJOR);
+  ck_assert_uint_eq(d->registration_size, sizeof(vyre_registration));
+  ck_assert_uint_eq(d->vtable_size, sizeof(vyre_backend_vtable));
+  ck_assert_msg(dlsym(dl, "vc_dispatch") == NULL && dlsym(dl, "cg_emit_ptx") == NULL &&
+                    dlsym(dl, "vyre_program_decode") == NULL,
+                "the plugin exports nothing but its descriptor and entry");
+  vyre_plugin_entry_fn entry = (vyre_plugin_entry_fn)dlsym(dl, VYRE_PLUGIN_ENTRY_SYMBOL);
+  const vyre_registration *r2 = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(entry(VYRE_ABI_MAJOR + 1, 0, &r2, &err), VYRE_ABI_MISMATCH);
+  ck_assert_msg(strstr(err.message, "Fix:") != NULL, "ABI mismatch says how to fix it");
+  ck_assert_int_eq(entry(VYRE_ABI_MAJOR, 7, &r2, &err), VYRE_OK);
+  ck_assert_uint_eq(r2->abi_minor, VYRE_ABI_MINOR);
+  dlclose(dl);
+}
+END_TEST
+
+START_TEST(test_profile) {
+  vyre_backend *b = mk();
+  vyre_device_profile p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(b->vt->device_profile(b, &p, &err), VYRE_OK);
+  ck_assert_str_eq(p.name, "Fake CUDA Device");
+  ck_assert_str_eq(p.backend_id, "cuda");
+  ck_assert_uint_eq(p.compute_major, 9);
+  ck_assert_uint_eq(p.compute_units, 132);
+  ck_assert_uint_eq(p.subgroup_size, 32);
+  ck_assert_uint_eq(p.max_invocations_per_workgroup, 1024);
+  ck_assert_uint_eq(p.total_memory, 1ull << 30);
+  ck_assert_msg(p.free_memory > 0 && p.free_memory <= p.total_memory, "free memory is probed");
+  ck_assert_uint_eq(p.driver_version, 13000);
+  ck_assert_uint_eq(p.resident_budget, (uint64_t)((1ull << 30) * 9 / 10));
+  ck_assert_msg(p.capabilities & VYRE_CAP_BF16, "sm_90 has bf16");
+  ck_assert_msg(p.capabilities & VYRE_CAP_GRID_BARRIER, "cooperative launch gives grid barriers");
+  ck_assert_int_eq(b->vt->prepare(b, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "pool.streams.cached"), 1);
+  const vyre_backend_vtable *vt = b->vt;
+  vt->destroy(b);
+  vt->destroy(NULL);
+  assert_no_leaks_after_destroy("profile");
+
+  /* A smaller profile struct gets only its own bytes. */
+  setenv("FAKECUDA_SM", "75", 1);
+  setenv("FAKECUDA_COOP", "0", 1);
+  fk.reset();
+  b = mk();
+  struct {
+    vyre_device_profile p;
+    uint8_t guard[16];
+  } small;
+  memset(&small, 0xEE, sizeof small);
+  small.p.struct_size = 8 + 128;
+  ck_assert_int_eq(b->vt->device_profile(b, &small.p, &err), VYRE_OK);
+  ck_assert_str_eq(small.p.name, "Fake CUDA Device");
+  ck_assert_msg(((uint8_t *)&small.p)[8 + 128] == 0xEE, "nothing past struct_size is written");
+  p.struct_size = sizeof p;
+  ck_assert_int_eq(b->vt->device_profile(b, &p, &err), VYRE_OK);
+  ck_assert_msg(!(p.capabilities & VYRE_CAP_BF16), "sm_75 has no bf16");
+  ck_assert_msg(p.capabilities & VYRE_CAP_F16, "sm_75 has f16");
+  ck_assert_msg(!(p.capabilities & VYRE_CAP_GRID_BARRIER), "no cooperative launch, no grid barrier");
+  b->vt->destroy(b);
+}
+END_TEST
+
+START_TEST(test_dispatch_roundtrip) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 1;
+  hook_k = 3;
+  const uint32_t n = 1000;
+  prog p = prog_scale(n, 3, 128);
+  uint32_t in[1000];
+  for (uint32_t i = 0; i < n; i++) in[i] = i + 1;
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(run_scale(b, &p, n, in, &out, NULL, &err) == VYRE_OK, "dispatch: %s", err.message);
+  ck_assert_uint_eq(out->count, 1);
+  ck_assert_uint_eq(out->items[0].size, n * 4);
+  const uint32_t *o = out->items[0].data;
+  for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(o[i], (i + 1) * 3);
+  b->vt->outputs_free(b, out);
+  b->vt->outputs_free(b, NULL);
+  ck_assert_uint_eq(fk.pageable_copies(), 0);
+
+  /* The launch: logical grid ceil(1000/128) = 8, block 128, three u64
+   * parameters (in, out, params), params = {count, len(in), len(out), trap, grid}. */
+  ck_assert_uint_eq(fk.launch_count(), 1);
+  fakecuda_launch l;
+  ck_assert_int_eq(fk.launch_get(0, &l), 0);
+  ck_assert_uint_eq(l.nparams, 3);
+  ck_assert_uint_eq(l.block[0], 128);
+  ck_assert_uint_eq(l.block[1], 1);
+  ck_assert_uint_eq(l.grid[1], 1);
+  if (metric(b, "dispatch.fastpath_launches") == 0) {
+    ck_assert_msg(l.grid[0] == 8, "logical grid: ceil(1000 / 128) workgroups, got %u", l.grid[0]);
+  } else {
+    /* Elementwise path: ceil(n / (wg.x * elements_per_thread)) blocks,
+     * fewer than the logical grid, still covering every element. */
+    uint32_t ept = (n + l.grid[0] * 128 - 1) / (l.grid[0] * 128);
+    ck_assert_msg(ept >= 2 && l.grid[0] == (n + 128 * ept - 1) / (128 * ept),
+                  "elementwise grid %u for %u elements of workgroup 128", l.grid[0], n);
+  }
+  ck_assert_int_eq(l.cooperative, 0);
+  ck_assert_msg(l.stream != NULL, "launches go to a plugin stream, not the legacy stream");
+
+  /* Outputs start zeroed: with no kernel at all the fake's garbage must
+   * not show through. */
+  hook_mode = 0;
+  ck_assert_int_eq(run_scale(b, &p, n, in, &out, NULL, &err), VYRE_OK);
+  for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(((uint32_t *)out->items[0].data)[i], 0);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("roundtrip");
+  free(p.bytes);
+}
+END_TEST
+
+/* Params block contents, seen by a hook. */
+static uint32_t seen_params[16];
+static void grab_params(const fakecuda_launch *l, void *user) {
+  (void)user;
+  memcpy(seen_params, (const void *)(uintptr_t)l->params[l->nparams - 1], sizeof seen_params);
+}
+
+START_TEST(test_params_and_ranges) {
+  vyre_backend *b = mk();
+  fk.set_hook(grab_params, NULL);
+  prog p = prog_scale(300, 2, 64);
+  uint32_t in[250] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_scale(b, &p, 250, in, &out, NULL, &err), VYRE_OK);
+  ck_assert_msg(seen_params[0] == 300, "word 0 is the element count (max over outputs): %u",
+                seen_params[0]);
+  ck_assert_uint_eq(seen_params[1], 250);
+  ck_assert_uint_eq(seen_params[2], 300);
+  ck_assert_msg(seen_params[3] == 0 && seen_params[4] == 0 && seen_params[5] == 0 &&
+                    seen_params[6] == 0,
+                "trap and grid-barrier words start zeroed");
+  b->vt->outputs_free(b, out);
+
+  /* The plan keeps that params block: the same words again need no upload,
+   * other words get their own block (and the launch sees those words). */
+  unsigned long h2d = fk.calls("cuMemcpyHtoDAsync");
+  ck_assert_int_eq(run_scale(b, &p, 250, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_msg(fk.calls("cuMemcpyHtoDAsync") == h2d + 1, "only the input is uploaded (%lu)",
+                fk.calls("cuMemcpyHtoDAsync") - h2d);
+  ck_assert_uint_eq(seen_params[1], 250);
+  ck_assert_int_eq(run_scale(b, &p, 200, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_msg(seen_params[1] == 200, "new sizes reach the kernel: %u", seen_params[1]);
+  free(p.bytes);
+  /* A kernel that writes its params (trap words) never shares a block. */
+  p = prog_trap(64);
+  vyre_program_ref tr = ref_of(&p);
+  for (int k = 0; k < 2; k++) {
+    vyre_status ts = b->vt->dispatch(b, &tr, NULL, 0, NULL, &out, NULL, &err);
+    if (ts == VYRE_OK) b->vt->outputs_free(b, out);
+  }
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  free(p.bytes);
+
+  /* Ranged output: only bytes [40, 40 + 24) of 100 u32 come back. */
+  fk.set_hook(play, NULL);
+  hook_mode = 4;
+  p = prog_range(100, 40, 24);
+  vyre_program_ref r = ref_of(&p);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(out->items[0].size, 24);
+  for (uint32_t i = 0; i < 6; i++) ck_assert_uint_eq(((uint32_t *)out->items[0].data)[i], 10 + i);
+  b->vt->outputs_free(b, out);
+
+  /* dispatch_into: a slot too small is refused before anything runs. */
+  unsigned long launches = fk.launch_count();
+  uint8_t small[16];
+  memset(small, 0x77, sizeof small);
+  vyre_output_slot slot = {small, sizeof small, 0};
+  ck_assert_int_eq(b->vt->dispatch_into(b, &r, NULL, 0, NULL, &slot, 1, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "needs 24 bytes") != NULL, "names the size needed: %s",
+                err.message);
+  ck_assert_uint_eq(fk.launch_count(), launches);
+  ck_assert_uint_eq(small[0], 0x77);
+  ck_assert_int_eq(b->vt->dispatch_into(b, &r, NULL, 0, NULL, &slot, 2, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  uint32_t big[8];
+  vyre_output_slot ok = {big, sizeof big, 0};
+  ck_assert_int_eq(b->vt->dispatch_into(b, &r, NULL, 0, NULL, &ok, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(ok.size, 24);
+  ck_assert_uint_eq(big[0], 10);
+  b->vt->destroy(b);
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_timing_fixpoint_grid) {
+  vyre_backend *b = mk();
+  prog p = prog_inc(64);
+  uint32_t data[256] = {0};
+  vyre_input in[1] = {{data, sizeof data}};
+  vyre_program_ref r = ref_of(&p);
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.fixpoint_iterations = 5;
+  vyre_timing t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  fk.set_hook(play, NULL);
+  hook_mode = 2;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, &o, &out, &t, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.launch_count(), 5);
+  ck_assert_uint_eq(((uint32_t *)out->items[0].data)[17], 5);
+  ck_assert_msg((t.valid & (VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE |
+                            VYRE_TIMING_WAIT)) ==
+                    (VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT),
+                "all four timings are filled (valid 0x%x)", t.valid);
+  ck_assert_msg(t.device_ns >= 4000 && t.device_ns <= 6000,
+                "device time spans the 5 launches (fake: 1 us per operation): %llu ns",
+                (unsigned long long)t.device_ns);
+  ck_assert_msg(t.wall_ns >= t.enqueue_ns, "wall covers enqueue");
+  b->vt->outputs_free(b, out);
+
+  /* A grid override launches exactly that grid and turns the fast path off. */
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.grid[0] = 3;
+  o.grid[1] = 2;
+  uint64_t compiles = metric(b, "cache.module.compiles");
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, &o, &out, NULL, &err), VYRE_OK);
+  fakecuda_launch l;
+  fk.launch_get(fk.launch_count() - 1, &l);
+  ck_assert_uint_eq(l.grid[0], 3);
+  ck_assert_uint_eq(l.grid[1], 2);
+  ck_assert_uint_eq(l.grid[2], 1);
+  ck_assert_uint_eq(metric(b, "cache.module.compiles"), compiles + 1);
+  b->vt->outputs_free(b, out);
+
+  /* A workgroup override is compiled in and launched. */
+  o.grid[0] = o.grid[1] = 0;
+  o.workgroup[0] = 32;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, &o, &out, NULL, &err), VYRE_OK);
+  fk.launch_get(fk.launch_count() - 1, &l);
+  ck_assert_uint_eq(l.block[0], 32);
+  b->vt->outputs_free(b, out);
+
+  /* A smaller timing struct is honoured. */
+  struct {
+    uint32_t size, valid;
+    uint64_t wall;
+    uint64_t guard;
+  } tiny = {16, 0, 0, 0xDEADull};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, NULL, &out, (vyre_timing *)&tiny, &err), VYRE_OK);
+  ck_assert_msg(tiny.valid & VYRE_TIMING_WALL, "wall time written");
+  ck_assert_msg(tiny.guard == 0xDEADull, "nothing past struct_size is written");
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("timing");
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_trap_and_empty) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 3;
+  prog p = prog_trap(64);
+  vyre_program_ref r = ref_of(&p);
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_TRAP);
+  ck_assert_ptr_null(out);
+  ck_assert_int_eq(err.native_code, 7);
+  ck_assert_msg(strstr(err.message, "trap code 7 at instruction 4") && strstr(err.message, "Fix:"),
+                "names code and instruction: %s", err.message);
+  ck_assert_uint_eq(metric(b, "dispatch.traps"), 1);
+  /* Still usable; the trap words of the next run start at zero. */
+  hook_mode = 0;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  free(p.bytes);
+
+  /* No elements: nothing is launched, outputs are empty. */
+  p = prog_inc(64);
+  r = ref_of(&p);
+  unsigned long launches = fk.launch_count();
+  uint32_t dummy = 0;
+  vyre_input in[1] = {{&dummy, 0}};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, NULL, &out, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.launch_count(), launches);
+  ck_assert_uint_eq(out->count, 1);
+  ck_assert_uint_eq(out->items[0].size, 0);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("trap");
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* async                                                               */
+/* ------------------------------------------------------------------ */
+START_TEST(test_async_orders) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 1;
+  hook_k = 2;
+  prog p = prog_scale(64, 2, 64);
+  vyre_program_ref r = ref_of(&p);
+  uint32_t data[64];
+  for (int i = 0; i < 64; i++) data[i] = (uint32_t)i;
+  vyre_input in[1] = {{data, sizeof data}};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_outputs *out = NULL;
+  vyre_pending h = 0;
+  int ready = -1;
+
+  /* dispatch -> poll (not ready) -> complete -> poll (ready) -> wait */
+  fk.hold_events(1);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h, &err), VYRE_OK);
+  ck_assert_msg(h != 0, "a pending handle");
+  memset(data, 0xFF, sizeof data); /* inputs were staged before return */
+  ck_assert_int_eq(b->vt->pending_poll(b, h, &ready, &err), VYRE_OK);
+  ck_assert_int_eq(ready, 0);
+  fk.complete_events();
+  ck_assert_int_eq(b->vt->pending_poll(b, h, &ready, &err), VYRE_OK);
+  ck_assert_int_eq(ready, 1);
+  vyre_timing t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  ck_assert_int_eq(b->vt->pending_wait(b, h, &out, &t, &err), VYRE_OK);
+  ck_assert_uint_eq(((uint32_t *)out->items[0].data)[10], 20);
+  ck_assert_msg(t.valid & VYRE_TIMING_DEVICE, "async waits report device time");
+  b->vt->outputs_free(b, out);
+  ck_assert_int_eq(b->vt->pending_wait(b, h, &out, NULL, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->pending_poll(b, h, &ready, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->pending_release(b, h, &err), VYRE_INVALID_HANDLE);
+
+  /* wait without poll, events held: wait synchronises. */
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_wait(b, h, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+
+  /* release before completion: deferred, reclaimed once done. */
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_release(b, h, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "pending.deferred"), 1);
+  ck_assert_uint_eq(metric(b, "dispatch.in_flight"), 1);
+  ck_assert_int_eq(b->vt->pending_release(b, h, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->pending_wait(b, h, &out, NULL, &err), VYRE_INVALID_HANDLE);
+  fk.complete_events();
+  ck_assert_int_eq(b->vt->prepare(b, &err), VYRE_OK); /* any later call reaps */
+  ck_assert_uint_eq(metric(b, "pending.deferred"), 0);
+  ck_assert_uint_eq(metric(b, "dispatch.in_flight"), 0);
+  ck_assert_uint_eq(metric(b, "pending.deferred_reaped"), 1);
+
+  /* release after poll, and release of a completed one. */
+  fk.hold_events(0);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_poll(b, h, &ready, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_release(b, h, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "pending.deferred"), 0);
+
+  /* A foreign handle and 0. */
+  ck_assert_int_eq(b->vt->pending_wait(b, 0, &out, NULL, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->pending_poll(b, 0x5000000100000001ull, &ready, &err),
+                   VYRE_INVALID_HANDLE);
+
+  /* destroy with work still pending, both held and not. */
+  fk.hold_events(1);
+  vyre_pending h1, h2;
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h1, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h2, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_release(b, h2, &err), VYRE_OK);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("async destroy with pending work");
+  free(p.bytes);
+}
+END_TEST
+
+/* Two threads dispatching on one instance at once. */
+typedef struct thread_arg {
+  vyre_backend *b;
+  const prog *p;
+  int failures;
+} thread_arg;
+
+static void *hammer(void *v) {
+  thread_arg *a = v;
+  uint32_t data[64] = {0};
+  vyre_input in[1] = {{data, sizeof data}};
+  vyre_program_ref r = ref_of(a->p);
+  for (int i = 0; i < 40; i++) {
+    vyre_error err = VYRE_ERROR_INIT;
+    vyre_outputs *out = NULL;
+    vyre_pending h;
+    if (i % 2) {
+      if (a->b->vt->dispatch(a->b, &r, in, 1, NULL, &out, NULL, &err) != VYRE_OK) a->failures++;
+      a->b->vt->outputs_free(a->b, out);
+    } else if (a->b->vt->dispatch_async(a->b, &r, in, 1, NULL, &h, &err) != VYRE_OK ||
+               a->b->vt->pending_wait(a->b, h, &out, NULL, &err) != VYRE_OK) {
+      a->failures++;
+    } else {
+      a->b->vt->outputs_free(a->b, out);
+    }
+  }
+  return NULL;
+}
+
+START_TEST(test_threads) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  thread_arg a[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    a[i].b = b;
+    a[i].p = &p;
+    a[i].failures = 0;
+    pthread_create(&t[i], NULL, hammer, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_msg(a[i].failures == 0, "thread %d saw %d failed dispatches", i, a[i].failures);
+  }
+  ck_assert_uint_eq(metric(b, "cache.module.compiles") >= 1, 1);
+  ck_assert_uint_eq(metric(b, "dispatch.count"), 160);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("threads");
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* resident                                                            */
+/* ------------------------------------------------------------------ */
+START_TEST(test_resident_basics) {
+  setenv("VYRE_CUDA_STAGING_CHUNK", "4096", 1);
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident h = 0;
+  const uint64_t size = 100000;
+  ck_assert_int_eq(b->vt->resident_alloc(b, size, &h, &err), VYRE_OK);
+  uint8_t *buf = malloc(size), *back = malloc(size);
+  ck_assert_int_eq(b->vt->resident_download(b, h, back, size, &err), VYRE_OK);
+  for (uint64_t i = 0; i < size; i++) ck_assert_msg(back[i] == 0, "new buffers are zeroed");
+  for (uint64_t i = 0; i < size; i++) buf[i] = (uint8_t)(i * 7 + 3);
+  unsigned long htod = fk.calls("cuMemcpyHtoDAsync"), syncs = fk.calls("cuStreamSynchronize");
+  ck_assert_int_eq(b->vt->resident_upload(b, h, buf, size, &err), VYRE_OK);
+  ck_assert_msg(fk.calls("cuMemcpyHtoDAsync") - htod == (size + 4095) / 4096,
+                "staged in 4 KiB pinned chunks (%lu copies)", fk.calls("cuMemcpyHtoDAsync") - htod);
+  ck_assert_uint_eq(fk.calls("cuStreamSynchronize") - syncs, 1);
+  ck_assert_uint_eq(fk.pageable_copies(), 0);
+  ck_assert_uint_eq(metric(b, "pool.pinned.live_bytes"), 0);
+  memset(back, 0, size);
+  ck_assert_int_eq(b->vt->resident_download(b, h, back, size, &err), VYRE_OK);
+  ck_assert_msg(memcmp(buf, back, size) == 0, "pipelined download returns what was uploaded");
+  uint64_t got = 0;
+  ck_assert_int_eq(b->vt->resident_size(b, h, &got, &err), VYRE_OK);
+  ck_assert_uint_eq(got, size);
+
+  /* upload_at / download_range */
+  uint8_t patch[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, piece[10];
+  ck_assert_int_eq(b->vt->resident_upload_at(b, h, 99990, patch, 10, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_download_range(b, h, 99990, piece, 10, &err), VYRE_OK);
+  ck_assert_int_eq(memcmp(patch, piece, 10), 0);
+  ck_assert_int_eq(b->vt->resident_upload_at(b, h, 99991, patch, 10, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "[99991, 100001)") && strstr(err.message, "Fix:"),
+                "names the bad range: %s", err.message);
+  ck_assert_int_eq(b->vt->resident_download_range(b, h, UINT64_MAX, piece, 2, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->resident_upload(b, h, buf, size - 1, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->resident_download(b, h, back, size - 1, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->resident_upload_at(b, h, 0, NULL, 4, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->resident_upload_at(b, h, 5, NULL, 0, &err), VYRE_OK);
+  vyre_resident scratch = 1;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 0, &scratch, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(scratch == 0, "a failed alloc leaves no handle");
+  ck_assert_int_eq(b->vt->resident_alloc(b, 16, NULL, &err), VYRE_INVALID_ARGUMENT);
+
+  /* many: one bad range and nothing is copied */
+  vyre_resident h2 = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 64, &h2, &err), VYRE_OK);
+  uint8_t ones[64], twos[64], r1[64], r2[64];
+  memset(ones, 1, 64);
+  memset(twos, 2, 64);
+  vyre_resident_copy c[3] = {{h2, 0, ones, 64}, {h, 0, twos, 64}, {h2, 60, twos, 8}};
+  ck_assert_int_eq(b->vt->resident_upload_many(b, c, 3, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "copy 2") != NULL, "names the bad copy: %s", err.message);
+  ck_assert_int_eq(b->vt->resident_download_range(b, h2, 0, r1, 64, &err), VYRE_OK);
+  for (int i = 0; i < 64; i++) ck_assert_msg(r1[i] == 0, "nothing copied before the check failed");
+  syncs = fk.calls("cuStreamSynchronize");
+  ck_assert_int_eq(b->vt->resident_upload_many(b, c, 2, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuStreamSynchronize") - syncs, 1);
+  vyre_resident_copy d[2] = {{h2, 0, r1, 64}, {h, 0, r2, 64}};
+  ck_assert_int_eq(b->vt->resident_download_many(b, d, 2, &err), VYRE_OK);
+  ck_assert_int_eq(memcmp(r1, ones, 64), 0);
+  ck_assert_int_eq(memcmp(r2, twos, 64), 0);
+  ck_assert_int_eq(b->vt->resident_download_many(b, NULL, 2, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->resident_download_many(b, NULL, 0, &err), VYRE_OK);
+
+  /* Stale, double-freed, foreign handles. */
+  ck_assert_uint_eq(metric(b, "resident.buffers"), 2);
+  ck_assert_uint_eq(metric(b, "resident.bytes"), size + 64);
+  ck_assert_int_eq(b->vt->resident_free(b, h2, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_free(b, h2, &err), VYRE_INVALID_HANDLE);
+  ck_assert_msg(strstr(err.message, "Fix:") != NULL, "stale handle error has a fix");
+  ck_assert_int_eq(b->vt->resident_download(b, h2, r1, 64, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->resident_size(b, 0, &got, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->resident_upload_at(b, ~0ull, 0, r1, 1, &err), VYRE_INVALID_HANDLE);
+  vyre_backend *other = mk();
+  ck_assert_int_eq(other->vt->resident_download(other, h, r1, 64, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(other->vt->resident_free(other, h, &err), VYRE_INVALID_HANDLE);
+  other->vt->destroy(other);
+  ck_assert_uint_eq(metric(b, "resident.buffers"), 1);
+  b->vt->destroy(b); /* frees the live buffer h */
+  assert_no_leaks_after_destroy("resident");
+  free(buf);
+  free(back);
+}
+END_TEST
+
+START_TEST(test_resident_budget) {
+  setenv("FAKECUDA_MEM", "1048576", 1);
+  fk.reset();
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident h = 0, h2 = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 950000, &h, &err), VYRE_OUT_OF_MEMORY);
+  ck_assert_msg(strstr(err.message, "950000 bytes requested") && strstr(err.message, "available") &&
+                    strstr(err.message, "Fix:"),
+                "names requested and available bytes: %s", err.message);
+  ck_assert_uint_eq(h, 0);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 900000, &h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 50000, &h2, &err), VYRE_OUT_OF_MEMORY);
+  ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
+  /* Live free memory caps it too: another process holds 600 KB. */
+  fakecuda_config c;
+  fk.get_config(&c);
+  c.reserved_mem = 600000;
+  fk.set_config(&c);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 500000, &h, &err), VYRE_OUT_OF_MEMORY);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 300000, &h, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "resident.budget_rejects"), 3);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("budget");
+}
+END_TEST
+
+START_TEST(test_resident_dispatch_sequences) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 2;
+  prog p = prog_inc(64);
+  vyre_program_ref r = ref_of(&p);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident a = 0, c = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 1024, &a, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 512, &c, &err), VYRE_OK);
+  uint32_t init[256];
+  for (int i = 0; i < 256; i++) init[i] = (uint32_t)(i * 10);
+  ck_assert_int_eq(b->vt->resident_upload(b, a, init, sizeof init, &err), VYRE_OK);
+  /* dispatch_resident uses the contents as they are (no zeroing). */
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &r, &a, 1, NULL, NULL, &err), VYRE_OK);
+  uint32_t back[256];
+  ck_assert_int_eq(b->vt->resident_download(b, a, back, sizeof back, &err), VYRE_OK);
+  ck_assert_uint_eq(back[7], 71);
+  fakecuda_launch l;
+  fk.launch_get(fk.launch_count() - 1, &l);
+  /* 256 elements: the logical grid is 4 workgroups of 64; the elementwise
+   * fast path (8 elements per thread) needs ceil(256 / 512) = 1. */
+  ck_assert_msg(l.grid[0] == 4 || l.grid[0] == 1, "grid %u is neither the logical 4 nor the "
+                "elementwise 1", l.grid[0]);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &r, &a, 2, NULL, NULL, &err), VYRE_INVALID_ARGUMENT);
+  vyre_resident stale = c + 1;
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &r, &stale, 1, NULL, NULL, &err),
+                   VYRE_INVALID_HANDLE);
+
+  /* A sequence: two steps, one synchronisation, a ranged read. */
+  vyre_sequence_step steps[2];
+  memset(steps, 0, sizeof steps);
+  steps[0].struct_size = steps[1].struct_size = sizeof steps[0];
+  steps[0].program = r;
+  steps[0].buffer_count = 1;
+  steps[0].buffers = &a;
+  steps[1] = steps[0];
+  steps[1].buffers = &c;
+  uint32_t first[4];
+  vyre_resident_copy read = {a, 8, first, sizeof first};
+  unsigned long syncs = fk.calls("cuStreamSynchronize") + fk.calls("cuEventSynchronize");
+  unsigned long launches = fk.launch_count();
+  vyre_timing t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 1, &read, 1, &t, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuStreamSynchronize") + fk.calls("cuEventSynchronize") - syncs, 1);
+  ck_assert_uint_eq(fk.launch_count() - launches, 2);
+  ck_assert_uint_eq(first[0], 22);
+  ck_assert_msg(t.valid & VYRE_TIMING_DEVICE, "sequence timing has device time");
+
+  /* repeat > 1: captured once into a graph, replayed. */
+  unsigned long captures = fk.calls("cuStreamBeginCapture");
+  launches = fk.launch_count();
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 3, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuStreamBeginCapture") - captures, 1);
+  ck_assert_uint_eq(fk.launch_count() - launches, 6);
+  fk.launch_get(fk.launch_count() - 1, &l);
+  ck_assert_int_eq(l.from_graph, 1);
+  ck_assert_uint_eq(first[0], 25);
+  ck_assert_uint_eq(metric(b, "graph.misses"), 1);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 4, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuStreamBeginCapture") - captures, 1);
+  ck_assert_uint_eq(metric(b, "graph.hits"), 1);
+  ck_assert_uint_eq(first[0], 29);
+  ck_assert_uint_eq(metric(b, "graph.entries"), 1);
+  /* A read out of range is refused before anything runs. */
+  launches = fk.launch_count();
+  vyre_resident_copy bad = {c, 500, first, 16};
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 2, &bad, 1, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_uint_eq(fk.launch_count(), launches);
+  /* Freeing a buffer the graph uses drops the graph. */
+  ck_assert_int_eq(b->vt->resident_free(b, c, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "graph.entries"), 0);
+  fakecuda_live live;
+  fk.live(&live);
+  ck_assert_int_eq(live.graphs, 0);
+  ck_assert_int_eq(live.execs, 0);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 2, &read, 1, NULL, &err),
+                   VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, NULL, 2, 2, NULL, 0, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, NULL, 0, 1, &read, 1, NULL, &err), VYRE_OK);
+  steps[0].struct_size = 8;
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 1, 1, NULL, 0, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+
+  /* A repeated sequence keeps its graph until destroy. */
+  steps[0].struct_size = sizeof steps[0];
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 1, 2, NULL, 0, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "graph.entries"), 1);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("sequences");
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_pipelines) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 1;
+  hook_k = 5;
+  prog p = prog_scale(64, 5, 64);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_pipeline pl = 0;
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, NULL, &pl, &err), VYRE_OK);
+  unsigned long links = fk.calls("cuLinkAddData");
+  vyre_program_ref r = {NULL, 0, pl};
+  uint32_t data[64];
+  for (int i = 0; i < 64; i++) data[i] = (uint32_t)i;
+  vyre_input in[1] = {{data, sizeof data}};
+  vyre_outputs *out = NULL;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, NULL, &out, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(((uint32_t *)out->items[0].data)[3], 15);
+  b->vt->outputs_free(b, out);
+  vyre_pending h;
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, in, 1, NULL, &h, &err), VYRE_OK);
+  /* Releasing the pipeline while its dispatch is pending is safe. */
+  ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_wait(b, h, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), links);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, NULL, &out, NULL, &err), VYRE_INVALID_HANDLE);
+  ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_INVALID_HANDLE);
+
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.workgroup[0] = 128;
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, &o, &pl, &err), VYRE_OK);
+  r.pipeline = pl;
+  o.workgroup[0] = 32;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, &o, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "pipeline") != NULL, "names the pipeline mismatch");
+  o.workgroup[0] = 128;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, &o, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "pipeline.handles"), 1);
+  ck_assert_int_eq(b->vt->pipeline_create(b, "junk", 4, NULL, &pl, &err), VYRE_INVALID_PROGRAM);
+  ck_assert_int_eq(b->vt->pipeline_create(b, NULL, 0, NULL, &pl, &err), VYRE_INVALID_ARGUMENT);
+  b->vt->destroy(b); /* with a live pipeline */
+  assert_no_leaks_after_destroy("pipelines");
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* pools                                                               */
+/* ------------------------------------------------------------------ */
+START_TEST(test_pools) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(1000, 2, 64);
+  uint32_t in[1000] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_scale(b, &p, 1000, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  unsigned long allocs = fk.calls("cuMemAlloc"), hostallocs = fk.calls("cuMemHostAlloc");
+  uint64_t hits = metric(b, "pool.device.hits");
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(run_scale(b, &p, 1000, in, &out, NULL, &err), VYRE_OK);
+    b->vt->outputs_free(b, out);
+  }
+  ck_assert_msg(fk.calls("cuMemAlloc") == allocs && fk.calls("cuMemHostAlloc") == hostallocs,
+                "repeated dispatches reuse pooled device and pinned blocks");
+  /* in and out from the pool; the params block the plan kept after the
+   * first run serves the other five without an upload */
+  ck_assert_uint_eq(metric(b, "pool.device.hits"), hits + 10);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 5);
+  ck_assert_uint_eq(metric(b, "pool.device.live_bytes"), 256);
+  ck_assert_msg(metric(b, "pool.device.cached_bytes") == 4096 + 4096,
+                "blocks are cached in power-of-two buckets (%llu)",
+                (unsigned long long)metric(b, "pool.device.cached_bytes"));
+  ck_assert_uint_eq(metric(b, "pool.streams.created"), 1);
+  ck_assert_uint_eq(metric(b, "pool.events.created"), 1);
+  /* shutdown trims every cache; the instance stays usable. */
+  ck_assert_int_eq(b->vt->shutdown(b, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "pool.device.cached_bytes"), 0);
+  ck_assert_uint_eq(metric(b, "pool.pinned.cached_bytes"), 0);
+  ck_assert_uint_eq(metric(b, "cache.module.entries"), 0);
+  fakecuda_live l;
+  fk.live(&l);
+  ck_assert_int_eq(l.device_allocs, 0);
+  ck_assert_int_eq(l.host_allocs, 0);
+  ck_assert_int_eq(l.streams, 0);
+  ck_assert_int_eq(l.events, 0);
+  ck_assert_int_eq(l.modules, 0);
+  ck_assert_int_eq(run_scale(b, &p, 1000, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("pools");
+
+  /* A zero budget caches nothing. */
+  setenv("VYRE_CUDA_POOL_DEVICE_BYTES", "0", 1);
+  setenv("VYRE_CUDA_POOL_PINNED_BYTES", "0", 1);
+  b = mk();
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(run_scale(b, &p, 1000, in, &out, NULL, &err), VYRE_OK);
+    b->vt->outputs_free(b, out);
+  }
+  ck_assert_uint_eq(metric(b, "pool.device.cached_bytes"), 0);
+  ck_assert_uint_eq(metric(b, "pool.device.hits"), 0);
+  /* in and out of both runs; the first run's params block is kept by the
+   * plan and serves the second */
+  ck_assert_uint_eq(metric(b, "pool.device.driver_frees"), 4);
+  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  b->vt->destroy(b);
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* caches                                                              */
+/* ------------------------------------------------------------------ */
+static int count_files(const char *dir, const char *suffix) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name), s = strlen(suffix);
+    if (l >= s && strcmp(e->d_name + l - s, suffix) == 0) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static void first_file(const char *dir, const char *suffix, char *out, size_t size) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  out[0] = '\0';
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name), s = strlen(suffix);
+    if (l >= s && strcmp(e->d_name + l - s, suffix) == 0) {
+      snprintf(out, size, "%s/%s", dir, e->d_name);
+      break;
+    }
+  }
+  closedir(d);
+}
+
+START_TEST(test_module_cache) {
+  setenv("VYRE_CUDA_MODULE_CACHE", "2", 1);
+  setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
+  vyre_backend *b = mk();
+  prog p[3] = {prog_scale(64, 2, 64), prog_scale(64, 3, 64), prog_scale(64, 4, 64)};
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(run_scale(b, &p[0], 64, in, &out, NULL, &err), VYRE_OK);
+    b->vt->outputs_free(b, out);
+  }
+  ck_assert_uint_eq(metric(b, "cache.module.hits"), 1);
+  ck_assert_uint_eq(metric(b, "cache.module.misses"), 1);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 1);
+  for (int i = 1; i < 3; i++) {
+    ck_assert_int_eq(run_scale(b, &p[i], 64, in, &out, NULL, &err), VYRE_OK);
+    b->vt->outputs_free(b, out);
+  }
+  ck_assert_uint_eq(metric(b, "cache.module.evictions"), 1);
+  ck_assert_uint_eq(metric(b, "cache.module.entries"), 2);
+  fakecuda_live l;
+  fk.live(&l);
+  ck_assert_int_eq(l.modules, 2);
+  ck_assert_uint_eq(metric(b, "cache.disk.enabled"), 0);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("module cache");
+  for (int i = 0; i < 3; i++) free(p[i].bytes);
+}
+END_TEST
+
+START_TEST(test_disk_cache) {
+  char dump[512], cubins[512];
+  snprintf(dump, sizeof dump, "%s/ptx", tmpdir);
+  snprintf(cubins, sizeof cubins, "%s/cache/cuda", tmpdir);
+  mkdir(dump, 0700);
+  setenv("VYRE_PTX_DUMP_DIR", dump, 1);
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+
+  vyre_backend *b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.misses"), 1);
+  ck_assert_uint_eq(metric(b, "cache.disk.writes"), 1);
+  b->vt->destroy(b);
+  ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
+  ck_assert_int_eq(count_files(dump, ".ptx"), 1);
+
+  /* A second instance hits the disk: no codegen, no JIT. */
+  unsigned long links = fk.calls("cuLinkAddData");
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 1);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), links);
+  b->vt->destroy(b);
+
+  /* A corrupt entry is detected and rebuilt. */
+  char path[1024];
+  first_file(cubins, ".cubin", path, sizeof path);
+  FILE *f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 200, SEEK_SET);
+  fputc('X', f);
+  fclose(f);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 1);
+  ck_assert_uint_eq(metric(b, "cache.disk.writes"), 1);
+  b->vt->destroy(b);
+  /* Truncated too. */
+  ck_assert_int_eq(truncate(path, 10), 0);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 1);
+  b->vt->destroy(b);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 1);
+  b->vt->destroy(b);
+  ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
+  ck_assert_int_eq(count_files(cubins, "") - 2, 1); /* no temp files left ('.' and '..') */
+
+  /* An unwritable cache directory is not an error. */
+  setenv("VYRE_CACHE_DIR", "/proc/vyre-cannot-exist", 1);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.write_errors"), 1);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("disk cache");
+  free(p.bytes);
+}
+END_TEST
+
+static void *compile_in_thread(void *v) {
+  const prog *p = v;
+  vyre_backend *b = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (reg->create(NULL, &b, &err) != VYRE_OK) return (void *)1;
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_program_ref r = ref_of(p);
+  vyre_input inputs[1] = {{in, sizeof in}};
+  vyre_status st = b->vt->dispatch(b, &r, inputs, 1, NULL, &out, NULL, &err);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  return st == VYRE_OK ? NULL : (void *)2;
+}
+
+START_TEST(test_disk_cache_concurrent) {
+  prog p = prog_scale(64, 9, 64);
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, compile_in_thread, &p);
+  for (int i = 0; i < 4; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    ck_assert_msg(r == NULL, "instance %d compiled and dispatched with a shared cache dir", i);
+  }
+  char cubins[512];
+  snprintf(cubins, sizeof cubins, "%s/cache/cuda", tmpdir);
+  ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
+  ck_assert_msg(count_files(cubins, "") == 3, "one entry and no temp files are left");
+  /* And the surviving entry is whole. */
+  vyre_backend *b = mk();
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 1);
+  ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 0);
+  b->vt->destroy(b);
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_jit_failure) {
+  setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  fk.jit_fail(1, "ptxas application ptx input, line 42; error   : Unknown symbol 'oops'");
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_COMPILE);
+  ck_assert_msg(strstr(err.message, "Unknown symbol 'oops'") && strstr(err.message, "cuLinkAddData") &&
+                    strstr(err.message, "CUDA_ERROR_INVALID_PTX") && strstr(err.message, "Fix:"),
+                "carries the JIT log, the call and a fix: %s", err.message);
+  ck_assert_int_eq(err.native_code, CUDA_ERROR_INVALID_PTX);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("jit failure");
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* errors                                                              */
+/* ------------------------------------------------------------------ */
+START_TEST(test_no_driver_no_device) {
+  vyre_error err = VYRE_ERROR_INIT;
+  setenv("VYRE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  vyre_backend *b = mk_status(VYRE_NO_DEVICE, &err);
+  ck_assert_ptr_null(b);
+  ck_assert_msg(strstr(err.message, "dlopen") && strstr(err.message, "/nonexistent/libcuda.so.1") &&
+                    strstr(err.message, "No such file") && strstr(err.message, "Fix:"),
+                "keeps the dlerror text and a fix: %s", err.message);
+  /* The plugin still registers. */
+  const vyre_registration *r2 = NULL;
+  void *dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+  vyre_plugin_entry_fn entry = (vyre_plugin_entry_fn)dlsym(dl, VYRE_PLUGIN_ENTRY_SYMBOL);
+  ck_assert_int_eq(entry(VYRE_ABI_MAJOR, VYRE_ABI_MINOR, &r2, &err), VYRE_OK);
+  ck_assert_str_eq(r2->id, "cuda");
+  dlclose(dl);
+
+  setenv("VYRE_CUDA_DRIVER", "/bin/sh", 1);
+  b = mk_status(VYRE_NO_DEVICE, &err);
+  ck_assert_msg(strstr(err.message, "dlopen") != NULL, "not a library: %s", err.message);
+
+  setenv("VYRE_CUDA_DRIVER", fake_path, 1);
+  setenv("FAKECUDA_DEVICES", "0", 1);
+  fk.reset();
+  b = mk_status(VYRE_NO_DEVICE, &err);
+  ck_assert_msg(strstr(err.message, "cuInit") && strstr(err.message, "CUDA_ERROR_NO_DEVICE") &&
+                    strstr(err.message, "Fix:"),
+                "no device: %s", err.message);
+  ck_assert_int_eq(err.native_code, CUDA_ERROR_NO_DEVICE);
+
+  setenv("FAKECUDA_DEVICES", "1", 1);
+  fk.reset();
+  vyre_backend_options o = {sizeof o, 0, 1, 0};
+  ck_assert_int_eq(reg->create(&o, &b, &err), VYRE_INVALID_ARGUMENT);
+  o.flags = 0;
+  o.device_ordinal = 3;
+  ck_assert_int_eq(reg->create(&o, &b, &err), VYRE_NO_DEVICE);
+  ck_assert_msg(strstr(err.message, "device 3 not present") != NULL, "ordinal: %s", err.message);
+
+  fk.inject("cuInit", 1, CUDA_ERROR_NOT_INITIALIZED, 1);
+  b = mk_status(VYRE_NO_DEVICE, &err);
+  ck_assert_msg(strstr(err.message, "CUDA_ERROR_NOT_INITIALIZED") != NULL, "cuInit: %s", err.message);
+  setenv("FAKECUDA_SM", "61", 1);
+  fk.reset();
+  b = mk_status(VYRE_NO_DEVICE, &err);
+  ck_assert_msg(strstr(err.message, "7.0 or newer") != NULL, "old device: %s", err.message);
+  assert_no_leaks_after_destroy("no device");
+}
+END_TEST
+
+START_TEST(test_unsupported_and_invalid) {
+  setenv("FAKECUDA_SM", "75", 1);
+  setenv("FAKECUDA_COOP", "0", 1);
+  fk.reset();
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_outputs *out = NULL;
+  prog p = prog_bf16(64);
+  vyre_program_ref r = ref_of(&p);
+  uint16_t h[64] = {0};
+  vyre_input in[1] = {{h, sizeof h}};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, in, 1, NULL, &out, NULL, &err), VYRE_UNSUPPORTED);
+  ck_assert_msg(strstr(err.message, "bf16") && strstr(err.message, "8.0"), "bf16: %s", err.message);
+  free(p.bytes);
+  p = prog_grid(64, 64);
+  r = ref_of(&p);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_UNSUPPORTED);
+  ck_assert_msg(strstr(err.message, "grid barrier") && strstr(err.message, "Fix:"), "grid: %s",
+                err.message);
+  b->vt->destroy(b);
+
+  /* Invalid bytes, counts and sizes. */
+  fk.reset();
+  b = mk();
+  vyre_program_ref junk = {"not a program at all, certainly", 32, 0};
+  ck_assert_int_eq(b->vt->dispatch(b, &junk, NULL, 0, NULL, &out, NULL, &err), VYRE_INVALID_PROGRAM);
+  ck_assert_int_eq(b->vt->dispatch(b, NULL, NULL, 0, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, NULL, NULL, &err), VYRE_INVALID_ARGUMENT);
+  free(p.bytes);
+  p = prog_scale(64, 2, 64);
+  r = ref_of(&p);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "0 inputs given, the program takes 1") != NULL, "count: %s",
+                err.message);
+  uint32_t three[3];
+  vyre_input odd[1] = {{three, 7}};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, odd, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  vyre_input nodata[1] = {{NULL, 8}};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, nodata, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.flags = 4;
+  vyre_input ok[1] = {{three, 12}};
+  ck_assert_int_eq(b->vt->dispatch(b, &r, ok, 1, &o, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  o.flags = 0;
+  o.workgroup[0] = 2048;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, ok, 1, &o, &out, NULL, &err), VYRE_UNSUPPORTED);
+  ck_assert_uint_eq(fk.launch_count(), 0);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("invalid");
+  free(p.bytes);
+}
+END_TEST
+
+/* The driver's own error lookups can fail; the message still names the call. */
+START_TEST(test_error_text) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  fk.inject("cuGetErrorName", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  fk.inject("cuGetErrorString", 1, CUDA_ERROR_NOT_INITIALIZED, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DRIVER);
+  ck_assert_msg(strstr(err.message, "cuMemHostAlloc") && strstr(err.message, "unrecognised CUresult") &&
+                    strstr(err.message, "no description") && strstr(err.message, "Fix:"),
+                "falls back when the lookups fail: %s", err.message);
+  ck_assert_int_eq(err.native_code, CUDA_ERROR_INVALID_VALUE);
+  /* With working lookups: name and text, and the pool context. */
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DRIVER);
+  ck_assert_msg(strstr(err.message, "pinned host pool") &&
+                    strstr(err.message, "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+                "names the pool, the code and its text: %s", err.message);
+  /* A small error record is honoured. */
+  struct {
+    vyre_error e;
+  } small;
+  memset(&small, 0x11, sizeof small);
+  small.e.struct_size = 16 + 20;
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &small.e), VYRE_DRIVER);
+  ck_assert_msg(strlen(small.e.message) == 19 && (uint8_t)small.e.message[20] == 0x11,
+                "at most struct_size bytes are written");
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("error text");
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_cooperative) {
+  setenv("FAKECUDA_MAX_BLOCKS_PER_SM", "2", 1);
+  setenv("FAKECUDA_SMS", "4", 1);
+  fk.reset();
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_outputs *out = NULL;
+  prog p = prog_grid(8 * 64, 64); /* 8 workgroups = 2 per SM x 4 SMs: fits */
+  vyre_program_ref r = ref_of(&p);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  fakecuda_launch l;
+  fk.launch_get(fk.launch_count() - 1, &l);
+  ck_assert_int_eq(l.cooperative, 1);
+  ck_assert_uint_eq(l.grid[0], 8);
+  free(p.bytes);
+  p = prog_grid(9 * 64, 64);
+  r = ref_of(&p);
+  unsigned long launches = fk.launch_count();
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_LIMIT);
+  ck_assert_msg(strstr(err.message, "9 workgroups") && strstr(err.message, "fits only 8") &&
+                    strstr(err.message, "Fix: use at most 8"),
+                "refusal names the limit: %s", err.message);
+  ck_assert_uint_eq(fk.launch_count(), launches);
+  /* A grid override within the limit works. */
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.grid[0] = 4;
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, &o, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("cooperative");
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_device_lost) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident h;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 256, &h, &err), VYRE_OK);
+  vyre_pending pend;
+  vyre_program_ref r = ref_of(&p);
+  vyre_input inputs[1] = {{in, sizeof in}};
+  fk.hold_events(1);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, NULL, &pend, &err), VYRE_OK);
+  fk.hold_events(0);
+  fk.inject("cuEventSynchronize", 1, CUDA_ERROR_ILLEGAL_ADDRESS, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "cuEventSynchronize") &&
+                    strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                    strstr(err.message, "destroy and recreate"),
+                "names the call, the code and the fix: %s", err.message);
+  ck_assert_uint_eq(metric(b, "device.lost"), 1);
+  /* Later calls fail fast without touching the driver. */
+  unsigned long before = fk.calls("cuCtxPushCurrent");
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "device lost") && strstr(err.message, "Fix: destroy and recreate"),
+                "fail fast: %s", err.message);
+  ck_assert_uint_eq(fk.calls("cuCtxPushCurrent"), before);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 16, &h, &err), VYRE_DEVICE_LOST);
+  ck_assert_int_eq(b->vt->shutdown(b, &err), VYRE_DEVICE_LOST);
+  ck_assert_int_eq(b->vt->pending_wait(b, pend, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_int_eq(b->vt->pending_release(b, pend, &err), VYRE_INVALID_HANDLE);
+  vyre_device_profile prof = {.struct_size = sizeof prof};
+  ck_assert_int_eq(b->vt->device_profile(b, &prof, &err), VYRE_DEVICE_LOST);
+  b->vt->destroy(b);
+  fakecuda_live l;
+  fk.live(&l);
+  ck_assert_int_eq(l.ctx_refs, 0);
+
+  /* The process stays spoiled (the real driver's rule, seen on an H200):
+   * a new instance says so and what to do, and holds nothing. */
+  ck_assert_int_eq(fk.poisoned(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  vyre_backend *x = NULL;
+  ck_assert_int_eq(reg->create(NULL, &x, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(x == NULL, "a failed create hands out nothing");
+  ck_assert_msg(strstr(err.message, "unusable in this process") &&
+                    strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                    strstr(err.message, "Fix: restart the process"),
+                "a new instance in the spoiled process explains it: %s", err.message);
+  fk.live(&l);
+  ck_assert_int_eq(l.ctx_refs, 0);
+
+  /* A new process (fakecuda_reset) uses the device again. */
+  fk.reset();
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+
+  /* Lost while another instance holds the primary context: that one is
+   * lost too at its next call, and no new instance is made. */
+  vyre_backend *c = mk();
+  fk.inject("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED, 1);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_int_eq(fk.poisoned(), CUDA_ERROR_LAUNCH_FAILED);
+  ck_assert_int_eq(run_scale(c, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_int_eq(reg->create(NULL, &x, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "restart the process") != NULL, "%s", err.message);
+  b->vt->destroy(b);
+  c->vt->destroy(c);
+  fk.live(&l);
+  ck_assert_int_eq(l.ctx_refs, 0);
+  fk.reset();
+  free(p.bytes);
+}
+END_TEST
+
+START_TEST(test_fault_hook) {
+  setenv("VYRE_CUDA_TEST_FAULT_DISPATCH", "2", 1);
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  uint32_t in[64] = {0};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL, "%s", err.message);
+  fakecuda_launch l;
+  fk.launch_get(fk.launch_count() - 1, &l);
+  ck_assert_str_eq(l.kernel, "vyre_test_fault");
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  b->vt->destroy(b);
+  unsetenv("VYRE_CUDA_TEST_FAULT_DISPATCH");
+  fk.reset(); /* a new process: the fault spoiled this one's CUDA state */
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  b->vt->destroy(b);
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* fault sweep: fail every driver call of a workload in turn            */
+/* ------------------------------------------------------------------ */
+/* Calls whose failure happens during cleanup or is recoverable: the
+ * workload may succeed, and (for frees) the object is left to context
+ * destruction. */
+static int cleanup_call(const char *name) {
+  static const char *list[] = {"cuMemFree", "cuMemFreeHost", "cuStreamDestroy", "cuEventDestroy",
+                               "cuModuleUnload", "cuLinkDestroy", "cuGraphExecDestroy",
+                               "cuGraphDestroy", "cuCtxPopCurrent", "cuDevicePrimaryCtxRelease",
+                               "cuEventElapsedTime", "cuEventQuery", "cuGetErrorName",
+                               "cuGetErrorString", "cuModuleLoadData"};
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+    if (strcmp(list[i], name) == 0) return 1;
+  return 0;
+}
+
+typedef struct sweep_programs {
+  prog scale, inc, trap, grid;
+} sweep_programs;
+
+/* A representative workload; returns the first failure (and its message). */
+static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_error *err) {
+  vyre_status st;
+  uint32_t in[256];
+  for (int i = 0; i < 256; i++) in[i] = (uint32_t)i;
+  vyre_outputs *out = NULL;
+  vyre_timing t = {.struct_size = sizeof t};
+  vyre_program_ref rs = ref_of(&sp->scale), ri = ref_of(&sp->inc);
+  vyre_input inputs[1] = {{in, sizeof in}};
+#define TRY(call)                \
+  do {                           \
+    st = (call);                 \
+    if (st != VYRE_OK) return st; \
+  } while (0)
+  TRY(b->vt->prepare(b, err));
+  TRY(b->vt->dispatch(b, &rs, inputs, 1, NULL, &out, &t, err));
+  b->vt->outputs_free(b, out);
+  out = NULL;
+  vyre_pending h;
+  TRY(b->vt->dispatch_async(b, &rs, inputs, 1, NULL, &h, err));
+  int ready;
+  st = b->vt->pending_poll(b, h, &ready, err);
+  if (st != VYRE_OK) {
+    b->vt->pending_release(b, h, NULL);
+    return st;
+  }
+  TRY(b->vt->pending_wait(b, h, &out, &t, err));
+  b->vt->outputs_free(b, out);
+  out = NULL;
+  TRY(b->vt->dispatch_async(b, &rs, inputs, 1, NULL, &h, err));
+  TRY(b->vt->pending_release(b, h, err));
+  vyre_resident a = 0;
+  TRY(b->vt->resident_alloc(b, sizeof in, &a, err));
+  st = b->vt->resident_upload(b, a, in, sizeof in, err);
+  vyre_sequence_step step = {sizeof step, 1, ri, &a, NULL};
+  uint32_t back[16];
+  vyre_resident_copy read = {a, 0, back, sizeof back};
+  if (st == VYRE_OK) st = b->vt->dispatch_resident(b, &ri, &a, 1, NULL, &t, err);
+  if (st == VYRE_OK) st = b->vt->dispatch_sequence(b, &step, 1, 3, &read, 1, &t, err);
+  if (st == VYRE_OK) st = b->vt->resident_download(b, a, in, sizeof in, err);
+  vyre_error ferr = VYRE_ERROR_INIT;
+  vyre_status fst = b->vt->resident_free(b, a, &ferr);
+  if (st != VYRE_OK) return st;
+  if (fst != VYRE_OK) {
+    vyre_error_copy(err, &ferr);
+    return fst;
+  }
+  vyre_program_ref rg = ref_of(&sp->grid);
+  TRY(b->vt->dispatch(b, &rg, NULL, 0, NULL, &out, NULL, err));
+  b->vt->outputs_free(b, out);
+  out = NULL;
+  vyre_pipeline pl;
+  TRY(b->vt->pipeline_create(b, sp->trap.bytes, sp->trap.size, NULL, &pl, err));
+  vyre_program_ref rp = {NULL, 0, pl};
+  st = b->vt->dispatch(b, &rp, NULL, 0, NULL, &out, NULL, err);
+  b->vt->outputs_free(b, out);
+  b->vt->pipeline_release(b, pl, NULL);
+  if (st != VYRE_OK) return st;
+  return b->vt->shutdown(b, err);
+#undef TRY
+}
+
+static void sweep(int code, int sticky) {
+  setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "512", 1);
+  sweep_programs sp = {prog_scale(256, 2, 64), prog_inc(64), prog_trap(64), prog_grid(128, 64)};
+  vyre_error err = VYRE_ERROR_INIT;
+
+  /* A clean run gives the list of calls and how often each is made. */
+  fk.reset();
+  vyre_backend *b = mk();
+  ck_assert_msg(workload(b, &sp, &err) == VYRE_OK, "clean workload: %s", err.message);
+  b->vt->destroy(b);
+  const char *names[128];
+  unsigned n = fk.names(names, 128);
+  char copy[128][64];
+  unsigned long counts[128];
+  for (unsigned i = 0; i < n; i++) {
+    snprintf(copy[i], sizeof copy[i], "%s", names[i]);
+    counts[i] = fk.calls(names[i]);
+  }
+  unsigned tried = 0, failed = 0;
+  for (unsigned i = 0; i < n; i++) {
+    /* The first six calls, and the last one (usually in shutdown or destroy). */
+    unsigned long limit = counts[i] < 7 ? counts[i] : 7;
+    for (unsigned long step = 1; step <= limit; step++) {
+      unsigned long k = step < 7 ? step : counts[i];
+      fk.reset();
+      fk.inject(copy[i], k, code, 1);
+      vyre_error e = VYRE_ERROR_INIT;
+      vyre_backend *x = NULL;
+      vyre_status st = reg->create(NULL, &x, &e);
+      if (st == VYRE_OK) {
+        st = workload(x, &sp, &e);
+      }
+      tried++;
+      int fired = fk.calls(copy[i]) >= k; /* else it fires in destroy */
+      if (st != VYRE_OK) {
+        failed++;
+        /* A sticky code spoils the process; when a later call is the one
+         * that sees it (create's retain), the error says that instead. */
+        int spoiled = sticky && strstr(e.message, "unusable in this process") != NULL;
+        ck_assert_msg(strstr(e.message, copy[i]) != NULL || spoiled,
+                      "failing call %lu of %s (code %d) gives an error naming it: %s [%s]", k,
+                      copy[i], code, e.message, vyre_status_name(st));
+        ck_assert_msg(strstr(e.message, "Fix:") != NULL, "the error has a fix: %s", e.message);
+        if (x && !sticky) {
+          /* Not sticky: the instance is still usable. */
+          vyre_error e2 = VYRE_ERROR_INIT;
+          vyre_status again = workload(x, &sp, &e2);
+          ck_assert_msg(again == VYRE_OK,
+                        "after call %lu of %s failed with a non-sticky code the instance works: "
+                        "%s",
+                        k, copy[i], e2.message);
+        }
+        if (x && sticky && st == VYRE_DEVICE_LOST) {
+          vyre_error e2 = VYRE_ERROR_INIT;
+          ck_assert_int_eq(workload(x, &sp, &e2), VYRE_DEVICE_LOST);
+        }
+      } else if (fired) {
+        /* Out of memory on an allocation is retried after trimming the pools. */
+        int retried = code == CUDA_ERROR_OUT_OF_MEMORY &&
+                      (!strcmp(copy[i], "cuMemAlloc") || !strcmp(copy[i], "cuMemHostAlloc"));
+        /* A sticky error at the very end (shutdown, destroy) reaches nobody
+         * who could report it; create's health check tried a reset. */
+        int reset = fk.calls("cuDevicePrimaryCtxReset") > 0;
+        ck_assert_msg(retried || reset || cleanup_call(copy[i]) ||
+                          (x && metric(x, "driver.errors") > 0),
+                      "call %lu of %s failed (code %d) yet nothing was reported", k, copy[i],
+                      code);
+      }
+      if (x) x->vt->destroy(x);
+      /* destroy cannot report; without a current context it leaves the
+       * objects to the context's destruction. */
+      int orphaned = !fired && fk.calls(copy[i]) >= k && !strcmp(copy[i], "cuCtxPushCurrent");
+      fakecuda_live l;
+      fk.live(&l);
+      if (strcmp(copy[i], "cuDevicePrimaryCtxRelease") == 0 && l.ctx_refs > 0) {
+        fk.ctx_release(0); /* the plugin could not; balance it for the next round */
+        fk.live(&l);
+      }
+      ck_assert_msg(l.ctx_refs == 0, "after failing %s #%lu the context is released", copy[i], k);
+      if (!cleanup_call(copy[i]) && !sticky && !orphaned)
+        ck_assert_msg(l.reclaimed == 0,
+                      "after failing %s #%lu the plugin freed all it made (%lu objects left)",
+                      copy[i], k, l.reclaimed);
+      char last[512];
+      ck_assert_msg(fk.violations(last, sizeof last) == 0,
+                    "after failing %s #%lu the driver was used correctly: %s", copy[i], k, last);
+    }
+  }
+  unsigned used = 0;
+  for (unsigned i = 0; i < n; i++) used += counts[i] > 0;
+  fprintf(stderr,
+          "fault sweep (code %d): %u injected failures over the %u entry points the workload "
+          "calls, %u surfaced as errors\n",
+          code, tried, used, failed);
+  ck_assert_msg(tried > 100, "the sweep covered the workload's calls (%u)", tried);
+  free(sp.scale.bytes);
+  free(sp.inc.bytes);
+  free(sp.trap.bytes);
+  free(sp.grid.bytes);
+}
+
+START_TEST(test_fault_sweep) { sweep(CUDA_ERROR_INVALID_VALUE, 0); }
+END_TEST
+
+START_TEST(test_fault_sweep_sticky) { sweep(CUDA_ERROR_LAUNCH_FAILED, 1); }
+END_TEST
+
+START_TEST(test_fault_sweep_oom) { sweep(CUDA_ERROR_OUT_OF_MEMORY, 0); }
+END_TEST
+
+/* ------------------------------------------------------------------ */
+static Suite *suite(void) {
+  Suite *s = suite_create("cuda_fake");
+  TCase *core = tcase_create("core");
+  tcase_add_checked_fixture(core, setup, teardown);
+  tcase_set_timeout(core, 60);
+  tcase_add_test(core, test_registration);
+  tcase_add_test(core, test_profile);
+  tcase_add_test(core, test_dispatch_roundtrip);
+  tcase_add_test(core, test_params_and_ranges);
+  tcase_add_test(core, test_timing_fixpoint_grid);
+  tcase_add_test(core, test_trap_and_empty);
+  tcase_add_test(core, test_cooperative);
+  suite_add_tcase(s, core);
+
+  TCase *async = tcase_create("async");
+  tcase_add_checked_fixture(async, setup, teardown);
+  tcase_set_timeout(async, 60);
+  tcase_add_test(async, test_async_orders);
+  tcase_add_test(async, test_threads);
+  suite_add_tcase(s, async);
+
+  TCase *res = tcase_create("resident");
+  tcase_add_checked_fixture(res, setup, teardown);
+  tcase_set_timeout(res, 60);
+  tcase_add_test(res, test_resident_basics);
+  tcase_add_test(res, test_resident_budget);
+  tcase_add_test(res, test_resident_dispatch_sequences);
+  tcase_add_test(res, test_pipelines);
+  suite_add_tcase(s, res);
+
+  TCase *pools = tcase_create("pools");
+  tcase_add_checked_fixture(pools, setup, teardown);
+  tcase_set_timeout(pools, 60);
+  tcase_add_test(pools, test_pools);
+  suite_add_tcase(s, pools);
+
+  TCase *caches = tcase_create("caches");
+  tcase_add_checked_fixture(caches, setup, teardown);
+  tcase_set_timeout(caches, 60);
+  tcase_add_test(caches, test_module_cache);
+  tcase_add_test(caches, test_disk_cache);
+  tcase_add_test(caches, test_disk_cache_concurrent);
+  tcase_add_test(caches, test_jit_failure);
+  suite_add_tcase(s, caches);
+
+  TCase *errors = tcase_create("errors");
+  tcase_add_checked_fixture(errors, setup, teardown);
+  tcase_set_timeout(errors, 600);
+  tcase_add_test(errors, test_no_driver_no_device);
+  tcase_add_test(errors, test_unsupported_and_invalid);
+  tcase_add_test(errors, test_error_text);
+  tcase_add_test(errors, test_device_lost);
+  tcase_add_test(errors, test_fault_hook);
+  tcase_add_test(errors, test_fault_sweep);
+  tcase_add_test(errors, test_fault_sweep_sticky);
+  tcase_add_test(errors, test_fault_sweep_oom);
+  suite_add_tcase(s, errors);
+  return s;
+}
+
+#define RESOLVE(field, name)                                                            \
+  do {                                                                                  \
+    *(void **)&fk.field = dlsym(fake_dl, name);                                         \
+    if (!fk.field) {                                                                    \
+      fprintf(stderr, "check_cuda_fake: %s missing from %s\n", name, fake_path);        \
+      return 1;                                                                         \
+    }                                                                                   \
+  } while (0)
+
+int main(void) {
+  const char *build = getenv("VYRE_BUILD_DIR");
+  if (!build) build = ".";
+  snprintf(plugin_path, sizeof plugin_path, "%s/plugin/runtime/.libs/libvyre-cuda.so", build);
+  snprintf(fake_path, sizeof fake_path, "%s/tests/runtime/fakecuda/.libs/libfakecuda.so", build);
+  void *dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    fprintf(stderr, "check_cuda_fake: cannot load the plugin: %s. Fix: build it (make) and set "
+                    "VYRE_BUILD_DIR to the build tree\n", dlerror());
+    return 1;
+  }
+  vyre_plugin_entry_fn entry = (vyre_plugin_entry_fn)dlsym(dl, VYRE_PLUGIN_ENTRY_SYMBOL);
+  vyre_error err = VYRE_ERROR_INIT;
+  if (!entry || entry(VYRE_ABI_MAJOR, VYRE_ABI_MINOR, &reg, &err) != VYRE_OK) {
+    fprintf(stderr, "check_cuda_fake: plugin entry failed: %s\n", err.message);
+    return 1;
+  }
+  fake_dl = dlopen(fake_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!fake_dl) {
+    fprintf(stderr, "check_cuda_fake: cannot load the fake driver: %s\n", dlerror());
+    return 1;
+  }
+  RESOLVE(reset, "fakecuda_reset");
+  RESOLVE(get_config, "fakecuda_get_config");
+  RESOLVE(set_config, "fakecuda_set_config");
+  RESOLVE(inject, "fakecuda_inject");
+  RESOLVE(clear_faults, "fakecuda_clear_faults");
+  RESOLVE(calls, "fakecuda_calls");
+  RESOLVE(names, "fakecuda_names");
+  RESOLVE(live, "fakecuda_objects");
+  RESOLVE(launch_count, "fakecuda_launch_count");
+  RESOLVE(launch_get, "fakecuda_launch_get");
+  RESOLVE(set_hook, "fakecuda_set_hook");
+  RESOLVE(hold_events, "fakecuda_hold_events");
+  RESOLVE(complete_events, "fakecuda_complete_events");
+  RESOLVE(violations, "fakecuda_violations");
+  RESOLVE(jit_fail, "fakecuda_jit_fail");
+  RESOLVE(pageable_copies, "fakecuda_pageable_copies");
+  RESOLVE(poisoned, "fakecuda_poisoned");
+  RESOLVE(ctx_release, "cuDevicePrimaryCtxRelease_v2");
+
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  /* Hosts never dlclose plugins; neither do we. */
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,960 @@
+/* check_cuda_gpu.c -- the CUDA plugin on a real GPU, bit for bit against the reference plugin; SKIP (77) without a device. */
+#include <check.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vyre/vyre.h"
+#include "vyre/vyre_program.h"
+#include "vyre/vyre_support.h"
+
+/*
+ * Run on the GPU machine from the build tree:
+ *   VYRE_BUILD_DIR=$PWD tests/runtime/check_cuda_gpu
+ * It loads plugin/runtime/.libs/libvyre-cuda.so and host-stub/ref/.libs/libvyre-ref.so
+ * through their own vyre_plugin_entry, runs every program on both and
+ * compares the outputs byte for byte.  CUDA does not survive fork, so the
+ * suite runs without Check's fork mode whatever CK_FORK says.
+ */
+
+static const vyre_registration *cuda_reg, *ref_reg;
+static vyre_backend *cuda, *ref;
+static int n_programs, n_features, n_bytes_mb;
+static char cache_dir[256];
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct prog {
+  void *bytes;
+  size_t size;
+} prog;
+
+static prog finish(vyre_builder *b, const char *what) {
+  prog p = {NULL, 0};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_status st = vyre_builder_finish(b, &p.bytes, &p.size, &err);
+  vyre_builder_free(b);
+  ck_assert_msg(st == VYRE_OK, "%s builds: %s", what, err.message);
+  vyre_program *dec = NULL;
+  st = vyre_program_decode(p.bytes, p.size, &dec, &err);
+  ck_assert_msg(st == VYRE_OK, "%s validates: %s", what, err.message);
+  vyre_program_free(dec);
+  return p;
+}
+
+static vyre_program_ref ref_of(const prog *p) {
+  vyre_program_ref r = {p->bytes, p->size, 0};
+  return r;
+}
+
+static uint64_t metric(vyre_backend *b, const char *name) {
+  vyre_metric m[128];
+  uint32_t n = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(b->vt->metrics(b, m, 128, &n, &err), VYRE_OK);
+  for (uint32_t i = 0; i < n && i < 128; i++)
+    if (strcmp(m[i].name, name) == 0) return m[i].value;
+  ck_abort_msg("metric %s is reported", name);
+  return 0;
+}
+
+static void same_outputs(const char *what, const vyre_outputs *a, const vyre_outputs *b) {
+  ck_assert_msg(a->count == b->count, "%s: %u outputs from the reference, %u from CUDA", what,
+                a->count, b->count);
+  for (uint32_t i = 0; i < a->count; i++) {
+    ck_assert_msg(a->items[i].size == b->items[i].size,
+                  "%s: output %u is %llu bytes on the reference, %llu on CUDA", what, i,
+                  (unsigned long long)a->items[i].size, (unsigned long long)b->items[i].size);
+    if (memcmp(a->items[i].data, b->items[i].data, (size_t)a->items[i].size) == 0) continue;
+    const uint8_t *x = a->items[i].data, *y = b->items[i].data;
+    uint64_t k = 0;
+    while (x[k] == y[k]) k++;
+    uint64_t w = k / 4 * 4;
+    uint32_t xv = 0, yv = 0;
+    memcpy(&xv, x + w, a->items[i].size - w >= 4 ? 4 : (size_t)(a->items[i].size - w));
+    memcpy(&yv, y + w, a->items[i].size - w >= 4 ? 4 : (size_t)(a->items[i].size - w));
+    ck_abort_msg("%s: output %u differs first at byte %llu (word %llu): reference 0x%08x, CUDA "
+                 "0x%08x",
+                 what, i, (unsigned long long)k, (unsigned long long)(k / 4), xv, yv);
+  }
+}
+
+static uint64_t input_bytes(const vyre_input *in, uint32_t n) {
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < n; i++) t += in[i].size;
+  return t;
+}
+
+/* Run on both backends; both must succeed with identical outputs. */
+static void compare(const char *what, const prog *p, const vyre_input *in, uint32_t nin,
+                    const vyre_dispatch_options *o) {
+  vyre_program_ref r = ref_of(p);
+  vyre_outputs *a = NULL, *b = NULL;
+  vyre_error ea = VYRE_ERROR_INIT, eb = VYRE_ERROR_INIT;
+  vyre_status sa = ref->vt->dispatch(ref, &r, in, nin, o, &a, NULL, &ea);
+  ck_assert_msg(sa == VYRE_OK, "%s: the reference fails: %s", what, ea.message);
+  vyre_status sb = cuda->vt->dispatch(cuda, &r, in, nin, o, &b, NULL, &eb);
+  ck_assert_msg(sb == VYRE_OK, "%s: CUDA fails: %s", what, eb.message);
+  same_outputs(what, a, b);
+  ref->vt->outputs_free(ref, a);
+  cuda->vt->outputs_free(cuda, b);
+  n_programs++;
+  n_bytes_mb += (int)(input_bytes(in, nin) >> 20);
+}
+
+static uint32_t rng_state = 0x12345678u;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+
+/* f32 bit patterns worth testing, then random ones. */
+static const uint32_t f32_special[] = {
+    0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000,
+    0xffc00000, 0x7fc00001, 0xffffffff, 0x7fa00000, 0x00000001, 0x807fffff, 0x00800000,
+    0x80800000, 0x7f7fffff, 0xff7fffff, 0x3f000000, 0x3fc00000, 0x40200000, 0xbfc00000,
+    0x4b000001, 0x4effffff, 0xcf000000, 0x4f800000, 0xdf000000, 0x5f800000, 0x34000000,
+    0x3effffff, 0x3f000001, 0x40400000, 0x40490fdb};
+
+static void fill_f32(uint32_t *v, uint32_t n, uint32_t salt) {
+  uint32_t ns = sizeof f32_special / sizeof f32_special[0];
+  for (uint32_t i = 0; i < n; i++) {
+    if (i < ns * ns) {
+      v[i] = salt ? f32_special[i % ns] : f32_special[(i / ns) % ns];
+    } else {
+      uint32_t r = rnd();
+      /* Mostly moderate magnitudes, some anything-goes. */
+      v[i] = (r & 7) ? (r & 0x807fffffu) | ((0x70u + (r >> 24) % 32u) << 23) : r;
+    }
+  }
+}
+
+static const uint32_t u32_special[] = {0,          1,          2,          3,          31,
+                                       32,         33,         63,         64,         0x7fffffff,
+                                       0x80000000, 0x80000001, 0xfffffffe, 0xffffffff, 0x10000,
+                                       0xffff,     12345,      0xdeadbeef};
+
+static void fill_u32(uint32_t *v, uint32_t n, int second) {
+  uint32_t ns = sizeof u32_special / sizeof u32_special[0];
+  for (uint32_t i = 0; i < n; i++) {
+    if (i < ns * ns) v[i] = second ? u32_special[i % ns] : u32_special[(i / ns) % ns];
+    else v[i] = (rnd() & 3) ? rnd() : rnd() % 70;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Programs                                                            */
+/* ------------------------------------------------------------------ */
+/* f32 elementwise math: one output per op. */
+static prog prog_f32_math(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(128, 1, 1);
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t B = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  static const vyre_op bin[] = {VYRE_OP_ADD, VYRE_OP_SUB, VYRE_OP_MUL, VYRE_OP_DIV,
+                                VYRE_OP_MIN, VYRE_OP_MAX, VYRE_OP_ABSDIFF};
+  static const vyre_op un[] = {VYRE_OP_SQRT, VYRE_OP_FLOOR, VYRE_OP_CEIL, VYRE_OP_ROUND,
+                               VYRE_OP_TRUNC, VYRE_OP_ABS, VYRE_OP_NEG, VYRE_OP_SIGN, VYRE_OP_RCP};
+  uint32_t out[32], no = 0;
+  char name[16];
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0] + sizeof un / sizeof un[0] + 1; i++) {
+    snprintf(name, sizeof name, "o%zu", i);
+    out[no++] = vyre_b_buffer(b, name, UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, n,
+                              VYRE_BUF_OUTPUT);
+  }
+  uint32_t oi = vyre_b_buffer(b, "toi", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I32, n, VYRE_BUF_OUTPUT);
+  uint32_t ou = vyre_b_buffer(b, "tou", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, n, VYRE_BUF_OUTPUT);
+  uint32_t oc = vyre_b_buffer(b, "cmp", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, n, VYRE_BUF_OUTPUT);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t x = vyre_b_load(b, A, g), y = vyre_b_load(b, B, g);
+  uint32_t k = 0;
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_bin(b, bin[i], x, y));
+  for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_un(b, un[i], x));
+  vyre_b_store(b, out[k++], g, vyre_b_fma(b, x, y, x));
+  vyre_b_store(b, oi, g, vyre_b_cast(b, VYRE_T_I32, x));
+  vyre_b_store(b, ou, g, vyre_b_cast(b, VYRE_T_U32, y));
+  uint32_t lt = vyre_b_bin(b, VYRE_OP_LT, x, y), ne = vyre_b_bin(b, VYRE_OP_NE, x, y);
+  uint32_t nan = vyre_b_un(b, VYRE_OP_ISNAN, x), inf = vyre_b_un(b, VYRE_OP_ISINF, y);
+  uint32_t bits = vyre_b_bin(
+      b, VYRE_OP_OR,
+      vyre_b_bin(b, VYRE_OP_OR, vyre_b_cast(b, VYRE_T_U32, lt),
+                 vyre_b_bin(b, VYRE_OP_SHL, vyre_b_cast(b, VYRE_T_U32, ne), vyre_b_u32(b, 1))),
+      vyre_b_bin(b, VYRE_OP_OR,
+                 vyre_b_bin(b, VYRE_OP_SHL, vyre_b_cast(b, VYRE_T_U32, nan), vyre_b_u32(b, 2)),
+                 vyre_b_bin(b, VYRE_OP_SHL, vyre_b_cast(b, VYRE_T_U32, inf), vyre_b_u32(b, 3))));
+  vyre_b_store(b, oc, g, bits);
+  return finish(b, "f32 math");
+}
+
+/* u32 and i32 integer ops with edge values. */
+static prog prog_int_math(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  static const vyre_op ubin[] = {VYRE_OP_DIV,     VYRE_OP_MOD,     VYRE_OP_SHL,  VYRE_OP_SHR,
+                                 VYRE_OP_ROTL,    VYRE_OP_ROTR,    VYRE_OP_MULHI, VYRE_OP_SAT_ADD,
+                                 VYRE_OP_SAT_SUB, VYRE_OP_SAT_MUL, VYRE_OP_ABSDIFF, VYRE_OP_MUL,
+                                 VYRE_OP_MIN};
+  static const vyre_op uun[] = {VYRE_OP_POPCOUNT, VYRE_OP_CLZ, VYRE_OP_CTZ, VYRE_OP_REVERSEBITS,
+                                VYRE_OP_UNPACK4_LOW, VYRE_OP_UNPACK8_HIGH};
+  static const vyre_op ibin[] = {VYRE_OP_DIV, VYRE_OP_MOD, VYRE_OP_SHR, VYRE_OP_MULHI,
+                                 VYRE_OP_MIN, VYRE_OP_SAT_ADD, VYRE_OP_SAT_MUL, VYRE_OP_ABSDIFF};
+  static const vyre_op iun[] = {VYRE_OP_ABS, VYRE_OP_SIGN, VYRE_OP_NEG, VYRE_OP_CLZ};
+  size_t nu = sizeof ubin / sizeof ubin[0] + sizeof uun / sizeof uun[0];
+  size_t ni = sizeof ibin / sizeof ibin[0] + sizeof iun / sizeof iun[0];
+  uint32_t out[64];
+  char name[16];
+  for (size_t i = 0; i < nu + ni; i++) {
+    snprintf(name, sizeof name, "o%zu", i);
+    out[i] = vyre_b_buffer(b, name, UINT32_MAX, VYRE_ACCESS_READ_WRITE,
+                           i < nu ? VYRE_T_U32 : VYRE_T_I32, n, VYRE_BUF_OUTPUT);
+  }
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t x = vyre_b_load(b, X, g), y = vyre_b_load(b, Y, g);
+  uint32_t sx = vyre_b_cast(b, VYRE_T_I32, x), sy = vyre_b_cast(b, VYRE_T_I32, y);
+  size_t k = 0;
+  for (size_t i = 0; i < sizeof ubin / sizeof ubin[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_bin(b, ubin[i], x, y));
+  for (size_t i = 0; i < sizeof uun / sizeof uun[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_un(b, uun[i], x));
+  for (size_t i = 0; i < sizeof ibin / sizeof ibin[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_bin(b, ibin[i], sx, sy));
+  for (size_t i = 0; i < sizeof iun / sizeof iun[0]; i++)
+    vyre_b_store(b, out[k++], g, vyre_b_un(b, iun[i], sx));
+  return finish(b, "integer math");
+}
+
+/* y = a * x + y (mul then add: two roundings), a from a uniform buffer. */
+static prog prog_saxpy(void) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t a = vyre_b_load(b, A, vyre_b_u32(b, 0));
+  uint32_t ax = vyre_b_bin(b, VYRE_OP_MUL, a, vyre_b_load(b, X, g));
+  vyre_b_store(b, Y, g, vyre_b_bin(b, VYRE_OP_ADD, ax, vyre_b_load(b, Y, g)));
+  return finish(b, "saxpy");
+}
+
+/* 256-bin histogram with atomics. */
+static prog prog_histogram(void) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  uint32_t IN = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t H = vyre_b_buffer(b, "hist", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 256,
+                             VYRE_BUF_OUTPUT);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_load(b, IN, g);
+  uint32_t bin = vyre_b_bin(b, VYRE_OP_AND, v, vyre_b_u32(b, 255));
+  uint32_t inb = vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, IN));
+  vyre_b_if(b, inb);
+  vyre_b_atomic(b, VYRE_OP_ATOMIC_ADD, H, bin, vyre_b_u32(b, 1), VYRE_ORDER_RELAXED);
+  vyre_b_end(b);
+  return finish(b, "histogram");
+}
+
+/* Workgroup-memory tree reduction with barriers; one sum per workgroup. */
+static prog prog_block_reduce(uint32_t wg, uint32_t blocks) {
+  vyre_builder *b = vyre_builder_new(wg, 1, 1);
+  uint32_t IN = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t OUT = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, blocks,
+                               VYRE_BUF_OUTPUT);
+  uint32_t SH = vyre_b_buffer(b, "sh", 0, VYRE_ACCESS_WORKGROUP, VYRE_T_U32, wg, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t lid = vyre_b_builtin(b, VYRE_OP_LOCAL_ID, 0);
+  vyre_b_store(b, SH, lid, vyre_b_load(b, IN, g));
+  vyre_b_barrier(b, VYRE_BARRIER_WORKGROUP);
+  uint32_t steps = 0;
+  while ((1u << steps) < wg) steps++;
+  uint32_t k = vyre_b_local(b, VYRE_T_U32);
+  vyre_b_loop(b, k, vyre_b_u32(b, 0), vyre_b_u32(b, steps));
+  uint32_t stride = vyre_b_bin(b, VYRE_OP_SHR, vyre_b_u32(b, wg / 2), vyre_b_get(b, k));
+  uint32_t l2 = vyre_b_builtin(b, VYRE_OP_LOCAL_ID, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, l2, stride));
+  uint32_t s = vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, SH, l2),
+                          vyre_b_load(b, SH, vyre_b_bin(b, VYRE_OP_ADD, l2, stride)));
+  vyre_b_store(b, SH, l2, s);
+  vyre_b_end(b);
+  vyre_b_barrier(b, VYRE_BARRIER_WORKGROUP);
+  vyre_b_end(b);
+  uint32_t l3 = vyre_b_builtin(b, VYRE_OP_LOCAL_ID, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, l3, vyre_b_u32(b, 0)));
+  vyre_b_store(b, OUT, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0), vyre_b_load(b, SH, l3));
+  vyre_b_end(b);
+  return finish(b, "block reduce");
+}
+
+/* Subgroup ballot, shuffle and reductions. */
+static prog prog_subgroup(uint32_t wg, uint32_t n) {
+  vyre_builder *b = vyre_builder_new(wg, 1, 1);
+  uint32_t IN = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t F = vyre_b_buffer(b, "f", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t out[8];
+  char name[8];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "o%d", i);
+    out[i] = vyre_b_buffer(b, name, UINT32_MAX, VYRE_ACCESS_READ_WRITE,
+                           i == 7 ? VYRE_T_F32 : VYRE_T_U32, n, VYRE_BUF_OUTPUT);
+  }
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_load(b, IN, g), f = vyre_b_load(b, F, g);
+  uint32_t lane = vyre_b_builtin(b, VYRE_OP_SUBGROUP_LANE, 0);
+  uint32_t odd = vyre_b_bin(b, VYRE_OP_NE, vyre_b_bin(b, VYRE_OP_AND, v, vyre_b_u32(b, 1)),
+                            vyre_b_u32(b, 0));
+  vyre_b_store(b, out[0], g, vyre_b_ballot(b, odd));
+  uint32_t src = vyre_b_bin(b, VYRE_OP_ADD, lane, vyre_b_u32(b, 5));
+  vyre_b_store(b, out[1], g, vyre_b_shuffle(b, v, src));
+  vyre_b_store(b, out[2], g, vyre_b_reduce(b, VYRE_REDUCE_ADD, v));
+  vyre_b_store(b, out[3], g, vyre_b_reduce(b, VYRE_REDUCE_MIN, v));
+  vyre_b_store(b, out[4], g, vyre_b_reduce(b, VYRE_REDUCE_MAX, v));
+  vyre_b_store(b, out[5], g, vyre_b_reduce(b, VYRE_REDUCE_XOR, v));
+  vyre_b_store(b, out[6], g, vyre_b_bin(b, VYRE_OP_ADD, lane,
+                                         vyre_b_builtin(b, VYRE_OP_SUBGROUP_SIZE, 0)));
+  vyre_b_store(b, out[7], g, vyre_b_reduce(b, VYRE_REDUCE_ADD, f));
+  return finish(b, "subgroup");
+}
+
+/* Narrow storage types: load (widen), compute, store (narrow). */
+static prog prog_storage(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t H = vyre_b_buffer(b, "h", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F16, 0, 0);
+  uint32_t BF = vyre_b_buffer(b, "bf", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_BF16, 0, 0);
+  uint32_t U8 = vyre_b_buffer(b, "u8", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U8, 0, 0);
+  uint32_t I16 = vyre_b_buffer(b, "i16", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_I16, 0, 0);
+  uint32_t oh = vyre_b_buffer(b, "oh", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F16, n, VYRE_BUF_OUTPUT);
+  uint32_t ob = vyre_b_buffer(b, "ob", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_BF16, n, VYRE_BUF_OUTPUT);
+  uint32_t ou = vyre_b_buffer(b, "ou", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U8, n, VYRE_BUF_OUTPUT);
+  uint32_t oi = vyre_b_buffer(b, "oi", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I16, n, VYRE_BUF_OUTPUT);
+  uint32_t of = vyre_b_buffer(b, "of", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, n, VYRE_BUF_OUTPUT);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t h = vyre_b_load(b, H, g), bf = vyre_b_load(b, BF, g);
+  uint32_t two = vyre_b_f32(b, 2.0f), half = vyre_b_f32(b, 0.5f);
+  vyre_b_store(b, oh, g, vyre_b_bin(b, VYRE_OP_MUL, h, two));
+  vyre_b_store(b, ob, g, vyre_b_bin(b, VYRE_OP_ADD, bf, half));
+  vyre_b_store(b, ou, g, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, U8, g), vyre_b_u32(b, 200)));
+  vyre_b_store(b, oi, g, vyre_b_bin(b, VYRE_OP_MUL, vyre_b_load(b, I16, g), vyre_b_i32(b, -3)));
+  vyre_b_store(b, of, g, vyre_b_bin(b, VYRE_OP_ADD, h, bf));
+  return finish(b, "storage types");
+}
+
+/* Out-of-bounds loads, stores and atomics. */
+static prog prog_oob(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t IN = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 100, 0);
+  uint32_t OUT = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 200, VYRE_BUF_OUTPUT);
+  uint32_t OLD = vyre_b_buffer(b, "old", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 200, VYRE_BUF_OUTPUT);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_load(b, IN, vyre_b_bin(b, VYRE_OP_ADD, g, vyre_b_u32(b, 50)));
+  vyre_b_store(b, OUT, g, v);
+  /* Always past the end (200 elements): a store that must do nothing.  (An
+   * index that lands inside would race with out[g] of another invocation.) */
+  vyre_b_store(b, OUT, vyre_b_bin(b, VYRE_OP_ADD, g, vyre_b_u32(b, 200)), vyre_b_u32(b, 0xEEEEEEEEu));
+  uint32_t far = vyre_b_bin(b, VYRE_OP_ADD, g, vyre_b_u32(b, 0x7ffffff0u));
+  vyre_b_store(b, OLD, g,
+               vyre_b_atomic(b, VYRE_OP_ATOMIC_ADD, OUT, far, vyre_b_u32(b, 1), VYRE_ORDER_SEQ_CST));
+  return finish(b, "out of bounds");
+}
+
+/* buf[gid] += 1 (resident, sequences, fixpoint). */
+static prog prog_inc(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, buf, g, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, buf, g), vyre_b_u32(b, 1)));
+  return finish(b, "inc");
+}
+
+/* buf[gid] = buf[gid] * 3 + 1 (a second sequence step). */
+static prog prog_mad(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t v = vyre_b_bin(b, VYRE_OP_MUL, vyre_b_load(b, buf, g), vyre_b_u32(b, 3));
+  vyre_b_store(b, buf, g, vyre_b_bin(b, VYRE_OP_ADD, v, vyre_b_u32(b, 1)));
+  return finish(b, "mad");
+}
+
+/* Grid barrier: every invocation writes, the grid syncs, each reads its
+ * neighbour's value. */
+static prog prog_grid(uint32_t n) {
+  vyre_builder *b = vyre_builder_new(128, 1, 1);
+  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, n, VYRE_BUF_OUTPUT);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, buf, g, vyre_b_bin(b, VYRE_OP_MUL, g, vyre_b_u32(b, 7)));
+  vyre_b_barrier(b, VYRE_BARRIER_GRID);
+  uint32_t g2 = vyre_b_gid(b, 0);
+  uint32_t nb = vyre_b_bin(b, VYRE_OP_MOD, vyre_b_bin(b, VYRE_OP_ADD, g2, vyre_b_u32(b, 1)),
+                           vyre_b_u32(b, n));
+  vyre_b_store(b, out, g2, vyre_b_load(b, buf, nb));
+  return finish(b, "grid barrier");
+}
+
+/* if gid == 77: trap 42 */
+static prog prog_trap(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 256, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, g, vyre_b_u32(b, 77)));
+  vyre_b_trap(b, 42);
+  vyre_b_end(b);
+  vyre_b_store(b, out, g, g);
+  return finish(b, "trap");
+}
+
+/* ------------------------------------------------------------------ */
+/* programs                                                            */
+/* ------------------------------------------------------------------ */
+START_TEST(test_f32_math) {
+  const uint32_t n = 32 * 32 + 3000;
+  uint32_t *a = malloc(n * 4), *b = malloc(n * 4);
+  fill_f32(a, n, 0);
+  fill_f32(b, n, 1);
+  prog p = prog_f32_math(n);
+  vyre_input in[2] = {{a, n * 4}, {b, n * 4}};
+  compare("f32 math (specials, NaN payloads, subnormals)", &p, in, 2, NULL);
+  free(p.bytes);
+  free(a);
+  free(b);
+}
+END_TEST
+
+START_TEST(test_int_math) {
+  const uint32_t n = 18 * 18 + 4000;
+  uint32_t *x = malloc(n * 4), *y = malloc(n * 4);
+  fill_u32(x, n, 0);
+  fill_u32(y, n, 1);
+  prog p = prog_int_math(n);
+  vyre_input in[2] = {{x, n * 4}, {y, n * 4}};
+  compare("integer math (div/mod by 0, MIN/-1, shifts >= 32)", &p, in, 2, NULL);
+  free(p.bytes);
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(test_saxpy_large) {
+  const uint32_t n = 16u << 20;
+  float a = 1.5f;
+  uint32_t *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
+  ck_assert_msg(x && y, "host memory for 2 x 64 MiB");
+  for (uint32_t i = 0; i < n; i++) {
+    x[i] = (rnd() & 0x807fffffu) | (0x78u + i % 16u) << 23;
+    y[i] = (rnd() & 0x807fffffu) | (0x7cu + i % 8u) << 23;
+  }
+  prog p = prog_saxpy();
+  vyre_input in[3] = {{&a, 4}, {x, (uint64_t)n * 4}, {y, (uint64_t)n * 4}};
+  uint64_t fast = metric(cuda, "dispatch.fastpath_launches");
+  compare("saxpy 16M", &p, in, 3, NULL);
+  ck_assert_msg(metric(cuda, "dispatch.fastpath_launches") > fast,
+                "the 16M saxpy ran on codegen's elementwise fast path "
+                "(dispatch.fastpath_launches did not grow)");
+  free(p.bytes);
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(test_histogram) {
+  const uint32_t n = 1u << 20;
+  uint32_t *v = malloc(n * 4);
+  for (uint32_t i = 0; i < n; i++) v[i] = rnd() % 1000u;
+  prog p = prog_histogram();
+  vyre_input in[1] = {{v, n * 4}};
+  compare("histogram with atomics", &p, in, 1, NULL);
+  free(p.bytes);
+  free(v);
+}
+END_TEST
+
+START_TEST(test_block_reduce) {
+  static const uint32_t wgs[] = {256, 64, 1024};
+  for (size_t k = 0; k < sizeof wgs / sizeof wgs[0]; k++) {
+    uint32_t wg = wgs[k], blocks = 97, n = wg * blocks;
+    uint32_t *v = malloc(n * 4);
+    for (uint32_t i = 0; i < n; i++) v[i] = rnd();
+    prog p = prog_block_reduce(wg, blocks);
+    vyre_input in[1] = {{v, n * 4}};
+    char what[64];
+    snprintf(what, sizeof what, "workgroup-memory reduction, wg %u", wg);
+    compare(what, &p, in, 1, NULL);
+    free(p.bytes);
+    free(v);
+  }
+}
+END_TEST
+
+START_TEST(test_subgroups) {
+  static const uint32_t wgs[] = {48, 64, 96, 1000};
+  for (size_t k = 0; k < sizeof wgs / sizeof wgs[0]; k++) {
+    uint32_t wg = wgs[k], n = wg * 7;
+    uint32_t *v = malloc(n * 4), *f = malloc(n * 4);
+    fill_u32(v, n, 0);
+    fill_f32(f, n, 1);
+    prog p = prog_subgroup(wg, n);
+    vyre_input in[2] = {{v, n * 4}, {f, n * 4}};
+    char what[64];
+    snprintf(what, sizeof what, "subgroup ballot/shuffle/reduce, wg %u", wg);
+    compare(what, &p, in, 2, NULL);
+    free(p.bytes);
+    free(v);
+    free(f);
+  }
+}
+END_TEST
+
+START_TEST(test_storage_types) {
+  const uint32_t n = 8192;
+  uint16_t *h = malloc(n * 2), *bf = malloc(n * 2), *i16 = malloc(n * 2);
+  uint8_t *u8 = malloc(n);
+  static const uint16_t hs[] = {0x0000, 0x8000, 0x3c00, 0x7c00, 0xfc00, 0x7e00, 0x7d01, 0x0001,
+                                0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3555, 0x5bff, 0x5c00};
+  static const uint16_t bs[] = {0x0000, 0x8000, 0x3f80, 0x7f80, 0xff80, 0x7fc0, 0x7fc1, 0x0001,
+                                0x007f, 0x0080, 0x7f7f, 0xff7f, 0x3eab, 0x4b7f};
+  for (uint32_t i = 0; i < n; i++) {
+    h[i] = i < 15 ? hs[i] : (uint16_t)rnd();
+    bf[i] = i < 14 ? bs[i] : (uint16_t)rnd();
+    u8[i] = (uint8_t)rnd();
+    i16[i] = i == 0 ? 0x8000 : i == 1 ? 0x7fff : (uint16_t)rnd();
+  }
+  prog p = prog_storage(n);
+  vyre_input in[4] = {{h, n * 2}, {bf, n * 2}, {u8, n}, {i16, n * 2}};
+  compare("storage types f16/bf16/u8/i16", &p, in, 4, NULL);
+  free(p.bytes);
+  free(h);
+  free(bf);
+  free(u8);
+  free(i16);
+}
+END_TEST
+
+START_TEST(test_oob) {
+  uint32_t v[100];
+  for (uint32_t i = 0; i < 100; i++) v[i] = i * 3 + 1;
+  prog p = prog_oob();
+  vyre_input in[1] = {{v, sizeof v}};
+  compare("out-of-bounds loads, stores and atomics", &p, in, 1, NULL);
+  free(p.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* features                                                            */
+/* ------------------------------------------------------------------ */
+/* The same resident workload on one backend; returns the downloaded words. */
+static void resident_run(vyre_backend *b, const prog *inc, uint32_t *words, uint32_t n,
+                         uint32_t *range) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident h = 0;
+  ck_assert_msg(b->vt->resident_alloc(b, (uint64_t)n * 4, &h, &err) == VYRE_OK, "alloc: %s",
+                err.message);
+  uint32_t *zero = calloc(n, 4);
+  ck_assert_int_eq(b->vt->resident_download(b, h, words, (uint64_t)n * 4, &err), VYRE_OK);
+  ck_assert_msg(memcmp(zero, words, (size_t)n * 4) == 0, "new resident buffers are zeroed");
+  free(zero);
+  for (uint32_t i = 0; i < n; i++) words[i] = i * 11u;
+  ck_assert_int_eq(b->vt->resident_upload(b, h, words, (uint64_t)n * 4, &err), VYRE_OK);
+  uint32_t patch[3] = {7, 8, 9};
+  ck_assert_int_eq(b->vt->resident_upload_at(b, h, 40, patch, sizeof patch, &err), VYRE_OK);
+  vyre_program_ref r = ref_of(inc);
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(b->vt->dispatch_resident(b, &r, &h, 1, NULL, NULL, &err) == VYRE_OK,
+                  "dispatch_resident: %s", err.message);
+  ck_assert_int_eq(b->vt->resident_download(b, h, words, (uint64_t)n * 4, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_download_range(b, h, 4000, range, 64, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
+}
+
+START_TEST(test_resident) {
+  const uint32_t n = 3u << 20; /* 12 MiB: more than one staging chunk */
+  uint32_t *a = malloc((size_t)n * 4), *c = malloc((size_t)n * 4);
+  uint32_t ra[16], rc[16];
+  prog inc = prog_inc();
+  resident_run(ref, &inc, a, n, ra);
+  resident_run(cuda, &inc, c, n, rc);
+  ck_assert_msg(memcmp(a, c, (size_t)n * 4) == 0, "resident buffers agree");
+  ck_assert_msg(memcmp(ra, rc, sizeof ra) == 0, "ranged downloads agree");
+  /* words 10..12 were patched to 7, 8, 9 by upload_at, then incremented 3 times */
+  ck_assert_uint_eq(c[9], 9 * 11 + 3);
+  ck_assert_uint_eq(c[10], 7 + 3);
+  ck_assert_uint_eq(c[12], 9 + 3);
+  n_features++;
+  free(inc.bytes);
+  free(a);
+  free(c);
+}
+END_TEST
+
+START_TEST(test_async_timed) {
+  const uint32_t n = 1u << 20;
+  uint32_t *v = malloc(n * 4);
+  for (uint32_t i = 0; i < n; i++) v[i] = i;
+  prog inc = prog_inc();
+  vyre_program_ref r = ref_of(&inc);
+  vyre_input in[1] = {{v, n * 4}};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_outputs *want = NULL, *got = NULL;
+  ck_assert_int_eq(ref->vt->dispatch(ref, &r, in, 1, NULL, &want, NULL, &err), VYRE_OK);
+  /* release before wait, then a normal async round trip */
+  vyre_pending h1, h2;
+  ck_assert_msg(cuda->vt->dispatch_async(cuda, &r, in, 1, NULL, &h1, &err) == VYRE_OK, "%s",
+                err.message);
+  ck_assert_int_eq(cuda->vt->pending_release(cuda, h1, &err), VYRE_OK);
+  ck_assert_int_eq(cuda->vt->dispatch_async(cuda, &r, in, 1, NULL, &h2, &err), VYRE_OK);
+  memset(v, 0, n * 4); /* inputs were staged before dispatch_async returned */
+  int ready = 0;
+  for (int spins = 0; !ready && spins < 1000000; spins++)
+    ck_assert_int_eq(cuda->vt->pending_poll(cuda, h2, &ready, &err), VYRE_OK);
+  vyre_timing t = {.struct_size = sizeof t};
+  ck_assert_int_eq(cuda->vt->pending_wait(cuda, h2, &got, &t, &err), VYRE_OK);
+  same_outputs("async", want, got);
+  ck_assert_msg(t.valid & VYRE_TIMING_DEVICE, "device time is reported (valid 0x%x)", t.valid);
+  ck_assert_msg(t.device_ns > 0 && t.wall_ns > 0, "times are measured");
+  cuda->vt->outputs_free(cuda, got);
+  /* timed sync dispatch */
+  for (uint32_t i = 0; i < n; i++) v[i] = i;
+  vyre_timing t2 = {.struct_size = sizeof t2};
+  ck_assert_int_eq(cuda->vt->dispatch(cuda, &r, in, 1, NULL, &got, &t2, &err), VYRE_OK);
+  same_outputs("timed", want, got);
+  ck_assert_msg((t2.valid & 15u) == 15u, "wall, device, enqueue and wait are all filled");
+  printf("check_cuda_gpu: 1M-element inc: wall %.1f us, device %.1f us, enqueue %.1f us, wait "
+         "%.1f us\n",
+         t2.wall_ns / 1e3, t2.device_ns / 1e3, t2.enqueue_ns / 1e3, t2.wait_ns / 1e3);
+  cuda->vt->outputs_free(cuda, got);
+  ref->vt->outputs_free(ref, want);
+  n_features += 3;
+  free(inc.bytes);
+  free(v);
+}
+END_TEST
+
+static void sequence_run(vyre_backend *b, const prog *inc, const prog *mad, uint32_t *ra,
+                         uint32_t *rb, uint32_t repeat) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident A, B;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 4096 * 4, &A, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 1000 * 4, &B, &err), VYRE_OK);
+  uint32_t init[4096];
+  for (uint32_t i = 0; i < 4096; i++) init[i] = i;
+  vyre_resident_copy up[2] = {{A, 0, init, 4096 * 4}, {B, 0, init, 1000 * 4}};
+  ck_assert_int_eq(b->vt->resident_upload_many(b, up, 2, &err), VYRE_OK);
+  vyre_sequence_step s[3];
+  memset(s, 0, sizeof s);
+  for (int i = 0; i < 3; i++) {
+    s[i].struct_size = sizeof s[i];
+    s[i].buffer_count = 1;
+  }
+  s[0].program = ref_of(inc);
+  s[0].buffers = &A;
+  s[1].program = ref_of(mad);
+  s[1].buffers = &B;
+  s[2].program = ref_of(inc);
+  s[2].buffers = &A;
+  vyre_resident_copy reads[2] = {{A, 400, ra, 64}, {B, 0, rb, 64}};
+  for (int round = 0; round < 2; round++)
+    ck_assert_msg(b->vt->dispatch_sequence(b, s, 3, repeat, reads, 2, NULL, &err) == VYRE_OK,
+                  "sequence: %s", err.message);
+  b->vt->resident_free(b, A, NULL);
+  b->vt->resident_free(b, B, NULL);
+}
+
+START_TEST(test_sequences) {
+  prog inc = prog_inc(), mad = prog_mad();
+  uint32_t ra[16], rb[16], ca[16], cb[16];
+  sequence_run(ref, &inc, &mad, ra, rb, 1);
+  sequence_run(cuda, &inc, &mad, ca, cb, 1);
+  ck_assert_msg(!memcmp(ra, ca, 64) && !memcmp(rb, cb, 64), "sequence reads agree");
+  uint64_t hits = metric(cuda, "graph.hits");
+  sequence_run(ref, &inc, &mad, ra, rb, 5);
+  sequence_run(cuda, &inc, &mad, ca, cb, 5);
+  ck_assert_msg(!memcmp(ra, ca, 64) && !memcmp(rb, cb, 64), "repeated sequence reads agree");
+  ck_assert_msg(metric(cuda, "graph.hits") > hits, "the repeated sequence replayed its graph");
+  n_features += 2;
+  free(inc.bytes);
+  free(mad.bytes);
+}
+END_TEST
+
+START_TEST(test_fixpoint) {
+  uint32_t v[5000];
+  for (uint32_t i = 0; i < 5000; i++) v[i] = i;
+  prog inc = prog_inc();
+  vyre_input in[1] = {{v, sizeof v}};
+  vyre_dispatch_options o = {.struct_size = sizeof o, .fixpoint_iterations = 7};
+  compare("fixpoint x7", &inc, in, 1, &o);
+  n_features++;
+  free(inc.bytes);
+}
+END_TEST
+
+START_TEST(test_grid_barrier) {
+  vyre_device_profile p = {.struct_size = sizeof p};
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(cuda->vt->device_profile(cuda, &p, &err), VYRE_OK);
+  if (!(p.capabilities & VYRE_CAP_GRID_BARRIER)) {
+    printf("check_cuda_gpu: device has no cooperative launch; grid barrier checks skipped\n");
+    return;
+  }
+  uint32_t blocks = p.compute_units < 16 ? p.compute_units : 16;
+  prog g = prog_grid(128 * blocks);
+  compare("grid barrier (cooperative launch)", &g, NULL, 0, NULL);
+  /* A grid that cannot be co-resident is refused with a clear error. */
+  vyre_program_ref r = ref_of(&g);
+  vyre_dispatch_options o = {.struct_size = sizeof o};
+  o.grid[0] = 1u << 22;
+  vyre_outputs *out = NULL;
+  ck_assert_int_eq(cuda->vt->dispatch(cuda, &r, NULL, 0, &o, &out, NULL, &err), VYRE_LIMIT);
+  ck_assert_msg(strstr(err.message, "at most") && strstr(err.message, "Fix:"),
+                "the refusal names the limit: %s", err.message);
+  n_features += 2;
+  free(g.bytes);
+}
+END_TEST
+
+START_TEST(test_trap) {
+  prog t = prog_trap();
+  vyre_program_ref r = ref_of(&t);
+  vyre_outputs *a = NULL, *b = NULL;
+  vyre_error ea = VYRE_ERROR_INIT, eb = VYRE_ERROR_INIT;
+  vyre_status sa = ref->vt->dispatch(ref, &r, NULL, 0, NULL, &a, NULL, &ea);
+  vyre_status sb = cuda->vt->dispatch(cuda, &r, NULL, 0, NULL, &b, NULL, &eb);
+  ck_assert_msg(sa == VYRE_TRAP && sb == VYRE_TRAP, "both trap: reference %s, CUDA %s (%s)",
+                vyre_status_name(sa), vyre_status_name(sb), eb.message);
+  ck_assert_int_eq(ea.native_code, 42);
+  ck_assert_int_eq(eb.native_code, 42);
+  ck_assert_msg(b == NULL, "a trapped dispatch returns no outputs");
+  /* The instance stays usable. */
+  prog inc = prog_inc();
+  uint32_t v[300] = {0};
+  vyre_input in[1] = {{v, sizeof v}};
+  compare("after a trap", &inc, in, 1, NULL);
+  n_features++;
+  free(inc.bytes);
+  free(t.bytes);
+}
+END_TEST
+
+START_TEST(test_disk_cache) {
+  /* prog_inc was compiled by the main instance into the private cache
+   * dir; a second instance finds it there. */
+  prog inc = prog_inc();
+  uint32_t v[300] = {0};
+  vyre_input in[1] = {{v, sizeof v}};
+  compare("inc", &inc, in, 1, NULL);
+  vyre_backend *second = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(cuda_reg->create(NULL, &second, &err), VYRE_OK);
+  vyre_program_ref r = ref_of(&inc);
+  vyre_outputs *out = NULL;
+  ck_assert_int_eq(second->vt->dispatch(second, &r, in, 1, NULL, &out, NULL, &err), VYRE_OK);
+  ck_assert_msg(metric(second, "cache.disk.hits") >= 1,
+                "a second instance loads the cubin from the disk cache (%s)", cache_dir);
+  second->vt->outputs_free(second, out);
+  second->vt->destroy(second);
+  n_features++;
+  free(inc.bytes);
+}
+END_TEST
+
+/* A launch fault spoils the process's CUDA state for good (the driver's
+ * documented rule for illegal-address-class errors, and what an H200
+ * does), so the fault runs in a child process: this program again with
+ * --device-lost-child.  The child checks the lost instance fails fast with
+ * the cause and a fix, and that a new instance in that process either
+ * works or says plainly that the process must restart. */
+extern char **environ;
+
+/* Runs in the child, as a one-test suite of its own. */
+START_TEST(test_lost_child) {
+  vyre_error err = VYRE_ERROR_INIT;
+  setenv("VYRE_CUDA_TEST_FAULT_DISPATCH", "1", 1);
+  vyre_backend *x = NULL;
+  ck_assert_msg(cuda_reg->create(NULL, &x, &err) == VYRE_OK, "create: %s", err.message);
+  unsetenv("VYRE_CUDA_TEST_FAULT_DISPATCH");
+  prog inc = prog_inc();
+  vyre_program_ref r = ref_of(&inc);
+  uint32_t v[300] = {0};
+  vyre_input in[1] = {{v, sizeof v}};
+  vyre_outputs *out = NULL;
+  ck_assert_int_eq(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") && strstr(err.message, "Fix:"),
+                "device lost names the cause and a fix: %s", err.message);
+  ck_assert_int_eq(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "device lost") != NULL, "later calls fail fast: %s",
+                err.message);
+  x->vt->destroy(x);
+  x = NULL;
+  vyre_status st = cuda_reg->create(NULL, &x, &err);
+  if (st == VYRE_OK) {
+    /* A driver that recovers in-process: then the new instance must work. */
+    ck_assert_msg(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err) == VYRE_OK,
+                  "a new instance after the lost one: %s", err.message);
+    x->vt->outputs_free(x, out);
+    x->vt->destroy(x);
+    printf("device-lost child: a new instance in the same process works\n");
+  } else {
+    ck_assert_msg(st == VYRE_DEVICE_LOST && strstr(err.message, "restart the process"),
+                  "a new instance in the spoiled process says so: %s", err.message);
+    printf("device-lost child: a new instance in the same process is refused: %s\n",
+           err.message);
+  }
+  free(inc.bytes);
+}
+END_TEST
+
+static int device_lost_child(void) {
+  Suite *s = suite_create("cuda_gpu_lost_child");
+  TCase *tc = tcase_create("lost");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_lost_child);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  fflush(stdout);
+  return failed ? 1 : 0;
+}
+
+START_TEST(test_device_lost) {
+  char *argv[] = {(char *)"check_cuda_gpu", (char *)"--device-lost-child", NULL};
+  pid_t pid;
+  fflush(stdout);
+  int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+  ck_assert_msg(rc == 0, "spawn the device-lost child: %s", strerror(rc));
+  int status = 0;
+  ck_assert_msg(waitpid(pid, &status, 0) == pid, "wait for the device-lost child");
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "the device-lost child saw the expected behaviour (status %d)", status);
+  /* This process, and its instance, are untouched by the child's fault. */
+  prog inc = prog_inc();
+  uint32_t v[300];
+  for (uint32_t i = 0; i < 300; i++) v[i] = i;
+  vyre_input in[1] = {{v, sizeof v}};
+  compare("after a device lost in another process", &inc, in, 1, NULL);
+  n_features++;
+  free(inc.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+static Suite *suite(void) {
+  Suite *s = suite_create("cuda_gpu");
+  TCase *progs = tcase_create("programs");
+  tcase_set_timeout(progs, 600);
+  tcase_add_test(progs, test_f32_math);
+  tcase_add_test(progs, test_int_math);
+  tcase_add_test(progs, test_saxpy_large);
+  tcase_add_test(progs, test_histogram);
+  tcase_add_test(progs, test_block_reduce);
+  tcase_add_test(progs, test_subgroups);
+  tcase_add_test(progs, test_storage_types);
+  tcase_add_test(progs, test_oob);
+  suite_add_tcase(s, progs);
+  TCase *feat = tcase_create("features");
+  tcase_set_timeout(feat, 600);
+  tcase_add_test(feat, test_resident);
+  tcase_add_test(feat, test_async_timed);
+  tcase_add_test(feat, test_sequences);
+  tcase_add_test(feat, test_fixpoint);
+  tcase_add_test(feat, test_grid_barrier);
+  tcase_add_test(feat, test_trap);
+  tcase_add_test(feat, test_disk_cache);
+  suite_add_tcase(s, feat);
+  TCase *lost = tcase_create("lost");
+  tcase_set_timeout(lost, 600);
+  tcase_add_test(lost, test_device_lost);
+  suite_add_tcase(s, lost);
+  return s;
+}
+
+static const vyre_registration *load(const char *path, vyre_error *err) {
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    vyre_error_set(err, VYRE_IO, 0, "dlopen(%s): %s", path, dlerror());
+    return NULL;
+  }
+  vyre_plugin_entry_fn entry = (vyre_plugin_entry_fn)dlsym(dl, VYRE_PLUGIN_ENTRY_SYMBOL);
+  const vyre_registration *r = NULL;
+  if (!entry) {
+    vyre_error_set(err, VYRE_IO, 0, "%s has no %s", path, VYRE_PLUGIN_ENTRY_SYMBOL);
+    return NULL;
+  }
+  if (entry(VYRE_ABI_MAJOR, VYRE_ABI_MINOR, &r, err) != VYRE_OK) return NULL;
+  return r; /* never dlclosed, like a host */
+}
+
+int main(int argc, char **argv) {
+  const char *build = getenv("VYRE_BUILD_DIR");
+  if (!build) build = ".";
+  char cuda_path[1024], ref_path[1024];
+  snprintf(cuda_path, sizeof cuda_path, "%s/plugin/runtime/.libs/libvyre-cuda.so", build);
+  snprintf(ref_path, sizeof ref_path, "%s/host-stub/ref/.libs/libvyre-ref.so", build);
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/vyre-cuda-gpu-XXXXXX");
+  if (!mkdtemp(cache_dir)) {
+    perror("check_cuda_gpu: mkdtemp");
+    return 1;
+  }
+  setenv("VYRE_CACHE_DIR", cache_dir, 1);
+  vyre_error err = VYRE_ERROR_INIT;
+  cuda_reg = load(cuda_path, &err);
+  if (!cuda_reg) {
+    fprintf(stderr, "check_cuda_gpu: cannot load the CUDA plugin: %s\n", err.message);
+    return 1;
+  }
+  if (argc > 1 && strcmp(argv[1], "--device-lost-child") == 0) {
+    int bad = device_lost_child();
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", cache_dir);
+    if (system(rm) != 0) fprintf(stderr, "check_cuda_gpu: could not remove %s\n", cache_dir);
+    return bad;
+  }
+  vyre_status st = cuda_reg->create(NULL, &cuda, &err);
+  if (st == VYRE_NO_DEVICE) {
+    printf("check_cuda_gpu: SKIP: %s\n", err.message);
+    rmdir(cache_dir);
+    return 77;
+  }
+  if (st != VYRE_OK) {
+    fprintf(stderr, "check_cuda_gpu: CUDA backend create failed: %s\n", err.message);
+    return 1;
+  }
+  ref_reg = load(ref_path, &err);
+  if (!ref_reg || ref_reg->create(NULL, &ref, &err) != VYRE_OK) {
+    fprintf(stderr, "check_cuda_gpu: the reference backend (%s) is needed to compare against: "
+                    "%s. Fix: build host-stub/libvyre-ref.la in this tree\n",
+            ref_path, err.message);
+    cuda->vt->destroy(cuda);
+    return 1;
+  }
+  vyre_device_profile p = {.struct_size = sizeof p};
+  if (cuda->vt->device_profile(cuda, &p, &err) == VYRE_OK)
+    printf("check_cuda_gpu: %s, sm_%u%u, %u SMs, %llu MiB, driver %u\n", p.name, p.compute_major,
+           p.compute_minor, p.compute_units, (unsigned long long)(p.total_memory >> 20),
+           p.driver_version);
+
+  SRunner *sr = srunner_create(suite());
+  srunner_set_fork_status(sr, CK_NOFORK); /* CUDA does not survive fork */
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr), run = srunner_ntests_run(sr);
+  srunner_free(sr);
+  printf("check_cuda_gpu: %d programs matched the reference bit for bit (%d MiB of inputs), "
+         "%d feature checks passed; %d of %d tests failed\n",
+         n_programs, n_bytes_mb, n_features, failed, run);
+  if (cuda) cuda->vt->destroy(cuda);
+  ref->vt->destroy(ref);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  if (system(cmd) != 0) fprintf(stderr, "check_cuda_gpu: could not remove %s\n", cache_dir);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+/* fakecuda.h -- control API of the fake libcuda (tests/runtime/fakecuda/fakecuda.c), reached with dlsym on the loaded .so. */
+#ifndef VYRE_TESTS_FAKECUDA_H
+#define VYRE_TESTS_FAKECUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The fake is a libcuda.so lookalike for tests without a GPU: device
+ * memory is host memory (a CUdeviceptr is a malloc'd address), copies and
+ * memsets really move bytes at the moment they are enqueued, launches only
+ * record their arguments (and call an optional hook that may play the
+ * kernel), streams, events and graphs complete at once unless events are
+ * held.  Any entry point can be made to fail on its Nth call with any
+ * CUresult; a sticky code poisons the context until the primary context
+ * is reset or released by its last holder, like the real driver.
+ *
+ * Device properties come from the environment at load and at
+ * fakecuda_reset() (a new process: the sticky-error poison is gone too): FAKECUDA_DEVICES (1), FAKECUDA_INIT_RESULT (0),
+ * FAKECUDA_SM (90), FAKECUDA_SMS (132), FAKECUDA_MEM (1 GiB, bytes),
+ * FAKECUDA_COOP (1), FAKECUDA_MAX_BLOCKS_PER_SM (0: 2048 / block size).
+ * Every function here is thread-safe.
+ */
+
+typedef struct fakecuda_config {
+  int devices;
+  int init_result;      /* what cuInit returns */
+  int sm_major, sm_minor;
+  int sms;
+  unsigned long long total_mem;
+  unsigned long long reserved_mem; /* taken by "other processes": not free */
+  int cooperative;
+  int max_blocks_per_sm; /* 0: min(32, 2048 / block) */
+  int driver_version;
+  int max_threads_per_block;
+  int shared_per_block;
+  int warp_size;
+  double ms_per_tick; /* event time: one tick per enqueued operation */
+  char name[64];
+} fakecuda_config;
+
+typedef struct fakecuda_live {
+  long device_allocs;
+  unsigned long long device_bytes;
+  long host_allocs;
+  long streams, events, modules, links, graphs, execs;
+  long ctx_refs;
+  unsigned long reclaimed; /* objects freed by context destruction, not by the client */
+} fakecuda_live;
+
+#define FAKECUDA_MAX_PARAMS 72
+
+typedef struct fakecuda_launch {
+  char kernel[64];
+  unsigned grid[3], block[3], shared_bytes;
+  int cooperative;
+  int from_graph;
+  void *stream;
+  unsigned nparams;
+  unsigned long long params[FAKECUDA_MAX_PARAMS]; /* each parameter's value */
+} fakecuda_launch;
+
+/* Called for every executed launch (direct or graph replay), without the
+ * fake's lock held; device pointers in params are host addresses. */
+typedef void (*fakecuda_hook)(const fakecuda_launch *launch, void *user);
+
+typedef void (*fakecuda_reset_fn)(void);
+typedef void (*fakecuda_get_config_fn)(fakecuda_config *out);
+typedef void (*fakecuda_set_config_fn)(const fakecuda_config *in);
+/* The `nth` call (1 = the next) of entry point `name` from now on, and the
+ * `count` - 1 after it (count 0: every later call), return `code`. */
+typedef void (*fakecuda_inject_fn)(const char *name, unsigned long nth, int code,
+                                   unsigned long count);
+typedef void (*fakecuda_clear_faults_fn)(void);
+/* How many times `name` was called since the last reset. */
+typedef unsigned long (*fakecuda_calls_fn)(const char *name);
+/* The entry points called (or resolved) since the last reset, in first-use
+ * order; returns how many exist. */
+typedef unsigned (*fakecuda_names_fn)(const char **names, unsigned capacity);
+typedef void (*fakecuda_live_fn)(fakecuda_live *out);
+typedef unsigned long (*fakecuda_launch_count_fn)(void);
+typedef int (*fakecuda_launch_get_fn)(unsigned long index, fakecuda_launch *out);
+typedef void (*fakecuda_set_hook_fn)(fakecuda_hook hook, void *user);
+/* Events recorded while held stay not-ready until a synchronisation or
+ * fakecuda_complete_events(). */
+typedef void (*fakecuda_hold_events_fn)(int on);
+typedef void (*fakecuda_complete_events_fn)(void);
+/* Misuse the fake detected (a copy outside an allocation, a call without
+ * a current context, a stale handle...): count, and the last message. */
+typedef unsigned long (*fakecuda_violations_fn)(char *last, size_t capacity);
+/* The next `count` PTX JIT links fail with CUDA_ERROR_INVALID_PTX and `log`. */
+typedef void (*fakecuda_jit_fail_fn)(unsigned count, const char *log);
+/* Host-to-device copies whose source was not pinned (cuMemHostAlloc) memory. */
+typedef unsigned long (*fakecuda_pageable_copies_fn)(void);
+/* The sticky error poisoning the context now, 0 if none. */
+typedef int (*fakecuda_poisoned_fn)(void);
+
+#endif /* VYRE_TESTS_FAKECUDA_H */

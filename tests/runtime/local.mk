@@ -1,0 +1,28 @@
+# tests/runtime/local.mk -- the CUDA runtime's tests: a fake libcuda (no GPU) suite and the GPU suite.
+if HAVE_CUDA
+# The fake driver: a shared object the plugin dlopens through VYRE_CUDA_DRIVER.
+check_LTLIBRARIES += tests/runtime/fakecuda/libfakecuda.la
+tests_runtime_fakecuda_libfakecuda_la_SOURCES = tests/runtime/fakecuda/fakecuda.c tests/runtime/fakecuda/fakecuda.h
+tests_runtime_fakecuda_libfakecuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_fakecuda_libfakecuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
+tests_runtime_fakecuda_libfakecuda_la_LIBADD = -lpthread
+
+if HAVE_CHECK
+check_PROGRAMS += tests/runtime/check_cuda_fake tests/runtime/check_cuda_gpu
+TESTS += tests/runtime/check_cuda_fake tests/runtime/check_cuda_gpu
+
+tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c
+tests_runtime_check_cuda_fake_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_cuda_fake_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_fake_LDADD = abi/libvyre.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
+# Runs on the GPU machine, which has no Check library: link it statically,
+# run with CK_FORK=no (CUDA does not survive fork).
+tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c
+tests_runtime_check_cuda_gpu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_gpu_LDADD = abi/libvyre.la $(CHECK_STATIC_LIBS) -ldl -lpthread -lm
+EXTRA_tests_runtime_check_cuda_gpu_DEPENDENCIES = plugin/runtime/libvyre-cuda.la
+endif
+endif
