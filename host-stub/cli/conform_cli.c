@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "abi/support/config.h"
 #include "host-stub/conform/conform.h"
 #include "conform_cli.h"
 #include "vyre_cli.h"
@@ -129,11 +130,11 @@ void ccli_close(ccli_session *s) {
 
 /* The corpus: --corpus, $VYRE_CONFORM_CORPUS, $VYRE_SRC_DIR's, ./tests/conformance, the installed one. */
 static const char *default_corpus(void) {
-  const char *env = getenv("VYRE_CONFORM_CORPUS");
-  if (env && *env) return env;
+  const char *env = vyre__env(VYRE__ENV_CONFORM_CORPUS);
+  if (env) return env;
   static char buf[4096];
-  const char *src = getenv("VYRE_SRC_DIR");
-  if (src && *src) {
+  const char *src = vyre__env(VYRE__ENV_SRC_DIR);
+  if (src) {
     snprintf(buf, sizeof buf, "%s/tests/conformance", src);
     if (access(buf, R_OK) == 0) return buf;
   }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/config.h"
 #include "conform_cli.h"
 #include "host-stub/fuzz/fuzz.h"
 
@@ -38,8 +39,8 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   o.minimize = 1;
   o.out = stdout;
   o.arch = "sm_90";
-  o.ptxas = getenv("PTXAS");
-  if (!o.ptxas || !*o.ptxas) o.ptxas = "ptxas";
+  o.ptxas = vyre__env(VYRE__ENV_PTXAS);
+  if (!o.ptxas) o.ptxas = "ptxas";
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int r;

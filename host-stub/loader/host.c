@@ -282,13 +282,13 @@ static int collect_candidates(vyre_host *host, const vyre_host_options *opt) {
   int use_env = !(opt->flags & VYRE_HOST_NO_ENV);
   if (opt->search_path && add_path_list(host, opt->search_path, VYRE_HOST_FROM_OPTIONS) != 0)
     return -1;
-  const char *env = use_env ? getenv("VYRE_BACKEND_PATH") : NULL;
+  const char *env = use_env ? vyre__env(VYRE__ENV_BACKEND_PATH) : NULL;
   if (env && add_path_list(host, env, VYRE_HOST_FROM_ENV) != 0) return -1;
   if (opt->flags & VYRE_HOST_NO_DEFAULT_DIRS) return 0;
 
   /* The build tree comes before the installed directory: when both hold a
    * plugin, `make check` and ./host-stub/cli/vyre must test what was just built. */
-  const char *build_env = use_env ? getenv("VYRE_BUILD_DIR") : NULL;
+  const char *build_env = use_env ? vyre__env(VYRE__ENV_BUILD_DIR) : NULL;
   if (build_env && *build_env) {
     if (add_build_tree(host, build_env) != 0) return -1;
   } else {
@@ -362,7 +362,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
   const char *forced = opt.backend;
   if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
-    forced = getenv("VYRE_BACKEND");
+    forced = vyre__env(VYRE__ENV_BACKEND);
     host->forced_from_env = forced != NULL;
   }
   if (forced && *forced) {

@@ -6,6 +6,8 @@
 
 #include "vyre/vyre.h"
 #include "vyre/vyre_host.h"
+#include "abi/support/config.h"
+#include "abi/support/log.h"
 
 /* The host's ABI minor.  Tests build a copy of the loader with another
  * value to exercise version skew (tests/host.mk, check_loader_skew). */
@@ -75,11 +77,7 @@ void host_entry_reason(host_entry *e, const char *fmt, ...)
 #endif
     ;
 
-/* Debug tracing when VYRE_LOG contains "debug" (stderr). */
-void host_log(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+/* Debug tracing (VYRE_LOG=debug), one "vyre-host: ..." line on stderr. */
+#define host_log(...) vyre__log("vyre-host", __VA_ARGS__)
 
 #endif /* VYRE_HOST_INTERNAL_H */

@@ -11,17 +11,6 @@
 #include "host_internal.h"
 #include "vyre/vyre_program.h"
 
-void host_log(const char *fmt, ...) {
-  const char *level = getenv("VYRE_LOG");
-  if (!level || !strstr(level, "debug")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("vyre-host: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
 void host_entry_reason(host_entry *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

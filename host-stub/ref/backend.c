@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ref.h"
+#include "abi/support/config.h"
 
 #define REF_MAX_THREADS 256u
 
@@ -115,13 +116,8 @@ vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_opti
 /* Threads: VYRE_REF_THREADS when set (1 runs everything on the calling
  * thread), else the online CPUs. */
 static uint32_t choose_threads(void) {
-  const char *env = getenv("VYRE_REF_THREADS");
-  if (env && *env) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(env, &end, 10);
-    if (!errno && !*end && v >= 1) return v > REF_MAX_THREADS ? REF_MAX_THREADS : (uint32_t)v;
-  }
+  uint64_t v = vyre__env_uint(VYRE__ENV_REF_THREADS, 0, 1, REF_MAX_THREADS);
+  if (v) return (uint32_t)v;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1) return 1;
   return (uint64_t)n > REF_MAX_THREADS ? REF_MAX_THREADS : (uint32_t)n;
