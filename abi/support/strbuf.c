@@ -1,4 +1,4 @@
-/* strbuf.c -- the growable text buffer behind PTX emission. */
+/* strbuf.c -- the one growable buffer (strbuf.h). */
 #include "strbuf.h"
 
 #include <stdio.h>
@@ -46,9 +46,9 @@ void sb_commit(strbuf *sb, size_t n) {
   sb->data[sb->len] = '\0';
 }
 
-void sb_append(strbuf *sb, const char *text, size_t len) {
+void sb_append(strbuf *sb, const void *data, size_t len) {
   if (!reserve(sb, len)) return;
-  memcpy(sb->data + sb->len, text, len);
+  memcpy(sb->data + sb->len, data, len);
   sb->len += len;
   sb->data[sb->len] = '\0';
 }

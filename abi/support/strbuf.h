@@ -1,12 +1,12 @@
-/* strbuf.h -- a growable text buffer for emitting PTX; allocation failure is sticky and reported once. */
-#ifndef VYRE_PLUGIN_STRBUF_H
-#define VYRE_PLUGIN_STRBUF_H
+/* strbuf.h -- the one growable buffer (text or bytes: PTX, program text, capsules, files read); allocation failure is sticky and reported once. */
+#ifndef VYRE_SUPPORT_STRBUF_H
+#define VYRE_SUPPORT_STRBUF_H
 
 #include <stdarg.h>
 #include <stddef.h>
 
 typedef struct strbuf {
-  char *data;   /* NUL-terminated when len > 0 */
+  char *data;   /* NUL-terminated when len > 0 (a byte more than len is always there) */
   size_t len;
   size_t cap;
   int failed;   /* 1 once an allocation failed; later appends do nothing */
@@ -15,7 +15,7 @@ typedef struct strbuf {
 /* All functions accept a zeroed strbuf; none aborts. */
 void sb_init(strbuf *sb);
 void sb_free(strbuf *sb);
-void sb_append(strbuf *sb, const char *text, size_t len);
+void sb_append(strbuf *sb, const void *data, size_t len);
 void sb_puts(strbuf *sb, const char *text);
 void sb_printf(strbuf *sb, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -33,4 +33,4 @@ void sb_commit(strbuf *sb, size_t n);
  * when an allocation failed. */
 char *sb_take(strbuf *sb, size_t *len);
 
-#endif /* VYRE_PLUGIN_STRBUF_H */
+#endif /* VYRE_SUPPORT_STRBUF_H */

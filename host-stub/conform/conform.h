@@ -20,6 +20,7 @@
 #include "vyre/vyre.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"
+#include "abi/support/strbuf.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers (conform_util.c)                                      */
@@ -45,15 +46,6 @@ void cf_xml_text(FILE *f, const char *s);
  * a pattern without wildcards matches as a substring. */
 int cf_pattern_match(const char *pattern, const char *name);
 
-/* A growable byte buffer (malloc'd; free .data). */
-typedef struct cf_buf {
-  uint8_t *data;
-  size_t size, cap;
-  int failed; /* ran out of memory once: every later append is dropped */
-} cf_buf;
-void cf_buf_append(cf_buf *b, const void *data, size_t size);
-void cf_buf_printf(cf_buf *b, const char *fmt, ...) VYRE_PRINTF(2, 3);
-void cf_buf_free(cf_buf *b);
 
 /* ------------------------------------------------------------------ */
 /* Cases (conform_case.c)                                              */

@@ -10,16 +10,16 @@
 #define CAPSULE_OUTPUT_MAX 65536u
 #define HEX_PER_LINE 64u
 
-static void hex_lines(cf_buf *b, const char *key, const char *name, const uint8_t *data,
+static void hex_lines(strbuf *b, const char *key, const char *name, const uint8_t *data,
                       uint64_t size, uint64_t limit) {
   static const char digits[] = "0123456789abcdef";
   uint64_t n = size < limit ? size : limit;
   if (n == 0) {
-    cf_buf_printf(b, ";@ %s %s hex\n", key, name);
+    sb_printf(b, ";@ %s %s hex\n", key, name);
     return;
   }
   for (uint64_t off = 0; off < n; off += HEX_PER_LINE) {
-    cf_buf_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
+    sb_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
     char line[2 * HEX_PER_LINE + 2];
     uint64_t m = n - off < HEX_PER_LINE ? n - off : HEX_PER_LINE;
     for (uint64_t i = 0; i < m; i++) {
@@ -27,27 +27,27 @@ static void hex_lines(cf_buf *b, const char *key, const char *name, const uint8_
       line[2 * i + 1] = digits[data[off + i] & 15];
     }
     line[2 * m] = '\n';
-    cf_buf_append(b, line, 2 * m + 1);
+    sb_append(b, line, 2 * m + 1);
   }
 }
 
 /* One line of free text: newlines would end the directive. */
-static void one_line(cf_buf *b, const char *key, const char *text) {
-  cf_buf_printf(b, ";@ %s ", key);
+static void one_line(strbuf *b, const char *key, const char *text) {
+  sb_printf(b, ";@ %s ", key);
   for (const char *s = text; *s; s++) {
     char ch = (*s == '\n' || *s == '\r') ? ' ' : *s;
-    cf_buf_append(b, &ch, 1);
+    sb_append(b, &ch, 1);
   }
-  cf_buf_append(b, "\n", 1);
+  sb_append(b, "\n", 1);
 }
 
-static void record_result(cf_buf *b, const cf_case *c, const char *who, const cf_result *r) {
+static void record_result(strbuf *b, const cf_case *c, const char *who, const cf_result *r) {
   char key[48];
   snprintf(key, sizeof key, "status-%s", who);
   if (r->status == VYRE_TRAP)
-    cf_buf_printf(b, ";@ %s %s %" PRId64 "\n", key, vyre_status_name(r->status), r->native_code);
+    sb_printf(b, ";@ %s %s %" PRId64 "\n", key, vyre_status_name(r->status), r->native_code);
   else
-    cf_buf_printf(b, ";@ %s %s\n", key, vyre_status_name(r->status));
+    sb_printf(b, ";@ %s %s\n", key, vyre_status_name(r->status));
   if (r->status != VYRE_OK) {
     if (r->message[0]) {
       snprintf(key, sizeof key, "note");
@@ -63,7 +63,7 @@ static void record_result(cf_buf *b, const cf_case *c, const char *who, const cf
     cf_output_type(c->decoded, o, &bi);
     const char *name = bi < c->decoded->buffer_count ? c->decoded->buffers[bi].name : "?";
     if (r->output[o].size > CAPSULE_OUTPUT_MAX)
-      cf_buf_printf(b, ";@ note output %s of %s: the first %u of %" PRIu64 " bytes\n", name, who,
+      sb_printf(b, ";@ note output %s of %s: the first %u of %" PRIu64 " bytes\n", name, who,
                     CAPSULE_OUTPUT_MAX, r->output[o].size);
     hex_lines(b, key, name, r->output[o].bytes, r->output[o].size, CAPSULE_OUTPUT_MAX);
   }
@@ -77,39 +77,39 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
   vyre_status st = vyre_text_disassemble(c->program, c->program_size, &text, err);
   if (st != VYRE_OK) return st;
   const vyre_program *p = c->decoded;
-  cf_buf b = {0};
-  cf_buf_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
+  strbuf b = {0};
+  sb_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
                     "; re-run: vyre conform --replay THIS_FILE [--backend ID]\n");
-  cf_buf_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
+  sb_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
   if (info && info->origin) one_line(&b, "origin", info->origin);
   if (info && info->backend_id)
-    cf_buf_printf(&b, ";@ backend %s %s\n", info->backend_id,
+    sb_printf(&b, ";@ backend %s %s\n", info->backend_id,
                   info->backend_version ? info->backend_version : "");
   if (info && info->device && *info->device) one_line(&b, "device", info->device);
   if (info && info->diff && info->diff->kind != CF_SAME) one_line(&b, "mismatch", info->diff->text);
   if (info && info->note) one_line(&b, "note", info->note);
   if (c->about) one_line(&b, "about", c->about);
   if (c->focus_set) {
-    cf_buf_printf(&b, ";@ ops");
+    sb_printf(&b, ";@ ops");
     for (uint32_t op = 0; op < 256; op++)
       if ((c->focus[op >> 6] >> (op & 63)) & 1) {
         const vyre_op_info *oi = vyre_op_lookup(op);
-        if (oi) cf_buf_printf(&b, " %s", oi->mnemonic);
+        if (oi) sb_printf(&b, " %s", oi->mnemonic);
       }
-    cf_buf_append(&b, "\n", 1);
+    sb_append(&b, "\n", 1);
   }
   char hash[65];
   vyre_hex(p->sha256, 32, hash);
-  cf_buf_printf(&b, ";@ program-sha256 %s\n", hash);
+  sb_printf(&b, ";@ program-sha256 %s\n", hash);
   const vyre_dispatch_options *o = &c->options;
-  cf_buf_printf(&b, ";@ ulp %u\n;@ tolerance %u\n", o->ulp_budget, c->tolerance);
+  sb_printf(&b, ";@ ulp %u\n;@ tolerance %u\n", o->ulp_budget, c->tolerance);
   if (o->workgroup[0])
-    cf_buf_printf(&b, ";@ workgroup %u %u %u\n", o->workgroup[0], o->workgroup[1] ? o->workgroup[1] : 1,
+    sb_printf(&b, ";@ workgroup %u %u %u\n", o->workgroup[0], o->workgroup[1] ? o->workgroup[1] : 1,
                   o->workgroup[2] ? o->workgroup[2] : 1);
   if (o->grid[0])
-    cf_buf_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
+    sb_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
                   o->grid[2] ? o->grid[2] : 1);
-  if (o->fixpoint_iterations) cf_buf_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
+  if (o->fixpoint_iterations) sb_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
   const char *sname = vyre_status_name(c->expect) + 5;
   char lower[64];
   size_t k = 0;
@@ -117,9 +117,9 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
     lower[k] = (char)(sname[k] >= 'A' && sname[k] <= 'Z' ? sname[k] + 32 : sname[k]);
   lower[k] = '\0';
   if (c->expect == VYRE_TRAP && c->expect_code_set)
-    cf_buf_printf(&b, ";@ expect %s %" PRId64 "\n", lower, c->expect_code);
+    sb_printf(&b, ";@ expect %s %" PRId64 "\n", lower, c->expect_code);
   else
-    cf_buf_printf(&b, ";@ expect %s\n", lower);
+    sb_printf(&b, ";@ expect %s\n", lower);
   for (uint32_t i = 0; i < p->buffer_count; i++)
     if (p->buffers[i].input_index >= 0 && c->input[i].present)
       hex_lines(&b, "input", p->buffers[i].name, c->input[i].bytes, c->input[i].size, UINT64_MAX);
@@ -129,16 +129,16 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
                 UINT64_MAX);
   if (info && info->reference) record_result(&b, c, "reference", info->reference);
   if (info && info->backend) record_result(&b, c, "backend", info->backend);
-  cf_buf_append(&b, "\n", 1);
-  cf_buf_append(&b, text, strlen(text));
-  cf_buf_append(&b, "", 1);
+  sb_append(&b, "\n", 1);
+  sb_append(&b, text, strlen(text));
+  sb_append(&b, "", 1);
   free(text);
   if (b.failed) {
-    cf_buf_free(&b);
+    sb_free(&b);
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "writing a capsule: out of memory");
   }
-  *out = (char *)b.data;
-  *size = b.size - 1;
+  *out = b.data;
+  *size = b.len - 1;
   return VYRE_OK;
 }
 

@@ -349,7 +349,7 @@ static int find_buffer(const vyre_program *p, const tok *t) {
 
 /* Run a generator (toks[0] = its name) appending elements of `type` to b. */
 static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint32_t n,
-                            cf_buf *b) {
+                            strbuf *b) {
   uint32_t size = vyre_type_size(type);
   uint8_t e[8], e2[8];
   char why[128];
@@ -360,7 +360,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
         return perr(px, VYRE_INVALID_ARGUMENT, "value '%.*s' %s. Fix: write a %s literal "
                     "(docs/conformance.md, \"Literals\")", (int)toks[i].n, toks[i].s, why,
                     vyre_type_name(type));
-      cf_buf_append(b, e, size);
+      sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -376,7 +376,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
                       (int)toks[i].n, toks[i].s);
         uint8_t byte = (uint8_t)(((isdigit(hi) ? hi - '0' : hi - 'a' + 10) << 4) |
                                  (isdigit(lo) ? lo - '0' : lo - 'a' + 10));
-        cf_buf_append(b, &byte, 1);
+        sb_append(b, &byte, 1);
       }
     }
     return VYRE_OK;
@@ -391,7 +391,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
   if (word_is(g->s, g->n, "zeros")) {
     if (n != 2) goto usage;
     memset(e, 0, sizeof e);
-    for (uint32_t i = 0; i < count; i++) cf_buf_append(b, e, size);
+    for (uint32_t i = 0; i < count; i++) sb_append(b, e, size);
     return VYRE_OK;
   }
   if (word_is(g->s, g->n, "fill")) {
@@ -399,7 +399,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     if (cf_parse_literal(type, toks[2].s, toks[2].n, e, why, sizeof why) != 0)
       return perr(px, VYRE_INVALID_ARGUMENT, "fill value '%.*s' %s. Fix: write a %s literal",
                   (int)toks[2].n, toks[2].s, why, vyre_type_name(type));
-    for (uint32_t i = 0; i < count; i++) cf_buf_append(b, e, size);
+    for (uint32_t i = 0; i < count; i++) sb_append(b, e, size);
     return VYRE_OK;
   }
   if (word_is(g->s, g->n, "iota")) {
@@ -427,7 +427,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
       } else {
         put_le(e, (uint64_t)(int64_t)v, size);
       }
-      cf_buf_append(b, e, size);
+      sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -437,7 +437,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     uint64_t rng = seed ^ 0x5eed0f1e5ull;
     for (uint32_t i = 0; i < count; i++) {
       cf_random_element(type, &rng, e);
-      cf_buf_append(b, e, size);
+      sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -453,7 +453,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     uint8_t x[8];
     for (uint32_t i = 0; i < count; i++) {
       range_element(type, &rng, e, e2, x);
-      cf_buf_append(b, x, size);
+      sb_append(b, x, size);
     }
     return VYRE_OK;
   }
@@ -503,8 +503,8 @@ static int hexval(int c) {
 
 /* Per-buffer data being assembled from `input` / `expect-output` lines. */
 typedef struct pending {
-  cf_buf in[CF_MAX_IO];
-  cf_buf out[CF_MAX_IO];
+  strbuf in[CF_MAX_IO];
+  strbuf out[CF_MAX_IO];
   int in_set[CF_MAX_IO], out_set[CF_MAX_IO];
 } pending;
 
@@ -570,7 +570,7 @@ static vyre_status directive(parse_ctx *px, pending *pd, tok *t, uint32_t n) {
     if (!is_in && !bf->is_output)
       return perr(px, VYRE_INVALID_ARGUMENT, "buffer %s is not an output. Fix: expect outputs "
                   "only of rw and wo buffers", bf->name);
-    cf_buf *b = is_in ? &pd->in[bi] : &pd->out[bi];
+    strbuf *b = is_in ? &pd->in[bi] : &pd->out[bi];
     int *set = is_in ? &pd->in_set[bi] : &pd->out_set[bi];
     if (*set && !append)
       return perr(px, VYRE_INVALID_ARGUMENT, "buffer %s already has data. Fix: use `%.*s+` to "
@@ -813,8 +813,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
   for (uint32_t i = 0; i < c->decoded->buffer_count && i < CF_MAX_IO; i++) {
     if (pd->in_set[i]) {
       c->input[i].present = 1;
-      c->input[i].size = pd->in[i].size;
-      c->input[i].bytes = pd->in[i].data ? pd->in[i].data : calloc(1, 1);
+      c->input[i].size = pd->in[i].len;
+      c->input[i].bytes = pd->in[i].data ? (uint8_t *)pd->in[i].data : calloc(1, 1);
       pd->in[i].data = NULL;
       if (!c->input[i].bytes) {
         st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "out of memory");
@@ -823,8 +823,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
     }
     if (pd->out_set[i]) {
       c->golden[i].present = 1;
-      c->golden[i].size = pd->out[i].size;
-      c->golden[i].bytes = pd->out[i].data ? pd->out[i].data : calloc(1, 1);
+      c->golden[i].size = pd->out[i].len;
+      c->golden[i].bytes = pd->out[i].data ? (uint8_t *)pd->out[i].data : calloc(1, 1);
       pd->out[i].data = NULL;
       if (!c->golden[i].bytes) {
         st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "out of memory");
@@ -838,8 +838,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
   /* An edited capsule is still worth replaying: the runner notes it. */
   c->sha_mismatch = c->sha_set && memcmp(c->sha256, c->decoded->sha256, 32) != 0;
   for (uint32_t i = 0; i < CF_MAX_IO; i++) {
-    cf_buf_free(&pd->in[i]);
-    cf_buf_free(&pd->out[i]);
+    sb_free(&pd->in[i]);
+    sb_free(&pd->out[i]);
   }
   free(pd);
   free(toks);
@@ -848,8 +848,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
 fail:
   if (pd)
     for (uint32_t i = 0; i < CF_MAX_IO; i++) {
-      cf_buf_free(&pd->in[i]);
-      cf_buf_free(&pd->out[i]);
+      sb_free(&pd->in[i]);
+      sb_free(&pd->out[i]);
     }
   free(pd);
   free(toks);

@@ -22,21 +22,21 @@ vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error
   if (!f)
     return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
                           strerror(errno));
-  cf_buf b = {0};
+  strbuf b = {0};
   char chunk[65536];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) cf_buf_append(&b, chunk, n);
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_append(&b, chunk, n);
   int bad = ferror(f);
   fclose(f);
-  cf_buf_append(&b, "", 1);
+  sb_append(&b, "", 1);
   if (bad || b.failed) {
-    cf_buf_free(&b);
+    sb_free(&b);
     return vyre_error_set(err, bad ? VYRE_IO : VYRE_OUT_OF_MEMORY, 0,
                           "cannot read %s: %s. Fix: check the file", path,
                           bad ? "read error" : "out of memory");
   }
   *data = b.data;
-  *size = b.size - 1;
+  *size = b.len - 1;
   return VYRE_OK;
 }
 
@@ -137,51 +137,3 @@ int cf_pattern_match(const char *pattern, const char *name) {
   return fnmatch(pattern, name, 0) == 0;
 }
 
-void cf_buf_append(cf_buf *b, const void *data, size_t size) {
-  if (b->failed || size == 0) return;
-  if (b->size + size > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->size + size) cap *= 2;
-    uint8_t *p = realloc(b->data, cap);
-    if (!p) {
-      b->failed = 1;
-      return;
-    }
-    b->data = p;
-    b->cap = cap;
-  }
-  memcpy(b->data + b->size, data, size);
-  b->size += size;
-}
-
-void cf_buf_printf(cf_buf *b, const char *fmt, ...) {
-  char small[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->failed = 1;
-    return;
-  }
-  if ((size_t)n < sizeof small) {
-    cf_buf_append(b, small, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->failed = 1;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  cf_buf_append(b, big, (size_t)n);
-  free(big);
-}
-
-void cf_buf_free(cf_buf *b) {
-  free(b->data);
-  b->data = NULL;
-  b->size = b->cap = 0;
-}
