@@ -128,6 +128,39 @@ void ccli_close(ccli_session *s) {
   memset(s, 0, sizeof *s);
 }
 
+int ccli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
+                       const ccli_common *c) {
+  const char *v = NULL;
+  int r;
+  if ((r = cli_opt_value(cmd, argc, argv, i, "--backend", &c->sel->backend)) != 0 ||
+      (r = cli_opt_value(cmd, argc, argv, i, "--plugin", &c->sel->plugin)) != 0 ||
+      (r = cli_opt_value(cmd, argc, argv, i, "--capsules", c->capsule_dir)) != 0)
+    return r < 0 ? -1 : 1;
+  if ((r = cli_opt_value(cmd, argc, argv, i, "--minimize-tries", &v)) != 0) {
+    if (r < 0 || cli_parse_u32(v, 1, 1000000, c->minimize_tries) != 0) {
+      cli_usage(cmd, "--minimize-tries takes a number 1..1000000");
+      return -1;
+    }
+    return 1;
+  }
+  if ((r = cli_opt_value(cmd, argc, argv, i, "--device", &v)) != 0) {
+    if (r < 0 || cli_parse_u32(v, 0, 1024, &c->sel->device) != 0) {
+      cli_usage(cmd, "--device takes an ordinal 0..1024");
+      return -1;
+    }
+    return 1;
+  }
+  if (cli_opt_flag(argv, *i, "--no-minimize")) {
+    *c->minimize = 0;
+  } else if (cli_opt_flag(argv, *i, "--verbose") || cli_opt_flag(argv, *i, "-v")) {
+    *c->verbose = 1;
+  } else {
+    return 0;
+  }
+  (*i)++;
+  return 1;
+}
+
 /* The corpus: --corpus, $VYRE_CONFORM_CORPUS, $VYRE_SRC_DIR's, ./tests/conformance, the installed one. */
 static const char *default_corpus(void) {
   const char *env = vyre__env(VYRE__ENV_CONFORM_CORPUS);
@@ -157,12 +190,10 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   o.tool_version = PACKAGE_STRING;
   const char *replay = NULL;
   int coverage = 0;
+  const ccli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
   for (int i = 1; i < argc;) {
-    const char *v = NULL;
     int r;
-    if ((r = cli_opt_value(self, argc, argv, &i, "--backend", &sel.backend)) != 0) {
-      if (r < 0) return CLI_USAGE;
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--plugin", &sel.plugin)) != 0) {
+    if ((r = ccli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return CLI_USAGE;
@@ -176,28 +207,14 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--certificate", &o.certificate_path)) != 0) {
       if (r < 0) return CLI_USAGE;
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--capsules", &o.capsule_dir)) != 0) {
-      if (r < 0) return CLI_USAGE;
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--minimize-tries", &v)) != 0) {
-      if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.minimize_tries) != 0)
-        return cli_usage(self, "--minimize-tries takes a number 1..1000000");
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--device", &v)) != 0) {
-      if (r < 0 || cli_parse_u32(v, 0, 1024, &sel.device) != 0)
-        return cli_usage(self, "--device takes an ordinal 0..1024");
     } else if (cli_opt_flag(argv, i, "--all")) {
       sel.all = 1;
       i++;
     } else if (cli_opt_flag(argv, i, "--coverage")) {
       coverage = 1;
       i++;
-    } else if (cli_opt_flag(argv, i, "--no-minimize")) {
-      o.minimize = 0;
-      i++;
     } else if (cli_opt_flag(argv, i, "--minimize")) {
       o.minimize = 1;
-      i++;
-    } else if (cli_opt_flag(argv, i, "--verbose") || cli_opt_flag(argv, i, "-v")) {
-      o.verbose = 1;
       i++;
     } else {
       return cli_usage(self, "unknown argument '%s'", argv[i]);

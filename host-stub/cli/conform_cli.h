@@ -32,4 +32,21 @@ int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s);
 /* Destroy the instances and close the host.  Accepts a half-open session. */
 void ccli_close(ccli_session *s);
 
+/* Where the options that vyre conform and vyre fuzz share are stored. */
+typedef struct ccli_common {
+  ccli_select *sel;         /* --backend, --plugin, --device */
+  const char **capsule_dir; /* --capsules DIR */
+  int *minimize;            /* --no-minimize */
+  uint32_t *minimize_tries; /* --minimize-tries N */
+  int *verbose;             /* --verbose, -v */
+} ccli_common;
+
+/*
+ * One of the shared options at argv[*i]: 1 when it was one (consumed,
+ * *i advanced), 0 when it is another, -1 when its value is wrong (the
+ * usage error is printed; exit with CLI_USAGE).
+ */
+int ccli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
+                       const ccli_common *c);
+
 #endif /* VYRE_CONFORM_CLI_H */

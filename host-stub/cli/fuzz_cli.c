@@ -41,12 +41,11 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   o.arch = "sm_90";
   o.ptxas = vyre__env(VYRE__ENV_PTXAS);
   if (!o.ptxas) o.ptxas = "ptxas";
+  const ccli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int r;
-    if ((r = cli_opt_value(self, argc, argv, &i, "--backend", &sel.backend)) != 0) {
-      if (r < 0) return CLI_USAGE;
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--plugin", &sel.plugin)) != 0) {
+    if ((r = ccli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--seed", &v)) != 0) {
       if (r < 0 || parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
@@ -55,8 +54,6 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
         return cli_usage(self, "--count takes a positive number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--start", &v)) != 0) {
       if (r < 0 || parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--capsules", &o.capsule_dir)) != 0) {
-      if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--work-dir", &o.work_dir)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--ptxas-bin", &o.ptxas)) != 0) {
@@ -66,12 +63,6 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--max-failures", &v)) != 0) {
       if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.max_failures) != 0)
         return cli_usage(self, "--max-failures takes a number 1..1000000");
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--minimize-tries", &v)) != 0) {
-      if (r < 0 || cli_parse_u32(v, 1, 1000000, &o.minimize_tries) != 0)
-        return cli_usage(self, "--minimize-tries takes a number 1..1000000");
-    } else if ((r = cli_opt_value(self, argc, argv, &i, "--device", &v)) != 0) {
-      if (r < 0 || cli_parse_u32(v, 0, 1024, &sel.device) != 0)
-        return cli_usage(self, "--device takes an ordinal 0..1024");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--without", &v)) != 0) {
       if (r < 0) return CLI_USAGE;
       size_t k = 0;
@@ -83,12 +74,6 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
       o.flags |= features[k].flag;
     } else if (cli_opt_flag(argv, i, "--ptxas")) {
       o.ptxas_mode = 1;
-      i++;
-    } else if (cli_opt_flag(argv, i, "--no-minimize")) {
-      o.minimize = 0;
-      i++;
-    } else if (cli_opt_flag(argv, i, "--verbose") || cli_opt_flag(argv, i, "-v")) {
-      o.verbose = 1;
       i++;
     } else {
       return cli_usage(self, "unknown argument '%s'", argv[i]);

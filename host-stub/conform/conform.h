@@ -416,6 +416,26 @@ typedef struct cf_target {
   vyre_device_profile profile;
 } cf_target;
 
+/* What cf_minimize_to_capsule (conform_min.c) did. */
+typedef struct cf_min_capsule {
+  cf_min_stats stats;
+  int written;    /* 1: a smaller program was found and written */
+  char note[256]; /* the note of the written capsule */
+} cf_min_capsule;
+
+/*
+ * Shrink `c` in place (a case without goldens: cf_case_drop_goldens)
+ * while t's backend still fails against the reference as `pair` says,
+ * trying at most `tries` candidates (0 = 1000).  When it shrank, run
+ * both again and write the smaller program to `path` as a capsule
+ * recorded from `origin`, whose note says how far it shrank, followed by
+ * `note_tail` when not NULL.  Fails when memory runs out or the capsule
+ * cannot be written; out->written says whether a capsule was written.
+ */
+vyre_status cf_minimize_to_capsule(cf_case *c, const cf_target *t, const cf_pair *pair,
+                                   uint32_t tries, const char *origin, const char *note_tail,
+                                   const char *path, cf_min_capsule *out, vyre_error *err);
+
 typedef struct cf_options {
   const char *corpus_dir;       /* tests/conformance */
   const char *filter;           /* glob or substring on "category/name"; NULL = all */

@@ -454,3 +454,27 @@ vyre_status cf_minimize(cf_case *c, cf_still_fails_fn still_fails, void *ctx,
   if (m.oom) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "minimizing: out of memory");
   return VYRE_OK;
 }
+
+vyre_status cf_minimize_to_capsule(cf_case *c, const cf_target *t, const cf_pair *pair,
+                                   uint32_t tries, const char *origin, const char *note_tail,
+                                   const char *path, cf_min_capsule *out, vyre_error *err) {
+  memset(out, 0, sizeof *out);
+  cf_pair p = *pair;
+  vyre_status st = cf_minimize(c, cf_pair_still_fails, &p, tries ? tries : 1000, &out->stats, err);
+  if (st != VYRE_OK || out->stats.accepted == 0) return st;
+  cf_result want, got;
+  cf_run(pair->reference, c, &want);
+  cf_run(pair->backend, c, &got);
+  cf_diff d;
+  cf_compare(c, &want, &got, &d);
+  snprintf(out->note, sizeof out->note, "minimized from %u to %u instructions (%u tries)%s%s",
+           out->stats.insts_before, out->stats.insts_after, out->stats.tries,
+           note_tail ? "; " : "", note_tail ? note_tail : "");
+  cf_capsule_info info = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL,
+                          &got, &want, &d, out->note};
+  st = cf_capsule_write(path, c, &info, err);
+  out->written = st == VYRE_OK;
+  cf_result_free(&want);
+  cf_result_free(&got);
+  return st;
+}

@@ -110,6 +110,22 @@ static void safe_file_name(const char *in, char *out, size_t size) {
   out[k] = '\0';
 }
 
+/* Minimize a failure into `path` and say how it went, one line. */
+static void report_minimized(FILE *out, const char *indent, cf_case *m, const cf_target *t,
+                             const cf_pair *pair, uint32_t tries, const char *origin,
+                             const char *path) {
+  vyre_error err = VYRE_ERROR_INIT;
+  cf_min_capsule mc;
+  if (cf_minimize_to_capsule(m, t, pair, tries, origin,
+                             "the original's expect-output lines do not apply and are left out",
+                             path, &mc, &err) != VYRE_OK)
+    fprintf(out, "%sminimizer: %s\n", indent, err.message);
+  else if (mc.written)
+    fprintf(out, "%sminimized: %s (%s)\n", indent, path, mc.note);
+  else
+    fprintf(out, "%sminimizer: no smaller program keeps the failure (%u tries)\n", indent,
+            mc.stats.tries);
+}
 /* Write the capsule of a failure, then try to minimize it. */
 static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *reference,
                          cf_case *c, const cf_result *want, const cf_result *got,
@@ -142,30 +158,8 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
   }
   cf_case_drop_goldens(m);
   cf_pair pair = {t->backend, reference, d->kind, got->status, want->status};
-  cf_min_stats ms;
-  if (cf_minimize(m, cf_pair_still_fails, &pair, o->minimize_tries ? o->minimize_tries : 1000, &ms,
-                  &err) != VYRE_OK) {
-    fprintf(o->out, "    minimizer: %s\n", err.message);
-  } else if (ms.accepted > 0) {
-    cf_result w2, g2;
-    cf_run(reference, m, &w2);
-    cf_run(t->backend, m, &g2);
-    cf_diff d2;
-    cf_compare(m, &w2, &g2, &d2);
-    char note[160];
-    snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries); the "
-             "original's expect-output lines do not apply and are left out",
-             ms.insts_before, ms.insts_after, ms.tries);
-    cf_capsule_info mi = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL,
-                          &g2, &w2, &d2, note};
-    snprintf(path, sizeof path, "%s/%s.min.vyre", dir, base);
-    if (cf_capsule_write(path, m, &mi, &err) == VYRE_OK)
-      fprintf(o->out, "    minimized: %s (%s)\n", path, note);
-    cf_result_free(&w2);
-    cf_result_free(&g2);
-  } else {
-    fprintf(o->out, "    minimizer: no smaller program keeps the failure (%u tries)\n", ms.tries);
-  }
+  snprintf(path, sizeof path, "%s/%s.min.vyre", dir, base);
+  report_minimized(o->out, "    ", m, t, &pair, o->minimize_tries, origin, path);
   cf_case_free(m);
 }
 
@@ -660,28 +654,12 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
       if (cf_case_clone(c, &m, err) == VYRE_OK) {
         cf_case_drop_goldens(m);
         cf_pair pair = {t->backend, reference, d.kind, got.status, want.status};
-        cf_min_stats ms;
-        if (cf_minimize(m, cf_pair_still_fails, &pair, o->minimize_tries, &ms, err) == VYRE_OK) {
-          char out[4200];
-          size_t n = strlen(path);
-          if (n > 5 && strcmp(path + n - 5, ".vyre") == 0) n -= 5;
-          snprintf(out, sizeof out, "%.*s.min.vyre", (int)n, path);
-          cf_result w2, g2;
-          cf_run(reference, m, &w2);
-          cf_run(t->backend, m, &g2);
-          cf_diff d2;
-          cf_compare(m, &w2, &g2, &d2);
-          char note[160];
-          snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries); the "
-                   "original's expect-output lines do not apply and are left out",
-                   ms.insts_before, ms.insts_after, ms.tries);
-          cf_capsule_info mi = {c->origin[0] ? c->origin : path, t->id, t->version,
-                                t->has_profile ? t->profile.name : NULL, &g2, &w2, &d2, note};
-          if (cf_capsule_write(out, m, &mi, err) == VYRE_OK)
-            fprintf(o->out, "  minimized: %s (%s)\n", out, note);
-          cf_result_free(&w2);
-          cf_result_free(&g2);
-        }
+        char out[4200];
+        size_t n = strlen(path);
+        if (n > 5 && strcmp(path + n - 5, ".vyre") == 0) n -= 5;
+        snprintf(out, sizeof out, "%.*s.min.vyre", (int)n, path);
+        report_minimized(o->out, "  ", m, t, &pair, o->minimize_tries,
+                         c->origin[0] ? c->origin : path, out);
         cf_case_free(m);
       }
     }

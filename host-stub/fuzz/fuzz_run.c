@@ -57,32 +57,17 @@ static void keep_mismatch(const fz_options *o, cf_target *t, vyre_backend *refer
   fprintf(o->out, "  capsule: %s\n", path);
   if (!o->minimize) return;
   cf_pair pair = {t->backend, reference, d->kind, got->status, want->status};
-  cf_min_stats ms;
-  if (cf_minimize(c, cf_pair_still_fails, &pair, o->minimize_tries ? o->minimize_tries : 1000,
-                  &ms, &err) != VYRE_OK) {
-    fprintf(o->out, "  minimizer: %s\n", err.message);
-    return;
-  }
-  if (ms.accepted == 0) {
-    fprintf(o->out, "  minimizer: no smaller program keeps the mismatch (%u tries)\n", ms.tries);
-    return;
-  }
-  cf_result w2, g2;
-  cf_run(reference, c, &w2);
-  cf_run(t->backend, c, &g2);
-  cf_diff d2;
-  cf_compare(c, &w2, &g2, &d2);
-  char note[160];
-  snprintf(note, sizeof note, "minimized from %u to %u instructions (%u tries)", ms.insts_before,
-           ms.insts_after, ms.tries);
-  cf_capsule_info mi = {origin, t->id, t->version, t->has_profile ? t->profile.name : NULL, &g2,
-                        &w2, &d2, note};
   snprintf(path, sizeof path, "%s/fuzz-%s-%" PRIu64 "-%" PRIu64 ".min.vyre", root, t->id, o->seed,
            index);
-  if (cf_capsule_write(path, c, &mi, &err) == VYRE_OK)
-    fprintf(o->out, "  minimized: %s (%s)\n", path, note);
-  cf_result_free(&w2);
-  cf_result_free(&g2);
+  cf_min_capsule mc;
+  if (cf_minimize_to_capsule(c, t, &pair, o->minimize_tries, origin, NULL, path, &mc, &err) !=
+      VYRE_OK)
+    fprintf(o->out, "  minimizer: %s\n", err.message);
+  else if (mc.written)
+    fprintf(o->out, "  minimized: %s (%s)\n", path, mc.note);
+  else
+    fprintf(o->out, "  minimizer: no smaller program keeps the mismatch (%u tries)\n",
+            mc.stats.tries);
 }
 
 /* The reference must run every generated program (or trap): anything
