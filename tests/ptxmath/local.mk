@@ -7,6 +7,13 @@ tests_ptxmath_check_ptxmath_SOURCES = tests/ptxmath/check_ptxmath.c tests/ptxmat
 	tests/ptxmath/ptxmath_ref.h
 tests_ptxmath_check_ptxmath_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_ptxmath_check_ptxmath_LDADD = $(PTXMATH_TEST_LIBS) $(CHECK_LIBS)
+# The ptxas cases, from the same source: SKIP (77) without a ptxas.
+check_PROGRAMS += tests/ptxmath/ptxas_ptxmath
+TESTS += tests/ptxmath/ptxas_ptxmath
+tests_ptxmath_ptxas_ptxmath_SOURCES = $(tests_ptxmath_check_ptxmath_SOURCES)
+tests_ptxmath_ptxas_ptxmath_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_PTXAS_ONLY
+tests_ptxmath_ptxas_ptxmath_CFLAGS = $(tests_ptxmath_check_ptxmath_CFLAGS)
+tests_ptxmath_ptxas_ptxmath_LDADD = $(tests_ptxmath_check_ptxmath_LDADD)
 endif
 
 # Runs on a GPU machine (exit 77 = SKIP without a driver or device); plain
