@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "vyre/vyre_support.h"
+#include "abi/support/sized.h"
 
 #define MAX_GRID_X 0x7fffffffu
 #define MAX_GRID_YZ 65535u
@@ -12,11 +13,7 @@ vyre_status vyre_geometry_derive(const vyre_program *p, const uint64_t *input_si
                                  vyre_error *err) {
   memset(g, 0, sizeof *g);
   vyre_dispatch_options opts;
-  memset(&opts, 0, sizeof opts);
-  if (o) {
-    size_t n = o->struct_size < sizeof opts ? o->struct_size : sizeof opts;
-    memcpy(&opts, o, n);
-  }
+  vyre__sized_read(&opts, sizeof opts, o);
   for (int i = 0; i < 3; i++) g->workgroup[i] = p->header.workgroup_size[i];
   if (opts.workgroup[0] || opts.workgroup[1] || opts.workgroup[2]) {
     uint64_t inv = 1;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "conform.h"
+#include "abi/support/sized.h"
 #include "vyre/vyre_text.h"
 
 /* Longest generated input: 64 Mi elements keeps a typo from eating memory. */
@@ -899,12 +900,7 @@ vyre_status cf_case_from_program(const void *bytes, size_t size, const vyre_inpu
   c->text_size = strlen(c->text);
   snprintf(c->name, sizeof c->name, "%s", name ? name : "generated");
   snprintf(c->category, sizeof c->category, "%s", category ? category : "generated");
-  if (options) {
-    uint32_t n = options->struct_size < sizeof c->options ? options->struct_size
-                                                          : (uint32_t)sizeof c->options;
-    memcpy(&c->options, options, n);
-    c->options.struct_size = sizeof c->options;
-  }
+  if (options) vyre__sized_read(&c->options, sizeof c->options, options);
   c->tolerance = c->options.ulp_budget;
   const vyre_program *p = c->decoded;
   for (uint32_t i = 0; i < p->buffer_count; i++) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "host_internal.h"
+#include "abi/support/sized.h"
 #include "vyre/vyre_support.h"
 
 #ifndef VYRE_PLUGINDIR
@@ -349,8 +350,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
                             "vyre_host_open: options->struct_size %u is invalid. Fix: set it to "
                             "sizeof(vyre_host_options)",
                             options->struct_size);
-    memcpy(&opt, options,
-           options->struct_size < sizeof opt ? options->struct_size : sizeof opt);
+    vyre__sized_read(&opt, sizeof opt, options);
   }
   if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -461,8 +461,7 @@ vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index, vyre_host_ca
   full.status = e->status;
   memcpy(full.reason, e->reason, sizeof full.reason);
   pthread_mutex_unlock(&host->lock);
-  size_t n = info->struct_size < sizeof full ? info->struct_size : sizeof full;
-  memcpy(info, &full, n);
+  vyre__sized_write(info, &full, sizeof full);
   return VYRE_OK;
 }
 

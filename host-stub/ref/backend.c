@@ -8,6 +8,7 @@
 
 #include "ref.h"
 #include "abi/support/config.h"
+#include "abi/support/sized.h"
 
 #define REF_MAX_THREADS 256u
 
@@ -86,25 +87,19 @@ void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueue
   t.device_ns = exec_ns; /* the interpreter's execution time */
   t.enqueue_ns = t_enqueued - t_entry;
   t.wait_ns = t_end - t_enqueued;
-  /* Only the caller's struct_size, and never struct_size itself. */
-  size_t n = timing->struct_size < sizeof t ? timing->struct_size : sizeof t;
-  memcpy((char *)timing + sizeof t.struct_size, (const char *)&t + sizeof t.struct_size,
-         n - sizeof t.struct_size);
+  vyre__sized_write(timing, &t, sizeof t);
 }
 
 vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,
                              vyre_error *err) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = sizeof *out;
+  vyre__sized_read(out, sizeof *out, NULL);
   if (!in) return VYRE_OK;
   if (in->struct_size < offsetof(vyre_dispatch_options, workgroup))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch: options->struct_size is %u, too small to be a "
                           "vyre_dispatch_options. Fix: set it to sizeof(vyre_dispatch_options)",
                           in->struct_size);
-  size_t n = in->struct_size < sizeof *out ? in->struct_size : sizeof *out;
-  memcpy(out, in, n);
-  out->struct_size = sizeof *out;
+  vyre__sized_read(out, sizeof *out, in);
   if (out->flags)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch: options->flags is 0x%x; no flags are defined. Fix: set it "
@@ -137,11 +132,7 @@ vyre_status ref_backend_create(const vyre_backend_options *options, vyre_backend
                           "receive the instance");
   *out = NULL;
   vyre_backend_options o;
-  memset(&o, 0, sizeof o);
-  if (options) {
-    size_t n = options->struct_size < sizeof o ? options->struct_size : sizeof o;
-    memcpy(&o, options, n);
-  }
+  vyre__sized_read(&o, sizeof o, options);
   if (o.device_ordinal != 0)
     return vyre_error_set(err, VYRE_NO_DEVICE, 0,
                           "reference create: device ordinal %u does not exist: the reference "
@@ -245,9 +236,7 @@ static vyre_status ref_device_profile(vyre_backend *self, vyre_device_profile *o
   p.free_memory = memory_pages(_SC_AVPHYS_PAGES);
   p.capabilities = REF_CAPABILITIES;
   p.resident_budget = b->resident_budget;
-  size_t n = out->struct_size < sizeof p ? out->struct_size : sizeof p;
-  memcpy((char *)out + sizeof p.struct_size, (const char *)&p + sizeof p.struct_size,
-         n - sizeof p.struct_size);
+  vyre__sized_write(out, &p, sizeof p);
   return VYRE_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/support/sized.h"
 
 /* ------------------------------------------------------------------ */
 /* Plans: a validated program and what was compiled in with it         */
@@ -426,9 +427,7 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
   /* Everything is checked before the first step runs. */
   for (uint32_t s = 0; s < step_count && !st; s++) {
     vyre_sequence_step step;
-    memset(&step, 0, sizeof step);
-    size_t n = steps[s].struct_size < sizeof step ? steps[s].struct_size : sizeof step;
-    memcpy(&step, &steps[s], n);
+    size_t n = vyre__sized_read(&step, sizeof step, &steps[s]);
     vyre_dispatch_options opts;
     if (n < sizeof step)
       st = vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,

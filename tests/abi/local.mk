@@ -16,8 +16,8 @@ tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror 
 tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
 
 if HAVE_CHECK
-check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text
-TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text
+check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
+TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre.la $(CHECK_LIBS)
@@ -31,4 +31,8 @@ tests_abi_check_text_SOURCES = tests/abi/check_text.c tests/abi/format_corpus.c 
 tests_abi_check_text_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_abi_check_text_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_text_LDADD = abi/libvyre.la $(CHECK_LIBS)
+# The support layer: environment, sized structs, the growable buffer.
+tests_abi_check_support_SOURCES = tests/abi/check_support.c
+tests_abi_check_support_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_support_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif

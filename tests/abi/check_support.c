@@ -1,0 +1,187 @@
+/* check_support.c -- libvyre's support layer: the environment reader, size-prefixed struct copies, the growable buffer. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/support/config.h"
+#include "abi/support/sized.h"
+#include "abi/support/strbuf.h"
+
+/* ---- config ------------------------------------------------------------ */
+
+START_TEST(test_env_names) {
+  ck_assert_str_eq(vyre__env_name(VYRE__ENV_LOG), "VYRE_LOG");
+  ck_assert_str_eq(vyre__env_name(VYRE__ENV_CUDA_DRIVER), "VYRE_CUDA_DRIVER");
+  ck_assert_str_eq(vyre__env_name((vyre__env_id)VYRE__ENV_COUNT_), "?");
+  ck_assert_msg(vyre__env((vyre__env_id)VYRE__ENV_COUNT_) == NULL, "an unknown id reads nothing");
+}
+END_TEST
+
+START_TEST(test_env_text) {
+  unsetenv("VYRE_BACKEND");
+  ck_assert_msg(vyre__env(VYRE__ENV_BACKEND) == NULL, "unset reads as NULL");
+  setenv("VYRE_BACKEND", "", 1);
+  ck_assert_msg(vyre__env(VYRE__ENV_BACKEND) == NULL, "empty reads as NULL");
+  setenv("VYRE_BACKEND", "cuda", 1);
+  ck_assert_str_eq(vyre__env(VYRE__ENV_BACKEND), "cuda");
+  setenv("VYRE_BACKEND_PATH", "/a:/b", 1);
+  ck_assert_str_eq(vyre__env(VYRE__ENV_BACKEND_PATH), "/a:/b");
+  unsetenv("VYRE_BACKEND");
+  unsetenv("VYRE_BACKEND_PATH");
+}
+END_TEST
+
+START_TEST(test_env_uint) {
+  unsetenv("VYRE_REF_THREADS");
+  ck_assert_uint_eq(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256), 7);
+  setenv("VYRE_REF_THREADS", "12", 1);
+  ck_assert_uint_eq(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256), 12);
+  setenv("VYRE_REF_THREADS", "twelve", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7,
+                "a value that is not a number gives the default");
+  setenv("VYRE_REF_THREADS", "12x", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "trailing junk is refused");
+  setenv("VYRE_REF_THREADS", "-3", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "a sign is refused");
+  setenv("VYRE_REF_THREADS", "0", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 1, "below the range clamps up");
+  setenv("VYRE_REF_THREADS", "100000", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 256, "above clamps down");
+  setenv("VYRE_REF_THREADS", "99999999999999999999999", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "overflow is refused");
+  setenv("VYRE_REF_THREADS", "4K", 1);
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "counts take no suffix");
+  unsetenv("VYRE_REF_THREADS");
+}
+END_TEST
+
+START_TEST(test_env_bytes) {
+  const uint64_t max = UINT64_MAX;
+  setenv("VYRE_CUDA_STAGING_CHUNK", "4096", 1);
+  ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 4096);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "64k", 1);
+  ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 64u << 10);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "3M", 1);
+  ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 3u << 20);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "2G", 1);
+  ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 2ull << 30);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "2T", 1);
+  ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max) == 1,
+                "an unknown suffix gives the default");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "2MB", 1);
+  ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max) == 1,
+                "anything after the suffix is refused");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "17179869184G", 1);
+  ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max) == 1,
+                "a suffix that overflows 64 bits is refused");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "100", 1);
+  ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 256, max) == 256,
+                "below the minimum clamps up");
+  unsetenv("VYRE_CUDA_STAGING_CHUNK");
+}
+END_TEST
+
+/* ---- sized structs ----------------------------------------------------- */
+
+typedef struct v1 {
+  uint32_t struct_size;
+  uint32_t a;
+} v1;
+typedef struct v2 {
+  uint32_t struct_size;
+  uint32_t a;
+  uint64_t b;
+} v2;
+
+START_TEST(test_sized_read) {
+  v1 old = {sizeof(v1), 5};
+  v2 full;
+  memset(&full, 0xee, sizeof full);
+  ck_assert_uint_eq(vyre__sized_read(&full, sizeof full, &old), sizeof(v1));
+  ck_assert_msg(full.struct_size == sizeof full && full.a == 5 && full.b == 0,
+                "an older struct is read, the rest zeroed, the size ours");
+  v2 newer = {sizeof(v2), 6, 7};
+  v1 small;
+  ck_assert_uint_eq(vyre__sized_read(&small, sizeof small, &newer), sizeof(v1));
+  ck_assert_msg(small.struct_size == sizeof small && small.a == 6, "a newer struct is cut to ours");
+  ck_assert_uint_eq(vyre__sized_read(&full, sizeof full, NULL), 0);
+  ck_assert_msg(full.struct_size == sizeof full && full.a == 0 && full.b == 0, "NULL reads as zeros");
+  uint32_t tiny = 2; /* struct_size shorter than the field itself */
+  ck_assert_uint_eq(vyre__sized_read(&full, sizeof full, &tiny), 2);
+  ck_assert_msg(full.struct_size == sizeof full && full.a == 0, "a 2-byte struct gives nothing");
+}
+END_TEST
+
+START_TEST(test_sized_write) {
+  v2 full = {sizeof(v2), 8, 9};
+  struct {
+    v1 caller;
+    uint32_t guard;
+  } out = {{sizeof(v1), 0}, 0xdeadbeefu};
+  vyre__sized_write(&out.caller, &full, sizeof full);
+  ck_assert_msg(out.caller.struct_size == sizeof(v1), "the caller's struct_size is never written");
+  ck_assert_uint_eq(out.caller.a, 8);
+  ck_assert_msg(out.guard == 0xdeadbeefu, "nothing past the caller's struct_size is written");
+  v2 big = {sizeof(v2), 0, 0};
+  v1 part = {sizeof(v1), 3};
+  vyre__sized_write(&big, &part, sizeof part);
+  ck_assert_msg(big.a == 3 && big.b == 0 && big.struct_size == sizeof(v2),
+                "a smaller source writes only what it has");
+  vyre__sized_write(NULL, &part, sizeof part); /* no crash */
+}
+END_TEST
+
+/* ---- strbuf ------------------------------------------------------------ */
+
+START_TEST(test_strbuf_bytes) {
+  strbuf b;
+  sb_init(&b);
+  const uint8_t bytes[4] = {0, 1, 0, 2};
+  sb_append(&b, bytes, sizeof bytes);
+  sb_printf(&b, "%s-%d", "x", 42);
+  ck_assert_uint_eq(b.len, 8);
+  ck_assert_msg(memcmp(b.data, "\0\1\0\2x-42", 8) == 0 && b.data[8] == '\0',
+                "bytes and text append, NUL-terminated past len");
+  char big[1000];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  sb_printf(&b, "%s", big);
+  ck_assert_uint_eq(b.len, 8 + 999);
+  size_t len = 0;
+  char *t = sb_take(&b, &len);
+  ck_assert_msg(t && len == 1007 && b.data == NULL && b.len == 0, "take hands the text over");
+  free(t);
+  sb_free(&b);
+}
+END_TEST
+
+static Suite *support_suite(void) {
+  Suite *s = suite_create("support");
+  TCase *config = tcase_create("config");
+  tcase_add_test(config, test_env_names);
+  tcase_add_test(config, test_env_text);
+  tcase_add_test(config, test_env_uint);
+  tcase_add_test(config, test_env_bytes);
+  suite_add_tcase(s, config);
+  TCase *sized = tcase_create("sized");
+  tcase_add_test(sized, test_sized_read);
+  tcase_add_test(sized, test_sized_write);
+  suite_add_tcase(s, sized);
+  TCase *buf = tcase_create("strbuf");
+  tcase_add_test(buf, test_strbuf_bytes);
+  suite_add_tcase(s, buf);
+  return s;
+}
+
+int main(void) {
+  /* The number checks warn on stderr by design: keep the log quiet. */
+  setenv("VYRE_LOG", "off", 1);
+  SRunner *sr = srunner_create(support_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
