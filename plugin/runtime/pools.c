@@ -1,8 +1,11 @@
 /* pools.c -- the device allocation pool, the pinned host staging pool, and the stream/event pool. */
+#include "pools.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "util.h"
 
 #define MIN_BUCKET 256ull
 #define POW2_LIMIT (256ull << 20) /* above this, buckets are multiples of LARGE_STEP */
@@ -30,45 +33,45 @@ static const char *pool_name(const vc_mempool *p) {
   return p->kind == VC_POOL_DEVICE ? "device" : "pinned host";
 }
 
-void vc_mempool_init(vc_mempool *p, vc_backend *b, vc_pool_kind kind, uint64_t budget) {
+void vc_mempool_init(vc_mempool *p, vc_context *cx, vc_pool_kind kind, uint64_t budget) {
   memset(p, 0, sizeof *p);
   pthread_mutex_init(&p->lock, NULL);
-  p->b = b;
+  p->cx = cx;
   p->kind = kind;
   p->budget = budget;
 }
 
 static CUresult driver_alloc(vc_mempool *p, uint64_t size, uint64_t *ptr) {
-  vc_backend *b = p->b;
+  vc_context *cx = p->cx;
   if (p->kind == VC_POOL_DEVICE) {
     CUdeviceptr d = 0;
-    CUresult r = VC_CU(b, cuMemAlloc, (&d, (size_t)size));
+    CUresult r = VC_CU(cx, cuMemAlloc, (&d, (size_t)size));
     *ptr = d;
     return r;
   }
   void *h = NULL;
-  CUresult r = VC_CU(b, cuMemHostAlloc, (&h, (size_t)size, CU_MEMHOSTALLOC_PORTABLE));
+  CUresult r = VC_CU(cx, cuMemHostAlloc, (&h, (size_t)size, CU_MEMHOSTALLOC_PORTABLE));
   *ptr = (uint64_t)(uintptr_t)h;
   return r;
 }
 
 static void driver_free(vc_mempool *p, uint64_t ptr) {
-  vc_backend *b = p->b;
-  if (!vc_cleanup_ok(b)) return; /* goes with the context */
+  vc_context *cx = p->cx;
+  if (!vc_cleanup_ok(cx)) return; /* goes with the context */
   CUresult r;
   const char *call;
   if (p->kind == VC_POOL_DEVICE) {
-    r = VC_CU(b, cuMemFree, ((CUdeviceptr)ptr));
+    r = VC_CU(cx, cuMemFree, ((CUdeviceptr)ptr));
     call = "cuMemFree";
   } else {
-    r = VC_CU(b, cuMemFreeHost, ((void *)(uintptr_t)ptr));
+    r = VC_CU(cx, cuMemFreeHost, ((void *)(uintptr_t)ptr));
     call = "cuMemFreeHost";
   }
   pthread_mutex_lock(&p->lock);
   p->driver_frees++;
   if (r != CUDA_SUCCESS) p->release_errors++;
   pthread_mutex_unlock(&p->lock);
-  if (r != CUDA_SUCCESS) vc_cu_note(b, r, call);
+  if (r != CUDA_SUCCESS) vc_cu_note(cx, r, call);
 }
 
 /* Take a cached block of exactly `size`; 1 when found.  Lock held. */
@@ -126,7 +129,7 @@ vyre_status vc_mempool_acquire(vc_mempool *p, uint64_t n, vc_block *out, vyre_er
                           (unsigned long long)size);
   }
   if (r != CUDA_SUCCESS) {
-    vyre_status st = vc_cu_fail(p->b, err, r,
+    vyre_status st = vc_cu_fail(p->cx, err, r,
                                 p->kind == VC_POOL_DEVICE ? "cuMemAlloc" : "cuMemHostAlloc", NULL,
                                 NULL);
     vyre_error_prefix(err, "%s pool: allocating %llu bytes (bucket of %llu)", pool_name(p),
@@ -166,7 +169,7 @@ void vc_mempool_release(vc_mempool *p, vc_block *blk) {
   uint64_t cached;
   /* A lost context's memory is not worth keeping: free it (the driver
    * reports errors we only count). */
-  if (!vc_is_lost(p->b) && vc_add_u64(p->cached_bytes, give.size, &cached) &&
+  if (!vc_is_lost(p->cx) && vc_add_u64(p->cached_bytes, give.size, &cached) &&
       cached <= p->budget && p->cache_count < MAX_CACHED_BLOCKS) {
     if (p->cache_count == p->cache_cap) {
       uint32_t cap = p->cache_cap ? p->cache_cap * 2 : 16;
@@ -201,13 +204,13 @@ void vc_mempool_trim(vc_mempool *p) {
 }
 
 void vc_mempool_destroy(vc_mempool *p) {
-  if (!p->b) return;
+  if (!p->cx) return;
   vc_mempool_trim(p);
   free(p->cache);
   p->cache = NULL;
   p->cache_cap = 0;
   pthread_mutex_destroy(&p->lock);
-  p->b = NULL;
+  p->cx = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -228,13 +231,14 @@ static int list_push(vc_handle_list *l, void *item, uint32_t limit) {
 
 static void *list_pop(vc_handle_list *l) { return l->count ? l->items[--l->count] : NULL; }
 
-void vc_streampool_init(vc_streampool *p) {
+void vc_streampool_init(vc_streampool *p, vc_context *cx) {
   memset(p, 0, sizeof *p);
   pthread_mutex_init(&p->lock, NULL);
+  p->cx = cx;
 }
 
-vyre_status vc_stream_acquire(vc_backend *b, CUstream *out, vyre_error *err) {
-  vc_streampool *p = &b->streams;
+vyre_status vc_stream_acquire(vc_streampool *p, CUstream *out, vyre_error *err) {
+  vc_context *cx = p->cx;
   pthread_mutex_lock(&p->lock);
   CUstream s = (CUstream)list_pop(&p->streams);
   if (s) p->reuses++;
@@ -242,8 +246,8 @@ vyre_status vc_stream_acquire(vc_backend *b, CUstream *out, vyre_error *err) {
   if (!s) {
     /* Non-blocking: never serialise with the legacy default stream that
      * the host application may be using. */
-    CUresult r = VC_CU(b, cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuStreamCreate", NULL, NULL);
+    CUresult r = VC_CU(cx, cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuStreamCreate", NULL, NULL);
     if (!s)
       return vyre_error_set(err, VYRE_DRIVER, 0,
                             "cuStreamCreate returned a null stream after reporting success. "
@@ -256,47 +260,48 @@ vyre_status vc_stream_acquire(vc_backend *b, CUstream *out, vyre_error *err) {
   return VYRE_OK;
 }
 
-void vc_stream_release(vc_backend *b, CUstream s) {
+void vc_stream_release(vc_streampool *p, CUstream s) {
   if (!s) return;
-  vc_streampool *p = &b->streams;
+  vc_context *cx = p->cx;
   int kept = 0;
-  if (!vc_is_lost(b)) {
+  if (!vc_is_lost(cx)) {
     pthread_mutex_lock(&p->lock);
     kept = list_push(&p->streams, s, MAX_CACHED_STREAMS);
     pthread_mutex_unlock(&p->lock);
   }
-  if (!kept && vc_cleanup_ok(b)) {
-    CUresult r = VC_CU(b, cuStreamDestroy, (s));
+  if (!kept && vc_cleanup_ok(cx)) {
+    CUresult r = VC_CU(cx, cuStreamDestroy, (s));
     if (r != CUDA_SUCCESS) {
       pthread_mutex_lock(&p->lock);
       p->destroy_errors++;
       pthread_mutex_unlock(&p->lock);
-      vc_cu_note(b, r, "cuStreamDestroy");
+      vc_cu_note(cx, r, "cuStreamDestroy");
     }
   }
 }
 
-void vc_stream_discard(vc_backend *b, CUstream s) {
-  if (!s || !vc_cleanup_ok(b)) return;
-  CUresult r = VC_CU(b, cuStreamDestroy, (s));
+void vc_stream_discard(vc_streampool *p, CUstream s) {
+  vc_context *cx = p->cx;
+  if (!s || !vc_cleanup_ok(cx)) return;
+  CUresult r = VC_CU(cx, cuStreamDestroy, (s));
   if (r != CUDA_SUCCESS) {
-    pthread_mutex_lock(&b->streams.lock);
-    b->streams.destroy_errors++;
-    pthread_mutex_unlock(&b->streams.lock);
-    vc_cu_note(b, r, "cuStreamDestroy");
+    pthread_mutex_lock(&p->lock);
+    p->destroy_errors++;
+    pthread_mutex_unlock(&p->lock);
+    vc_cu_note(cx, r, "cuStreamDestroy");
   }
 }
 
-vyre_status vc_event_acquire(vc_backend *b, int timing, CUevent *out, vyre_error *err) {
-  vc_streampool *p = &b->streams;
+vyre_status vc_event_acquire(vc_streampool *p, int timing, CUevent *out, vyre_error *err) {
+  vc_context *cx = p->cx;
   vc_handle_list *l = timing ? &p->timing_events : &p->done_events;
   pthread_mutex_lock(&p->lock);
   CUevent e = (CUevent)list_pop(l);
   if (e) p->reuses++;
   pthread_mutex_unlock(&p->lock);
   if (!e) {
-    CUresult r = VC_CU(b, cuEventCreate, (&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(b, err, r, "cuEventCreate", NULL, NULL);
+    CUresult r = VC_CU(cx, cuEventCreate, (&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventCreate", NULL, NULL);
     if (!e)
       return vyre_error_set(err, VYRE_DRIVER, 0,
                             "cuEventCreate returned a null event after reporting success. Fix: "
@@ -309,28 +314,28 @@ vyre_status vc_event_acquire(vc_backend *b, int timing, CUevent *out, vyre_error
   return VYRE_OK;
 }
 
-void vc_event_release(vc_backend *b, int timing, CUevent e) {
+void vc_event_release(vc_streampool *p, int timing, CUevent e) {
   if (!e) return;
-  vc_streampool *p = &b->streams;
+  vc_context *cx = p->cx;
   int kept = 0;
-  if (!vc_is_lost(b)) {
+  if (!vc_is_lost(cx)) {
     pthread_mutex_lock(&p->lock);
     kept = list_push(timing ? &p->timing_events : &p->done_events, e, MAX_CACHED_EVENTS);
     pthread_mutex_unlock(&p->lock);
   }
-  if (!kept && vc_cleanup_ok(b)) {
-    CUresult r = VC_CU(b, cuEventDestroy, (e));
+  if (!kept && vc_cleanup_ok(cx)) {
+    CUresult r = VC_CU(cx, cuEventDestroy, (e));
     if (r != CUDA_SUCCESS) {
       pthread_mutex_lock(&p->lock);
       p->destroy_errors++;
       pthread_mutex_unlock(&p->lock);
-      vc_cu_note(b, r, "cuEventDestroy");
+      vc_cu_note(cx, r, "cuEventDestroy");
     }
   }
 }
 
-void vc_streampool_trim(vc_backend *b) {
-  vc_streampool *p = &b->streams;
+void vc_streampool_trim(vc_streampool *p) {
+  vc_context *cx = p->cx;
   for (;;) {
     pthread_mutex_lock(&p->lock);
     CUstream s = (CUstream)list_pop(&p->streams);
@@ -339,12 +344,12 @@ void vc_streampool_trim(vc_backend *b) {
     pthread_mutex_unlock(&p->lock);
     CUresult r = CUDA_SUCCESS;
     const char *call = NULL;
-    if ((s || d || t) && !vc_cleanup_ok(b)) continue; /* goes with the context */
+    if ((s || d || t) && !vc_cleanup_ok(cx)) continue; /* goes with the context */
     if (s) {
-      r = VC_CU(b, cuStreamDestroy, (s));
+      r = VC_CU(cx, cuStreamDestroy, (s));
       call = "cuStreamDestroy";
     } else if (d || t) {
-      r = VC_CU(b, cuEventDestroy, (d ? d : t));
+      r = VC_CU(cx, cuEventDestroy, (d ? d : t));
       call = "cuEventDestroy";
     } else {
       break;
@@ -353,14 +358,14 @@ void vc_streampool_trim(vc_backend *b) {
       pthread_mutex_lock(&p->lock);
       p->destroy_errors++;
       pthread_mutex_unlock(&p->lock);
-      vc_cu_note(b, r, call);
+      vc_cu_note(cx, r, call);
     }
   }
 }
 
-void vc_streampool_destroy(vc_backend *b) {
-  vc_streampool *p = &b->streams;
-  vc_streampool_trim(b);
+void vc_streampool_destroy(vc_streampool *p) {
+  if (!p->cx) return;
+  vc_streampool_trim(p);
   free(p->streams.items);
   free(p->done_events.items);
   free(p->timing_events.items);
@@ -368,4 +373,63 @@ void vc_streampool_destroy(vc_backend *b) {
   memset(&p->done_events, 0, sizeof p->done_events);
   memset(&p->timing_events, 0, sizeof p->timing_events);
   pthread_mutex_destroy(&p->lock);
+  p->cx = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Metrics                                                             */
+/* ------------------------------------------------------------------ */
+static void read_mempool(const void *state, vc_metric_sink *s) {
+  vc_mempool *p = (vc_mempool *)state;
+  const char *prefix = p->kind == VC_POOL_DEVICE ? "pool.device" : "pool.pinned";
+  char name[56];
+  struct {
+    uint64_t hits, misses, cached_bytes, cache_count, live_bytes, budget, driver_allocs,
+        driver_frees, release_errors;
+  } c;
+  pthread_mutex_lock(&p->lock);
+  c.hits = p->hits;
+  c.misses = p->misses;
+  c.cached_bytes = p->cached_bytes;
+  c.cache_count = p->cache_count;
+  c.live_bytes = p->live_bytes;
+  c.budget = p->budget;
+  c.driver_allocs = p->driver_allocs;
+  c.driver_frees = p->driver_frees;
+  c.release_errors = p->release_errors;
+  pthread_mutex_unlock(&p->lock);
+#define POOL_METRIC_(field, text)                     \
+  snprintf(name, sizeof name, "%s.%s", prefix, text); \
+  vc_metric_emit(s, name, c.field);
+  POOL_METRIC_(hits, "hits")
+  POOL_METRIC_(misses, "misses")
+  POOL_METRIC_(cached_bytes, "cached_bytes")
+  POOL_METRIC_(cache_count, "cached_blocks")
+  POOL_METRIC_(live_bytes, "live_bytes")
+  POOL_METRIC_(budget, "budget_bytes")
+  POOL_METRIC_(driver_allocs, "driver_allocs")
+  POOL_METRIC_(driver_frees, "driver_frees")
+  POOL_METRIC_(release_errors, "release_errors")
+#undef POOL_METRIC_
+}
+
+void vc_mempool_add_metrics(vc_mempool *p, vc_metrics *m) { vc_metrics_add(m, read_mempool, p); }
+
+static void read_streampool(const void *state, vc_metric_sink *s) {
+  vc_streampool *p = (vc_streampool *)state;
+  pthread_mutex_lock(&p->lock);
+  uint64_t sc = p->streams.count, scr = p->streams_created;
+  uint64_t ec = p->done_events.count + p->timing_events.count;
+  uint64_t ecr = p->events_created, reuse = p->reuses, derr = p->destroy_errors;
+  pthread_mutex_unlock(&p->lock);
+  vc_metric_emit(s, "pool.streams.cached", sc);
+  vc_metric_emit(s, "pool.streams.created", scr);
+  vc_metric_emit(s, "pool.events.cached", ec);
+  vc_metric_emit(s, "pool.events.created", ecr);
+  vc_metric_emit(s, "pool.streams_events.reuses", reuse);
+  vc_metric_emit(s, "pool.streams_events.destroy_errors", derr);
+}
+
+void vc_streampool_add_metrics(vc_streampool *p, vc_metrics *m) {
+  vc_metrics_add(m, read_streampool, p);
 }

@@ -1,34 +1,59 @@
 /* resident.c -- resident buffers: handles, the 90% budget, zero-fill, and pipelined pinned-staged transfers. */
+#include "resident.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "util.h"
 
 #define BUDGET_NUM 9u
 #define BUDGET_DEN 10u
 
-void vc_resident_init(vc_backend *b) {
-  vyre_handles_init(&b->resident.table, VYRE_HANDLE_RESIDENT);
-  pthread_mutex_init(&b->resident.lock, NULL);
-  b->resident.bytes = 0;
-  b->resident.count = 0;
+/* A resident buffer: an exact-size cuMemAlloc allocation. */
+typedef struct vc_resident {
+  CUdeviceptr ptr;
+  uint64_t size;
+} vc_resident;
+
+void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
+                      vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
+                      uint64_t staging_chunk) {
+  memset(r, 0, sizeof *r);
+  vyre_handles_init(&r->table, VYRE_HANDLE_RESIDENT);
+  pthread_mutex_init(&r->lock, NULL);
+  r->cx = cx;
+  r->deferred = deferred;
+  r->devpool = devpool;
+  r->hostpool = hostpool;
+  r->streams = streams;
+  r->staging_chunk = staging_chunk;
 }
 
-void vc_resident_destroy(vc_backend *b) {
+void vc_resident_on_free(vc_resident_store *r, vc_resident_freed_fn fn, void *user) {
+  r->on_free = fn;
+  r->on_free_user = user;
+}
+
+void vc_resident_destroy(vc_resident_store *store) {
+  if (!store->cx) return;
+  vc_context *cx = store->cx;
   vc_resident *r;
-  while ((r = vyre_handles_pop_any(&b->resident.table)) != NULL) {
-    if (vc_cleanup_ok(b)) {
-      CUresult cr = VC_CU(b, cuMemFree, (r->ptr));
-      if (cr != CUDA_SUCCESS) vc_cu_note(b, cr, "cuMemFree");
+  while ((r = vyre_handles_pop_any(&store->table)) != NULL) {
+    if (vc_cleanup_ok(cx)) {
+      CUresult cr = VC_CU(cx, cuMemFree, (r->ptr));
+      if (cr != CUDA_SUCCESS) vc_cu_note(cx, cr, "cuMemFree");
     }
     free(r);
   }
-  vyre_handles_destroy(&b->resident.table);
-  pthread_mutex_destroy(&b->resident.lock);
+  vyre_handles_destroy(&store->table);
+  pthread_mutex_destroy(&store->lock);
+  store->cx = NULL;
 }
 
-vc_resident *vc_resident_get(vc_backend *b, vyre_resident h, const char *what, vyre_error *err) {
-  vc_resident *r = vyre_handles_get(&b->resident.table, h);
+/* Look up a live handle; NULL (and INVALID_HANDLE in err) otherwise. */
+static vc_resident *resident_get(vc_resident_store *store, vyre_resident h, const char *what,
+                                 vyre_error *err) {
+  vc_resident *r = vyre_handles_get(&store->table, h);
   if (!r)
     vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                    "%s: resident handle 0x%016llx is not a live buffer of this backend (freed, "
@@ -36,6 +61,15 @@ vc_resident *vc_resident_get(vc_backend *b, vyre_resident h, const char *what, v
                    "resident_alloc on this backend and not yet freed",
                    what, (unsigned long long)h);
   return r;
+}
+
+vyre_status vc_resident_lookup(vc_resident_store *r, vyre_resident h, const char *what,
+                               CUdeviceptr *ptr, uint64_t *size, vyre_error *err) {
+  vc_resident *res = resident_get(r, h, what, err);
+  if (!res) return VYRE_INVALID_HANDLE;
+  *ptr = res->ptr;
+  *size = res->size;
+  return VYRE_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -48,7 +82,7 @@ typedef struct piece {
 } piece;
 
 typedef struct stager {
-  vc_backend *b;
+  vc_context *cx;
   CUstream stream;
   int up;
   vc_block buf[2];
@@ -65,8 +99,8 @@ typedef struct stager {
  * pieces out to the host. */
 static vyre_status drain(stager *s, int k, vyre_error *err) {
   if (s->busy[k]) {
-    CUresult r = VC_CU(s->b, cuEventSynchronize, (s->ev[k]));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(s->b, err, r, "cuEventSynchronize", NULL, NULL);
+    CUresult r = VC_CU(s->cx, cuEventSynchronize, (s->ev[k]));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventSynchronize", NULL, NULL);
     s->busy[k] = 0;
   }
   if (!s->up) {
@@ -83,16 +117,17 @@ static vyre_status drain(stager *s, int k, vyre_error *err) {
  * once the copies in it are done. */
 static vyre_status seal(stager *s, int k, vyre_error *err) {
   if (!s->fill[k] || !s->ev[k]) return VYRE_OK;
-  CUresult r = VC_CU(s->b, cuEventRecord, (s->ev[k], s->stream));
-  if (r != CUDA_SUCCESS) return vc_cu_fail(s->b, err, r, "cuEventRecord", NULL, NULL);
+  CUresult r = VC_CU(s->cx, cuEventRecord, (s->ev[k], s->stream));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventRecord", NULL, NULL);
   s->busy[k] = 1;
   return VYRE_OK;
 }
 
-vyre_status vc_transfer(vc_backend *b, CUstream stream, const vc_segment *segs, uint32_t count,
-                        int to_device, vyre_error *err) {
+vyre_status vc_transfer(vc_resident_store *rs, CUstream stream, const vc_segment *segs,
+                        uint32_t count, int to_device, vyre_error *err) {
+  vc_context *cx = rs->cx;
   uint64_t total = 0, npieces = 0;
-  uint64_t chunk = b->staging_chunk ? b->staging_chunk : (8u << 20);
+  uint64_t chunk = rs->staging_chunk ? rs->staging_chunk : (8u << 20);
   for (uint32_t i = 0; i < count; i++) {
     if (!vc_add_u64(total, segs[i].size, &total))
       return vyre_error_set(err, VYRE_LIMIT, 0,
@@ -105,7 +140,7 @@ vyre_status vc_transfer(vc_backend *b, CUstream stream, const vc_segment *segs, 
 
   stager s;
   memset(&s, 0, sizeof s);
-  s.b = b;
+  s.cx = cx;
   s.stream = stream;
   s.up = to_device;
   vyre_status st = VYRE_OK;
@@ -117,10 +152,10 @@ vyre_status vc_transfer(vc_backend *b, CUstream stream, const vc_segment *segs, 
                           (unsigned long long)npieces);
   }
   for (int k = 0; k < nbuf; k++) {
-    st = vc_mempool_acquire(&b->hostpool, cs, &s.buf[k], err);
+    st = vc_mempool_acquire(rs->hostpool, cs, &s.buf[k], err);
     if (st != VYRE_OK) goto fail_buffers;
     if (nbuf == 2) {
-      st = vc_event_acquire(b, 0, &s.ev[k], err);
+      st = vc_event_acquire(rs->streams, 0, &s.ev[k], err);
       if (st != VYRE_OK) goto fail_buffers;
     }
   }
@@ -145,15 +180,15 @@ vyre_status vc_transfer(vc_backend *b, CUstream stream, const vc_segment *segs, 
       CUdeviceptr dev = segs[i].dev + done;
       if (to_device) {
         memcpy(stage, host, (size_t)len);
-        r = VC_CU(b, cuMemcpyHtoDAsync, (dev, stage, (size_t)len, stream));
+        r = VC_CU(cx, cuMemcpyHtoDAsync, (dev, stage, (size_t)len, stream));
         if (r != CUDA_SUCCESS) {
-          st = vc_cu_fail(b, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
+          st = vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
           goto fail_enqueued;
         }
       } else {
-        r = VC_CU(b, cuMemcpyDtoHAsync, (stage, dev, (size_t)len, stream));
+        r = VC_CU(cx, cuMemcpyDtoHAsync, (stage, dev, (size_t)len, stream));
         if (r != CUDA_SUCCESS) {
-          st = vc_cu_fail(b, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
+          st = vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
           goto fail_enqueued;
         }
         if (s.first[k] == s.end[k]) s.first[k] = s.npieces;
@@ -169,9 +204,9 @@ vyre_status vc_transfer(vc_backend *b, CUstream stream, const vc_segment *segs, 
     }
   }
   /* One synchronisation for the whole transfer. */
-  r = VC_CU(b, cuStreamSynchronize, (stream));
+  r = VC_CU(cx, cuStreamSynchronize, (stream));
   if (r != CUDA_SUCCESS) {
-    st = vc_cu_fail(b, err, r, "cuStreamSynchronize", NULL, NULL);
+    st = vc_cu_fail(cx, err, r, "cuStreamSynchronize", NULL, NULL);
     s.enqueued = 0;
     goto fail_buffers;
   }
@@ -188,14 +223,14 @@ fail_enqueued:
   if (s.enqueued) {
     /* The staging buffers go back to the pool: nothing may still read or
      * write them. */
-    CUresult sr = VC_CU(b, cuStreamSynchronize, (stream));
-    if (sr != CUDA_SUCCESS) vc_cu_note(b, sr, "cuStreamSynchronize");
+    CUresult sr = VC_CU(cx, cuStreamSynchronize, (stream));
+    if (sr != CUDA_SUCCESS) vc_cu_note(cx, sr, "cuStreamSynchronize");
   }
 fail_buffers:
 done:
   for (int j = 0; j < 2; j++) {
-    vc_event_release(b, 0, s.ev[j]);
-    vc_mempool_release(&b->hostpool, &s.buf[j]);
+    vc_event_release(rs->streams, 0, s.ev[j]);
+    vc_mempool_release(rs->hostpool, &s.buf[j]);
   }
   free(s.pieces);
   return st;
@@ -214,9 +249,9 @@ static uint64_t live_budget(uint64_t total, uint64_t free_now, uint64_t resident
   return resident + (headroom < live ? headroom : live);
 }
 
-vyre_status vc_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *out,
+vyre_status vc_resident_alloc(vc_resident_store *rs, uint64_t size, vyre_resident *out,
                               vyre_error *err) {
-  vc_backend *b = vc_self(self);
+  vc_context *cx = rs->cx;
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "resident_alloc: out is NULL. Fix: pass a vyre_resident to receive "
@@ -230,7 +265,7 @@ vyre_status vc_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *
                           "resident_alloc: %llu bytes do not fit this host's size_t. Fix: "
                           "allocate less",
                           (unsigned long long)size);
-  vyre_status st = vc_enter(b, err);
+  vyre_status st = vc_deferred_enter(rs->deferred, err);
   if (st != VYRE_OK) return st;
 
   vc_resident *res = NULL;
@@ -238,31 +273,31 @@ vyre_status vc_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *
   uint64_t free_now = 0, total = 0;
   int reserved = 0;
   for (int attempt = 0; attempt < 2; attempt++) {
-    st = vc_context_memory(b, &free_now, &total, err);
+    st = vc_context_memory(cx, &free_now, &total, err);
     if (st != VYRE_OK) goto fail;
-    if (b->profile.total_memory) total = b->profile.total_memory;
-    pthread_mutex_lock(&b->resident.lock);
-    uint64_t budget = live_budget(total, free_now, b->resident.bytes);
+    if (vc_context_profile(cx)->total_memory) total = vc_context_profile(cx)->total_memory;
+    pthread_mutex_lock(&rs->lock);
+    uint64_t budget = live_budget(total, free_now, rs->bytes);
     uint64_t want;
-    int fits = vc_add_u64(b->resident.bytes, size, &want) && want <= budget;
+    int fits = vc_add_u64(rs->bytes, size, &want) && want <= budget;
     if (fits) {
-      b->resident.bytes = want;
-      b->resident.count++;
+      rs->bytes = want;
+      rs->count++;
       reserved = 1;
     }
-    uint64_t available = budget - b->resident.bytes;
-    uint64_t resident_now = b->resident.bytes;
-    pthread_mutex_unlock(&b->resident.lock);
+    uint64_t available = budget - rs->bytes;
+    uint64_t resident_now = rs->bytes;
+    pthread_mutex_unlock(&rs->lock);
     if (fits) break;
     if (attempt == 0) {
       /* Memory cached by the dispatch pool counts against free memory;
        * give it back and look again. */
-      vc_mempool_trim(&b->devpool);
+      vc_mempool_trim(rs->devpool);
       continue;
     }
-    pthread_mutex_lock(&b->resident.lock);
-    b->resident.budget_rejects++;
-    pthread_mutex_unlock(&b->resident.lock);
+    pthread_mutex_lock(&rs->lock);
+    rs->budget_rejects++;
+    pthread_mutex_unlock(&rs->lock);
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
                         "resident_alloc: %llu bytes requested, %llu available under the "
                         "resident budget (90%% of %llu device bytes, %llu free now, %llu already "
@@ -281,68 +316,68 @@ vyre_status vc_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *
     goto fail;
   }
   res->size = size;
-  CUresult r = VC_CU(b, cuMemAlloc, (&res->ptr, (size_t)size));
+  CUresult r = VC_CU(cx, cuMemAlloc, (&res->ptr, (size_t)size));
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-    vc_mempool_trim(&b->devpool);
-    r = VC_CU(b, cuMemAlloc, (&res->ptr, (size_t)size));
+    vc_mempool_trim(rs->devpool);
+    r = VC_CU(cx, cuMemAlloc, (&res->ptr, (size_t)size));
   }
   if (r != CUDA_SUCCESS) {
     res->ptr = 0;
-    st = vc_cu_fail(b, err, r, "cuMemAlloc", NULL, NULL);
+    st = vc_cu_fail(cx, err, r, "cuMemAlloc", NULL, NULL);
     vyre_error_prefix(err, "resident_alloc of %llu bytes", (unsigned long long)size);
     goto fail;
   }
   /* New buffers are zero-filled (vyre.h). */
-  st = vc_stream_acquire(b, &stream, err);
+  st = vc_stream_acquire(rs->streams, &stream, err);
   if (st != VYRE_OK) goto fail;
-  r = VC_CU(b, cuMemsetD8Async, (res->ptr, 0, (size_t)size, stream));
+  r = VC_CU(cx, cuMemsetD8Async, (res->ptr, 0, (size_t)size, stream));
   if (r != CUDA_SUCCESS) {
-    st = vc_cu_fail(b, err, r, "cuMemsetD8Async", NULL, NULL);
+    st = vc_cu_fail(cx, err, r, "cuMemsetD8Async", NULL, NULL);
     goto fail;
   }
-  r = VC_CU(b, cuStreamSynchronize, (stream));
+  r = VC_CU(cx, cuStreamSynchronize, (stream));
   if (r != CUDA_SUCCESS) {
-    st = vc_cu_fail(b, err, r, "cuStreamSynchronize", NULL, NULL);
+    st = vc_cu_fail(cx, err, r, "cuStreamSynchronize", NULL, NULL);
     goto fail;
   }
-  vc_stream_release(b, stream);
+  vc_stream_release(rs->streams, stream);
   stream = NULL;
-  if (vyre_handles_insert(&b->resident.table, res, out) != 0) {
+  if (vyre_handles_insert(&rs->table, res, out) != 0) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
                         "resident_alloc: the handle table is full or out of host memory. Fix: "
                         "free resident buffers");
     goto fail;
   }
-  vc_leave(b);
+  vc_leave(cx);
   return VYRE_OK;
 
 fail:
   if (stream) {
-    CUresult sr = VC_CU(b, cuStreamSynchronize, (stream));
-    if (sr != CUDA_SUCCESS) vc_cu_note(b, sr, "cuStreamSynchronize");
-    vc_stream_release(b, stream);
+    CUresult sr = VC_CU(cx, cuStreamSynchronize, (stream));
+    if (sr != CUDA_SUCCESS) vc_cu_note(cx, sr, "cuStreamSynchronize");
+    vc_stream_release(rs->streams, stream);
   }
   if (res) {
     if (res->ptr) {
-      CUresult fr = VC_CU(b, cuMemFree, (res->ptr));
-      if (fr != CUDA_SUCCESS) vc_cu_note(b, fr, "cuMemFree");
+      CUresult fr = VC_CU(cx, cuMemFree, (res->ptr));
+      if (fr != CUDA_SUCCESS) vc_cu_note(cx, fr, "cuMemFree");
     }
     free(res);
   }
   if (reserved) {
-    pthread_mutex_lock(&b->resident.lock);
-    b->resident.bytes -= size;
-    b->resident.count--;
-    pthread_mutex_unlock(&b->resident.lock);
+    pthread_mutex_lock(&rs->lock);
+    rs->bytes -= size;
+    rs->count--;
+    pthread_mutex_unlock(&rs->lock);
   }
   *out = 0;
-  vc_leave(b);
+  vc_leave(cx);
   return st;
 }
 
-vyre_status vc_resident_free(vyre_backend *self, vyre_resident buffer, vyre_error *err) {
-  vc_backend *b = vc_self(self);
-  if (!vyre_handles_get(&b->resident.table, buffer))
+vyre_status vc_resident_free(vc_resident_store *rs, vyre_resident buffer, vyre_error *err) {
+  vc_context *cx = rs->cx;
+  if (!vyre_handles_get(&rs->table, buffer))
     return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                           "resident_free: handle 0x%016llx is not a live buffer of this backend "
                           "(already freed, never allocated, or from another instance). Fix: "
@@ -351,54 +386,53 @@ vyre_status vc_resident_free(vyre_backend *self, vyre_resident buffer, vyre_erro
   /* On a lost instance the handle still goes away; its memory goes with
    * the context.  Otherwise a context that cannot be made current leaves
    * everything as it was. */
-  int lost = vc_is_lost(b);
+  int lost = vc_is_lost(cx);
   if (!lost) {
-    CUresult r = VC_CU(b, cuCtxPushCurrent, (b->ctx));
+    CUresult r = vc_context_push(cx);
     if (r != CUDA_SUCCESS) {
-      vyre_status st = vc_cu_fail(b, err, r, "cuCtxPushCurrent", NULL, NULL);
+      vyre_status st = vc_cu_fail(cx, err, r, "cuCtxPushCurrent", NULL, NULL);
       vyre_error_prefix(err, "resident_free (the handle is still live)");
       return st;
     }
   }
-  vc_resident *res = vyre_handles_remove(&b->resident.table, buffer);
+  vc_resident *res = vyre_handles_remove(&rs->table, buffer);
   vyre_status st = VYRE_OK;
   if (res) {
-    pthread_mutex_lock(&b->resident.lock);
-    b->resident.bytes -= res->size;
-    b->resident.count--;
-    pthread_mutex_unlock(&b->resident.lock);
-    /* Graphs captured over this buffer must never replay. */
-    vc_graphs_forget_resident(b, buffer);
-    if (vc_cleanup_ok(b)) {
-      CUresult r = VC_CU(b, cuMemFree, (res->ptr));
+    pthread_mutex_lock(&rs->lock);
+    rs->bytes -= res->size;
+    rs->count--;
+    pthread_mutex_unlock(&rs->lock);
+    /* Whatever baked this buffer in (cached graphs) must never run again. */
+    if (rs->on_free) rs->on_free(rs->on_free_user, buffer);
+    if (vc_cleanup_ok(cx)) {
+      CUresult r = VC_CU(cx, cuMemFree, (res->ptr));
       if (r != CUDA_SUCCESS) {
-        st = vc_cu_fail(b, err, r, "cuMemFree", NULL, NULL);
+        st = vc_cu_fail(cx, err, r, "cuMemFree", NULL, NULL);
         vyre_error_prefix(err, "resident_free (the handle is released)");
       }
     }
     free(res);
   }
-  if (!lost) vc_leave(b);
+  if (!lost) vc_leave(cx);
   return st;
 }
 
-vyre_status vc_resident_size(vyre_backend *self, vyre_resident buffer, uint64_t *size,
+vyre_status vc_resident_size(vc_resident_store *rs, vyre_resident buffer, uint64_t *size,
                              vyre_error *err) {
-  vc_backend *b = vc_self(self);
   if (!size)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "resident_size: size is NULL. Fix: pass a uint64_t to receive it");
-  vc_resident *res = vc_resident_get(b, buffer, "resident_size", err);
+  vc_resident *res = resident_get(rs, buffer, "resident_size", err);
   if (!res) return VYRE_INVALID_HANDLE;
   *size = res->size;
   return VYRE_OK;
 }
 
 /* Check one copy against its buffer; fills the segment. */
-static vyre_status check_copy(vc_backend *b, const char *what, vyre_resident h, uint64_t offset,
+static vyre_status check_copy(vc_resident_store *rs, const char *what, vyre_resident h, uint64_t offset,
                               const void *host, uint64_t size, vc_segment *seg,
                               vyre_error *err) {
-  vc_resident *res = vc_resident_get(b, h, what, err);
+  vc_resident *res = resident_get(rs, h, what, err);
   if (!res) return VYRE_INVALID_HANDLE;
   uint64_t end = 0;
   if (!vc_add_u64(offset, size, &end))
@@ -423,24 +457,24 @@ static vyre_status check_copy(vc_backend *b, const char *what, vyre_resident h, 
   return VYRE_OK;
 }
 
-static vyre_status run_transfer(vc_backend *b, const vc_segment *segs, uint32_t n, int up,
+static vyre_status run_transfer(vc_resident_store *rs, const vc_segment *segs, uint32_t n, int up,
                                 vyre_error *err) {
-  vyre_status st = vc_enter(b, err);
+  vc_context *cx = rs->cx;
+  vyre_status st = vc_deferred_enter(rs->deferred, err);
   if (st != VYRE_OK) return st;
   CUstream stream = NULL;
-  st = vc_stream_acquire(b, &stream, err);
+  st = vc_stream_acquire(rs->streams, &stream, err);
   if (st == VYRE_OK) {
-    st = vc_transfer(b, stream, segs, n, up, err);
-    vc_stream_release(b, stream);
+    st = vc_transfer(rs, stream, segs, n, up, err);
+    vc_stream_release(rs->streams, stream);
   }
-  vc_leave(b);
+  vc_leave(cx);
   return st;
 }
 
-vyre_status vc_resident_upload(vyre_backend *self, vyre_resident buffer, const void *data,
+vyre_status vc_resident_upload(vc_resident_store *rs, vyre_resident buffer, const void *data,
                                uint64_t size, vyre_error *err) {
-  vc_backend *b = vc_self(self);
-  vc_resident *res = vc_resident_get(b, buffer, "resident_upload", err);
+  vc_resident *res = resident_get(rs, buffer, "resident_upload", err);
   if (!res) return VYRE_INVALID_HANDLE;
   if (size != res->size)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -448,24 +482,22 @@ vyre_status vc_resident_upload(vyre_backend *self, vyre_resident buffer, const v
                           "exactly the buffer's size, or use resident_upload_at for a part",
                           (unsigned long long)size, (unsigned long long)res->size);
   vc_segment seg;
-  vyre_status st = check_copy(b, "resident_upload", buffer, 0, data, size, &seg, err);
+  vyre_status st = check_copy(rs, "resident_upload", buffer, 0, data, size, &seg, err);
   if (st != VYRE_OK) return st;
-  return run_transfer(b, &seg, 1, 1, err);
+  return run_transfer(rs, &seg, 1, 1, err);
 }
 
-vyre_status vc_resident_upload_at(vyre_backend *self, vyre_resident buffer, uint64_t offset,
+vyre_status vc_resident_upload_at(vc_resident_store *rs, vyre_resident buffer, uint64_t offset,
                                   const void *data, uint64_t size, vyre_error *err) {
-  vc_backend *b = vc_self(self);
   vc_segment seg;
-  vyre_status st = check_copy(b, "resident_upload_at", buffer, offset, data, size, &seg, err);
+  vyre_status st = check_copy(rs, "resident_upload_at", buffer, offset, data, size, &seg, err);
   if (st != VYRE_OK) return st;
-  return run_transfer(b, &seg, 1, 1, err);
+  return run_transfer(rs, &seg, 1, 1, err);
 }
 
-vyre_status vc_resident_download(vyre_backend *self, vyre_resident buffer, void *dst,
+vyre_status vc_resident_download(vc_resident_store *rs, vyre_resident buffer, void *dst,
                                  uint64_t capacity, vyre_error *err) {
-  vc_backend *b = vc_self(self);
-  vc_resident *res = vc_resident_get(b, buffer, "resident_download", err);
+  vc_resident *res = resident_get(rs, buffer, "resident_download", err);
   if (!res) return VYRE_INVALID_HANDLE;
   if (capacity < res->size)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -474,23 +506,22 @@ vyre_status vc_resident_download(vyre_backend *self, vyre_resident buffer, void 
                           (unsigned long long)capacity, (unsigned long long)res->size,
                           (unsigned long long)res->size);
   vc_segment seg;
-  vyre_status st = check_copy(b, "resident_download", buffer, 0, dst, res->size, &seg, err);
+  vyre_status st = check_copy(rs, "resident_download", buffer, 0, dst, res->size, &seg, err);
   if (st != VYRE_OK) return st;
-  return run_transfer(b, &seg, 1, 0, err);
+  return run_transfer(rs, &seg, 1, 0, err);
 }
 
-vyre_status vc_resident_download_range(vyre_backend *self, vyre_resident buffer,
+vyre_status vc_resident_download_range(vc_resident_store *rs, vyre_resident buffer,
                                        uint64_t offset, void *dst, uint64_t size,
                                        vyre_error *err) {
-  vc_backend *b = vc_self(self);
   vc_segment seg;
   vyre_status st =
-      check_copy(b, "resident_download_range", buffer, offset, dst, size, &seg, err);
+      check_copy(rs, "resident_download_range", buffer, offset, dst, size, &seg, err);
   if (st != VYRE_OK) return st;
-  return run_transfer(b, &seg, 1, 0, err);
+  return run_transfer(rs, &seg, 1, 0, err);
 }
 
-vyre_status vc_resident_plan_copies(vc_backend *b, const vyre_resident_copy *copies,
+vyre_status vc_resident_plan_copies(vc_resident_store *rs, const vyre_resident_copy *copies,
                                     uint32_t count, int upload, vc_segment **segs,
                                     vyre_error *err) {
   const char *what = upload ? "resident_upload_many" : "resident_download_many";
@@ -506,7 +537,7 @@ vyre_status vc_resident_plan_copies(vc_backend *b, const vyre_resident_copy *cop
                           "%s: no host memory for %u copy records. Fix: copy fewer at once",
                           what, count);
   for (uint32_t i = 0; i < count; i++) {
-    vyre_status st = check_copy(b, what, copies[i].buffer, copies[i].offset, copies[i].host,
+    vyre_status st = check_copy(rs, what, copies[i].buffer, copies[i].offset, copies[i].host,
                                 copies[i].size, &s[i], err);
     if (st != VYRE_OK) {
       vyre_error_prefix(err, "copy %u", i);
@@ -518,24 +549,37 @@ vyre_status vc_resident_plan_copies(vc_backend *b, const vyre_resident_copy *cop
   return VYRE_OK;
 }
 
-vyre_status vc_resident_upload_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status vc_resident_upload_many(vc_resident_store *rs, const vyre_resident_copy *copies,
                                     uint32_t count, vyre_error *err) {
-  vc_backend *b = vc_self(self);
   vc_segment *segs;
-  vyre_status st = vc_resident_plan_copies(b, copies, count, 1, &segs, err);
+  vyre_status st = vc_resident_plan_copies(rs, copies, count, 1, &segs, err);
   if (st != VYRE_OK || !count) return st;
-  st = run_transfer(b, segs, count, 1, err);
+  st = run_transfer(rs, segs, count, 1, err);
   free(segs);
   return st;
 }
 
-vyre_status vc_resident_download_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status vc_resident_download_many(vc_resident_store *rs, const vyre_resident_copy *copies,
                                       uint32_t count, vyre_error *err) {
-  vc_backend *b = vc_self(self);
   vc_segment *segs;
-  vyre_status st = vc_resident_plan_copies(b, copies, count, 0, &segs, err);
+  vyre_status st = vc_resident_plan_copies(rs, copies, count, 0, &segs, err);
   if (st != VYRE_OK || !count) return st;
-  st = run_transfer(b, segs, count, 0, err);
+  st = run_transfer(rs, segs, count, 0, err);
   free(segs);
   return st;
+}
+
+static void read_metrics(const void *state, vc_metric_sink *s) {
+  vc_resident_store *r = (vc_resident_store *)state;
+  pthread_mutex_lock(&r->lock);
+  uint64_t rb = r->bytes, rc = r->count, rr = r->budget_rejects;
+  pthread_mutex_unlock(&r->lock);
+  vc_metric_emit(s, "resident.buffers", rc);
+  vc_metric_emit(s, "resident.bytes", rb);
+  vc_metric_emit(s, "resident.budget_bytes", vc_context_profile(r->cx)->resident_budget);
+  vc_metric_emit(s, "resident.budget_rejects", rr);
+}
+
+void vc_resident_add_metrics(vc_resident_store *r, vc_metrics *m) {
+  vc_metrics_add(m, read_metrics, r);
 }

@@ -40,6 +40,7 @@ static struct {
   fakecuda_jit_fail_fn jit_fail;
   fakecuda_pageable_copies_fn pageable_copies;
   fakecuda_poisoned_fn poisoned;
+  fakecuda_fault_launch_fn fault_launch;
   CUresult (*ctx_release)(CUdevice);
 } fk;
 
@@ -65,7 +66,7 @@ static void rm_rf(const char *path) {
 static void setup(void) {
   static const char *clear[] = {
       "VYRE_CUDA_POOL_DEVICE_BYTES", "VYRE_CUDA_POOL_PINNED_BYTES", "VYRE_CUDA_STAGING_CHUNK",
-      "VYRE_CUDA_TEST_FAULT_DISPATCH", "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE",
+      "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE",
       "VYRE_CUDA_DISK_CACHE", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT", "FAKECUDA_SM",
       "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP", "FAKECUDA_MAX_BLOCKS_PER_SM"};
   for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) unsetenv(clear[i]);
@@ -223,7 +224,6 @@ static int hook_mode;
 static uint32_t hook_k = 2;
 static void play(const fakecuda_launch *l, void *user) {
   (void)user;
-  if (strcmp(l->kernel, "vyre_test_fault") == 0) return;
   const uint32_t *params = (const uint32_t *)(uintptr_t)l->params[l->nparams - 1];
   uint32_t n = params[0];
   if (hook_mode == 1) { /* scale: in, out */
@@ -1496,23 +1496,35 @@ START_TEST(test_device_lost) {
 }
 END_TEST
 
-START_TEST(test_fault_hook) {
-  setenv("VYRE_CUDA_TEST_FAULT_DISPATCH", "2", 1);
+/* A kernel that faults on the device (what a store to address 0 does on a
+ * GPU; programs cannot, by design): the fake poisons the context after
+ * the 2nd dispatch's launch succeeded, so the failure surfaces at a later
+ * call of that dispatch, as on a GPU. */
+START_TEST(test_kernel_fault) {
   vyre_backend *b = mk();
   prog p = prog_scale(64, 2, 64);
   uint32_t in[64] = {0};
   vyre_outputs *out = NULL;
   vyre_error err = VYRE_ERROR_INIT;
+  unsigned long launches = fk.launch_count();
+  fk.fault_launch(2, CUDA_ERROR_ILLEGAL_ADDRESS);
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
   ck_assert_msg(strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL, "%s", err.message);
-  fakecuda_launch l;
+  ck_assert_msg(strstr(err.message, "Fix:") != NULL, "device lost names a fix: %s", err.message);
+  ck_assert_int_eq(fk.poisoned(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  ck_assert_msg(fk.launch_count() == launches + 2,
+                "the faulting kernel was launched (and nothing after it): %lu launches",
+                fk.launch_count() - launches);
+  fakecuda_launch first, l;
+  fk.launch_get(fk.launch_count() - 2, &first);
   fk.launch_get(fk.launch_count() - 1, &l);
-  ck_assert_str_eq(l.kernel, "vyre_test_fault");
+  ck_assert_str_eq(l.kernel, first.kernel);
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "device lost") != NULL, "later calls fail fast: %s",
+                err.message);
   b->vt->destroy(b);
-  unsetenv("VYRE_CUDA_TEST_FAULT_DISPATCH");
   fk.reset(); /* a new process: the fault spoiled this one's CUDA state */
   b = mk();
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
@@ -1769,7 +1781,7 @@ static Suite *suite(void) {
   tcase_add_test(errors, test_unsupported_and_invalid);
   tcase_add_test(errors, test_error_text);
   tcase_add_test(errors, test_device_lost);
-  tcase_add_test(errors, test_fault_hook);
+  tcase_add_test(errors, test_kernel_fault);
   tcase_add_test(errors, test_fault_sweep);
   tcase_add_test(errors, test_fault_sweep_sticky);
   tcase_add_test(errors, test_fault_sweep_oom);
@@ -1825,6 +1837,7 @@ int main(void) {
   RESOLVE(jit_fail, "fakecuda_jit_fail");
   RESOLVE(pageable_copies, "fakecuda_pageable_copies");
   RESOLVE(poisoned, "fakecuda_poisoned");
+  RESOLVE(fault_launch, "fakecuda_fault_launch");
   RESOLVE(ctx_release, "cuDevicePrimaryCtxRelease_v2");
 
   SRunner *sr = srunner_create(suite());

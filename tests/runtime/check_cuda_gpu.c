@@ -773,13 +773,89 @@ END_TEST
  * works or says plainly that the process must restart. */
 extern char **environ;
 
+/* A kernel that stores to address 0: on a GPU an illegal address, a
+ * sticky error (programs cannot fault by design, so the test brings its
+ * own kernel; the plugin has no hook for it). */
+static const char fault_ptx[] =
+    ".version 7.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry vyre_test_fault()\n"
+    "{\n"
+    "  .reg .u64 %rd<2>;\n"
+    "  .reg .u32 %r<2>;\n"
+    "  mov.u64 %rd1, 0;\n"
+    "  mov.u32 %r1, 1;\n"
+    "  st.volatile.global.u32 [%rd1], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
+/* Launch vyre_test_fault in device 0's primary context, the one the
+ * plugin's instances share, through libcuda itself.  Returns the CUresult
+ * that cuCtxSynchronize reports (700, CUDA_ERROR_ILLEGAL_ADDRESS, on a
+ * GPU), or -1 with *why set when the driver cannot be driven. */
+static int fault_primary_context(char *why, size_t cap) {
+  const char *path = getenv("VYRE_CUDA_DRIVER");
+  void *dl = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!dl) {
+    snprintf(why, cap, "dlopen libcuda: %s", dlerror());
+    return -1;
+  }
+  int (*init)(unsigned) = NULL, (*dev_get)(int *, int) = NULL;
+  int (*retain)(void **, int) = NULL, (*release)(int) = NULL;
+  int (*push)(void *) = NULL, (*pop)(void **) = NULL, (*load)(void **, const void *) = NULL;
+  int (*get_fn)(void **, void *, const char *) = NULL, (*sync)(void) = NULL;
+  int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                void *, void **, void **) = NULL;
+  *(void **)&init = dlsym(dl, "cuInit");
+  *(void **)&dev_get = dlsym(dl, "cuDeviceGet");
+  *(void **)&retain = dlsym(dl, "cuDevicePrimaryCtxRetain");
+  *(void **)&release = dlsym(dl, "cuDevicePrimaryCtxRelease_v2");
+  *(void **)&push = dlsym(dl, "cuCtxPushCurrent_v2");
+  *(void **)&pop = dlsym(dl, "cuCtxPopCurrent_v2");
+  *(void **)&load = dlsym(dl, "cuModuleLoadData");
+  *(void **)&get_fn = dlsym(dl, "cuModuleGetFunction");
+  *(void **)&launch = dlsym(dl, "cuLaunchKernel");
+  *(void **)&sync = dlsym(dl, "cuCtxSynchronize");
+  if (!init || !dev_get || !retain || !release || !push || !pop || !load || !get_fn || !launch ||
+      !sync) {
+    snprintf(why, cap, "libcuda lacks an entry point the fault needs");
+    return -1;
+  }
+  int dev = 0, r;
+  void *ctx = NULL, *mod = NULL, *fn = NULL, *popped = NULL;
+  if ((r = init(0)) || (r = dev_get(&dev, 0)) || (r = retain(&ctx, dev))) {
+    snprintf(why, cap, "cuInit/cuDeviceGet/cuDevicePrimaryCtxRetain: CUresult %d", r);
+    return -1;
+  }
+  if ((r = push(ctx))) {
+    release(dev);
+    snprintf(why, cap, "cuCtxPushCurrent: CUresult %d", r);
+    return -1;
+  }
+  int result = -1;
+  if ((r = load(&mod, fault_ptx)) || (r = get_fn(&fn, mod, "vyre_test_fault")) ||
+      (r = launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))) {
+    snprintf(why, cap, "loading or launching vyre_test_fault: CUresult %d", r);
+  } else {
+    result = sync();
+    snprintf(why, cap, "cuCtxSynchronize after vyre_test_fault: CUresult %d", result);
+  }
+  /* The module goes with the (now unusable) context. */
+  pop(&popped);
+  release(dev);
+  return result;
+}
+
 /* Runs in the child, as a one-test suite of its own. */
 START_TEST(test_lost_child) {
   vyre_error err = VYRE_ERROR_INIT;
-  setenv("VYRE_CUDA_TEST_FAULT_DISPATCH", "1", 1);
   vyre_backend *x = NULL;
   ck_assert_msg(cuda_reg->create(NULL, &x, &err) == VYRE_OK, "create: %s", err.message);
-  unsetenv("VYRE_CUDA_TEST_FAULT_DISPATCH");
+  /* The instance's primary context takes an illegal address. */
+  char why[256];
+  int fault = fault_primary_context(why, sizeof why);
+  ck_assert_msg(fault == 700, "the fault kernel poisons the primary context: %s", why);
   prog inc = prog_inc();
   vyre_program_ref r = ref_of(&inc);
   uint32_t v[300] = {0};

@@ -88,6 +88,8 @@ static fakecuda_launch *launches;
 static unsigned long nlaunches, caplaunches;
 static fakecuda_hook hook;
 static void *hook_user;
+static unsigned long fault_launch_at; /* nlaunches value of the launch that faults, 0: none */
+static int fault_launch_code;
 static int hold;
 static unsigned long long ticks;
 static unsigned long violations;
@@ -901,8 +903,13 @@ static void run_node(const node *n, obj *stream, int from_graph) {
   l->nparams = n->nparams;
   memcpy(l->params, n->params, sizeof l->params);
   ticks++;
-  /* The test hook's kernel stores to address 0: the device faults. */
-  if (strcmp(n->fn->name, "vyre_test_fault") == 0) poisoned = CUDA_ERROR_ILLEGAL_ADDRESS;
+  /* A kernel chosen with fakecuda_fault_launch faults on the device (as
+   * one storing to address 0 would): the launch call already succeeded;
+   * the context is poisoned from now on. */
+  if (fault_launch_at && nlaunches == fault_launch_at) {
+    poisoned = fault_launch_code;
+    fault_launch_at = 0;
+  }
   if (hook) {
     fakecuda_launch copy = *l;
     fakecuda_hook h = hook;
@@ -1235,6 +1242,7 @@ API unsigned long fakecuda_violations(char *last, size_t capacity);
 API void fakecuda_jit_fail(unsigned count, const char *log);
 API unsigned long fakecuda_pageable_copies(void);
 API int fakecuda_poisoned(void);
+API void fakecuda_fault_launch(unsigned long nth, int code);
 
 void fakecuda_reset(void) {
   pthread_mutex_lock(&lock);
@@ -1251,6 +1259,7 @@ void fakecuda_reset(void) {
   pageable_copies = 0;
   reclaimed = 0;
   poisoned = 0; /* a new process: its CUDA state starts clean */
+  fault_launch_at = 0;
   pthread_mutex_unlock(&lock);
 }
 
@@ -1284,6 +1293,7 @@ void fakecuda_inject(const char *name, unsigned long nth, int code, unsigned lon
 void fakecuda_clear_faults(void) {
   pthread_mutex_lock(&lock);
   nrules = 0;
+  fault_launch_at = 0;
   pthread_mutex_unlock(&lock);
 }
 
@@ -1392,5 +1402,12 @@ __attribute__((destructor)) static void fakecuda_fini(void) {
   free(launches);
   launches = NULL;
   nlaunches = caplaunches = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_fault_launch(unsigned long nth, int code) {
+  pthread_mutex_lock(&lock);
+  fault_launch_at = nth ? nlaunches + nth : 0;
+  fault_launch_code = code;
   pthread_mutex_unlock(&lock);
 }

@@ -12,7 +12,8 @@
  * record their arguments (and call an optional hook that may play the
  * kernel), streams, events and graphs complete at once unless events are
  * held.  Any entry point can be made to fail on its Nth call with any
- * CUresult; a sticky code poisons the context until the primary context
+ * CUresult, and any executed kernel can fault on the device (the context
+ * is poisoned after its launch succeeded); a sticky code poisons the context until the primary context
  * is reset or released by its last holder, like the real driver.
  *
  * Device properties come from the environment at load and at
@@ -94,5 +95,12 @@ typedef void (*fakecuda_jit_fail_fn)(unsigned count, const char *log);
 typedef unsigned long (*fakecuda_pageable_copies_fn)(void);
 /* The sticky error poisoning the context now, 0 if none. */
 typedef int (*fakecuda_poisoned_fn)(void);
+/* The `nth` kernel executed from now (1 = the next; a direct launch or a
+ * graph replay's) faults on the device with `code`, as a kernel storing
+ * to address 0 does on a GPU: its launch call succeeds and is recorded,
+ * then the context is poisoned (a sticky code: every later context call
+ * returns it).  nth = 0 cancels.  Cleared by fakecuda_reset and
+ * fakecuda_clear_faults. */
+typedef void (*fakecuda_fault_launch_fn)(unsigned long nth, int code);
 
 #endif /* VYRE_TESTS_FAKECUDA_H */

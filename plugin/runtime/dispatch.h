@@ -1,0 +1,66 @@
+/* dispatch.h -- host dispatch: a job stages inputs, zeroes outputs, launches, reads back; dispatch and dispatch_into. */
+#ifndef VYRE_PLUGIN_CUDA_DISPATCH_H
+#define VYRE_PLUGIN_CUDA_DISPATCH_H
+
+#include <stdint.h>
+
+#include "context.h"
+#include "deferred.h"
+#include "launch.h"
+#include "pipeline.h"
+#include "pools.h"
+
+/* The host dispatch module's state: what its jobs use (fields private to
+ * dispatch.c). */
+typedef struct vc_dispatcher {
+  vc_context *cx;
+  vc_mempool *devpool, *hostpool;
+  vc_streampool *streams;
+  vc_launcher *lx;
+  vc_pipelines *pipelines;
+  vc_deferred *deferred;
+} vc_dispatcher;
+
+/* A host dispatch in flight (sync dispatch, dispatch_into, async): opaque. */
+typedef struct vc_job vc_job;
+
+void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
+                        vc_mempool *hostpool, vc_streampool *streams, vc_launcher *lx,
+                        vc_pipelines *pipelines, vc_deferred *deferred);
+
+/* vtable->dispatch and ->dispatch_into (vyre.h).  Thread-safe. */
+vyre_status vc_dispatch(vc_dispatcher *d, const vyre_program_ref *program,
+                        const vyre_input *inputs, uint32_t input_count,
+                        const vyre_dispatch_options *options, vyre_outputs **out,
+                        vyre_timing *timing, vyre_error *err);
+vyre_status vc_dispatch_into(vc_dispatcher *d, const vyre_program_ref *program,
+                             const vyre_input *inputs, uint32_t input_count,
+                             const vyre_dispatch_options *options, vyre_output_slot *outputs,
+                             uint32_t output_count, vyre_timing *timing, vyre_error *err);
+
+/*
+ * The job API the async module builds on.  All with the context current.
+ * prepare: plan + geometry for these inputs (options already read; t_entry
+ * is the call's entry time); *out owns the plan.
+ * enqueue: put the whole dispatch on a stream (inputs are copied into
+ * pinned staging before it returns); on failure vc_job_abort the job.
+ * finish: wait, check traps, produce outputs (a new vyre_outputs in *out,
+ * or the caller's slots) and timing; the job is freed or deferred.
+ * poll: is the work done? (a failed query other than sticky counts as
+ * done: finish reports what happened).
+ * abort: make the stream idle as far as possible, then free.
+ * defer: hand the job to the deferred-release list.
+ */
+vyre_status vc_job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
+                           const vyre_input *inputs, uint32_t input_count,
+                           const vyre_dispatch_options *o, uint64_t t_entry, vc_job **out,
+                           vyre_error *err);
+vyre_status vc_job_enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err);
+vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots,
+                          vyre_timing *timing, vyre_error *err);
+vyre_status vc_job_poll(vc_job *j, int *ready, vyre_error *err);
+void vc_job_abort(vc_job *j);
+void vc_job_free(vc_job *j);
+void vc_job_defer(vc_job *j);
+
+#endif /* VYRE_PLUGIN_CUDA_DISPATCH_H */

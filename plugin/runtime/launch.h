@@ -1,0 +1,98 @@
+/* launch.h -- one kernel launch, fully shaped: geometry, grid, params block, trap words; the dispatch counters. */
+#ifndef VYRE_PLUGIN_CUDA_LAUNCH_H
+#define VYRE_PLUGIN_CUDA_LAUNCH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "metrics.h"
+#include "modcache.h"
+#include "pools.h"
+#include "vyre/vyre_program.h"
+
+/* The launch module's state; fields private to launch.c. */
+typedef struct vc_launcher {
+  vc_context *cx;
+  vc_mempool *devpool, *hostpool;
+  vc_modcache *plans;
+  atomic_ullong dispatches, launches, fastpath_launches, sequences, params_reused, traps,
+      in_flight;
+} vc_launcher;
+
+/* One kernel launch.  Filled by vc_launch_shape and vc_launch_stage_params;
+ * its owner (a job, a sequence) reads grid, ptrs and the params blocks. */
+typedef struct vc_launch {
+  vc_plan *plan;        /* one reference */
+  const vc_kernel *k;   /* the plan's kernel (set by vc_launch_shape) */
+  vyre_geometry geo;
+  uint32_t grid[3], block[3];
+  uint32_t iterations;
+  CUdeviceptr ptrs[VYRE_MAX_BUFFERS]; /* by kernel_index */
+  uint32_t params_words;
+  vc_block params_dev;
+  vc_block params_host; /* pinned: the block as uploaded, then the trap readback */
+  int params_shared;    /* params_dev is the plan's kept block: not ours to release */
+} vc_launch;
+
+void vc_launcher_init(vc_launcher *lx, vc_context *cx, vc_mempool *devpool, vc_mempool *hostpool,
+                      vc_modcache *plans);
+/* Add dispatch.{count, launches, fastpath_launches, sequences,
+ * params_reused, traps, in_flight}. */
+void vc_launcher_add_metrics(vc_launcher *lx, vc_metrics *m);
+/* Counters kept here for the dispatch modules (thread-safe). */
+void vc_launcher_count_dispatch(vc_launcher *lx);
+void vc_launcher_count_sequence(vc_launcher *lx);
+void vc_launcher_in_flight(vc_launcher *lx, int delta);
+
+/*
+ * Shape L (L->plan set) for these input sizes (host dispatch) or
+ * resident sizes: geometry with the kernel's workgroup, the grid of its
+ * grid mode, device limits, cooperative limits, fixpoint iterations and
+ * params size.  Nothing is allocated.
+ */
+vyre_status vc_launch_shape(vc_launcher *lx, vc_launch *L, const uint64_t *input_sizes,
+                            const uint64_t *resident_sizes, const vyre_dispatch_options *o,
+                            vyre_error *err);
+/* Fill the pinned params copy, then take the plan's kept device block
+ * (allow_kept, words equal) or a new one to upload. */
+vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, int allow_kept,
+                                   vyre_error *err);
+/* Enqueue the params upload on s (nothing when the kept block is used). */
+vyre_status vc_launch_upload_params(vc_launcher *lx, const vc_launch *L, CUstream s,
+                                    vyre_error *err);
+/* Enqueue the launch (all fixpoint iterations) on s; count: add them to
+ * the launch counters (captured launches do not run). */
+vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, int count,
+                              vyre_error *err);
+/* Count one replay of L's launches (graph launch). */
+void vc_launch_count_replay(vc_launcher *lx, const vc_launch *L);
+/* Enqueue the trap words' readback on s (kernels with a trap). */
+vyre_status vc_launch_read_trap(vc_launcher *lx, const vc_launch *L, CUstream s, vyre_error *err);
+/* After completion: VYRE_TRAP when the kernel recorded a trap (step >= 0
+ * names the sequence step). */
+vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, vyre_error *err);
+/* After a launch completed: offer its params block to the plan. */
+void vc_launch_keep_params(vc_launcher *lx, vc_launch *L);
+/* Release the params blocks and the plan reference. */
+void vc_launch_release(vc_launcher *lx, vc_launch *L);
+
+/* Copy a caller's size-prefixed options into a zeroed full struct. */
+static inline void vc_options_read(const vyre_dispatch_options *in, vyre_dispatch_options *out) {
+  uint8_t *dst = (uint8_t *)out;
+  for (size_t i = 0; i < sizeof *out; i++) dst[i] = 0;
+  if (!in) return;
+  size_t n = in->struct_size < sizeof *out ? in->struct_size : sizeof *out;
+  const uint8_t *src = (const uint8_t *)in;
+  for (size_t i = 0; i < n; i++) dst[i] = src[i];
+  out->struct_size = (uint32_t)sizeof *out;
+}
+/* Caller structs: struct_size and flags checked. */
+vyre_status vc_check_options(const vyre_dispatch_options *o, vyre_error *err);
+vyre_status vc_check_timing(vyre_timing *t, vyre_error *err);
+/* Copy t into the caller's (smaller or larger) vyre_timing. */
+void vc_write_timing(vyre_timing *out, const vyre_timing *t);
+/* cuEventElapsedTime between two recorded events; *ok = 0 when unknown. */
+double vc_elapsed_ms(vc_context *cx, CUevent t0, CUevent t1, int *ok);
+
+#endif /* VYRE_PLUGIN_CUDA_LAUNCH_H */

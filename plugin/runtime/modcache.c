@@ -1,0 +1,272 @@
+/* modcache.c -- plans: program -> PTX -> cubin -> CUfunction, refcounted, in an in-memory LRU over the disk cache (modcache.h). */
+#include "modcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi/support/config.h"
+#include "jit.h"
+#include "util.h"
+#include "vyre/vyre_support.h"
+
+#define MODCACHE_CAPACITY 64u
+
+struct vc_plan {
+  atomic_uint refs;
+  vc_kernel k;           /* k.program is `program` */
+  vyre_program *program; /* owned */
+  CUmodule module;
+  vc_kept_params kept;
+  struct vc_plan *prev, *next; /* LRU list, guarded by the cache lock */
+  int cached;
+};
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory cache                                                        */
+/* ------------------------------------------------------------------ */
+void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_mempool *devpool, vc_diskcache *disk) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->lock, NULL);
+  c->cx = cx;
+  c->devpool = devpool;
+  c->disk = disk;
+  c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
+}
+
+static void plan_free(vc_modcache *c, vc_plan *p) {
+  vc_jit_unload(c->cx, p->module);
+  vc_kept_release(&p->kept, c->devpool);
+  vyre_program_free(p->program);
+  free(p);
+}
+
+void vc_plan_ref(vc_plan *plan) { atomic_fetch_add(&plan->refs, 1); }
+
+void vc_plan_unref(vc_modcache *c, vc_plan *plan) {
+  if (plan && atomic_fetch_sub(&plan->refs, 1) == 1) plan_free(c, plan);
+}
+
+const vc_kernel *vc_plan_kernel(const vc_plan *plan) { return &plan->k; }
+
+vc_kept_params *vc_plan_kept(vc_plan *plan) { return &plan->kept; }
+
+static void lru_unlink(vc_modcache *c, vc_plan *p) {
+  if (p->prev) p->prev->next = p->next;
+  else c->head = p->next;
+  if (p->next) p->next->prev = p->prev;
+  else c->tail = p->prev;
+  p->prev = p->next = NULL;
+  p->cached = 0;
+  c->count--;
+}
+
+static void lru_push_front(vc_modcache *c, vc_plan *p) {
+  p->prev = NULL;
+  p->next = c->head;
+  if (c->head) c->head->prev = p;
+  c->head = p;
+  if (!c->tail) c->tail = p;
+  p->cached = 1;
+  c->count++;
+}
+
+void vc_modcache_trim(vc_modcache *c) {
+  for (;;) {
+    pthread_mutex_lock(&c->lock);
+    vc_plan *p = c->head;
+    while (p && atomic_load(&p->refs) > 1) p = p->next;
+    if (p) lru_unlink(c, p);
+    pthread_mutex_unlock(&c->lock);
+    if (!p) break;
+    vc_plan_unref(c, p);
+  }
+}
+
+void vc_modcache_destroy(vc_modcache *c) {
+  if (!c->cx) return;
+  for (;;) {
+    pthread_mutex_lock(&c->lock);
+    vc_plan *p = c->head;
+    if (p) lru_unlink(c, p);
+    pthread_mutex_unlock(&c->lock);
+    if (!p) break;
+    vc_plan_unref(c, p);
+  }
+  pthread_mutex_destroy(&c->lock);
+  c->cx = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building a plan                                                     */
+/* ------------------------------------------------------------------ */
+static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out[32]) {
+  uint8_t w[4 * 9];
+  put_u32(w, CG_VERSION);
+  put_u32(w + 4, cg->sm_major);
+  put_u32(w + 8, cg->sm_minor);
+  put_u32(w + 12, cg->ulp_budget);
+  put_u32(w + 16, cg->workgroup[0]);
+  put_u32(w + 20, cg->workgroup[1]);
+  put_u32(w + 24, cg->workgroup[2]);
+  put_u32(w + 28, cg->flags);
+  put_u32(w + 32, (uint32_t)sizeof(cg_kernel_info));
+  vyre_sha256_ctx ctx;
+  vyre_sha256_init(&ctx);
+  vyre_sha256_update(&ctx, prog->sha256, 32);
+  vyre_sha256_update(&ctx, w, sizeof w);
+  vyre_sha256_final(&ctx, out);
+}
+
+/* Load a cubin into the plan. */
+static vyre_status load_plan(vc_modcache *c, vc_plan *p, const void *cubin, vyre_error *err) {
+  const uint32_t *wg = p->k.cg.workgroup;
+  vc_jit_module m = {NULL, NULL, 0};
+  vyre_status st = vc_jit_load(c->cx, cubin, &p->k.info, wg[0] * wg[1] * wg[2], &m, err);
+  p->module = m.module;
+  p->k.fn = m.fn;
+  p->k.coop_max_blocks = m.coop_max_blocks;
+  return st;
+}
+
+static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
+  vc_kernel *k = &p->k;
+  int disk = vc_diskcache_enabled(c->disk);
+  vyre_status st;
+  if (disk) {
+    uint8_t *payload = NULL;
+    uint64_t size = 0;
+    int got = vc_diskcache_read(c->disk, k->key, &payload, &size);
+    if (got == 1) {
+      memcpy(&k->info, payload, sizeof k->info);
+      k->info.entry[sizeof k->info.entry - 1] = '\0';
+      st = load_plan(c, p, payload + sizeof k->info, err);
+      free(payload);
+      if (st == VYRE_OK) {
+        vc_diskcache_count_hit(c->disk);
+        return VYRE_OK;
+      }
+      if (vc_is_lost(c->cx)) return st;
+      /* A cubin the driver refuses (for example written by a different
+       * driver build with the same version number): rebuild it. */
+      vc_jit_unload(c->cx, p->module);
+      p->module = NULL;
+      k->fn = NULL;
+      vc_diskcache_count_refused(c->disk);
+      vyre_error_clear(err);
+    }
+    vc_diskcache_count_miss(c->disk);
+  }
+
+  char *ptx = NULL;
+  size_t len = 0;
+  memset(&k->info, 0, sizeof k->info);
+  st = cg_emit_ptx(p->program, &k->cg, &ptx, &len, &k->info, err);
+  if (st != VYRE_OK) return st;
+  k->info.entry[sizeof k->info.entry - 1] = '\0';
+  if (k->info.kernel_buffers != p->program->kernel_buffer_count ||
+      k->info.elements_per_thread == 0) {
+    free(ptx);
+    return vyre_error_set(err, VYRE_INTERNAL, 0,
+                          "codegen returned kernel %s with %u buffer parameters and %u "
+                          "elements per thread for a program with %u kernel buffers. Fix: "
+                          "report a codegen bug",
+                          k->info.entry, k->info.kernel_buffers, k->info.elements_per_thread,
+                          p->program->kernel_buffer_count);
+  }
+  vc_jit_dump_ptx(k->key, k->info.entry, ptx, len);
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  st = vc_jit_link(c->cx, &k->info, ptx, len, &cubin, &cubin_size, err);
+  free(ptx);
+  if (st != VYRE_OK) return st;
+  if (disk) vc_diskcache_write(c->disk, k->key, &k->info, cubin, cubin_size);
+  st = load_plan(c, p, cubin, err);
+  free(cubin);
+  return st;
+}
+
+vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options *cg,
+                        vc_plan **out, vyre_error *err) {
+  *out = NULL;
+  uint8_t key[32];
+  plan_key(program, cg, key);
+
+  pthread_mutex_lock(&c->lock);
+  for (vc_plan *p = c->head; p; p = p->next) {
+    if (memcmp(p->k.key, key, 32) == 0) {
+      lru_unlink(c, p);
+      lru_push_front(c, p);
+      vc_plan_ref(p);
+      c->hits++;
+      pthread_mutex_unlock(&c->lock);
+      vyre_program_free(program);
+      *out = p;
+      return VYRE_OK;
+    }
+  }
+  c->misses++;
+  pthread_mutex_unlock(&c->lock);
+
+  vc_plan *p = calloc(1, sizeof *p);
+  if (p) vc_kept_init(&p->kept);
+  if (!p) {
+    vyre_program_free(program);
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "compiling: no host memory for a plan. Fix: free host memory");
+  }
+  atomic_init(&p->refs, 1);
+  memcpy(p->k.key, key, 32);
+  p->program = program;
+  p->k.program = program;
+  p->k.cg = *cg;
+  vyre_status st = build_plan(c, p, err);
+  if (st != VYRE_OK) {
+    plan_free(c, p);
+    return st;
+  }
+
+  /* Another thread may have built the same plan meanwhile: keep one. */
+  pthread_mutex_lock(&c->lock);
+  c->compiles++;
+  for (vc_plan *q = c->head; q; q = q->next) {
+    if (memcmp(q->k.key, key, 32) == 0) {
+      vc_plan_ref(q);
+      pthread_mutex_unlock(&c->lock);
+      plan_free(c, p);
+      *out = q;
+      return VYRE_OK;
+    }
+  }
+  vc_plan_ref(p); /* the cache's reference */
+  lru_push_front(c, p);
+  vc_plan *evict = NULL;
+  if (c->count > c->capacity) {
+    evict = c->tail;
+    lru_unlink(c, evict);
+    c->evictions++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (evict) vc_plan_unref(c, evict);
+  *out = p;
+  return VYRE_OK;
+}
+
+static void read_metrics(const void *state, vc_metric_sink *s) {
+  vc_modcache *c = (vc_modcache *)state;
+  pthread_mutex_lock(&c->lock);
+  uint64_t mh = c->hits, mm = c->misses, me = c->count;
+  uint64_t mcap = c->capacity, mev = c->evictions, mco = c->compiles;
+  pthread_mutex_unlock(&c->lock);
+  vc_metric_emit(s, "cache.module.hits", mh);
+  vc_metric_emit(s, "cache.module.misses", mm);
+  vc_metric_emit(s, "cache.module.entries", me);
+  vc_metric_emit(s, "cache.module.capacity", mcap);
+  vc_metric_emit(s, "cache.module.evictions", mev);
+  vc_metric_emit(s, "cache.module.compiles", mco);
+}
+
+void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m) { vc_metrics_add(m, read_metrics, c); }

@@ -1,0 +1,171 @@
+/* pipeline.c -- pipelines (programs compiled ahead) and the plan a program reference runs (pipeline.h). */
+#include "pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch.h"
+#include "program.h"
+
+typedef struct vc_pipeline_obj {
+  vc_plan *plan;
+  vc_plan *nofast; /* the same program without the elementwise fast path */
+  pthread_mutex_t lock;
+} vc_pipeline_obj;
+
+void vc_pipelines_init(vc_pipelines *pl, vc_context *cx, vc_modcache *plans, vc_deferred *deferred) {
+  memset(pl, 0, sizeof *pl);
+  vyre_handles_init(&pl->table, VYRE_HANDLE_PIPELINE);
+  pl->cx = cx;
+  pl->plans = plans;
+  pl->deferred = deferred;
+}
+
+vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
+                                const vyre_dispatch_options *o, vc_plan **out, vyre_error *err) {
+  *out = NULL;
+  if (!ref)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "dispatch: program is NULL. Fix: pass a vyre_program_ref");
+  if (ref->pipeline) {
+    vc_pipeline_obj *pipe = vyre_handles_get(&pl->table, ref->pipeline);
+    if (!pipe)
+      return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
+                            "dispatch: pipeline handle 0x%016llx is not live on this backend "
+                            "(released, or from another instance). Fix: pass a handle from "
+                            "pipeline_create on this backend",
+                            (unsigned long long)ref->pipeline);
+    const vc_kernel *pk = vc_plan_kernel(pipe->plan);
+    const uint32_t *pw = pk->cg.workgroup;
+    if (o->workgroup[0] || o->workgroup[1] || o->workgroup[2]) {
+      uint32_t wg[3];
+      vc_program_workgroup(pk->program, o, wg);
+      if (wg[0] != pw[0] || wg[1] != pw[1] || wg[2] != pw[2])
+        return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                              "dispatch: workgroup override %u x %u x %u differs from the %u x "
+                              "%u x %u the pipeline was compiled for. Fix: create a pipeline "
+                              "with that workgroup, or drop the override",
+                              wg[0], wg[1], wg[2], pw[0], pw[1], pw[2]);
+    }
+    if (!vc_has_grid_override(o) || pk->info.grid_mode != CG_GRID_ELEMENTWISE) {
+      vc_plan_ref(pipe->plan);
+      *out = pipe->plan;
+      return VYRE_OK;
+    }
+    pthread_mutex_lock(&pipe->lock);
+    vyre_status st = VYRE_OK;
+    if (!pipe->nofast) {
+      vyre_program *prog = NULL;
+      st = vc_program_decode(pk->program->bytes, pk->program->size, &prog, err);
+      if (st == VYRE_OK) {
+        vyre_dispatch_options po;
+        memset(&po, 0, sizeof po);
+        memcpy(po.workgroup, pw, sizeof po.workgroup);
+        po.ulp_budget = pk->cg.ulp_budget;
+        st = vc_program_plan(pl->cx, pl->plans, prog, &po, CG_NO_FASTPATH, &pipe->nofast, err);
+      }
+    }
+    if (st == VYRE_OK) {
+      vc_plan_ref(pipe->nofast);
+      *out = pipe->nofast;
+    }
+    pthread_mutex_unlock(&pipe->lock);
+    return st;
+  }
+  vyre_program *prog = NULL;
+  vyre_status st = vc_program_decode(ref->bytes, ref->size, &prog, err);
+  if (st != VYRE_OK) return st;
+  return vc_program_plan(pl->cx, pl->plans, prog, o, 0, out, err);
+}
+
+static void pipeline_free(vc_pipelines *pl, vc_pipeline_obj *p) {
+  if (!p) return;
+  if (p->plan) vc_plan_unref(pl->plans, p->plan);
+  if (p->nofast) vc_plan_unref(pl->plans, p->nofast);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint64_t program_size,
+                               const vyre_dispatch_options *options, vyre_pipeline *out,
+                               vyre_error *err) {
+  if (!out)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "pipeline_create: out is NULL. Fix: pass a vyre_pipeline * to receive "
+                          "the handle");
+  *out = 0;
+  vyre_status st = vc_check_options(options, err);
+  if (st != VYRE_OK) return st;
+  vyre_dispatch_options o;
+  vc_options_read(options, &o);
+  /* A grid is per dispatch; the pipeline keeps the fast path when it can. */
+  memset(o.grid, 0, sizeof o.grid);
+  vyre_program *prog = NULL;
+  st = vc_program_decode(program_bytes, program_size, &prog, err);
+  if (st != VYRE_OK) return st;
+  st = vc_deferred_enter(pl->deferred, err);
+  if (st != VYRE_OK) {
+    vyre_program_free(prog);
+    return st;
+  }
+  vc_pipeline_obj *p = calloc(1, sizeof *p);
+  if (!p) {
+    vyre_program_free(prog);
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                        "pipeline_create: no host memory. Fix: free host memory");
+    goto done;
+  }
+  pthread_mutex_init(&p->lock, NULL);
+  st = vc_program_plan(pl->cx, pl->plans, prog, &o, 0, &p->plan, err);
+  if (st != VYRE_OK) {
+    pipeline_free(pl, p);
+    goto done;
+  }
+  if (vyre_handles_insert(&pl->table, p, out) != 0) {
+    pipeline_free(pl, p);
+    *out = 0;
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                        "pipeline_create: no pipeline handle available. Fix: release pipelines");
+  }
+done:
+  vc_leave(pl->cx);
+  return st;
+}
+
+vyre_status vc_pipeline_release(vc_pipelines *pl, vyre_pipeline pipeline, vyre_error *err) {
+  vc_context *cx = pl->cx;
+  if (!vyre_handles_get(&pl->table, pipeline))
+    return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
+                          "pipeline_release: handle 0x%016llx is not a live pipeline of this "
+                          "backend (already released, or from another instance). Fix: release "
+                          "each pipeline once",
+                          (unsigned long long)pipeline);
+  int lost = vc_is_lost(cx);
+  if (!lost) {
+    CUresult r = vc_context_push(cx);
+    if (r != CUDA_SUCCESS) {
+      vyre_status st = vc_cu_fail(cx, err, r, "cuCtxPushCurrent", NULL, NULL);
+      vyre_error_prefix(err, "pipeline_release (the pipeline is still live)");
+      return st;
+    }
+  }
+  /* Dispatches in flight hold their own plan references. */
+  pipeline_free(pl, vyre_handles_remove(&pl->table, pipeline));
+  if (!lost) vc_leave(cx);
+  return VYRE_OK;
+}
+
+void vc_pipelines_destroy(vc_pipelines *pl) {
+  if (!pl->cx) return;
+  vc_pipeline_obj *p;
+  while ((p = vyre_handles_pop_any(&pl->table)) != NULL) pipeline_free(pl, p);
+  vyre_handles_destroy(&pl->table);
+  pl->cx = NULL;
+}
+
+static void read_metrics(const void *state, vc_metric_sink *s) {
+  vc_pipelines *pl = (vc_pipelines *)state;
+  vc_metric_emit(s, "pipeline.handles", vyre_handles_live(&pl->table));
+}
+
+void vc_pipelines_add_metrics(vc_pipelines *pl, vc_metrics *m) { vc_metrics_add(m, read_metrics, pl); }

@@ -1,0 +1,112 @@
+/* program.c -- from program bytes to a plan: decode, capability and device-limit checks, codegen options (program.h). */
+#include "program.h"
+
+#include <string.h>
+
+static const struct {
+  uint64_t bit;
+  const char *name;
+  const char *fix;
+} cap_names[] = {
+    {VYRE_CAP_F16, "f16 storage", "use a device of compute capability 5.3 or newer"},
+    {VYRE_CAP_BF16, "bf16 storage", "use a device of compute capability 8.0 or newer"},
+    {VYRE_CAP_SUBGROUP, "subgroups", "use a device with 32-lane warps"},
+    {VYRE_CAP_ATOMIC64, "64-bit atomics", "use 32-bit atomics"},
+    {VYRE_CAP_GRID_BARRIER, "grid barrier",
+     "use a device that supports cooperative launch, or split the program at the barrier"},
+    {VYRE_CAP_TRANSCENDENTAL, "transcendentals",
+     "this build of the CUDA backend has no PTX math library; use the reference backend or "
+     "avoid transcendental ops"},
+    {VYRE_CAP_WORKGROUP_MEMORY, "workgroup memory", "drop workgroup buffers"},
+    {VYRE_CAP_ATOMICS, "atomics", "drop atomics"},
+    {VYRE_CAP_BARRIER, "workgroup barrier", "drop barriers"},
+    {VYRE_CAP_TRAP, "trap", "drop trap"},
+};
+
+static vyre_status check_program(vc_context *cx, const vyre_program *prog, const uint32_t wg[3],
+                                 vyre_error *err) {
+  const vyre_device_profile *prof = vc_context_profile(cx);
+  const vc_device_info *dev = vc_context_device(cx);
+  uint64_t missing = prog->required_caps & ~prof->capabilities;
+  if (missing) {
+    for (size_t i = 0; i < sizeof cap_names / sizeof cap_names[0]; i++)
+      if (missing & cap_names[i].bit)
+        return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                              "unsupported: the program needs %s, which CUDA device %u (%s, "
+                              "sm_%u%u) does not offer. Fix: %s",
+                              cap_names[i].name, dev->ordinal, prof->name,
+                              prof->compute_major, prof->compute_minor,
+                              cap_names[i].fix);
+    return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                          "unsupported: the program needs capabilities 0x%llx that CUDA device "
+                          "%u lacks. Fix: use another backend",
+                          (unsigned long long)missing, dev->ordinal);
+  }
+  if (prog->shared_bytes > (uint32_t)dev->shared_per_block)
+    return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                          "unsupported: the program uses %u bytes of workgroup memory, CUDA "
+                          "device %u allows %d per workgroup. Fix: use smaller workgroup buffers",
+                          prog->shared_bytes, dev->ordinal, dev->shared_per_block);
+  uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
+  for (int i = 0; i < 3; i++)
+    if (wg[i] > prof->max_workgroup_size[i])
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                            "unsupported: workgroup %u x %u x %u exceeds CUDA device %u's "
+                            "block limit %u x %u x %u. Fix: use a smaller workgroup",
+                            wg[0], wg[1], wg[2], dev->ordinal, prof->max_workgroup_size[0],
+                            prof->max_workgroup_size[1], prof->max_workgroup_size[2]);
+  if (threads > (uint64_t)dev->max_threads_per_block)
+    return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                          "unsupported: workgroup of %llu invocations exceeds CUDA device %u's "
+                          "%d threads per block. Fix: use a smaller workgroup",
+                          (unsigned long long)threads, dev->ordinal, dev->max_threads_per_block);
+  return VYRE_OK;
+}
+
+void vc_program_workgroup(const vyre_program *prog, const vyre_dispatch_options *o,
+                          uint32_t wg[3]) {
+  if (o->workgroup[0] || o->workgroup[1] || o->workgroup[2]) {
+    for (int i = 0; i < 3; i++) wg[i] = o->workgroup[i] ? o->workgroup[i] : 1u;
+  } else {
+    for (int i = 0; i < 3; i++) wg[i] = prog->header.workgroup_size[i];
+  }
+}
+
+int vc_has_grid_override(const vyre_dispatch_options *o) {
+  return o->grid[0] || o->grid[1] || o->grid[2];
+}
+
+vyre_status vc_program_plan(vc_context *cx, vc_modcache *plans, vyre_program *prog,
+                            const vyre_dispatch_options *o, uint32_t extra_flags, vc_plan **out,
+                            vyre_error *err) {
+  const vyre_device_profile *prof = vc_context_profile(cx);
+  cg_options cg;
+  memset(&cg, 0, sizeof cg);
+  vc_program_workgroup(prog, o, cg.workgroup);
+  vyre_status st = check_program(cx, prog, cg.workgroup, err);
+  if (st != VYRE_OK) {
+    vyre_program_free(prog);
+    return st;
+  }
+  cg.sm_major = prof->compute_major;
+  cg.sm_minor = prof->compute_minor;
+  cg.ulp_budget = o->ulp_budget;
+  /* With an explicit grid every invocation of that grid must run, so the
+   * elementwise fast path (which covers [0, element count)) is off. */
+  cg.flags = extra_flags | (vc_has_grid_override(o) ? CG_NO_FASTPATH : 0u);
+  return vc_plan_get(plans, prog, &cg, out, err);
+}
+
+vyre_status vc_program_decode(const void *bytes, uint64_t size, vyre_program **prog,
+                          vyre_error *err) {
+  if (!bytes || !size)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "program: no bytes and no pipeline given. Fix: pass the program "
+                          "image (bytes + size) or a pipeline handle");
+  if (size > (uint64_t)SIZE_MAX)
+    return vyre_error_set(err, VYRE_INVALID_PROGRAM, 0,
+                          "program: %llu bytes do not fit size_t. Fix: pass a valid image",
+                          (unsigned long long)size);
+  return vyre_program_decode(bytes, (size_t)size, prog, err);
+}
+

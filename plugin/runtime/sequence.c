@@ -1,0 +1,327 @@
+/* sequence.c -- resident dispatch and sequences: check every step, then params, launches (or a graph replay), traps and reads on one stream. */
+#include "sequence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
+                       vc_streampool *streams, vc_resident_store *resident, vc_launcher *lx,
+                       vc_graphcache *graphs, vc_pipelines *pipelines, vc_deferred *deferred) {
+  q->cx = cx;
+  q->devpool = devpool;
+  q->streams = streams;
+  q->resident = resident;
+  q->lx = lx;
+  q->graphs = graphs;
+  q->pipelines = pipelines;
+  q->deferred = deferred;
+}
+
+/* One call of run_sequence: its arguments and what it holds. */
+typedef struct seq_run {
+  vc_sequencer *q;
+  const vyre_sequence_step *steps;
+  uint32_t n, repeat;
+  const vyre_resident_copy *reads;
+  uint32_t read_count;
+  const char *what;
+  vc_launch *Ls;
+  vc_segment *segs;
+  vc_graph *g;
+  CUstream s;
+  CUevent t0, t1;
+  int enqueued, any_trap, cooperative, stream_bad;
+  uint64_t t_entry, t_enqueued;
+} seq_run;
+
+/* Check step i and shape its launch; nothing is queued. */
+static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
+  vc_sequencer *q = R->q;
+  const vyre_sequence_step *sp = &R->steps[i];
+  const char *what = R->what;
+  if (sp->struct_size < sizeof *sp)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "%s: step %u has struct_size %u, expected %zu. Fix: set struct_size "
+                          "= sizeof(vyre_sequence_step)",
+                          what, i, sp->struct_size, sizeof *sp);
+  vyre_status st = vc_check_options(sp->options, err);
+  if (st != VYRE_OK) return st;
+  vyre_dispatch_options o;
+  vc_options_read(sp->options, &o);
+  vc_launch *L = &R->Ls[i];
+  st = vc_pipeline_resolve(q->pipelines, &sp->program, &o, &L->plan, err);
+  if (st != VYRE_OK) return st;
+  const vyre_program *prog = vc_plan_kernel(L->plan)->program;
+  if (sp->buffer_count != prog->kernel_buffer_count || (sp->buffer_count && !sp->buffers))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "%s: %u resident buffers given, the program has %u non-workgroup "
+                          "buffers. Fix: pass one resident handle per non-workgroup buffer in "
+                          "declaration order",
+                          what, sp->buffer_count, prog->kernel_buffer_count);
+  uint64_t sizes[VYRE_MAX_BUFFERS];
+  for (uint32_t k = 0; k < sp->buffer_count; k++) {
+    st = vc_resident_lookup(q->resident, sp->buffers[k], what, &L->ptrs[k], &sizes[k], err);
+    if (st != VYRE_OK) {
+      vyre_error_prefix(err, "buffer %u", k);
+      return st;
+    }
+  }
+  st = vc_launch_shape(q->lx, L, NULL, sizes, &o, err);
+  if (st != VYRE_OK) return st;
+  /* Repeated sequences are captured into graphs that own their params. */
+  st = vc_launch_stage_params(q->lx, L, R->repeat <= 1, err);
+  if (st != VYRE_OK) return st;
+  if (L->k->info.uses_trap) R->any_trap = 1;
+  if (L->k->info.uses_grid_barrier) R->cooperative = 1;
+  return VYRE_OK;
+}
+
+/* Check everything before any work is queued: every step, every read. */
+static vyre_status check_all(seq_run *R, vyre_error *err) {
+  for (uint32_t i = 0; i < R->n; i++) {
+    vyre_status st = check_step(R, i, err);
+    if (st != VYRE_OK) {
+      /* A bad struct_size is reported as it is (it names the step). */
+      if (R->n > 1 && R->steps[i].struct_size >= sizeof R->steps[i])
+        vyre_error_prefix(err, "step %u", i);
+      return st;
+    }
+  }
+  if (R->read_count) {
+    vyre_status st = vc_resident_plan_copies(R->q->resident, R->reads, R->read_count, 0, &R->segs,
+                                             err);
+    if (st != VYRE_OK) {
+      vyre_error_prefix(err, "%s reads", R->what);
+      return st;
+    }
+  }
+  return VYRE_OK;
+}
+
+/* Params first (outside any graph, so every run starts from the same
+ * params, trap and grid-barrier words); with repeat > 1 the launches are
+ * captured into a graph, or the cached one is used. */
+static vyre_status enqueue_params(seq_run *R, vyre_error *err) {
+  vc_sequencer *q = R->q;
+  uint32_t n = R->n;
+  uint8_t key[32];
+  int use_graph = R->repeat > 1 && n > 0 && !R->cooperative;
+  if (use_graph) {
+    vc_graph_key(R->Ls, n, R->steps, key);
+    int busy = 0;
+    R->g = vc_graph_lookup(q->graphs, key, &busy);
+    if (busy) use_graph = 0;
+    if (R->g)
+      for (uint32_t i = 0; i < n; i++) {
+        vc_mempool_release(q->devpool, &R->Ls[i].params_dev);
+        R->Ls[i].params_dev = vc_graph_params(R->g, i);
+      }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    vyre_status st = vc_launch_upload_params(q->lx, &R->Ls[i], R->s, err);
+    if (st != VYRE_OK) return st;
+    R->enqueued = 1;
+  }
+  if (!use_graph || R->g) return VYRE_OK;
+  /* Let the uploads finish first: if the capture fails, nothing that is
+   * still enqueued can use the params blocks we then release. */
+  CUresult r = VC_CU(q->cx, cuStreamSynchronize, (R->s));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuStreamSynchronize", NULL, NULL);
+  R->enqueued = 0;
+  vyre_status st =
+      vc_graph_capture(q->graphs, R->Ls, n, R->steps, key, R->s, &R->stream_bad, &R->g, err);
+  if (st != VYRE_OK) return st;
+  for (uint32_t i = 0; i < n; i++) R->Ls[i].params_dev = vc_graph_params(R->g, i);
+  vc_graph_insert(q->graphs, R->g);
+  return VYRE_OK;
+}
+
+/* The launches, `repeat` times (graph replays or plain launches), between
+ * the timing events, then the trap words' readback. */
+static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
+  vc_sequencer *q = R->q;
+  CUresult r;
+  vyre_status st;
+  if (R->t0) {
+    r = VC_CU(q->cx, cuEventRecord, (R->t0, R->s));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuEventRecord", NULL, NULL);
+  }
+  for (uint32_t rep = 0; rep < R->repeat; rep++) {
+    if (R->g) {
+      st = vc_graph_launch(q->graphs, R->g, R->s, err);
+      if (st != VYRE_OK) return st;
+      for (uint32_t i = 0; i < R->n; i++) vc_launch_count_replay(q->lx, &R->Ls[i]);
+      continue;
+    }
+    for (uint32_t i = 0; i < R->n; i++) {
+      st = vc_launch_enqueue(q->lx, &R->Ls[i], R->s, 1, err);
+      if (st != VYRE_OK) {
+        if (R->n > 1) vyre_error_prefix(err, "step %u", i);
+        return st;
+      }
+    }
+  }
+  if (R->t1) {
+    r = VC_CU(q->cx, cuEventRecord, (R->t1, R->s));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuEventRecord", NULL, NULL);
+  }
+  for (uint32_t i = 0; i < R->n; i++) {
+    st = vc_launch_read_trap(q->lx, &R->Ls[i], R->s, err);
+    if (st != VYRE_OK) return st;
+  }
+  return VYRE_OK;
+}
+
+/* Wait, check traps, perform the reads; every path leaves the stream idle
+ * (R->enqueued = 0) unless it failed before synchronising. */
+static vyre_status complete(seq_run *R, vyre_error *err) {
+  vc_sequencer *q = R->q;
+  vyre_status st;
+  if (R->any_trap || !R->read_count) {
+    /* With traps the reads wait until we know nothing trapped. */
+    CUresult r = VC_CU(q->cx, cuStreamSynchronize, (R->s));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuStreamSynchronize", NULL, NULL);
+    R->enqueued = 0;
+    for (uint32_t i = 0; i < R->n; i++) {
+      st = vc_launch_check_trap(q->lx, &R->Ls[i], R->n > 1 ? (int)i : -1, err);
+      if (st != VYRE_OK) return st;
+    }
+  }
+  if (R->read_count) {
+    st = vc_transfer(q->resident, R->s, R->segs, R->read_count, 0, err);
+    R->enqueued = 0;
+    if (st != VYRE_OK) {
+      vyre_error_prefix(err, "%s reads", R->what);
+      return st;
+    }
+  }
+  return VYRE_OK;
+}
+
+static void write_run_timing(seq_run *R, vyre_timing *timing) {
+  vyre_timing t;
+  memset(&t, 0, sizeof t);
+  uint64_t now = vc_now_ns();
+  t.wall_ns = now - R->t_entry;
+  t.enqueue_ns = R->t_enqueued - R->t_entry;
+  t.wait_ns = now - R->t_enqueued;
+  t.valid = VYRE_TIMING_WALL | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
+  int ok;
+  double ms = vc_elapsed_ms(R->q->cx, R->t0, R->t1, &ok);
+  if (ok) {
+    t.device_ns = (uint64_t)(ms * 1e6);
+    t.valid |= VYRE_TIMING_DEVICE;
+  }
+  vc_write_timing(timing, &t);
+}
+
+/* Return everything the run holds; a failed run's stream is first made
+ * idle when work may still use it. */
+static void run_release(seq_run *R, vyre_status st) {
+  vc_sequencer *q = R->q;
+  if (st != VYRE_OK && R->enqueued && !R->stream_bad) {
+    CUresult sr = VC_CU(q->cx, cuStreamSynchronize, (R->s));
+    if (sr != CUDA_SUCCESS) vc_cu_note(q->cx, sr, "cuStreamSynchronize");
+  }
+  if (R->g) {
+    /* Blocks owned by the graph are not the steps' to release. */
+    for (uint32_t i = 0; i < R->n; i++) {
+      R->Ls[i].params_dev.ptr = 0;
+      R->Ls[i].params_dev.size = 0;
+    }
+    vc_graph_release(q->graphs, R->g);
+  }
+  for (uint32_t i = 0; R->Ls && i < R->n; i++) vc_launch_release(q->lx, &R->Ls[i]);
+  free(R->Ls);
+  free(R->segs);
+  vc_event_release(q->streams, 1, R->t0);
+  vc_event_release(q->streams, 1, R->t1);
+  if (R->stream_bad) vc_stream_discard(q->streams, R->s);
+  else vc_stream_release(q->streams, R->s);
+}
+
+/* The work of a run once the context is current. */
+static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
+  vc_sequencer *q = R->q;
+  if (R->n && !R->Ls)
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "%s: no host memory for %u step records. Fix: free host memory",
+                          R->what, R->n);
+  vyre_status st = check_all(R, err);
+  if (st != VYRE_OK) return st;
+  st = vc_stream_acquire(q->streams, &R->s, err);
+  if (st != VYRE_OK) return st;
+  if (timing) {
+    st = vc_event_acquire(q->streams, 1, &R->t0, err);
+    if (st == VYRE_OK) st = vc_event_acquire(q->streams, 1, &R->t1, err);
+    if (st != VYRE_OK) return st;
+  }
+  st = enqueue_params(R, err);
+  if (st == VYRE_OK) st = enqueue_runs(R, err);
+  if (st != VYRE_OK) return st;
+  R->t_enqueued = vc_now_ns();
+  st = complete(R, err);
+  if (st != VYRE_OK) return st;
+  if (!R->g)
+    for (uint32_t i = 0; i < R->n; i++) vc_launch_keep_params(q->lx, &R->Ls[i]);
+  vc_launcher_count_sequence(q->lx);
+  if (timing) write_run_timing(R, timing);
+  return VYRE_OK;
+}
+
+/* Run steps x repeat on one stream with one synchronisation, then the
+ * reads.  Shared by dispatch_resident (one step) and dispatch_sequence. */
+static vyre_status run_sequence(vc_sequencer *q, const vyre_sequence_step *steps, uint32_t n,
+                                uint32_t repeat, const vyre_resident_copy *reads,
+                                uint32_t read_count, vyre_timing *timing, const char *what,
+                                vyre_error *err) {
+  seq_run R;
+  memset(&R, 0, sizeof R);
+  R.t_entry = vc_now_ns();
+  vyre_status st = vc_check_timing(timing, err);
+  if (st != VYRE_OK) return st;
+  if (n && !steps)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "%s: steps is NULL for %u steps. Fix: pass the step array", what, n);
+  R.q = q;
+  R.steps = steps;
+  R.n = n;
+  R.repeat = repeat ? repeat : 1;
+  R.reads = reads;
+  R.read_count = read_count;
+  R.what = what;
+  st = vc_deferred_enter(q->deferred, err);
+  if (st != VYRE_OK) return st;
+  R.Ls = n ? calloc(n, sizeof *R.Ls) : NULL;
+  st = run_steps(&R, timing, err);
+  run_release(&R, st);
+  vc_leave(q->cx);
+  return st;
+}
+
+vyre_status vc_dispatch_resident(vc_sequencer *q, const vyre_program_ref *program,
+                                 const vyre_resident *buffers, uint32_t buffer_count,
+                                 const vyre_dispatch_options *options, vyre_timing *timing,
+                                 vyre_error *err) {
+  vyre_sequence_step step;
+  memset(&step, 0, sizeof step);
+  step.struct_size = sizeof step;
+  step.buffer_count = buffer_count;
+  if (!program)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "dispatch_resident: program is NULL. Fix: pass a vyre_program_ref");
+  step.program = *program;
+  step.buffers = buffers;
+  step.options = options;
+  return run_sequence(q, &step, 1, 1, NULL, 0, timing, "dispatch_resident", err);
+}
+
+vyre_status vc_dispatch_sequence(vc_sequencer *q, const vyre_sequence_step *steps,
+                                 uint32_t step_count, uint32_t repeat,
+                                 const vyre_resident_copy *reads, uint32_t read_count,
+                                 vyre_timing *timing, vyre_error *err) {
+  return run_sequence(q, steps, step_count, repeat, reads, read_count, timing,
+                      "dispatch_sequence", err);
+}
