@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi/support/config.h"
+#include "abi/support/sized.h"
 #include "async.h"
 #include "context.h"
 #include "deferred.h"
@@ -103,11 +104,7 @@ vyre_status vc_backend_create(const vyre_backend_options *options, int transcend
                           "instance");
   *out = NULL;
   vyre_backend_options o;
-  memset(&o, 0, sizeof o);
-  if (options) {
-    size_t n = options->struct_size < sizeof o ? options->struct_size : sizeof o;
-    memcpy(&o, options, n);
-  }
+  vyre__sized_read(&o, sizeof o, options);
   if (o.flags)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "cuda create: unknown option flags 0x%x. Fix: pass flags = 0", o.flags);
@@ -176,10 +173,7 @@ static vyre_status device_profile(vyre_backend *self, vyre_device_profile *out,
   st = vc_context_memory(&b->cx, &p.free_memory, NULL, err);
   vc_leave(&b->cx);
   if (st != VYRE_OK) return st;
-  uint32_t size = out->struct_size;
-  size_t n = size < sizeof p ? size : sizeof p;
-  memcpy((uint8_t *)out + 4, (const uint8_t *)&p + 4, n - 4);
-  out->struct_size = size;
+  vyre__sized_write(out, &p, sizeof p);
   return VYRE_OK;
 }
 

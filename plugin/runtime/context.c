@@ -204,7 +204,7 @@ static vyre_status probe(vc_context *cx, int transcendentals, vyre_error *err) {
   if (cx->dev.cooperative) caps |= VYRE_CAP_GRID_BARRIER;
   if (transcendentals) caps |= VYRE_CAP_TRANSCENDENTAL;
   p->capabilities = caps;
-  p->resident_budget = (uint64_t)((unsigned __int128)p->total_memory * 9u / 10u);
+  p->resident_budget = vc_resident_share(p->total_memory);
   return VYRE_OK;
 }
 

@@ -105,4 +105,10 @@ int vc_cleanup_ok(vc_context *cx);
 /* VYRE_DEVICE_LOST with the stored reason. */
 vyre_status vc_lost_error(vc_context *cx, vyre_error *err);
 
+/* The share of device memory resident buffers may hold, of the total and
+ * of what is free at an allocation: 90% (DESIGN.md, docs/cuda-runtime.md). */
+static inline uint64_t vc_resident_share(uint64_t bytes) {
+  return (uint64_t)((unsigned __int128)bytes * 9u / 10u);
+}
+
 #endif /* VYRE_PLUGIN_CUDA_CONTEXT_H */

@@ -233,11 +233,7 @@ double vc_elapsed_ms(vc_context *cx, CUevent t0, CUevent t1, int *ok) {
 }
 
 void vc_write_timing(vyre_timing *out, const vyre_timing *t) {
-  if (!out) return;
-  size_t n = out->struct_size < sizeof *t ? out->struct_size : sizeof *t;
-  uint32_t size = out->struct_size;
-  if (n > sizeof(uint32_t)) memcpy((uint8_t *)out + 4, (const uint8_t *)t + 4, n - 4);
-  out->struct_size = size;
+  vyre__sized_write(out, t, sizeof *t);
 }
 
 vyre_status vc_check_timing(vyre_timing *t, vyre_error *err) {

@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "modcache.h"
 #include "pools.h"
+#include "abi/support/sized.h"
 #include "vyre/vyre_program.h"
 
 /* The launch module's state; fields private to launch.c. */
@@ -79,13 +80,7 @@ void vc_launch_release(vc_launcher *lx, vc_launch *L);
 
 /* Copy a caller's size-prefixed options into a zeroed full struct. */
 static inline void vc_options_read(const vyre_dispatch_options *in, vyre_dispatch_options *out) {
-  uint8_t *dst = (uint8_t *)out;
-  for (size_t i = 0; i < sizeof *out; i++) dst[i] = 0;
-  if (!in) return;
-  size_t n = in->struct_size < sizeof *out ? in->struct_size : sizeof *out;
-  const uint8_t *src = (const uint8_t *)in;
-  for (size_t i = 0; i < n; i++) dst[i] = src[i];
-  out->struct_size = (uint32_t)sizeof *out;
+  vyre__sized_read(out, sizeof *out, in);
 }
 /* Caller structs: struct_size and flags checked. */
 vyre_status vc_check_options(const vyre_dispatch_options *o, vyre_error *err);

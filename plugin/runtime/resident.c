@@ -6,8 +6,6 @@
 
 #include "util.h"
 
-#define BUDGET_NUM 9u
-#define BUDGET_DEN 10u
 
 /* A resident buffer: an exact-size cuMemAlloc allocation. */
 typedef struct vc_resident {
@@ -242,10 +240,10 @@ done:
 /* Bytes resident buffers may hold in total now: 90% of the device,
  * and no more new bytes than 90% of what is free right now. */
 static uint64_t live_budget(uint64_t total, uint64_t free_now, uint64_t resident) {
-  uint64_t cap = (uint64_t)((unsigned __int128)total * BUDGET_NUM / BUDGET_DEN);
+  uint64_t cap = vc_resident_share(total);
   if (resident >= cap) return resident;
   uint64_t headroom = cap - resident;
-  uint64_t live = (uint64_t)((unsigned __int128)free_now * BUDGET_NUM / BUDGET_DEN);
+  uint64_t live = vc_resident_share(free_now);
   return resident + (headroom < live ? headroom : live);
 }
 
