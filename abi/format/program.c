@@ -396,10 +396,6 @@ static vyre_status push_block(decoder *d, uint32_t i) {
   return VYRE_OK;
 }
 
-static int is_transcendental(uint32_t op) {
-  return op >= VYRE_OP_RSQRT && op <= VYRE_OP_TANH && op != VYRE_OP_RCP;
-}
-
 /* The checks of one instruction; sets value_type[i]. */
 static vyre_status check_inst(decoder *d, uint32_t i) {
   vyre_program *p = d->p;
@@ -514,7 +510,7 @@ static vyre_status check_inst(decoder *d, uint32_t i) {
       return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type %s should be %s. Fix: set the "
                   "instruction type", i, mnem(in), vyre_type_name(t),
                   vyre_type_name(info->op_class == VYRE_OC_PREDICATE ? VYRE_T_BOOL : ta));
-    if (is_transcendental(in->op)) {
+    if (info->flags & VYRE_OPF_TRANSCENDENTAL) {
       p->features |= VYRE_FEAT_TRANSCENDENTAL;
       p->required_caps |= VYRE_CAP_TRANSCENDENTAL;
     }

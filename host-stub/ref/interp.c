@@ -11,7 +11,7 @@ enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };
 
 /* The class of every op id, plus one (0 = unassigned). */
 static const uint8_t op_class[VYRE_OP_ID_LIMIT] = {
-#define OP_CLASS_(name, id, text, cls, mask) [id] = (uint8_t)((cls) + 1),
+#define OP_CLASS_(name, id, text, cls, mask, flags) [id] = (uint8_t)((cls) + 1),
     VYRE_OP_MAP(OP_CLASS_)
 #undef OP_CLASS_
 };
