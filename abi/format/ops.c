@@ -1,4 +1,5 @@
 /* ops.c -- the op, op class, type, access, ordering, capability and status tables, generated from the X-macro lists. */
+#include <stdio.h>
 #include <string.h>
 
 #include "vyre/vyre_program.h"
@@ -109,6 +110,23 @@ uint32_t vyre_type_compute(uint32_t storage_type) {
 
 int vyre_type_is_value(uint32_t type) {
   return type < VYRE_T_COUNT_ && (VYRE_TM_VALUE & VYRE_TBIT(type)) != 0;
+}
+
+const char *vyre_type_list(uint32_t mask, const char *last, char *out, size_t size) {
+  if (!size) return out;
+  out[0] = '\0';
+  uint32_t remaining = 0;
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) remaining += (mask & VYRE_TBIT(t)) != 0;
+  size_t at = 0;
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
+    if (!(mask & VYRE_TBIT(t))) continue;
+    const char *sep = !at ? "" : (remaining == 1 && last) ? last : " ";
+    int n = snprintf(out + at, size - at, "%s%s", sep, type_names[t]);
+    if (n < 0 || (size_t)n >= size - at) break;
+    at += (size_t)n;
+    remaining--;
+  }
+  return out;
 }
 
 static const char *const access_names[] = {

@@ -30,6 +30,9 @@ static vyre_status fail(decoder *d, vyre_status st, const char *fmt, ...) {
 }
 
 #define INST_FMT "invalid program: instruction %u (%s): "
+/* A type list for a message, from VYRE_TYPE_MAP (a compound literal lives
+ * to the end of the enclosing block, past the fail() call). */
+#define TYPE_LIST(mask, last) vyre_type_list((mask), (last), (char[96]){0}, 96)
 
 static const char *mnem(const vyre_inst *in) {
   const vyre_op_info *info = vyre_op_lookup(in->op);
@@ -193,8 +196,8 @@ static vyre_status check_buffers(decoder *d, const uint8_t *bytes) {
     if (bd->elem_type == VYRE_T_VOID || bd->elem_type >= VYRE_T_COUNT_)
       return fail(d, VYRE_INVALID_PROGRAM,
                   "invalid program: buffer %u '%s': element type %u is not a storage type. Fix: "
-                  "use one of bool u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32",
-                  i, nm, bd->elem_type);
+                  "use one of %s",
+                  i, nm, bd->elem_type, TYPE_LIST(VYRE_TM_STORAGE, NULL));
     if (bd->reserved0 || bd->reserved1 || (bd->flags & ~(VYRE_BUF_OUTPUT | VYRE_BUF_OUT_RANGE)))
       return fail(d, VYRE_INVALID_PROGRAM,
                   "invalid program: buffer %u '%s': reserved fields or unknown flags set. Fix: "
@@ -453,8 +456,8 @@ static vyre_status check_const(decoder *d, uint32_t i, const vyre_op_info *info)
   const vyre_inst *in = &d->p->insts[i];
   uint32_t t = in->type;
   if (!type_in_mask(info, t))
-    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %u is not a value type. Fix: use bool "
-                "u32 u64 i32 i64 or f32", i, mnem(in), t);
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %u is not a value type. Fix: use %s", i,
+                mnem(in), t, TYPE_LIST(VYRE_TM_VALUE, " or "));
   if (t != VYRE_T_U64 && t != VYRE_T_I64 && in->b != 0)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "a 32-bit constant has high bits 0x%x. Fix: "
                 "zero operand b", i, mnem(in), in->b);
@@ -576,8 +579,8 @@ static vyre_status check_cast(decoder *d, uint32_t i, const vyre_op_info *info) 
   if (st) return st;
   if (!type_in_mask(info, in->type))
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "target type %s is not a value type. Fix: "
-                "cast to bool u32 u64 i32 i64 or f32 (narrow types are storage only)", i,
-                mnem(in), vyre_type_name(in->type));
+                "cast to %s (narrow types are storage only)", i, mnem(in),
+                vyre_type_name(in->type), TYPE_LIST(VYRE_TM_VALUE, " or "));
   return VYRE_OK;
 }
 
@@ -1095,9 +1098,8 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   for (uint32_t s = 0; s < h->local_count; s++) {
     if (!vyre_type_is_value(p->local_types[s])) {
       st = fail(&d, VYRE_INVALID_PROGRAM,
-                "invalid program: local %u has type %u, not a value type. Fix: locals are bool "
-                "u32 u64 i32 i64 or f32",
-                s, p->local_types[s]);
+                "invalid program: local %u has type %u, not a value type. Fix: locals are %s",
+                s, p->local_types[s], TYPE_LIST(VYRE_TM_VALUE, " or "));
       goto fail;
     }
   }

@@ -350,20 +350,12 @@ int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, c
     return 0;
   }
   case VYRE_T_F32: return parse_f32(s, len, bits, msg, ms);
-  default:
-    snprintf(msg, ms, "%s is not a value type. Fix: constants are bool u32 u64 i32 i64 or f32", tn);
+  default: {
+    char values[64];
+    snprintf(msg, ms, "%s is not a value type. Fix: constants are %s", tn,
+             vyre_type_list(VYRE_TM_VALUE, " or ", values, sizeof values));
     return -1;
   }
-}
-
-void text_type_mask_names(uint32_t mask, char *out, size_t size) {
-  size_t at = 0;
-  out[0] = '\0';
-  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
-    if (!(mask & VYRE_TBIT(t))) continue;
-    int n = snprintf(out + at, size - at, "%s%s", at ? " " : "", vyre_type_name(t));
-    if (n < 0 || (size_t)n >= size - at) break;
-    at += (size_t)n;
   }
 }
 

@@ -361,7 +361,7 @@ static vyre_status want_mask(assembler *a, const tok *t, uint32_t have, uint32_t
                              const char *mnemonic) {
   if (have < VYRE_T_COUNT_ && (mask & VYRE_TBIT(have))) return VYRE_OK;
   char sh[64], names[96];
-  text_type_mask_names(mask, names, sizeof names);
+  vyre_type_list(mask, NULL, names, sizeof names);
   return FAIL(t, "%s is %s, and %s does not take %s operands (it takes %s). Fix: convert with "
                  "`cast`, or use an op for %s",
               show(t, sh), vyre_type_name(have), mnemonic, vyre_type_name(have), names,
@@ -378,15 +378,16 @@ static vyre_status buffer_ref(assembler *a, const tok *t, uint32_t *idx) {
 
 static vyre_status type_ref(assembler *a, const tok *t, int value_only, uint32_t *type) {
   char sh[64];
+  char types[96];
   int ty = vyre_type_by_name(t->s, t->len);
   if (ty < 0)
-    return FAIL(t, "'%s' is not a type. Fix: use one of bool u8 u16 u32 u64 i8 i16 i32 i64 f16 "
-                   "bf16 f32", show(t, sh));
+    return FAIL(t, "'%s' is not a type. Fix: use one of %s", show(t, sh),
+                vyre_type_list(VYRE_TM_STORAGE, NULL, types, sizeof types));
   if (value_only && !vyre_type_is_value((uint32_t)ty))
-    return FAIL(t, "%s is a storage type; values are bool u32 u64 i32 i64 or f32. Fix: use %s (a "
-                   "store to a %s buffer narrows it)",
-                vyre_type_name((uint32_t)ty), vyre_type_name(vyre_type_compute((uint32_t)ty)),
-                vyre_type_name((uint32_t)ty));
+    return FAIL(t, "%s is a storage type; values are %s. Fix: use %s (a store to a %s buffer "
+                   "narrows it)",
+                vyre_type_name((uint32_t)ty), vyre_type_list(VYRE_TM_VALUE, " or ", types, sizeof types),
+                vyre_type_name(vyre_type_compute((uint32_t)ty)), vyre_type_name((uint32_t)ty));
   *type = (uint32_t)ty;
   return VYRE_OK;
 }

@@ -442,6 +442,11 @@ int vyre_type_by_name(const char *name, size_t len); /* vyre_type, or -1 */
 /* The value type a load of storage type t yields (u8 -> u32, f16 -> f32...). */
 uint32_t vyre_type_compute(uint32_t storage_type);
 int vyre_type_is_value(uint32_t type);
+/* The names of the types in `mask` (VYRE_TBIT bits), in type order,
+ * space-separated; with `last` (e.g. " or ") joining the final one:
+ * "bool u32 u64 i32 i64 or f32".  Writes at most size bytes, NUL included;
+ * returns out.  For messages, so that type lists come from VYRE_TYPE_MAP. */
+const char *vyre_type_list(uint32_t mask, const char *last, char *out, size_t size);
 const char *vyre_access_name(uint32_t access);  /* "ro", or "?" */
 int vyre_access_by_name(const char *name, size_t len);
 const char *vyre_order_name(uint32_t order);

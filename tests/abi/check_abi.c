@@ -254,6 +254,19 @@ START_TEST(status_names) {
 }
 END_TEST
 
+/* Type lists in messages come from the type table. */
+START_TEST(type_lists) {
+  char out[96];
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_VALUE, " or ", out, sizeof out),
+                   "bool u32 u64 i32 i64 or f32");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_STORAGE, NULL, out, sizeof out),
+                   "bool u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_U32, " or ", out, sizeof out), "u32");
+  ck_assert_str_eq(vyre_type_list(0, " or ", out, sizeof out), "");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_VALUE, " or ", out, 9), "bool u32");
+}
+END_TEST
+
 START_TEST(type_names) {
   static const struct {
     const char *name;
@@ -555,6 +568,7 @@ static Suite *abi_suite(void) {
   tc = tcase_create("names");
   tcase_add_test(tc, status_names);
   tcase_add_test(tc, type_names);
+  tcase_add_test(tc, type_lists);
   tcase_add_test(tc, access_order_reduce_names);
   tcase_add_test(tc, op_table_matches_map);
   tcase_add_test(tc, op_lookup_rejects_unassigned);
