@@ -960,8 +960,7 @@ static vyre_status check_placement(decoder *d, uniformity *u) {
     uint32_t why = diverged_at != NONE ? diverged_at : u->cause[depth];
     const char *what = NULL;
     if (in->op == VYRE_OP_BARRIER) what = in->mod == VYRE_BARRIER_GRID ? "grid barrier" : "barrier";
-    else if (in->op == VYRE_OP_SUBGROUP_BALLOT || in->op == VYRE_OP_SUBGROUP_SHUFFLE ||
-             in->op == VYRE_OP_SUBGROUP_REDUCE)
+    else if (vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE)
       what = "subgroup operation";
     if (what && !here) {
       const vyre_inst *w = why != NONE ? &p->insts[why] : NULL;

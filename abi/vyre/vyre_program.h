@@ -189,6 +189,8 @@ enum { VYRE_OC_COUNT_ = 0 VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ONE_) };
 /* Per-op flags (the last column of VYRE_OP_MAP). */
 #define VYRE_OPF_AXIS 0x1u           /* mod is an axis (gid, wgid, lid) */
 #define VYRE_OPF_SUBGROUP 0x2u       /* needs VYRE_CAP_SUBGROUP */
+#define VYRE_OPF_COLLECTIVE 0x8u     /* a subgroup collective: every lane takes part, so it must
+                                      * sit in uniform control flow */
 #define VYRE_OPF_TRANSCENDENTAL 0x4u /* an f32 transcendental: needs VYRE_CAP_TRANSCENDENTAL and
                                       * a ulp budget; rcp and sqrt are not (exact or IEEE-rounded) */
 
@@ -206,105 +208,105 @@ enum { VYRE_OC_COUNT_ = 0 VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ONE_) };
  * accepts (for CAST: the target types; for LOAD/STORE/atomics: checked
  * against the buffer; 0: not type-polymorphic).  Flags are VYRE_OPF_*.
  */
-#define VYRE_OP_MAP(X)                                                                   \
-  X(CONST, 1, "const", VYRE_OC_CONST, VYRE_TM_VALUE, 0)                                  \
-  X(LOCAL_GET, 2, "get", VYRE_OC_LOCAL_GET, VYRE_TM_VALUE, 0)                            \
-  X(LOAD, 3, "load", VYRE_OC_LOAD, VYRE_TM_VALUE, 0)                                     \
-  X(BUF_LEN, 4, "buflen", VYRE_OC_BUF_LEN, VYRE_TM_U32, 0)                               \
-  X(INVOCATION_ID, 5, "gid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                \
-  X(WORKGROUP_ID, 6, "wgid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                \
-  X(LOCAL_ID, 7, "lid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                     \
-  X(SUBGROUP_LANE, 8, "lane", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)           \
-  X(SUBGROUP_SIZE, 9, "sgsize", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)         \
-  X(ADD, 16, "add", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(SUB, 17, "sub", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(MUL, 18, "mul", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(DIV, 19, "div", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(MOD, 20, "mod", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                      \
-  X(AND, 21, "and", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                       \
-  X(OR, 22, "or", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                         \
-  X(XOR, 23, "xor", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                       \
-  X(SHL, 24, "shl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                      \
-  X(SHR, 25, "shr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                      \
-  X(ROTL, 26, "rotl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                    \
-  X(ROTR, 27, "rotr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                    \
-  X(EQ, 28, "eq", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                     \
-  X(NE, 29, "ne", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                     \
-  X(LT, 30, "lt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                       \
-  X(LE, 31, "le", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                       \
-  X(GT, 32, "gt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                       \
-  X(GE, 33, "ge", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                       \
-  X(LOGICAL_AND, 34, "land", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                            \
-  X(LOGICAL_OR, 35, "lor", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                              \
-  X(MIN, 36, "min", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(MAX, 37, "max", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                      \
-  X(ABSDIFF, 38, "absdiff", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                              \
-  X(SAT_ADD, 39, "sadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                 \
-  X(SAT_SUB, 40, "ssub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                 \
-  X(SAT_MUL, 41, "smul", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                 \
-  X(WRAP_ADD, 42, "wadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                \
-  X(WRAP_SUB, 43, "wsub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                \
-  X(MULHI, 44, "mulhi", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                  \
-  X(NEG, 64, "neg", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                       \
-  X(BITNOT, 65, "bitnot", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                 \
-  X(NOT, 66, "not", VYRE_OC_UNARY, VYRE_TM_BOOL, 0)                                      \
-  X(POPCOUNT, 67, "popcount", VYRE_OC_UNARY, VYRE_TM_INT, 0)                             \
-  X(CLZ, 68, "clz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                       \
-  X(CTZ, 69, "ctz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                       \
-  X(REVERSEBITS, 70, "reversebits", VYRE_OC_UNARY, VYRE_TM_INT, 0)                       \
-  X(ABS, 71, "abs", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                       \
-  X(SIGN, 72, "sign", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                     \
-  X(FLOOR, 73, "floor", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                 \
-  X(CEIL, 74, "ceil", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                   \
-  X(ROUND, 75, "round", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                 \
-  X(TRUNC, 76, "trunc", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                 \
-  X(SQRT, 77, "sqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                   \
-  X(RSQRT, 78, "rsqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)           \
-  X(RCP, 79, "rcp", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                     \
-  X(EXP, 80, "exp", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)               \
-  X(EXP2, 81, "exp2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(LOG, 82, "log", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)               \
-  X(LOG2, 83, "log2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(SIN, 84, "sin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)               \
-  X(COS, 85, "cos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)               \
-  X(TAN, 86, "tan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)               \
-  X(ASIN, 87, "asin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(ACOS, 88, "acos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(ATAN, 89, "atan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(SINH, 90, "sinh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(COSH, 91, "cosh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(TANH, 92, "tanh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)             \
-  X(ISNAN, 93, "isnan", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                             \
-  X(ISINF, 94, "isinf", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                             \
-  X(ISFINITE, 95, "isfinite", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                       \
-  X(UNPACK4_LOW, 96, "unpack4lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                         \
-  X(UNPACK4_HIGH, 97, "unpack4hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                        \
-  X(UNPACK8_LOW, 98, "unpack8lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                         \
-  X(UNPACK8_HIGH, 99, "unpack8hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                        \
-  X(SELECT, 112, "select", VYRE_OC_SELECT, VYRE_TM_VALUE, 0)                             \
-  X(CAST, 113, "cast", VYRE_OC_CAST, VYRE_TM_VALUE, 0)                                   \
-  X(FMA, 114, "fma", VYRE_OC_FMA, VYRE_TM_FLOAT, 0)                                      \
-  X(ATOMIC_ADD, 128, "atomic_add", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                       \
-  X(ATOMIC_AND, 129, "atomic_and", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                       \
-  X(ATOMIC_OR, 130, "atomic_or", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                         \
-  X(ATOMIC_XOR, 131, "atomic_xor", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                       \
-  X(ATOMIC_MIN, 132, "atomic_min", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                       \
-  X(ATOMIC_MAX, 133, "atomic_max", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                       \
-  X(ATOMIC_EXCHANGE, 134, "atomic_xchg", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                 \
-  X(ATOMIC_CAS, 135, "atomic_cas", VYRE_OC_ATOMIC_CAS, VYRE_TM_INT, 0)                   \
-  X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32, VYRE_OPF_SUBGROUP)      \
-  X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE, VYRE_OPF_SUBGROUP) \
-  X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM, VYRE_OPF_SUBGROUP)      \
-  X(LET, 192, "let", VYRE_OC_LET, 0, 0)                                                  \
-  X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0, 0)                                         \
-  X(STORE, 194, "store", VYRE_OC_STORE, 0, 0)                                            \
-  X(IF, 195, "if", VYRE_OC_IF, 0, 0)                                                     \
-  X(ELSE, 196, "else", VYRE_OC_ELSE, 0, 0)                                               \
-  X(END, 197, "end", VYRE_OC_END, 0, 0)                                                  \
-  X(LOOP, 198, "loop", VYRE_OC_LOOP, 0, 0)                                               \
-  X(BLOCK, 199, "block", VYRE_OC_BLOCK, 0, 0)                                            \
-  X(RETURN, 200, "return", VYRE_OC_RETURN, 0, 0)                                         \
-  X(BARRIER, 201, "barrier", VYRE_OC_BARRIER, 0, 0)                                      \
+#define VYRE_OP_MAP(X)                                                                                         \
+  X(CONST, 1, "const", VYRE_OC_CONST, VYRE_TM_VALUE, 0)                                                        \
+  X(LOCAL_GET, 2, "get", VYRE_OC_LOCAL_GET, VYRE_TM_VALUE, 0)                                                  \
+  X(LOAD, 3, "load", VYRE_OC_LOAD, VYRE_TM_VALUE, 0)                                                           \
+  X(BUF_LEN, 4, "buflen", VYRE_OC_BUF_LEN, VYRE_TM_U32, 0)                                                     \
+  X(INVOCATION_ID, 5, "gid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                      \
+  X(WORKGROUP_ID, 6, "wgid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                      \
+  X(LOCAL_ID, 7, "lid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                           \
+  X(SUBGROUP_LANE, 8, "lane", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)                                 \
+  X(SUBGROUP_SIZE, 9, "sgsize", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)                               \
+  X(ADD, 16, "add", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(SUB, 17, "sub", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MUL, 18, "mul", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(DIV, 19, "div", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MOD, 20, "mod", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(AND, 21, "and", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                             \
+  X(OR, 22, "or", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                               \
+  X(XOR, 23, "xor", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                             \
+  X(SHL, 24, "shl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(SHR, 25, "shr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(ROTL, 26, "rotl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                          \
+  X(ROTR, 27, "rotr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                          \
+  X(EQ, 28, "eq", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                                           \
+  X(NE, 29, "ne", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                                           \
+  X(LT, 30, "lt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(LE, 31, "le", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(GT, 32, "gt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(GE, 33, "ge", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(LOGICAL_AND, 34, "land", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                                                  \
+  X(LOGICAL_OR, 35, "lor", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                                                    \
+  X(MIN, 36, "min", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MAX, 37, "max", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(ABSDIFF, 38, "absdiff", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                    \
+  X(SAT_ADD, 39, "sadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(SAT_SUB, 40, "ssub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(SAT_MUL, 41, "smul", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(WRAP_ADD, 42, "wadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                      \
+  X(WRAP_SUB, 43, "wsub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                      \
+  X(MULHI, 44, "mulhi", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                        \
+  X(NEG, 64, "neg", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                             \
+  X(BITNOT, 65, "bitnot", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                       \
+  X(NOT, 66, "not", VYRE_OC_UNARY, VYRE_TM_BOOL, 0)                                                            \
+  X(POPCOUNT, 67, "popcount", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                   \
+  X(CLZ, 68, "clz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                             \
+  X(CTZ, 69, "ctz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                             \
+  X(REVERSEBITS, 70, "reversebits", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                             \
+  X(ABS, 71, "abs", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                             \
+  X(SIGN, 72, "sign", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                           \
+  X(FLOOR, 73, "floor", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(CEIL, 74, "ceil", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                         \
+  X(ROUND, 75, "round", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(TRUNC, 76, "trunc", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(SQRT, 77, "sqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                         \
+  X(RSQRT, 78, "rsqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                 \
+  X(RCP, 79, "rcp", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                           \
+  X(EXP, 80, "exp", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(EXP2, 81, "exp2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(LOG, 82, "log", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(LOG2, 83, "log2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(SIN, 84, "sin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(COS, 85, "cos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(TAN, 86, "tan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(ASIN, 87, "asin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ACOS, 88, "acos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ATAN, 89, "atan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(SINH, 90, "sinh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(COSH, 91, "cosh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(TANH, 92, "tanh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ISNAN, 93, "isnan", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                                   \
+  X(ISINF, 94, "isinf", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                                   \
+  X(ISFINITE, 95, "isfinite", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                             \
+  X(UNPACK4_LOW, 96, "unpack4lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                               \
+  X(UNPACK4_HIGH, 97, "unpack4hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                              \
+  X(UNPACK8_LOW, 98, "unpack8lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                               \
+  X(UNPACK8_HIGH, 99, "unpack8hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                              \
+  X(SELECT, 112, "select", VYRE_OC_SELECT, VYRE_TM_VALUE, 0)                                                   \
+  X(CAST, 113, "cast", VYRE_OC_CAST, VYRE_TM_VALUE, 0)                                                         \
+  X(FMA, 114, "fma", VYRE_OC_FMA, VYRE_TM_FLOAT, 0)                                                            \
+  X(ATOMIC_ADD, 128, "atomic_add", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_AND, 129, "atomic_and", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_OR, 130, "atomic_or", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                               \
+  X(ATOMIC_XOR, 131, "atomic_xor", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_MIN, 132, "atomic_min", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_MAX, 133, "atomic_max", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_EXCHANGE, 134, "atomic_xchg", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                       \
+  X(ATOMIC_CAS, 135, "atomic_cas", VYRE_OC_ATOMIC_CAS, VYRE_TM_INT, 0)                                         \
+  X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
+  X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE) \
+  X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
+  X(LET, 192, "let", VYRE_OC_LET, 0, 0)                                                                        \
+  X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0, 0)                                                               \
+  X(STORE, 194, "store", VYRE_OC_STORE, 0, 0)                                                                  \
+  X(IF, 195, "if", VYRE_OC_IF, 0, 0)                                                                           \
+  X(ELSE, 196, "else", VYRE_OC_ELSE, 0, 0)                                                                     \
+  X(END, 197, "end", VYRE_OC_END, 0, 0)                                                                        \
+  X(LOOP, 198, "loop", VYRE_OC_LOOP, 0, 0)                                                                     \
+  X(BLOCK, 199, "block", VYRE_OC_BLOCK, 0, 0)                                                                  \
+  X(RETURN, 200, "return", VYRE_OC_RETURN, 0, 0)                                                               \
+  X(BARRIER, 201, "barrier", VYRE_OC_BARRIER, 0, 0)                                                            \
   X(TRAP, 202, "trap", VYRE_OC_TRAP, 0, 0)
 
 typedef enum vyre_op {

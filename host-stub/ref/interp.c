@@ -388,8 +388,7 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   L.shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
   for (uint32_t i = 0; i < p->inst_count; i++) {
     const vyre_inst *in = &p->insts[i];
-    if (in->op == VYRE_OP_SUBGROUP_BALLOT || in->op == VYRE_OP_SUBGROUP_SHUFFLE ||
-        in->op == VYRE_OP_SUBGROUP_REDUCE ||
+    if ((vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE) ||
         (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_WORKGROUP))
       L.lockstep = 1;
     if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) L.grid = 1;

@@ -353,8 +353,11 @@ START_TEST(op_table_matches_map) {
                          all[i - 1].name, all[i - 1].id, op->name, op->id);
     EXPECT(op->op_class < VYRE_OC_COUNT_, "op %s has a known class", op->name);
     EXPECT((op->type_mask & ~VYRE_TM_VALUE) == 0, "op %s accepts only value types", op->name);
-    EXPECT((op->flags & ~(VYRE_OPF_AXIS | VYRE_OPF_SUBGROUP | VYRE_OPF_TRANSCENDENTAL)) == 0,
+    EXPECT((op->flags & ~(VYRE_OPF_AXIS | VYRE_OPF_SUBGROUP | VYRE_OPF_TRANSCENDENTAL |
+                          VYRE_OPF_COLLECTIVE)) == 0,
            "op %s has only known flags", op->name);
+    EXPECT(!(op->flags & VYRE_OPF_COLLECTIVE) || (op->flags & VYRE_OPF_SUBGROUP),
+           "collectives are subgroup ops (%s)", op->name);
     EXPECT(!(op->flags & VYRE_OPF_AXIS) || op->op_class == VYRE_OC_BUILTIN,
            "only builtins take an axis (%s)", op->name);
     EXPECT(!(op->flags & VYRE_OPF_TRANSCENDENTAL) ||
