@@ -1,4 +1,5 @@
-/* ops.c -- the op, type, access, ordering and status name tables, generated from the X-macro lists. */
+/* ops.c -- the op, op class, type, access, ordering, capability and status tables, generated from the X-macro lists. */
+#include <stdio.h>
 #include <string.h>
 
 #include "vyre/vyre_program.h"
@@ -8,7 +9,7 @@
 #endif
 
 static const vyre_op_info op_table[] = {
-#define OP_ROW_(name, id, text, cls, mask) {id, cls, 0, mask, #name, text},
+#define OP_ROW_(name, id, text, cls, mask, flags) {id, cls, flags, mask, #name, text},
     VYRE_OP_MAP(OP_ROW_)
 #undef OP_ROW_
 };
@@ -39,6 +40,36 @@ const vyre_op_info *vyre_op_by_mnemonic(const char *mnemonic, size_t len) {
 const vyre_op_info *vyre_op_all(uint32_t *count) {
   if (count) *count = (uint32_t)OP_TABLE_COUNT;
   return op_table;
+}
+
+int vyre_op_is_transcendental(uint32_t op) {
+  const vyre_op_info *info = vyre_op_lookup(op);
+  return info && (info->flags & VYRE_OPF_TRANSCENDENTAL) != 0;
+}
+
+static const vyre_op_class_info class_table[] = {
+#define CLASS_ROW_(name, res, a, b, c, d, mod, tmin, tmax, usage)                                 \
+  {VYRE_RES_##res, {VYRE_OPND_##a, VYRE_OPND_##b, VYRE_OPND_##c, VYRE_OPND_##d}, VYRE_MOD_##mod, \
+   tmin, tmax, #name, usage},
+    VYRE_OP_CLASS_MAP(CLASS_ROW_)
+#undef CLASS_ROW_
+};
+
+const vyre_op_class_info *vyre_op_class_lookup(uint32_t op_class) {
+  return op_class < VYRE_OC_COUNT_ ? &class_table[op_class] : NULL;
+}
+
+uint32_t vyre_op_fields(const vyre_op_info *info) {
+  const vyre_op_class_info *cls = &class_table[info->op_class];
+  uint32_t fields = 0;
+  for (uint32_t k = 0; k < 4; k++)
+    if (cls->operand[k] != VYRE_OPND_NONE) fields |= VYRE_FIELD_A << k;
+  if (cls->result != VYRE_RES_NONE) fields |= VYRE_FIELD_TYPE;
+  /* An axis class uses mod only for the ops that take an axis (lane and
+   * sgsize do not). */
+  if (cls->mod != VYRE_MOD_NONE && (cls->mod != VYRE_MOD_AXIS || (info->flags & VYRE_OPF_AXIS)))
+    fields |= VYRE_FIELD_MOD;
+  return fields;
 }
 
 static const char *const type_names[] = {
@@ -81,6 +112,23 @@ int vyre_type_is_value(uint32_t type) {
   return type < VYRE_T_COUNT_ && (VYRE_TM_VALUE & VYRE_TBIT(type)) != 0;
 }
 
+const char *vyre_type_list(uint32_t mask, const char *last, char *out, size_t size) {
+  if (!size) return out;
+  out[0] = '\0';
+  uint32_t remaining = 0;
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) remaining += (mask & VYRE_TBIT(t)) != 0;
+  size_t at = 0;
+  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
+    if (!(mask & VYRE_TBIT(t))) continue;
+    const char *sep = !at ? "" : (remaining == 1 && last) ? last : " ";
+    int n = snprintf(out + at, size - at, "%s%s", sep, type_names[t]);
+    if (n < 0 || (size_t)n >= size - at) break;
+    at += (size_t)n;
+    remaining--;
+  }
+  return out;
+}
+
 static const char *const access_names[] = {
 #define ACCESS_NAME_(name, text) text,
     VYRE_ACCESS_MAP(ACCESS_NAME_)
@@ -116,6 +164,44 @@ static const char *const reduce_names[] = {
 
 const char *vyre_reduce_name(uint32_t kind) {
   return kind < VYRE_REDUCE_COUNT_ ? reduce_names[kind] : "?";
+}
+
+/* Indexed by bit number: the map must be in bit order, which the
+ * assertions below check row by row. */
+enum {
+#define CAP_BIT_(name, ident, words) CAP_BIT_##name,
+  VYRE_CAP_MAP(CAP_BIT_)
+#undef CAP_BIT_
+};
+#define CAP_ORDER_(name, ident, words)                                                            \
+  _Static_assert(VYRE_CAP_##name == 1ull << CAP_BIT_##name, "VYRE_CAP_MAP row " #name " is out of " \
+                 "bit order");
+VYRE_CAP_MAP(CAP_ORDER_)
+#undef CAP_ORDER_
+
+static const struct {
+  const char *name;
+  const char *text;
+} cap_table[] = {
+#define CAP_ROW_(name, ident, words) {ident, words},
+    VYRE_CAP_MAP(CAP_ROW_)
+#undef CAP_ROW_
+};
+#define CAP_TABLE_COUNT (sizeof cap_table / sizeof cap_table[0])
+
+const char *vyre_capability_name(uint32_t bit) {
+  return bit < CAP_TABLE_COUNT ? cap_table[bit].name : NULL;
+}
+
+const char *vyre_capability_text(uint32_t bit) {
+  return bit < CAP_TABLE_COUNT ? cap_table[bit].text : NULL;
+}
+
+int vyre_capability_by_name(const char *name, size_t len) {
+  for (uint32_t b = 0; b < CAP_TABLE_COUNT; b++) {
+    if (strlen(cap_table[b].name) == len && memcmp(cap_table[b].name, name, len) == 0) return (int)b;
+  }
+  return -1;
 }
 
 static const char *const status_names[] = {

@@ -30,6 +30,9 @@ static vyre_status fail(decoder *d, vyre_status st, const char *fmt, ...) {
 }
 
 #define INST_FMT "invalid program: instruction %u (%s): "
+/* A type list for a message, from VYRE_TYPE_MAP (a compound literal lives
+ * to the end of the enclosing block, past the fail() call). */
+#define TYPE_LIST(mask, last) vyre_type_list((mask), (last), (char[96]){0}, 96)
 
 static const char *mnem(const vyre_inst *in) {
   const vyre_op_info *info = vyre_op_lookup(in->op);
@@ -193,8 +196,8 @@ static vyre_status check_buffers(decoder *d, const uint8_t *bytes) {
     if (bd->elem_type == VYRE_T_VOID || bd->elem_type >= VYRE_T_COUNT_)
       return fail(d, VYRE_INVALID_PROGRAM,
                   "invalid program: buffer %u '%s': element type %u is not a storage type. Fix: "
-                  "use one of bool u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32",
-                  i, nm, bd->elem_type);
+                  "use one of %s",
+                  i, nm, bd->elem_type, TYPE_LIST(VYRE_TM_STORAGE, NULL));
     if (bd->reserved0 || bd->reserved1 || (bd->flags & ~(VYRE_BUF_OUTPUT | VYRE_BUF_OUT_RANGE)))
       return fail(d, VYRE_INVALID_PROGRAM,
                   "invalid program: buffer %u '%s': reserved fields or unknown flags set. Fix: "
@@ -396,330 +399,428 @@ static vyre_status push_block(decoder *d, uint32_t i) {
   return VYRE_OK;
 }
 
-static int is_transcendental(uint32_t op) {
-  return op >= VYRE_OP_RSQRT && op <= VYRE_OP_TANH && op != VYRE_OP_RCP;
+/* Per-class checks.  Each checks the operands its class's schema
+ * (VYRE_OP_CLASS_MAP) gives it, in the order the messages promise, and
+ * sets the features the class implies; check_inst does what the schema
+ * says for every class (unused fields zero, value or statement, op-flag
+ * features). */
+typedef vyre_status (*class_check)(decoder *d, uint32_t i, const vyre_op_info *info);
+
+static int type_in_mask(const vyre_op_info *info, uint32_t t) {
+  return t < VYRE_T_COUNT_ && (info->type_mask & VYRE_TBIT(t)) != 0;
 }
+
+static void need(vyre_program *p, uint32_t feature, uint64_t cap) {
+  p->features |= feature;
+  p->required_caps |= cap;
+}
+
+/* The range check of mod, by the class's mod kind. */
+static vyre_status check_mod(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  switch ((vyre_mod_kind)vyre_op_class_lookup(info->op_class)->mod) {
+  case VYRE_MOD_AXIS:
+    if (in->mod > 2)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "axis %u is not x, y or z. Fix: use "
+                  "axis 0..2", i, mnem(in), in->mod);
+    break;
+  case VYRE_MOD_ORDER:
+    if (in->mod >= VYRE_ORDER_COUNT_)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "memory order %u is unknown. Fix: use "
+                  "relaxed acquire release acq_rel or seq_cst", i, mnem(in), in->mod);
+    break;
+  case VYRE_MOD_REDUCE:
+    if (in->mod >= VYRE_REDUCE_COUNT_)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduction kind %u is unknown. Fix: use "
+                  "add (0), min (1), max (2), and (3), or (4) or xor (5)", i, mnem(in), in->mod);
+    break;
+  case VYRE_MOD_SCOPE:
+    if (in->mod > VYRE_BARRIER_GRID)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "barrier scope %u is unknown. Fix: use "
+                  "workgroup (0) or grid (1)", i, mnem(in), in->mod);
+    break;
+  case VYRE_MOD_NONE: break;
+  }
+  return VYRE_OK;
+}
+
+/* A result type the class fixes (u32, f32) but the instruction differs. */
+static vyre_status want_result(decoder *d, uint32_t i, uint32_t want, const char *what,
+                               const char *fix) {
+  if (d->p->insts[i].type == want) return VYRE_OK;
+  return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "%s must be %s. Fix: %s", i,
+              mnem(&d->p->insts[i]), what, vyre_type_name(want), fix);
+}
+
+static vyre_status check_const(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t t = in->type;
+  if (!type_in_mask(info, t))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %u is not a value type. Fix: use %s", i,
+                mnem(in), t, TYPE_LIST(VYRE_TM_VALUE, " or "));
+  if (t != VYRE_T_U64 && t != VYRE_T_I64 && in->b != 0)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "a 32-bit constant has high bits 0x%x. Fix: "
+                "zero operand b", i, mnem(in), in->b);
+  if (t == VYRE_T_BOOL && in->a > 1)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "bool constant %u is not 0 or 1. Fix: use "
+                "true or false", i, mnem(in), in->a);
+  if (t == VYRE_T_F32 && vyre_f32_canonical_bits(in->a) != in->a)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "f32 constant 0x%08x is not canonical "
+                "(NaN must be 0x7fc00000, subnormals are flushed). Fix: write the canonical "
+                "value", i, mnem(in), in->a);
+  return VYRE_OK;
+}
+
+static vyre_status check_local_get(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_program *p = d->p;
+  const vyre_inst *in = &p->insts[i];
+  vyre_status st = slot_ref(d, i, in->a, 1);
+  if (st) return st;
+  if (in->type != p->local_types[in->a])
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from local %u's type %s. "
+                "Fix: use the local's type", i, mnem(in), vyre_type_name(in->type), in->a,
+                vyre_type_name(p->local_types[in->a]));
+  return VYRE_OK;
+}
+
+static vyre_status check_load(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  const vyre_buffer_info *buf;
+  vyre_status st;
+  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if (buf->decl.access == VYRE_ACCESS_WRITE_ONLY)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is write-only. Fix: declare "
+                "it rw (with the output flag if the backend should allocate it)", i, mnem(in),
+                buf->name);
+  if ((st = operand(d, i, "index", in->b, VYRE_T_U32))) return st;
+  uint32_t yields = vyre_type_compute(buf->decl.elem_type);
+  if (in->type != yields)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s, but loading '%s' (%s) yields %s. "
+                "Fix: set the load's type to %s", i, mnem(in), vyre_type_name(in->type),
+                buf->name, vyre_type_name(buf->decl.elem_type), vyre_type_name(yields),
+                vyre_type_name(yields));
+  return VYRE_OK;
+}
+
+static vyre_status check_buf_len(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_buffer_info *buf;
+  vyre_status st = buffer_ref(d, i, d->p->insts[i].a, &buf);
+  return st ? st : want_result(d, i, VYRE_T_U32, "type", "buflen is u32");
+}
+
+static vyre_status check_builtin(decoder *d, uint32_t i, const vyre_op_info *info) {
+  vyre_status st = want_result(d, i, VYRE_T_U32, "type", "ids are u32");
+  if (st) return st;
+  return (info->flags & VYRE_OPF_AXIS) ? check_mod(d, i, info) : VYRE_OK;
+}
+
+/* The result of binary/compare/unary/predicate: bool for the classes whose
+ * rule says so, else the operand type. */
+static vyre_status check_result_rule(decoder *d, uint32_t i, const vyre_op_info *info,
+                                     uint32_t operand_type) {
+  uint32_t t = d->p->insts[i].type;
+  uint32_t want = vyre_op_class_lookup(info->op_class)->result == VYRE_RES_BOOL
+                      ? (uint32_t)VYRE_T_BOOL
+                      : operand_type;
+  if (t == want) return VYRE_OK;
+  return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type %s should be %s. Fix: set the "
+              "instruction type", i, mnem(&d->p->insts[i]), vyre_type_name(t),
+              vyre_type_name(want));
+}
+
+static vyre_status check_binary(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t ta, tb;
+  vyre_status st;
+  if ((st = value(d, i, "a", in->a, &ta)) || (st = value(d, i, "b", in->b, &tb))) return st;
+  if (ta != tb)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "operands have types %s and %s. Fix: cast "
+                "one so both match", i, mnem(in), vyre_type_name(ta), vyre_type_name(tb));
+  if (!type_in_mask(info, ta))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not accept %s operands. Fix: see "
+                "docs/program-format.md for the types each op takes", i, mnem(in),
+                vyre_type_name(ta));
+  return check_result_rule(d, i, info, ta);
+}
+
+static vyre_status check_unary(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t ta;
+  vyre_status st = value(d, i, "a", in->a, &ta);
+  if (st) return st;
+  if (!type_in_mask(info, ta))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not accept a %s operand. Fix: see "
+                "docs/program-format.md for the types each op takes", i, mnem(in),
+                vyre_type_name(ta));
+  return check_result_rule(d, i, info, ta);
+}
+
+static vyre_status check_select(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t tb, tc;
+  vyre_status st;
+  if ((st = operand(d, i, "condition", in->a, VYRE_T_BOOL))) return st;
+  if ((st = value(d, i, "b", in->b, &tb)) || (st = value(d, i, "c", in->c, &tc))) return st;
+  if (tb != tc || in->type != tb)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "arms have types %s and %s, result %s. Fix: "
+                "both arms and the result share one type", i, mnem(in), vyre_type_name(tb),
+                vyre_type_name(tc), vyre_type_name(in->type));
+  return VYRE_OK;
+}
+
+static vyre_status check_cast(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t ta;
+  vyre_status st = value(d, i, "a", in->a, &ta);
+  if (st) return st;
+  if (!type_in_mask(info, in->type))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "target type %s is not a value type. Fix: "
+                "cast to %s (narrow types are storage only)", i, mnem(in),
+                vyre_type_name(in->type), TYPE_LIST(VYRE_TM_VALUE, " or "));
+  return VYRE_OK;
+}
+
+static vyre_status check_fma(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  vyre_status st;
+  if ((st = operand(d, i, "a", in->a, VYRE_T_F32)) || (st = operand(d, i, "b", in->b, VYRE_T_F32)) ||
+      (st = operand(d, i, "c", in->c, VYRE_T_F32)))
+    return st;
+  return want_result(d, i, VYRE_T_F32, "result type", "fma is f32");
+}
+
+/* ATOMIC and ATOMIC_CAS (which also has d = desired). */
+static vyre_status check_atomic(decoder *d, uint32_t i, const vyre_op_info *info) {
+  vyre_program *p = d->p;
+  const vyre_inst *in = &p->insts[i];
+  uint32_t t = in->type;
+  const vyre_buffer_info *buf;
+  vyre_status st;
+  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if (buf->decl.access != VYRE_ACCESS_READ_WRITE && buf->decl.access != VYRE_ACCESS_WORKGROUP)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s; atomics need rw or "
+                "workgroup. Fix: declare it rw (add the output flag for a zeroed output)", i,
+                mnem(in), buf->name, vyre_access_name(buf->decl.access));
+  if (!type_in_mask(info, buf->decl.elem_type))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' holds %s; atomics work on u32 "
+                "i32 u64 i64. Fix: change the element type", i, mnem(in), buf->name,
+                vyre_type_name(buf->decl.elem_type));
+  if (t != buf->decl.elem_type)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from buffer '%s' (%s). "
+                "Fix: set the type to the element type", i, mnem(in), vyre_type_name(t),
+                buf->name, vyre_type_name(buf->decl.elem_type));
+  if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) || (st = operand(d, i, "value", in->c, t)))
+    return st;
+  if (vyre_op_class_lookup(info->op_class)->operand[3] == VYRE_OPND_VALUE &&
+      (st = operand(d, i, "desired", in->d, t)))
+    return st;
+  if ((st = check_mod(d, i, info))) return st;
+  need(p, VYRE_FEAT_ATOMIC, VYRE_CAP_ATOMICS);
+  if (t == VYRE_T_U64 || t == VYRE_T_I64) need(p, VYRE_FEAT_ATOMIC64, VYRE_CAP_ATOMIC64);
+  return VYRE_OK;
+}
+
+static vyre_status check_ballot(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_status st = operand(d, i, "a", d->p->insts[i].a, VYRE_T_BOOL);
+  return st ? st : want_result(d, i, VYRE_T_U32, "result type", "a ballot is a u32 lane mask");
+}
+
+static vyre_status check_shuffle(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  vyre_status st;
+  if ((st = operand(d, i, "value", in->a, in->type)) ||
+      (st = operand(d, i, "lane", in->b, VYRE_T_U32)))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status check_reduce(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t t = in->type;
+  vyre_status st;
+  if ((st = operand(d, i, "value", in->a, t)) || (st = check_mod(d, i, info))) return st;
+  if (!type_in_mask(info, t) || (t == VYRE_T_F32 && in->mod >= VYRE_REDUCE_AND))
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduce %s over %s is not defined. Fix: "
+                "add/min/max take integers or f32; and/or/xor take integers", i, mnem(in),
+                vyre_reduce_name(in->mod), vyre_type_name(t));
+  return VYRE_OK;
+}
+
+static vyre_status check_let(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t tb;
+  vyre_status st;
+  if ((st = value(d, i, "value", in->b, &tb))) return st;
+  if ((st = define_slot(d, i, in->a, 1))) return st;
+  return want_type(d, i, "value", tb, d->p->local_types[in->a]);
+}
+
+static vyre_status check_assign(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  uint32_t tb;
+  vyre_status st;
+  if ((st = slot_ref(d, i, in->a, 1))) return st;
+  if (d->local_def[in->a] == 2)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "local %u is a loop counter. Fix: loop "
+                "counters are read-only; copy it into another local", i, mnem(in), in->a);
+  if ((st = value(d, i, "value", in->b, &tb))) return st;
+  return want_type(d, i, "value", tb, d->p->local_types[in->a]);
+}
+
+static vyre_status check_store(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  const vyre_inst *in = &d->p->insts[i];
+  const vyre_buffer_info *buf;
+  vyre_status st;
+  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if (buf->decl.access == VYRE_ACCESS_READ_ONLY || buf->decl.access == VYRE_ACCESS_UNIFORM)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s. Fix: declare it rw or "
+                "wo to write it", i, mnem(in), buf->name, vyre_access_name(buf->decl.access));
+  if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) ||
+      (st = operand(d, i, "value", in->c, vyre_type_compute(buf->decl.elem_type))))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status check_if(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_status st = operand(d, i, "condition", d->p->insts[i].a, VYRE_T_BOOL);
+  return st ? st : push_block(d, i);
+}
+
+static vyre_status check_else(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_program *p = d->p;
+  uint32_t top = d->depth ? d->stack[d->depth - 1] : NONE;
+  if (top == NONE || p->insts[top].op != VYRE_OP_IF || p->match[top] != NONE)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not follow an open if. Fix: else "
+                "belongs to the innermost if, once", i, mnem(&p->insts[i]));
+  p->match[top] = i;
+  d->open[top] = 0;
+  d->depth--;
+  return push_block(d, i);
+}
+
+static vyre_status check_end(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_program *p = d->p;
+  if (!d->depth)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "closes no block. Fix: remove the stray "
+                "end", i, mnem(&p->insts[i]));
+  uint32_t top = d->stack[--d->depth];
+  d->open[top] = 0;
+  p->match[i] = top;
+  if (p->insts[top].op == VYRE_OP_ELSE) {
+    /* The IF points at its ELSE; the ELSE points at this END. */
+    p->match[top] = i;
+  } else {
+    if (p->match[top] == NONE) p->match[top] = i;
+  }
+  return VYRE_OK;
+}
+
+static vyre_status check_loop(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  vyre_program *p = d->p;
+  const vyre_inst *in = &p->insts[i];
+  vyre_status st;
+  if ((st = slot_ref(d, i, in->a, 0))) return st;
+  uint32_t lt = p->local_types[in->a];
+  if (lt != VYRE_T_U32 && lt != VYRE_T_I32)
+    return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "loop counter local %u is %s. Fix: loop "
+                "counters are u32 or i32", i, mnem(in), in->a, vyre_type_name(lt));
+  if ((st = operand(d, i, "start", in->b, lt)) || (st = operand(d, i, "end", in->c, lt)))
+    return st;
+  if ((st = push_block(d, i))) return st;
+  if ((st = define_slot(d, i, in->a, 2))) return st;
+  p->features |= VYRE_FEAT_LOOP;
+  return VYRE_OK;
+}
+
+static vyre_status check_block(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)info;
+  return push_block(d, i);
+}
+
+static vyre_status check_return(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)i, (void)info;
+  d->p->features |= VYRE_FEAT_RETURN;
+  return VYRE_OK;
+}
+
+static vyre_status check_barrier(decoder *d, uint32_t i, const vyre_op_info *info) {
+  const vyre_inst *in = &d->p->insts[i];
+  vyre_status st = check_mod(d, i, info);
+  if (st) return st;
+  if (in->mod == VYRE_BARRIER_GRID) {
+    if (d->depth)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "a grid barrier must be at the top level "
+                  "of the body. Fix: move it out of every if/loop/block", i, mnem(in));
+    d->grid_segment++;
+    need(d->p, VYRE_FEAT_GRID_BARRIER, VYRE_CAP_GRID_BARRIER);
+  } else {
+    need(d->p, VYRE_FEAT_BARRIER, VYRE_CAP_BARRIER);
+  }
+  return VYRE_OK;
+}
+
+static vyre_status check_trap(decoder *d, uint32_t i, const vyre_op_info *info) {
+  (void)i, (void)info;
+  need(d->p, VYRE_FEAT_TRAP, VYRE_CAP_TRAP);
+  return VYRE_OK;
+}
+
+static const class_check class_checks[VYRE_OC_COUNT_] = {
+    [VYRE_OC_CONST] = check_const,       [VYRE_OC_LOCAL_GET] = check_local_get,
+    [VYRE_OC_LOAD] = check_load,         [VYRE_OC_BUF_LEN] = check_buf_len,
+    [VYRE_OC_BUILTIN] = check_builtin,   [VYRE_OC_BINARY] = check_binary,
+    [VYRE_OC_COMPARE] = check_binary,    [VYRE_OC_UNARY] = check_unary,
+    [VYRE_OC_PREDICATE] = check_unary,   [VYRE_OC_SELECT] = check_select,
+    [VYRE_OC_CAST] = check_cast,         [VYRE_OC_FMA] = check_fma,
+    [VYRE_OC_ATOMIC] = check_atomic,     [VYRE_OC_ATOMIC_CAS] = check_atomic,
+    [VYRE_OC_BALLOT] = check_ballot,     [VYRE_OC_SHUFFLE] = check_shuffle,
+    [VYRE_OC_REDUCE] = check_reduce,     [VYRE_OC_LET] = check_let,
+    [VYRE_OC_ASSIGN] = check_assign,     [VYRE_OC_STORE] = check_store,
+    [VYRE_OC_IF] = check_if,             [VYRE_OC_ELSE] = check_else,
+    [VYRE_OC_END] = check_end,           [VYRE_OC_LOOP] = check_loop,
+    [VYRE_OC_BLOCK] = check_block,       [VYRE_OC_RETURN] = check_return,
+    [VYRE_OC_BARRIER] = check_barrier,   [VYRE_OC_TRAP] = check_trap,
+};
 
 /* The checks of one instruction; sets value_type[i]. */
 static vyre_status check_inst(decoder *d, uint32_t i) {
   vyre_program *p = d->p;
-  vyre_inst *in = &p->insts[i];
+  const vyre_inst *in = &p->insts[i];
   const vyre_op_info *info = vyre_op_lookup(in->op);
   if (!info)
     return fail(d, VYRE_INVALID_PROGRAM,
                 "invalid program: instruction %u: unknown op id %u. Fix: the program was made "
                 "for a newer format or is corrupt; see `vyre info` for supported ops",
                 i, in->op);
-  uint32_t t = in->type, ta, tb, tc;
-  vyre_status st;
-  const vyre_buffer_info *buf;
-  /* Fields each class uses: a bit per a,b,c,d, then type, then mod. */
-  unsigned used = 0;
-  int is_value = 0;
-#define TYPE_IN_MASK(tt) ((tt) < VYRE_T_COUNT_ && (info->type_mask & VYRE_TBIT(tt)))
-  switch ((vyre_op_class)info->op_class) {
-  case VYRE_OC_CONST:
-    used = 0x3 | 0x10;
-    is_value = 1;
-    if (!TYPE_IN_MASK(t))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %u is not a value type. Fix: use bool "
-                  "u32 u64 i32 i64 or f32", i, mnem(in), t);
-    if (t != VYRE_T_U64 && t != VYRE_T_I64 && in->b != 0)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "a 32-bit constant has high bits 0x%x. Fix: "
-                  "zero operand b", i, mnem(in), in->b);
-    if (t == VYRE_T_BOOL && in->a > 1)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "bool constant %u is not 0 or 1. Fix: use "
-                  "true or false", i, mnem(in), in->a);
-    if (t == VYRE_T_F32 && vyre_f32_canonical_bits(in->a) != in->a)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "f32 constant 0x%08x is not canonical "
-                  "(NaN must be 0x7fc00000, subnormals are flushed). Fix: write the canonical "
-                  "value", i, mnem(in), in->a);
-    break;
-  case VYRE_OC_LOCAL_GET:
-    used = 0x1 | 0x10;
-    is_value = 1;
-    if ((st = slot_ref(d, i, in->a, 1))) return st;
-    if (t != p->local_types[in->a])
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from local %u's type %s. "
-                  "Fix: use the local's type", i, mnem(in), vyre_type_name(t), in->a,
-                  vyre_type_name(p->local_types[in->a]));
-    break;
-  case VYRE_OC_LOAD:
-    used = 0x3 | 0x10;
-    is_value = 1;
-    if ((st = buffer_ref(d, i, in->a, &buf))) return st;
-    if (buf->decl.access == VYRE_ACCESS_WRITE_ONLY)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is write-only. Fix: declare "
-                  "it rw (with the output flag if the backend should allocate it)", i, mnem(in),
-                  buf->name);
-    if ((st = operand(d, i, "index", in->b, VYRE_T_U32))) return st;
-    if (t != vyre_type_compute(buf->decl.elem_type))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s, but loading '%s' (%s) yields %s. "
-                  "Fix: set the load's type to %s", i, mnem(in), vyre_type_name(t), buf->name,
-                  vyre_type_name(buf->decl.elem_type),
-                  vyre_type_name(vyre_type_compute(buf->decl.elem_type)),
-                  vyre_type_name(vyre_type_compute(buf->decl.elem_type)));
-    break;
-  case VYRE_OC_BUF_LEN:
-    used = 0x1 | 0x10;
-    is_value = 1;
-    if ((st = buffer_ref(d, i, in->a, &buf))) return st;
-    if (t != VYRE_T_U32)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type must be u32. Fix: buflen is u32", i,
-                  mnem(in));
-    break;
-  case VYRE_OC_BUILTIN:
-    used = 0x10;
-    is_value = 1;
-    if (t != VYRE_T_U32)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type must be u32. Fix: ids are u32", i,
-                  mnem(in));
-    if (in->op == VYRE_OP_SUBGROUP_LANE || in->op == VYRE_OP_SUBGROUP_SIZE) {
-      p->features |= VYRE_FEAT_SUBGROUP;
-      p->required_caps |= VYRE_CAP_SUBGROUP;
-    } else {
-      used |= 0x20;
-      if (in->mod > 2)
-        return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "axis %u is not x, y or z. Fix: use "
-                    "axis 0..2", i, mnem(in), in->mod);
-    }
-    break;
-  case VYRE_OC_BINARY:
-  case VYRE_OC_COMPARE:
-    used = 0x3 | 0x10;
-    is_value = 1;
-    if ((st = value(d, i, "a", in->a, &ta)) || (st = value(d, i, "b", in->b, &tb))) return st;
-    if (ta != tb)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "operands have types %s and %s. Fix: cast "
-                  "one so both match", i, mnem(in), vyre_type_name(ta), vyre_type_name(tb));
-    if (!TYPE_IN_MASK(ta))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not accept %s operands. Fix: see "
-                  "docs/program-format.md for the types each op takes", i, mnem(in),
-                  vyre_type_name(ta));
-    if (t != (info->op_class == VYRE_OC_COMPARE ? (uint32_t)VYRE_T_BOOL : ta))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type %s should be %s. Fix: set the "
-                  "instruction type", i, mnem(in), vyre_type_name(t),
-                  vyre_type_name(info->op_class == VYRE_OC_COMPARE ? VYRE_T_BOOL : ta));
-    break;
-  case VYRE_OC_UNARY:
-  case VYRE_OC_PREDICATE:
-    used = 0x1 | 0x10;
-    is_value = 1;
-    if ((st = value(d, i, "a", in->a, &ta))) return st;
-    if (!TYPE_IN_MASK(ta))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not accept a %s operand. Fix: see "
-                  "docs/program-format.md for the types each op takes", i, mnem(in),
-                  vyre_type_name(ta));
-    if (t != (info->op_class == VYRE_OC_PREDICATE ? (uint32_t)VYRE_T_BOOL : ta))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type %s should be %s. Fix: set the "
-                  "instruction type", i, mnem(in), vyre_type_name(t),
-                  vyre_type_name(info->op_class == VYRE_OC_PREDICATE ? VYRE_T_BOOL : ta));
-    if (is_transcendental(in->op)) {
-      p->features |= VYRE_FEAT_TRANSCENDENTAL;
-      p->required_caps |= VYRE_CAP_TRANSCENDENTAL;
-    }
-    break;
-  case VYRE_OC_SELECT:
-    used = 0x7 | 0x10;
-    is_value = 1;
-    if ((st = operand(d, i, "condition", in->a, VYRE_T_BOOL))) return st;
-    if ((st = value(d, i, "b", in->b, &tb)) || (st = value(d, i, "c", in->c, &tc))) return st;
-    if (tb != tc || t != tb)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "arms have types %s and %s, result %s. Fix: "
-                  "both arms and the result share one type", i, mnem(in), vyre_type_name(tb),
-                  vyre_type_name(tc), vyre_type_name(t));
-    break;
-  case VYRE_OC_CAST:
-    used = 0x1 | 0x10;
-    is_value = 1;
-    if ((st = value(d, i, "a", in->a, &ta))) return st;
-    if (!TYPE_IN_MASK(t))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "target type %s is not a value type. Fix: "
-                  "cast to bool u32 u64 i32 i64 or f32 (narrow types are storage only)", i,
-                  mnem(in), vyre_type_name(t));
-    break;
-  case VYRE_OC_FMA:
-    used = 0x7 | 0x10;
-    is_value = 1;
-    if ((st = operand(d, i, "a", in->a, VYRE_T_F32)) || (st = operand(d, i, "b", in->b, VYRE_T_F32)) ||
-        (st = operand(d, i, "c", in->c, VYRE_T_F32)))
-      return st;
-    if (t != VYRE_T_F32)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type must be f32. Fix: fma is f32",
-                  i, mnem(in));
-    break;
-  case VYRE_OC_ATOMIC:
-  case VYRE_OC_ATOMIC_CAS:
-    used = (info->op_class == VYRE_OC_ATOMIC ? 0x7 : 0xf) | 0x10 | 0x20;
-    is_value = 1;
-    if ((st = buffer_ref(d, i, in->a, &buf))) return st;
-    if (buf->decl.access != VYRE_ACCESS_READ_WRITE && buf->decl.access != VYRE_ACCESS_WORKGROUP)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s; atomics need rw or "
-                  "workgroup. Fix: declare it rw (add the output flag for a zeroed output)", i,
-                  mnem(in), buf->name, vyre_access_name(buf->decl.access));
-    if (!TYPE_IN_MASK(buf->decl.elem_type))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' holds %s; atomics work on u32 "
-                  "i32 u64 i64. Fix: change the element type", i, mnem(in), buf->name,
-                  vyre_type_name(buf->decl.elem_type));
-    if (t != buf->decl.elem_type)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from buffer '%s' (%s). "
-                  "Fix: set the type to the element type", i, mnem(in), vyre_type_name(t),
-                  buf->name, vyre_type_name(buf->decl.elem_type));
-    if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) || (st = operand(d, i, "value", in->c, t)))
-      return st;
-    if (info->op_class == VYRE_OC_ATOMIC_CAS && (st = operand(d, i, "desired", in->d, t)))
-      return st;
-    if (in->mod >= VYRE_ORDER_COUNT_)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "memory order %u is unknown. Fix: use "
-                  "relaxed acquire release acq_rel or seq_cst", i, mnem(in), in->mod);
-    p->features |= VYRE_FEAT_ATOMIC;
-    p->required_caps |= VYRE_CAP_ATOMICS;
-    if (t == VYRE_T_U64 || t == VYRE_T_I64) {
-      p->features |= VYRE_FEAT_ATOMIC64;
-      p->required_caps |= VYRE_CAP_ATOMIC64;
-    }
-    break;
-  case VYRE_OC_BALLOT:
-    used = 0x1 | 0x10;
-    is_value = 1;
-    if ((st = operand(d, i, "a", in->a, VYRE_T_BOOL))) return st;
-    if (t != VYRE_T_U32)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "result type must be u32. Fix: a ballot is "
-                  "a u32 lane mask", i, mnem(in));
-    p->features |= VYRE_FEAT_SUBGROUP;
-    p->required_caps |= VYRE_CAP_SUBGROUP;
-    break;
-  case VYRE_OC_SHUFFLE:
-    used = 0x3 | 0x10;
-    is_value = 1;
-    if ((st = operand(d, i, "value", in->a, t)) || (st = operand(d, i, "lane", in->b, VYRE_T_U32)))
-      return st;
-    p->features |= VYRE_FEAT_SUBGROUP;
-    p->required_caps |= VYRE_CAP_SUBGROUP;
-    break;
-  case VYRE_OC_REDUCE:
-    used = 0x1 | 0x10 | 0x20;
-    is_value = 1;
-    if ((st = operand(d, i, "value", in->a, t))) return st;
-    if (in->mod >= VYRE_REDUCE_COUNT_)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduction kind %u is unknown. Fix: use "
-                  "add (0), min (1), max (2), and (3), or (4) or xor (5)", i, mnem(in), in->mod);
-    if (!TYPE_IN_MASK(t) || (t == VYRE_T_F32 && in->mod >= VYRE_REDUCE_AND))
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduce %s over %s is not defined. Fix: "
-                  "add/min/max take integers or f32; and/or/xor take integers", i, mnem(in),
-                  vyre_reduce_name(in->mod), vyre_type_name(t));
-    p->features |= VYRE_FEAT_SUBGROUP;
-    p->required_caps |= VYRE_CAP_SUBGROUP;
-    break;
-  case VYRE_OC_LET:
-  case VYRE_OC_ASSIGN:
-    used = 0x3;
-    if (info->op_class == VYRE_OC_LET) {
-      if ((st = value(d, i, "value", in->b, &tb))) return st;
-      if ((st = define_slot(d, i, in->a, 1))) return st;
-    } else {
-      if ((st = slot_ref(d, i, in->a, 1))) return st;
-      if (d->local_def[in->a] == 2)
-        return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "local %u is a loop counter. Fix: loop "
-                    "counters are read-only; copy it into another local", i, mnem(in), in->a);
-      if ((st = value(d, i, "value", in->b, &tb))) return st;
-    }
-    if ((st = want_type(d, i, "value", tb, p->local_types[in->a]))) return st;
-    break;
-  case VYRE_OC_STORE:
-    used = 0x7;
-    if ((st = buffer_ref(d, i, in->a, &buf))) return st;
-    if (buf->decl.access == VYRE_ACCESS_READ_ONLY || buf->decl.access == VYRE_ACCESS_UNIFORM)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s. Fix: declare it rw or "
-                  "wo to write it", i, mnem(in), buf->name, vyre_access_name(buf->decl.access));
-    if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) ||
-        (st = operand(d, i, "value", in->c, vyre_type_compute(buf->decl.elem_type))))
-      return st;
-    break;
-  case VYRE_OC_IF:
-    used = 0x1;
-    if ((st = operand(d, i, "condition", in->a, VYRE_T_BOOL))) return st;
-    if ((st = push_block(d, i))) return st;
-    break;
-  case VYRE_OC_ELSE: {
-    uint32_t top = d->depth ? d->stack[d->depth - 1] : NONE;
-    if (top == NONE || p->insts[top].op != VYRE_OP_IF || p->match[top] != NONE)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not follow an open if. Fix: else "
-                  "belongs to the innermost if, once", i, mnem(in));
-    p->match[top] = i;
-    d->open[top] = 0;
-    d->depth--;
-    if ((st = push_block(d, i))) return st;
-    break;
-  }
-  case VYRE_OC_END: {
-    if (!d->depth)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "closes no block. Fix: remove the stray "
-                  "end", i, mnem(in));
-    uint32_t top = d->stack[--d->depth];
-    d->open[top] = 0;
-    p->match[i] = top;
-    if (p->insts[top].op == VYRE_OP_ELSE) {
-      /* The IF points at its ELSE; the ELSE points at this END. */
-      p->match[top] = i;
-    } else {
-      if (p->match[top] == NONE) p->match[top] = i;
-    }
-    break;
-  }
-  case VYRE_OC_LOOP:
-    used = 0x7;
-    if ((st = slot_ref(d, i, in->a, 0))) return st;
-    {
-      uint32_t lt = p->local_types[in->a];
-      if (lt != VYRE_T_U32 && lt != VYRE_T_I32)
-        return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "loop counter local %u is %s. Fix: loop "
-                    "counters are u32 or i32", i, mnem(in), in->a, vyre_type_name(lt));
-      if ((st = operand(d, i, "start", in->b, lt)) || (st = operand(d, i, "end", in->c, lt)))
-        return st;
-    }
-    if ((st = push_block(d, i))) return st;
-    if ((st = define_slot(d, i, in->a, 2))) return st;
-    p->features |= VYRE_FEAT_LOOP;
-    break;
-  case VYRE_OC_BLOCK:
-    if ((st = push_block(d, i))) return st;
-    break;
-  case VYRE_OC_RETURN:
-    p->features |= VYRE_FEAT_RETURN;
-    break;
-  case VYRE_OC_BARRIER:
-    used = 0x20;
-    if (in->mod > VYRE_BARRIER_GRID)
-      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "barrier scope %u is unknown. Fix: use "
-                  "workgroup (0) or grid (1)", i, mnem(in), in->mod);
-    if (in->mod == VYRE_BARRIER_GRID) {
-      if (d->depth)
-        return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "a grid barrier must be at the top level "
-                    "of the body. Fix: move it out of every if/loop/block", i, mnem(in));
-      d->grid_segment++;
-      p->features |= VYRE_FEAT_GRID_BARRIER;
-      p->required_caps |= VYRE_CAP_GRID_BARRIER;
-    } else {
-      p->features |= VYRE_FEAT_BARRIER;
-      p->required_caps |= VYRE_CAP_BARRIER;
-    }
-    break;
-  case VYRE_OC_TRAP:
-    used = 0x1;
-    p->features |= VYRE_FEAT_TRAP;
-    p->required_caps |= VYRE_CAP_TRAP;
-    break;
-  }
-#undef TYPE_IN_MASK
+  vyre_status st = class_checks[info->op_class](d, i, info);
+  if (st) return st;
+  if (info->flags & VYRE_OPF_SUBGROUP) need(p, VYRE_FEAT_SUBGROUP, VYRE_CAP_SUBGROUP);
+  if (info->flags & VYRE_OPF_TRANSCENDENTAL) need(p, VYRE_FEAT_TRANSCENDENTAL, VYRE_CAP_TRANSCENDENTAL);
   /* Canonical encoding: every field the class does not use is zero. */
-  if ((!(used & 0x1) && in->a) || (!(used & 0x2) && in->b) || (!(used & 0x4) && in->c) ||
-      (!(used & 0x8) && in->d) || (!(used & 0x10) && in->type) || (!(used & 0x20) && in->mod))
+  uint32_t used = vyre_op_fields(info);
+  if ((!(used & VYRE_FIELD_A) && in->a) || (!(used & VYRE_FIELD_B) && in->b) ||
+      (!(used & VYRE_FIELD_C) && in->c) || (!(used & VYRE_FIELD_D) && in->d) ||
+      (!(used & VYRE_FIELD_TYPE) && in->type) || (!(used & VYRE_FIELD_MOD) && in->mod))
     return fail(d, VYRE_INVALID_PROGRAM,
                 INST_FMT "sets an operand, type or modifier field it does not use. Fix: zero "
                          "unused fields (one program, one encoding)",
                 i, mnem(in));
-  p->value_type[i] = is_value ? (uint8_t)t : VYRE_T_VOID;
+  int is_value = vyre_op_class_lookup(info->op_class)->result != VYRE_RES_NONE;
+  p->value_type[i] = is_value ? (uint8_t)in->type : VYRE_T_VOID;
   return VYRE_OK;
 }
 
@@ -759,164 +860,186 @@ static int value_uniform(const vyre_program *p, const uint8_t *local_uniform, ui
   }
 }
 
+/* Scratch of the uniformity analysis. */
+typedef struct uniformity {
+  uint8_t *local_uniform; /* per slot */
+  uint32_t *loop_diverges; /* per LOOP: 1 + the index of a divergent return/trap inside it, else 0 */
+  uint8_t *cf;            /* per open block depth: control flow uniform */
+  uint32_t *cause;        /* per depth: the instruction that made it divergent, or NONE */
+  uint32_t *open_loops;
+} uniformity;
+
+/* One pass of the fixpoint: derive p->uniform, locals and loop
+ * divergence from the facts so far; 1 when a fact changed. */
+static int uniformity_pass(vyre_program *p, uniformity *u) {
+  uint32_t n = p->inst_count;
+  int changed = 0;
+  uint32_t depth = 0, nloops = 0;
+  u->cf[0] = 1;
+  u->cause[0] = NONE;
+  uint32_t diverged_at = NONE; /* a non-uniform return/trap was passed */
+  for (uint32_t i = 0; i < n; i++) {
+    const vyre_inst *in = &p->insts[i];
+    int here = u->cf[depth] && diverged_at == NONE;
+    uint32_t why = diverged_at != NONE ? diverged_at : u->cause[depth];
+    if (p->value_type[i] != VYRE_T_VOID) p->uniform[i] = (uint8_t)value_uniform(p, u->local_uniform, i);
+    else p->uniform[i] = (uint8_t)here;
+    switch (in->op) {
+    case VYRE_OP_LET:
+    case VYRE_OP_ASSIGN:
+      if (u->local_uniform[in->a] && !(here && p->uniform[in->b])) {
+        u->local_uniform[in->a] = 0;
+        changed = 1;
+      }
+      break;
+    case VYRE_OP_IF:
+      depth++;
+      u->cf[depth] = (uint8_t)(here && p->uniform[in->a]);
+      u->cause[depth] = here && !p->uniform[in->a] ? i : why;
+      p->uniform[i] = u->cf[depth];
+      break;
+    case VYRE_OP_ELSE:
+      /* Same uniformity as its IF, which is still u->cf[depth]. */
+      p->uniform[i] = u->cf[depth];
+      break;
+    case VYRE_OP_LOOP: {
+      int uni = here && p->uniform[in->b] && p->uniform[in->c] && !u->loop_diverges[i];
+      if (u->local_uniform[in->a] && !uni) {
+        u->local_uniform[in->a] = 0;
+        changed = 1;
+      }
+      depth++;
+      u->cf[depth] = (uint8_t)uni;
+      u->cause[depth] = uni ? NONE : (here ? i : why);
+      p->uniform[i] = (uint8_t)uni;
+      u->open_loops[nloops++] = i;
+      break;
+    }
+    case VYRE_OP_BLOCK:
+      depth++;
+      u->cf[depth] = (uint8_t)here;
+      u->cause[depth] = why;
+      break;
+    case VYRE_OP_END:
+      if (p->insts[p->match[i]].op == VYRE_OP_LOOP) nloops--;
+      depth--;
+      break;
+    case VYRE_OP_RETURN:
+    case VYRE_OP_TRAP:
+      if (!here) {
+        if (diverged_at == NONE) diverged_at = i;
+        /* Later iterations of every enclosing loop run with fewer
+         * invocations, so the whole loop body is divergent. */
+        for (uint32_t k = 0; k < nloops; k++) {
+          if (!u->loop_diverges[u->open_loops[k]]) {
+            u->loop_diverges[u->open_loops[k]] = i + 1u;
+            changed = 1;
+          }
+        }
+      }
+      break;
+    default: break;
+    }
+  }
+  return changed;
+}
+
+/* Check the placement rules (barriers and subgroup collectives in uniform
+ * control flow) with the final facts. */
+static vyre_status check_placement(decoder *d, uniformity *u) {
+  vyre_program *p = d->p;
+  uint32_t n = p->inst_count;
+  vyre_status st = VYRE_OK;
+  uint32_t depth = 0;
+  u->cf[0] = 1;
+  u->cause[0] = NONE;
+  uint32_t diverged_at = NONE;
+  for (uint32_t i = 0; i < n && !st; i++) {
+    const vyre_inst *in = &p->insts[i];
+    int here = u->cf[depth] && diverged_at == NONE;
+    uint32_t why = diverged_at != NONE ? diverged_at : u->cause[depth];
+    const char *what = NULL;
+    if (in->op == VYRE_OP_BARRIER) what = in->mod == VYRE_BARRIER_GRID ? "grid barrier" : "barrier";
+    else if (vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE)
+      what = "subgroup operation";
+    if (what && !here) {
+      const vyre_inst *w = why != NONE ? &p->insts[why] : NULL;
+      if (w && w->op == VYRE_OP_LOOP && u->loop_diverges[why] && p->uniform[w->b] &&
+          p->uniform[w->c]) {
+        /* The bounds are uniform: the loop diverges because an early
+         * exit inside it drops invocations from later iterations. */
+        uint32_t exit = u->loop_diverges[why] - 1u;
+        st = fail(d, VYRE_INVALID_PROGRAM,
+                  INST_FMT "%s inside the loop at instruction %u, which a %s in divergent "
+                           "control flow (instruction %u) leaves early: later iterations run "
+                           "without the invocations that left, so not every invocation "
+                           "reaches it. Fix: guard the rest of the iteration with if instead "
+                           "of the %s, or move the %s out of the loop",
+                  i, mnem(in), what, why, mnem(&p->insts[exit]), exit, mnem(&p->insts[exit]),
+                  what);
+      } else if (w && (w->op == VYRE_OP_RETURN || w->op == VYRE_OP_TRAP))
+        st = fail(d, VYRE_INVALID_PROGRAM,
+                  INST_FMT "%s after a %s in divergent control flow (instruction %u): not "
+                           "every invocation reaches it. Fix: guard the work with if instead "
+                           "of returning early",
+                  i, mnem(in), what, mnem(&p->insts[why]), why);
+      else
+        st = fail(d, VYRE_INVALID_PROGRAM,
+                  INST_FMT "%s in control flow that differs between invocations (the "
+                           "condition or bounds at instruction %u depend on the invocation). "
+                           "Fix: move it out of that if/loop, or make the condition uniform "
+                           "(constants, buflen, wgid, ro/uniform loads)",
+                  i, mnem(in), what, why);
+      break;
+    }
+    switch (in->op) {
+    case VYRE_OP_IF:
+    case VYRE_OP_LOOP:
+      depth++;
+      u->cf[depth] = p->uniform[i];
+      u->cause[depth] = here && !p->uniform[i] ? i : why;
+      break;
+    case VYRE_OP_BLOCK:
+      depth++;
+      u->cf[depth] = (uint8_t)here;
+      u->cause[depth] = why;
+      break;
+    case VYRE_OP_END: depth--; break;
+    case VYRE_OP_RETURN:
+    case VYRE_OP_TRAP:
+      if (!here && diverged_at == NONE) diverged_at = i;
+      break;
+    default: break;
+    }
+  }
+  return st;
+}
+
 static vyre_status analyse_uniformity(decoder *d) {
   vyre_program *p = d->p;
   uint32_t n = p->inst_count;
-  uint8_t *local_uniform = malloc(p->local_count ? p->local_count : 1);
-  /* Per LOOP: 1 + the index of a divergent return/trap inside it, else 0. */
-  uint32_t *loop_diverges = calloc(n, sizeof *loop_diverges);
-  uint8_t *cf = malloc(VYRE_MAX_NESTING + 1);
-  uint32_t *cause = malloc((VYRE_MAX_NESTING + 1) * sizeof *cause);
-  uint32_t *open_loops = malloc((VYRE_MAX_NESTING + 1) * sizeof *open_loops);
+  uniformity u;
+  u.local_uniform = malloc(p->local_count ? p->local_count : 1);
+  u.loop_diverges = calloc(n, sizeof *u.loop_diverges);
+  u.cf = malloc(VYRE_MAX_NESTING + 1);
+  u.cause = malloc((VYRE_MAX_NESTING + 1) * sizeof *u.cause);
+  u.open_loops = malloc((VYRE_MAX_NESTING + 1) * sizeof *u.open_loops);
   vyre_status st = VYRE_OK;
-  if (!local_uniform || !loop_diverges || !cf || !cause || !open_loops) {
+  if (!u.local_uniform || !u.loop_diverges || !u.cf || !u.cause || !u.open_loops) {
     st = fail(d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for the uniformity analysis");
     goto done;
   }
-  memset(local_uniform, 1, p->local_count ? p->local_count : 1);
+  memset(u.local_uniform, 1, p->local_count ? p->local_count : 1);
   int changed = 1;
-  for (uint32_t pass = 0; changed && pass <= p->local_count + n + 1; pass++) {
-    changed = 0;
-    uint32_t depth = 0, nloops = 0;
-    cf[0] = 1;
-    cause[0] = NONE;
-    uint32_t diverged_at = NONE; /* a non-uniform return/trap was passed */
-    for (uint32_t i = 0; i < n; i++) {
-      const vyre_inst *in = &p->insts[i];
-      int here = cf[depth] && diverged_at == NONE;
-      uint32_t why = diverged_at != NONE ? diverged_at : cause[depth];
-      if (p->value_type[i] != VYRE_T_VOID) p->uniform[i] = (uint8_t)value_uniform(p, local_uniform, i);
-      else p->uniform[i] = (uint8_t)here;
-      switch (in->op) {
-      case VYRE_OP_LET:
-      case VYRE_OP_ASSIGN:
-        if (local_uniform[in->a] && !(here && p->uniform[in->b])) {
-          local_uniform[in->a] = 0;
-          changed = 1;
-        }
-        break;
-      case VYRE_OP_IF:
-        depth++;
-        cf[depth] = (uint8_t)(here && p->uniform[in->a]);
-        cause[depth] = here && !p->uniform[in->a] ? i : why;
-        p->uniform[i] = cf[depth];
-        break;
-      case VYRE_OP_ELSE:
-        /* Same uniformity as its IF, which is still cf[depth]. */
-        p->uniform[i] = cf[depth];
-        break;
-      case VYRE_OP_LOOP: {
-        int uni = here && p->uniform[in->b] && p->uniform[in->c] && !loop_diverges[i];
-        if (local_uniform[in->a] && !uni) {
-          local_uniform[in->a] = 0;
-          changed = 1;
-        }
-        depth++;
-        cf[depth] = (uint8_t)uni;
-        cause[depth] = uni ? NONE : (here ? i : why);
-        p->uniform[i] = (uint8_t)uni;
-        open_loops[nloops++] = i;
-        break;
-      }
-      case VYRE_OP_BLOCK:
-        depth++;
-        cf[depth] = (uint8_t)here;
-        cause[depth] = why;
-        break;
-      case VYRE_OP_END:
-        if (p->insts[p->match[i]].op == VYRE_OP_LOOP) nloops--;
-        depth--;
-        break;
-      case VYRE_OP_RETURN:
-      case VYRE_OP_TRAP:
-        if (!here) {
-          if (diverged_at == NONE) diverged_at = i;
-          /* Later iterations of every enclosing loop run with fewer
-           * invocations, so the whole loop body is divergent. */
-          for (uint32_t k = 0; k < nloops; k++) {
-            if (!loop_diverges[open_loops[k]]) {
-              loop_diverges[open_loops[k]] = i + 1u;
-              changed = 1;
-            }
-          }
-        }
-        break;
-      default: break;
-      }
-    }
-  }
-  /* Now check the placement rules with the final facts. */
-  {
-    uint32_t depth = 0;
-    cf[0] = 1;
-    cause[0] = NONE;
-    uint32_t diverged_at = NONE;
-    for (uint32_t i = 0; i < n && !st; i++) {
-      const vyre_inst *in = &p->insts[i];
-      int here = cf[depth] && diverged_at == NONE;
-      uint32_t why = diverged_at != NONE ? diverged_at : cause[depth];
-      const char *what = NULL;
-      if (in->op == VYRE_OP_BARRIER) what = in->mod == VYRE_BARRIER_GRID ? "grid barrier" : "barrier";
-      else if (in->op == VYRE_OP_SUBGROUP_BALLOT || in->op == VYRE_OP_SUBGROUP_SHUFFLE ||
-               in->op == VYRE_OP_SUBGROUP_REDUCE)
-        what = "subgroup operation";
-      if (what && !here) {
-        const vyre_inst *w = why != NONE ? &p->insts[why] : NULL;
-        if (w && w->op == VYRE_OP_LOOP && loop_diverges[why] && p->uniform[w->b] &&
-            p->uniform[w->c]) {
-          /* The bounds are uniform: the loop diverges because an early
-           * exit inside it drops invocations from later iterations. */
-          uint32_t exit = loop_diverges[why] - 1u;
-          st = fail(d, VYRE_INVALID_PROGRAM,
-                    INST_FMT "%s inside the loop at instruction %u, which a %s in divergent "
-                             "control flow (instruction %u) leaves early: later iterations run "
-                             "without the invocations that left, so not every invocation "
-                             "reaches it. Fix: guard the rest of the iteration with if instead "
-                             "of the %s, or move the %s out of the loop",
-                    i, mnem(in), what, why, mnem(&p->insts[exit]), exit, mnem(&p->insts[exit]),
-                    what);
-        } else if (w && (w->op == VYRE_OP_RETURN || w->op == VYRE_OP_TRAP))
-          st = fail(d, VYRE_INVALID_PROGRAM,
-                    INST_FMT "%s after a %s in divergent control flow (instruction %u): not "
-                             "every invocation reaches it. Fix: guard the work with if instead "
-                             "of returning early",
-                    i, mnem(in), what, mnem(&p->insts[why]), why);
-        else
-          st = fail(d, VYRE_INVALID_PROGRAM,
-                    INST_FMT "%s in control flow that differs between invocations (the "
-                             "condition or bounds at instruction %u depend on the invocation). "
-                             "Fix: move it out of that if/loop, or make the condition uniform "
-                             "(constants, buflen, wgid, ro/uniform loads)",
-                    i, mnem(in), what, why);
-        break;
-      }
-      switch (in->op) {
-      case VYRE_OP_IF:
-      case VYRE_OP_LOOP:
-        depth++;
-        cf[depth] = p->uniform[i];
-        cause[depth] = here && !p->uniform[i] ? i : why;
-        break;
-      case VYRE_OP_BLOCK:
-        depth++;
-        cf[depth] = (uint8_t)here;
-        cause[depth] = why;
-        break;
-      case VYRE_OP_END: depth--; break;
-      case VYRE_OP_RETURN:
-      case VYRE_OP_TRAP:
-        if (!here && diverged_at == NONE) diverged_at = i;
-        break;
-      default: break;
-      }
-    }
-  }
+  for (uint32_t pass = 0; changed && pass <= p->local_count + n + 1; pass++)
+    changed = uniformity_pass(p, &u);
+  st = check_placement(d, &u);
 done:
-  free(local_uniform);
-  free(loop_diverges);
-  free(cf);
-  free(cause);
-  free(open_loops);
+  free(u.local_uniform);
+  free(u.loop_diverges);
+  free(u.cf);
+  free(u.cause);
+  free(u.open_loops);
   return st;
 }
 
@@ -974,9 +1097,8 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   for (uint32_t s = 0; s < h->local_count; s++) {
     if (!vyre_type_is_value(p->local_types[s])) {
       st = fail(&d, VYRE_INVALID_PROGRAM,
-                "invalid program: local %u has type %u, not a value type. Fix: locals are bool "
-                "u32 u64 i32 i64 or f32",
-                s, p->local_types[s]);
+                "invalid program: local %u has type %u, not a value type. Fix: locals are %s",
+                s, p->local_types[s], TYPE_LIST(VYRE_TM_VALUE, " or "));
       goto fail;
     }
   }

@@ -350,20 +350,12 @@ int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, c
     return 0;
   }
   case VYRE_T_F32: return parse_f32(s, len, bits, msg, ms);
-  default:
-    snprintf(msg, ms, "%s is not a value type. Fix: constants are bool u32 u64 i32 i64 or f32", tn);
+  default: {
+    char values[64];
+    snprintf(msg, ms, "%s is not a value type. Fix: constants are %s", tn,
+             vyre_type_list(VYRE_TM_VALUE, " or ", values, sizeof values));
     return -1;
   }
-}
-
-void text_type_mask_names(uint32_t mask, char *out, size_t size) {
-  size_t at = 0;
-  out[0] = '\0';
-  for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
-    if (!(mask & VYRE_TBIT(t))) continue;
-    int n = snprintf(out + at, size - at, "%s%s", at ? " " : "", vyre_type_name(t));
-    if (n < 0 || (size_t)n >= size - at) break;
-    at += (size_t)n;
   }
 }
 
@@ -372,55 +364,43 @@ void text_type_mask_names(uint32_t mask, char *out, size_t size) {
 /* ------------------------------------------------------------------ */
 static const char axis_names[3] = {'x', 'y', 'z'};
 
+/* One line, read off the class schema: mnemonic, the mod as its .suffix
+ * (barrier: its scope word), a declared type, then the operands by kind. */
 static void emit_inst(text_buf *b, const vyre_program *p, uint32_t i) {
   const vyre_inst *in = &p->insts[i];
   const vyre_op_info *info = vyre_op_lookup(in->op);
+  const vyre_op_class_info *cls = vyre_op_class_lookup(info->op_class);
   for (uint32_t k = 0; k < p->depth[i]; k++) text_buf_append(b, "  ", 2);
   if (p->value_type[i] != VYRE_T_VOID) text_buf_printf(b, "%%%u = ", i);
   text_buf_printf(b, "%s", info->mnemonic);
-  switch ((vyre_op_class)info->op_class) {
-  case VYRE_OC_CONST:
-    text_buf_printf(b, " %s ", vyre_type_name(in->type));
-    text_format_const(b, in->type, (uint64_t)in->b << 32 | in->a);
+  switch ((vyre_mod_kind)cls->mod) {
+  case VYRE_MOD_AXIS:
+    if (info->flags & VYRE_OPF_AXIS) text_buf_printf(b, ".%c", axis_names[in->mod]);
     break;
-  case VYRE_OC_LOCAL_GET: text_buf_printf(b, " l%u", in->a); break;
-  case VYRE_OC_LOAD: text_buf_printf(b, " %s %%%u", p->buffers[in->a].name, in->b); break;
-  case VYRE_OC_BUF_LEN: text_buf_printf(b, " %s", p->buffers[in->a].name); break;
-  case VYRE_OC_BUILTIN:
-    if (in->op != VYRE_OP_SUBGROUP_LANE && in->op != VYRE_OP_SUBGROUP_SIZE)
-      text_buf_printf(b, ".%c", axis_names[in->mod]);
-    break;
-  case VYRE_OC_BINARY:
-  case VYRE_OC_COMPARE:
-  case VYRE_OC_SHUFFLE: text_buf_printf(b, " %%%u %%%u", in->a, in->b); break;
-  case VYRE_OC_UNARY:
-  case VYRE_OC_PREDICATE:
-  case VYRE_OC_BALLOT:
-  case VYRE_OC_IF: text_buf_printf(b, " %%%u", in->a); break;
-  case VYRE_OC_SELECT:
-  case VYRE_OC_FMA: text_buf_printf(b, " %%%u %%%u %%%u", in->a, in->b, in->c); break;
-  case VYRE_OC_CAST: text_buf_printf(b, " %s %%%u", vyre_type_name(in->type), in->a); break;
-  case VYRE_OC_ATOMIC:
-    text_buf_printf(b, ".%s %s %%%u %%%u", vyre_order_name(in->mod), p->buffers[in->a].name, in->b,
-                    in->c);
-    break;
-  case VYRE_OC_ATOMIC_CAS:
-    text_buf_printf(b, ".%s %s %%%u %%%u %%%u", vyre_order_name(in->mod), p->buffers[in->a].name,
-                    in->b, in->c, in->d);
-    break;
-  case VYRE_OC_REDUCE: text_buf_printf(b, ".%s %%%u", vyre_reduce_name(in->mod), in->a); break;
-  case VYRE_OC_LET:
-  case VYRE_OC_ASSIGN: text_buf_printf(b, " l%u %%%u", in->a, in->b); break;
-  case VYRE_OC_STORE: text_buf_printf(b, " %s %%%u %%%u", p->buffers[in->a].name, in->b, in->c); break;
-  case VYRE_OC_LOOP: text_buf_printf(b, " l%u %%%u %%%u", in->a, in->b, in->c); break;
-  case VYRE_OC_BARRIER:
+  case VYRE_MOD_ORDER: text_buf_printf(b, ".%s", vyre_order_name(in->mod)); break;
+  case VYRE_MOD_REDUCE: text_buf_printf(b, ".%s", vyre_reduce_name(in->mod)); break;
+  case VYRE_MOD_SCOPE:
     if (in->mod == VYRE_BARRIER_GRID) text_buf_append(b, " grid", 5);
     break;
-  case VYRE_OC_TRAP: text_buf_printf(b, " %u", in->a); break;
-  case VYRE_OC_ELSE:
-  case VYRE_OC_END:
-  case VYRE_OC_BLOCK:
-  case VYRE_OC_RETURN: break;
+  case VYRE_MOD_NONE: break;
+  }
+  if (info->op_class == VYRE_OC_CONST) {
+    /* Its two literal words are one typed literal. */
+    text_buf_printf(b, " %s ", vyre_type_name(in->type));
+    text_format_const(b, in->type, (uint64_t)in->b << 32 | in->a);
+    text_buf_append(b, "\n", 1);
+    return;
+  }
+  if (cls->result == VYRE_RES_DECLARED) text_buf_printf(b, " %s", vyre_type_name(in->type));
+  const uint32_t field[4] = {in->a, in->b, in->c, in->d};
+  for (uint32_t k = 0; k < 4; k++) {
+    switch ((vyre_operand_kind)cls->operand[k]) {
+    case VYRE_OPND_VALUE: text_buf_printf(b, " %%%u", field[k]); break;
+    case VYRE_OPND_SLOT: text_buf_printf(b, " l%u", field[k]); break;
+    case VYRE_OPND_BUFFER: text_buf_printf(b, " %s", p->buffers[field[k]].name); break;
+    case VYRE_OPND_IMM: text_buf_printf(b, " %u", field[k]); break;
+    case VYRE_OPND_NONE: break;
+    }
   }
   text_buf_append(b, "\n", 1);
 }

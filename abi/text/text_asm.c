@@ -361,7 +361,7 @@ static vyre_status want_mask(assembler *a, const tok *t, uint32_t have, uint32_t
                              const char *mnemonic) {
   if (have < VYRE_T_COUNT_ && (mask & VYRE_TBIT(have))) return VYRE_OK;
   char sh[64], names[96];
-  text_type_mask_names(mask, names, sizeof names);
+  vyre_type_list(mask, NULL, names, sizeof names);
   return FAIL(t, "%s is %s, and %s does not take %s operands (it takes %s). Fix: convert with "
                  "`cast`, or use an op for %s",
               show(t, sh), vyre_type_name(have), mnemonic, vyre_type_name(have), names,
@@ -378,15 +378,16 @@ static vyre_status buffer_ref(assembler *a, const tok *t, uint32_t *idx) {
 
 static vyre_status type_ref(assembler *a, const tok *t, int value_only, uint32_t *type) {
   char sh[64];
+  char types[96];
   int ty = vyre_type_by_name(t->s, t->len);
   if (ty < 0)
-    return FAIL(t, "'%s' is not a type. Fix: use one of bool u8 u16 u32 u64 i8 i16 i32 i64 f16 "
-                   "bf16 f32", show(t, sh));
+    return FAIL(t, "'%s' is not a type. Fix: use one of %s", show(t, sh),
+                vyre_type_list(VYRE_TM_STORAGE, NULL, types, sizeof types));
   if (value_only && !vyre_type_is_value((uint32_t)ty))
-    return FAIL(t, "%s is a storage type; values are bool u32 u64 i32 i64 or f32. Fix: use %s (a "
-                   "store to a %s buffer narrows it)",
-                vyre_type_name((uint32_t)ty), vyre_type_name(vyre_type_compute((uint32_t)ty)),
-                vyre_type_name((uint32_t)ty));
+    return FAIL(t, "%s is a storage type; values are %s. Fix: use %s (a store to a %s buffer "
+                   "narrows it)",
+                vyre_type_name((uint32_t)ty), vyre_type_list(VYRE_TM_VALUE, " or ", types, sizeof types),
+                vyre_type_name(vyre_type_compute((uint32_t)ty)), vyre_type_name((uint32_t)ty));
   *type = (uint32_t)ty;
   return VYRE_OK;
 }
@@ -562,41 +563,6 @@ static vyre_status stmt_local(assembler *a) {
   return st ? st : declare_local(a, &a->t[1], type, &slot);
 }
 
-/* The usage line of each op class, for wrong operand counts. */
-static const char *usage(vyre_op_class c) {
-  switch (c) {
-  case VYRE_OC_CONST: return "%v = const TYPE LITERAL";
-  case VYRE_OC_LOCAL_GET: return "%v = get LOCAL";
-  case VYRE_OC_LOAD: return "%v = load BUFFER %index";
-  case VYRE_OC_BUF_LEN: return "%v = buflen BUFFER";
-  case VYRE_OC_BUILTIN: return "%v = gid.x (wgid.y, lid.z, lane, sgsize): no operands";
-  case VYRE_OC_BINARY:
-  case VYRE_OC_COMPARE: return "%v = OP %a %b";
-  case VYRE_OC_UNARY:
-  case VYRE_OC_PREDICATE: return "%v = OP %a";
-  case VYRE_OC_SELECT: return "%v = select %cond %if_true %if_false";
-  case VYRE_OC_CAST: return "%v = cast TYPE %a";
-  case VYRE_OC_FMA: return "%v = fma %a %b %c";
-  case VYRE_OC_ATOMIC: return "%old = atomic_OP[.ORDER] BUFFER %index %value";
-  case VYRE_OC_ATOMIC_CAS: return "%old = atomic_cas[.ORDER] BUFFER %index %expected %desired";
-  case VYRE_OC_BALLOT: return "%v = ballot %cond";
-  case VYRE_OC_SHUFFLE: return "%v = shuffle %value %lane";
-  case VYRE_OC_REDUCE: return "%v = reduce.KIND %value";
-  case VYRE_OC_LET: return "let LOCAL %value";
-  case VYRE_OC_ASSIGN: return "assign LOCAL %value";
-  case VYRE_OC_STORE: return "store BUFFER %index %value";
-  case VYRE_OC_IF: return "if %cond";
-  case VYRE_OC_ELSE: return "else";
-  case VYRE_OC_END: return "end";
-  case VYRE_OC_LOOP: return "loop LOCAL [TYPE] %start %end";
-  case VYRE_OC_BLOCK: return "block";
-  case VYRE_OC_RETURN: return "return";
-  case VYRE_OC_BARRIER: return "barrier [workgroup|grid]";
-  case VYRE_OC_TRAP: return "trap CODE";
-  }
-  return "";
-}
-
 static int lookup_name(const char *const *names, uint32_t count, const char *s, uint32_t len) {
   for (uint32_t i = 0; i < count; i++)
     if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) return (int)i;
@@ -641,322 +607,418 @@ static vyre_status bind_value(assembler *a, const tok *name, uint32_t inst) {
   return VYRE_OK;
 }
 
-/* One instruction line: t[first] is the op, `name` the `%v` before `=` or NULL. */
-static vyre_status stmt_inst(assembler *a, uint32_t first, const tok *name) {
+/* One instruction line being assembled: the op, its operand tokens, and
+ * the fields the class parser fills. */
+typedef struct inst_line {
+  const tok *op, *arg;
+  uint32_t nargs;
+  const vyre_op_info *info;
+  const char *mn;
+  uint32_t mod, type;
+  uint32_t f[4];         /* a b c d */
+  uint32_t counter_slot; /* LOOP: the counter's local */
+} inst_line;
+
+/* Per-class operand parsers: each reads the operand tokens its class's
+ * schema (VYRE_OP_CLASS_MAP) says it takes, in order, and sets the fields
+ * and the result type.  Counts and suffixes were checked before. */
+typedef vyre_status (*class_parse)(assembler *a, inst_line *x);
+
+static vyre_status parse_const(assembler *a, inst_line *x) {
+  vyre_status st = type_ref(a, &x->arg[0], 1, &x->type);
+  if (st) return st;
+  uint64_t bits;
+  char msg[512];
+  if (text_parse_const(x->arg[1].s, x->arg[1].len, x->type, &bits, msg, sizeof msg))
+    return FAIL(&x->arg[1], "%s", msg);
+  x->f[0] = (uint32_t)bits;
+  x->f[1] = x->type == VYRE_T_U64 || x->type == VYRE_T_I64 ? (uint32_t)(bits >> 32) : 0;
+  return VYRE_OK;
+}
+
+static vyre_status parse_local_get(assembler *a, inst_line *x) {
+  vyre_status st = live_local(a, &x->arg[0], &x->f[0]);
+  if (st) return st;
+  x->type = a->locals[x->f[0]].type;
+  return VYRE_OK;
+}
+
+static vyre_status parse_load(assembler *a, inst_line *x) {
+  uint32_t ty;
+  vyre_status st;
+  if ((st = buffer_ref(a, &x->arg[0], &x->f[0])) || (st = value_ref(a, &x->arg[1], &x->f[1], &ty)) ||
+      (st = want_type(a, &x->arg[1], ty, VYRE_T_U32, x->op, "as index")))
+    return st;
+  x->type = vyre_type_compute(a->bufs[x->f[0]].elem);
+  return VYRE_OK;
+}
+
+static vyre_status parse_buf_len(assembler *a, inst_line *x) {
+  vyre_status st = buffer_ref(a, &x->arg[0], &x->f[0]);
+  if (st) return st;
+  x->type = VYRE_T_U32;
+  return VYRE_OK;
+}
+
+static vyre_status parse_builtin(assembler *a, inst_line *x) {
+  (void)a;
+  x->type = VYRE_T_U32;
+  return VYRE_OK;
+}
+
+/* BINARY and COMPARE. */
+static vyre_status parse_binary(assembler *a, inst_line *x) {
   char sh[64], so[64];
-  const tok *op = &a->t[first];
-  const tok *arg = &a->t[first + 1];
-  uint32_t nargs = a->nt - first - 1;
+  uint32_t tx, ty;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) || (st = value_ref(a, &x->arg[1], &x->f[1], &ty)))
+    return st;
+  if (tx != ty)
+    return FAIL(&x->arg[1], "%s is %s but %s is %s; %s takes two operands of one type. Fix: "
+                            "convert one with `cast`", show(&x->arg[1], sh), vyre_type_name(ty),
+                show(&x->arg[0], so), vyre_type_name(tx), x->mn);
+  if ((st = want_mask(a, &x->arg[0], tx, x->info->type_mask, x->mn))) return st;
+  x->type = vyre_op_class_lookup(x->info->op_class)->result == VYRE_RES_BOOL ? VYRE_T_BOOL : tx;
+  return VYRE_OK;
+}
+
+/* UNARY and PREDICATE. */
+static vyre_status parse_unary(assembler *a, inst_line *x) {
+  uint32_t tx;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) ||
+      (st = want_mask(a, &x->arg[0], tx, x->info->type_mask, x->mn)))
+    return st;
+  x->type = vyre_op_class_lookup(x->info->op_class)->result == VYRE_RES_BOOL ? VYRE_T_BOOL : tx;
+  return VYRE_OK;
+}
+
+static vyre_status parse_select(assembler *a, inst_line *x) {
+  char sh[64], so[64];
+  uint32_t tx, ty, tz;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) || (st = value_ref(a, &x->arg[1], &x->f[1], &ty)) ||
+      (st = value_ref(a, &x->arg[2], &x->f[2], &tz)) ||
+      (st = want_type(a, &x->arg[0], tx, VYRE_T_BOOL, x->op, "as condition")))
+    return st;
+  if (ty != tz)
+    return FAIL(&x->arg[2], "%s is %s but %s is %s; both arms of select share one type. Fix: "
+                            "convert one with `cast`", show(&x->arg[2], sh), vyre_type_name(tz),
+                show(&x->arg[1], so), vyre_type_name(ty));
+  x->type = ty;
+  return VYRE_OK;
+}
+
+static vyre_status parse_cast(assembler *a, inst_line *x) {
+  uint32_t tx;
+  vyre_status st;
+  if ((st = type_ref(a, &x->arg[0], 1, &x->type)) || (st = value_ref(a, &x->arg[1], &x->f[0], &tx)))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status parse_fma(assembler *a, inst_line *x) {
+  for (uint32_t k = 0; k < 3; k++) {
+    uint32_t t;
+    vyre_status st;
+    if ((st = value_ref(a, &x->arg[k], &x->f[k], &t)) ||
+        (st = want_type(a, &x->arg[k], t, VYRE_T_F32, x->op, "for every operand")))
+      return st;
+  }
+  x->type = VYRE_T_F32;
+  return VYRE_OK;
+}
+
+/* ATOMIC and ATOMIC_CAS (one more value operand: desired). */
+static vyre_status parse_atomic(assembler *a, inst_line *x) {
+  char sh[64];
+  uint32_t ty, tz, tw;
+  vyre_status st;
+  if ((st = buffer_ref(a, &x->arg[0], &x->f[0]))) return st;
+  const buf_def *bd = &a->bufs[x->f[0]];
+  if (!(VYRE_TM_INT & VYRE_TBIT(bd->elem)))
+    return FAIL(&x->arg[0], "buffer %s holds %s; atomics work on u32 i32 u64 i64 buffers. Fix: "
+                            "declare it with an integer type", show(&x->arg[0], sh),
+                vyre_type_name(bd->elem));
+  x->type = bd->elem;
+  if ((st = value_ref(a, &x->arg[1], &x->f[1], &ty)) ||
+      (st = want_type(a, &x->arg[1], ty, VYRE_T_U32, x->op, "as index")) ||
+      (st = value_ref(a, &x->arg[2], &x->f[2], &tz)) ||
+      (st = want_type(a, &x->arg[2], tz, x->type, x->op, "(the buffer's element type)")))
+    return st;
+  if (vyre_op_class_lookup(x->info->op_class)->operand[3] == VYRE_OPND_VALUE &&
+      ((st = value_ref(a, &x->arg[3], &x->f[3], &tw)) ||
+       (st = want_type(a, &x->arg[3], tw, x->type, x->op, "(the buffer's element type)"))))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status parse_ballot(assembler *a, inst_line *x) {
+  uint32_t tx;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) ||
+      (st = want_type(a, &x->arg[0], tx, VYRE_T_BOOL, x->op, "as condition")))
+    return st;
+  x->type = VYRE_T_U32;
+  return VYRE_OK;
+}
+
+static vyre_status parse_shuffle(assembler *a, inst_line *x) {
+  uint32_t tx, ty;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) || (st = value_ref(a, &x->arg[1], &x->f[1], &ty)) ||
+      (st = want_type(a, &x->arg[1], ty, VYRE_T_U32, x->op, "as lane")))
+    return st;
+  x->type = tx;
+  return VYRE_OK;
+}
+
+static vyre_status parse_reduce(assembler *a, inst_line *x) {
+  uint32_t tx;
+  vyre_status st;
+  int bitwise = x->mod >= VYRE_REDUCE_AND;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx))) return st;
+  if ((st = want_mask(a, &x->arg[0], tx, bitwise ? VYRE_TM_INT : VYRE_TM_NUM,
+                      bitwise ? "a bitwise reduce" : "reduce")))
+    return st;
+  x->type = tx;
+  return VYRE_OK;
+}
+
+static vyre_status parse_let(assembler *a, inst_line *x) {
+  char sh[64], so[64];
+  const tok *arg = x->arg;
+  uint32_t ty, slot;
+  vyre_status st;
+  if ((st = value_ref(a, &arg[1], &x->f[1], &ty))) return st;
+  if (!map_find(&a->local_names, arg[0].s, arg[0].len, &slot)) {
+    if ((st = declare_local(a, &arg[0], ty, &slot))) return st;
+  } else if (a->locals[slot].state != LOCAL_DECLARED) {
+    return FAIL(&arg[0], "local %s already has its let (line %u). Fix: use `assign %s %%value` "
+                         "to change it", show(&arg[0], sh), a->locals[slot].def_line,
+                show(&arg[0], so));
+  }
+  x->f[0] = slot;
+  if ((st = want_type(a, &arg[1], ty, a->locals[slot].type, x->op, "(the local's type)"))) return st;
+  a->locals[slot].state = LOCAL_LET;
+  a->locals[slot].block = current_block(a);
+  a->locals[slot].def_line = a->line;
+  return VYRE_OK;
+}
+
+static vyre_status parse_assign(assembler *a, inst_line *x) {
+  char sh[64];
+  const tok *arg = x->arg;
+  uint32_t ty;
+  vyre_status st;
+  if ((st = live_local(a, &arg[0], &x->f[0]))) return st;
+  const local_def *l = &a->locals[x->f[0]];
+  if (l->state == LOCAL_COUNTER)
+    return FAIL(&arg[0], "local %s is the counter of the loop at line %u and is read-only. Fix: "
+                         "copy it into another local", show(&arg[0], sh), l->def_line);
+  if ((st = value_ref(a, &arg[1], &x->f[1], &ty)) ||
+      (st = want_type(a, &arg[1], ty, l->type, x->op, "(the local's type)")))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status parse_store(assembler *a, inst_line *x) {
+  char sh[64];
+  const tok *arg = x->arg;
+  uint32_t ty, tz;
+  vyre_status st;
+  if ((st = buffer_ref(a, &arg[0], &x->f[0]))) return st;
+  const buf_def *bd = &a->bufs[x->f[0]];
+  if (bd->access == VYRE_ACCESS_READ_ONLY || bd->access == VYRE_ACCESS_UNIFORM)
+    return FAIL(&arg[0], "buffer %s is %s and cannot be written. Fix: declare it rw or wo",
+                show(&arg[0], sh), vyre_access_name(bd->access));
+  if ((st = value_ref(a, &arg[1], &x->f[1], &ty)) ||
+      (st = want_type(a, &arg[1], ty, VYRE_T_U32, x->op, "as index")) ||
+      (st = value_ref(a, &arg[2], &x->f[2], &tz)) ||
+      (st = want_type(a, &arg[2], tz, vyre_type_compute(bd->elem), x->op,
+                      "(the buffer's element type, widened)")))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status parse_if(assembler *a, inst_line *x) {
+  uint32_t tx;
+  vyre_status st;
+  if ((st = value_ref(a, &x->arg[0], &x->f[0], &tx)) ||
+      (st = want_type(a, &x->arg[0], tx, VYRE_T_BOOL, x->op, "as condition")))
+    return st;
+  return VYRE_OK;
+}
+
+static vyre_status parse_else(assembler *a, inst_line *x) {
+  if (!a->depth || a->stack[a->depth - 1].op != VYRE_OP_IF)
+    return FAIL(x->op, "else without an open if%s. Fix: else follows the body of an if, once",
+                a->depth ? (a->stack[a->depth - 1].op == VYRE_OP_ELSE ? " (this if already has its else)"
+                                                                      : " (the innermost open block is not an if)")
+                         : "");
+  return VYRE_OK;
+}
+
+static vyre_status parse_end(assembler *a, inst_line *x) {
+  if (!a->depth) return FAIL(x->op, "end without an open block. Fix: remove it, or open the block "
+                                    "(if, loop, block) it should close");
+  return VYRE_OK;
+}
+
+/* `loop LOCAL [TYPE] %start %end`: the counter is a fresh local. */
+static vyre_status parse_loop(assembler *a, inst_line *x) {
+  char sh[64];
+  const tok *lt = &x->arg[0], *start = &x->arg[x->nargs - 2], *stop = &x->arg[x->nargs - 1];
+  uint32_t decl_type = VYRE_T_VOID, ty, tz, slot;
+  vyre_status st;
+  if (x->nargs == 4 && (st = type_ref(a, &x->arg[1], 1, &decl_type))) return st;
+  if ((st = value_ref(a, start, &x->f[1], &ty)) || (st = value_ref(a, stop, &x->f[2], &tz))) return st;
+  if (!map_find(&a->local_names, lt->s, lt->len, &slot)) {
+    if ((st = declare_local(a, lt, decl_type ? decl_type : ty, &slot))) return st;
+  } else {
+    if (a->locals[slot].state != LOCAL_DECLARED)
+      return FAIL(lt, "local %s already has a value (line %u); a loop counter is a fresh local. "
+                      "Fix: use a new name", show(lt, sh), a->locals[slot].def_line);
+    if (decl_type && decl_type != a->locals[slot].type)
+      return FAIL(&x->arg[1], "local %s is declared %s at line %u. Fix: drop the type or make it %s",
+                  show(lt, sh), vyre_type_name(a->locals[slot].type), a->locals[slot].line,
+                  vyre_type_name(a->locals[slot].type));
+  }
+  x->f[0] = slot;
+  uint32_t ct = a->locals[slot].type;
+  if (ct != VYRE_T_U32 && ct != VYRE_T_I32)
+    return FAIL(lt, "loop counter %s is %s. Fix: loop counters are u32 or i32", show(lt, sh),
+                vyre_type_name(ct));
+  if ((st = want_type(a, start, ty, ct, x->op, "(the counter's type)")) ||
+      (st = want_type(a, stop, tz, ct, x->op, "(the counter's type)")))
+    return st;
+  x->counter_slot = slot;
+  return VYRE_OK;
+}
+
+/* `barrier [workgroup|grid]`: the scope is a word, not a suffix. */
+static vyre_status parse_barrier(assembler *a, inst_line *x) {
+  char sh[64];
+  if (x->nargs) {
+    if (is_word(&x->arg[0], "grid")) x->mod = VYRE_BARRIER_GRID;
+    else if (!is_word(&x->arg[0], "workgroup"))
+      return FAIL(&x->arg[0], "'%s' is not a barrier scope. Fix: write `barrier` (workgroup) or "
+                              "`barrier grid`", show(&x->arg[0], sh));
+  }
+  if (x->mod == VYRE_BARRIER_GRID && a->depth) {
+    const open_block *ob = &a->stack[a->depth - 1];
+    return FAIL(x->op, "a grid barrier must be at the top level of the body (this one is inside "
+                       "the %s at line %u). Fix: move it out of every if/loop/block",
+                vyre_op_lookup(ob->op)->mnemonic, ob->line);
+  }
+  return VYRE_OK;
+}
+
+static vyre_status parse_trap(assembler *a, inst_line *x) {
+  uint64_t code;
+  vyre_status st = parse_uint_tok(a, &x->arg[0], UINT32_MAX, "trap code", &code);
+  if (st) return st;
+  x->f[0] = (uint32_t)code;
+  return VYRE_OK;
+}
+
+static vyre_status parse_nothing(assembler *a, inst_line *x) {
+  (void)a, (void)x;
+  return VYRE_OK;
+}
+
+static const class_parse class_parsers[VYRE_OC_COUNT_] = {
+    [VYRE_OC_CONST] = parse_const,       [VYRE_OC_LOCAL_GET] = parse_local_get,
+    [VYRE_OC_LOAD] = parse_load,         [VYRE_OC_BUF_LEN] = parse_buf_len,
+    [VYRE_OC_BUILTIN] = parse_builtin,   [VYRE_OC_BINARY] = parse_binary,
+    [VYRE_OC_COMPARE] = parse_binary,    [VYRE_OC_UNARY] = parse_unary,
+    [VYRE_OC_PREDICATE] = parse_unary,   [VYRE_OC_SELECT] = parse_select,
+    [VYRE_OC_CAST] = parse_cast,         [VYRE_OC_FMA] = parse_fma,
+    [VYRE_OC_ATOMIC] = parse_atomic,     [VYRE_OC_ATOMIC_CAS] = parse_atomic,
+    [VYRE_OC_BALLOT] = parse_ballot,     [VYRE_OC_SHUFFLE] = parse_shuffle,
+    [VYRE_OC_REDUCE] = parse_reduce,     [VYRE_OC_LET] = parse_let,
+    [VYRE_OC_ASSIGN] = parse_assign,     [VYRE_OC_STORE] = parse_store,
+    [VYRE_OC_IF] = parse_if,             [VYRE_OC_ELSE] = parse_else,
+    [VYRE_OC_END] = parse_end,           [VYRE_OC_LOOP] = parse_loop,
+    [VYRE_OC_BLOCK] = parse_nothing,     [VYRE_OC_RETURN] = parse_nothing,
+    [VYRE_OC_BARRIER] = parse_barrier,   [VYRE_OC_TRAP] = parse_trap,
+};
+
+/* The .suffix of the op token, by the class's mod kind (axis, memory
+ * order, reduction kind); *mod receives it. */
+static vyre_status parse_suffix(assembler *a, const tok *op, const vyre_op_info *info,
+                                uint32_t *mod) {
+  char sh[64];
+  const char *mn = info->mnemonic;
   const char *dot = memchr(op->s, '.', op->len);
   uint32_t base_len = dot ? (uint32_t)(dot - op->s) : op->len;
   tok suffix = {dot ? dot + 1 : op->s + op->len, dot ? op->len - base_len - 1 : 0,
                 op->col + base_len + 1};
-  const vyre_op_info *info = vyre_op_by_mnemonic(op->s, base_len);
-  if (!info)
-    return FAIL(op, "unknown instruction '%s'. Fix: see docs/program-text.md for the "
-                    "instructions (add, load, store, if, loop, ...)", show(op, sh));
-  vyre_op_class cls = (vyre_op_class)info->op_class;
-  const char *mn = info->mnemonic;
-  int is_value = cls <= VYRE_OC_REDUCE; /* the value classes come first in vyre_op_class */
-  if (name && !is_value)
-    return FAIL(name, "%s yields no value. Fix: remove `%s =`", mn, show(name, sh));
-
-  /* Suffixes: axis, memory order, reduction kind. */
-  uint32_t mod = 0;
-  int axis_op = cls == VYRE_OC_BUILTIN && info->id != VYRE_OP_SUBGROUP_LANE &&
-                info->id != VYRE_OP_SUBGROUP_SIZE;
-  if (axis_op) {
+  vyre_mod_kind kind = (vyre_mod_kind)vyre_op_class_lookup(info->op_class)->mod;
+  *mod = 0;
+  if (kind == VYRE_MOD_AXIS && (info->flags & VYRE_OPF_AXIS)) {
     int ax = dot ? lookup_name(axis_names, 3, suffix.s, suffix.len) : -1;
     if (ax < 0)
       return FAIL(op, "%s needs an axis. Fix: write %s.x, %s.y or %s.z", mn, mn, mn, mn);
-    mod = (uint32_t)ax;
-  } else if (cls == VYRE_OC_ATOMIC || cls == VYRE_OC_ATOMIC_CAS) {
+    *mod = (uint32_t)ax;
+  } else if (kind == VYRE_MOD_ORDER) {
     if (dot) {
       int ord = lookup_name(order_names, VYRE_ORDER_COUNT_, suffix.s, suffix.len);
       if (ord < 0)
         return FAIL(&suffix, "'%s' is not a memory order. Fix: use %s.relaxed, .acquire, "
                              ".release, .acq_rel or .seq_cst", show(&suffix, sh), mn);
-      mod = (uint32_t)ord;
+      *mod = (uint32_t)ord;
     }
-  } else if (cls == VYRE_OC_REDUCE) {
-    int kind = dot ? lookup_name(reduce_names, VYRE_REDUCE_COUNT_, suffix.s, suffix.len) : -1;
-    if (kind < 0)
+  } else if (kind == VYRE_MOD_REDUCE) {
+    int k = dot ? lookup_name(reduce_names, VYRE_REDUCE_COUNT_, suffix.s, suffix.len) : -1;
+    if (k < 0)
       return FAIL(dot ? &suffix : op, "reduce needs its kind. Fix: write reduce.add, .min, .max, "
                                       ".and, .or or .xor");
-    mod = (uint32_t)kind;
+    *mod = (uint32_t)k;
   } else if (dot) {
     return FAIL(op, "%s takes no .suffix. Fix: write %s", mn, mn);
   }
+  return VYRE_OK;
+}
 
-  /* Operand counts. */
-  uint32_t want_min, want_max;
-  switch (cls) {
-  case VYRE_OC_BUILTIN:
-  case VYRE_OC_ELSE:
-  case VYRE_OC_END:
-  case VYRE_OC_BLOCK:
-  case VYRE_OC_RETURN: want_min = want_max = 0; break;
-  case VYRE_OC_BARRIER: want_min = 0; want_max = 1; break;
-  case VYRE_OC_LOCAL_GET:
-  case VYRE_OC_BUF_LEN:
-  case VYRE_OC_UNARY:
-  case VYRE_OC_PREDICATE:
-  case VYRE_OC_BALLOT:
-  case VYRE_OC_REDUCE:
-  case VYRE_OC_IF:
-  case VYRE_OC_TRAP: want_min = want_max = 1; break;
-  case VYRE_OC_CONST:
-  case VYRE_OC_LOAD:
-  case VYRE_OC_BINARY:
-  case VYRE_OC_COMPARE:
-  case VYRE_OC_CAST:
-  case VYRE_OC_SHUFFLE:
-  case VYRE_OC_LET:
-  case VYRE_OC_ASSIGN: want_min = want_max = 2; break;
-  case VYRE_OC_LOOP: want_min = 3; want_max = 4; break;
-  case VYRE_OC_ATOMIC_CAS: want_min = want_max = 4; break;
-  default: want_min = want_max = 3; break; /* select fma atomic store */
-  }
-  if (nargs < want_min || nargs > want_max) {
-    const tok *at = nargs > want_max ? &arg[want_max] : op;
-    /* The usage line with OP spelled as this op. */
-    char use[128];
-    const char *u = usage(cls), *opw = strstr(u, "OP");
-    if (opw && cls != VYRE_OC_ATOMIC)
-      snprintf(use, sizeof use, "%.*s%s%s", (int)(opw - u), u, mn, opw + 2);
-    else
-      snprintf(use, sizeof use, "%s", u);
-    return FAIL(at, "%s takes %u%s operand%s, found %u. Fix: write `%s`", mn, want_min,
-                want_max > want_min ? " or more" : "", want_min == 1 && want_max == 1 ? "" : "s",
-                nargs, use);
-  }
+/* The operand count the class's text form takes. */
+static vyre_status check_arity(assembler *a, const inst_line *x) {
+  const vyre_op_class_info *cls = vyre_op_class_lookup(x->info->op_class);
+  uint32_t want_min = cls->text_min, want_max = cls->text_max;
+  if (x->nargs >= want_min && x->nargs <= want_max) return VYRE_OK;
+  const tok *at = x->nargs > want_max ? &x->arg[want_max] : x->op;
+  /* The usage line with OP spelled as this op. */
+  char use[128];
+  const char *u = cls->usage, *opw = strstr(u, "OP");
+  if (opw && x->info->op_class != VYRE_OC_ATOMIC)
+    snprintf(use, sizeof use, "%.*s%s%s", (int)(opw - u), u, x->mn, opw + 2);
+  else
+    snprintf(use, sizeof use, "%s", u);
+  return FAIL(at, "%s takes %u%s operand%s, found %u. Fix: write `%s`", x->mn, want_min,
+              want_max > want_min ? " or more" : "", want_min == 1 && want_max == 1 ? "" : "s",
+              x->nargs, use);
+}
 
-  vyre_status st;
-  uint32_t x = 0, y = 0, z = 0, w = 0, tx = 0, ty = 0, tz = 0, tw = 0, type = 0, inst = 0;
-  uint32_t counter_slot = NONE;
-  switch (cls) {
-  case VYRE_OC_CONST: {
-    if ((st = type_ref(a, &arg[0], 1, &type))) return st;
-    uint64_t bits;
-    char msg[512];
-    if (text_parse_const(arg[1].s, arg[1].len, type, &bits, msg, sizeof msg))
-      return FAIL(&arg[1], "%s", msg);
-    x = (uint32_t)bits;
-    y = type == VYRE_T_U64 || type == VYRE_T_I64 ? (uint32_t)(bits >> 32) : 0;
-    break;
-  }
-  case VYRE_OC_LOCAL_GET:
-    if ((st = live_local(a, &arg[0], &x))) return st;
-    type = a->locals[x].type;
-    break;
-  case VYRE_OC_LOAD:
-    if ((st = buffer_ref(a, &arg[0], &x)) || (st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = want_type(a, &arg[1], ty, VYRE_T_U32, op, "as index")))
-      return st;
-    type = vyre_type_compute(a->bufs[x].elem);
-    break;
-  case VYRE_OC_BUF_LEN:
-    if ((st = buffer_ref(a, &arg[0], &x))) return st;
-    type = VYRE_T_U32;
-    break;
-  case VYRE_OC_BUILTIN: type = VYRE_T_U32; break;
-  case VYRE_OC_BINARY:
-  case VYRE_OC_COMPARE:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) || (st = value_ref(a, &arg[1], &y, &ty))) return st;
-    if (tx != ty)
-      return FAIL(&arg[1], "%s is %s but %s is %s; %s takes two operands of one type. Fix: "
-                           "convert one with `cast`", show(&arg[1], sh), vyre_type_name(ty),
-                  show(&arg[0], so), vyre_type_name(tx), mn);
-    if ((st = want_mask(a, &arg[0], tx, info->type_mask, mn))) return st;
-    type = cls == VYRE_OC_COMPARE ? VYRE_T_BOOL : tx;
-    break;
-  case VYRE_OC_UNARY:
-  case VYRE_OC_PREDICATE:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) || (st = want_mask(a, &arg[0], tx, info->type_mask, mn)))
-      return st;
-    type = cls == VYRE_OC_PREDICATE ? VYRE_T_BOOL : tx;
-    break;
-  case VYRE_OC_SELECT:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) || (st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = value_ref(a, &arg[2], &z, &tz)) ||
-        (st = want_type(a, &arg[0], tx, VYRE_T_BOOL, op, "as condition")))
-      return st;
-    if (ty != tz)
-      return FAIL(&arg[2], "%s is %s but %s is %s; both arms of select share one type. Fix: "
-                           "convert one with `cast`", show(&arg[2], sh), vyre_type_name(tz),
-                  show(&arg[1], so), vyre_type_name(ty));
-    type = ty;
-    break;
-  case VYRE_OC_CAST:
-    if ((st = type_ref(a, &arg[0], 1, &type)) || (st = value_ref(a, &arg[1], &x, &tx))) return st;
-    break;
-  case VYRE_OC_FMA:
-    for (uint32_t k = 0; k < 3; k++) {
-      uint32_t *slot = k == 0 ? &x : k == 1 ? &y : &z;
-      uint32_t t;
-      if ((st = value_ref(a, &arg[k], slot, &t)) ||
-          (st = want_type(a, &arg[k], t, VYRE_T_F32, op, "for every operand")))
-        return st;
-    }
-    type = VYRE_T_F32;
-    break;
-  case VYRE_OC_ATOMIC:
-  case VYRE_OC_ATOMIC_CAS: {
-    if ((st = buffer_ref(a, &arg[0], &x))) return st;
-    const buf_def *bd = &a->bufs[x];
-    if (!(VYRE_TM_INT & VYRE_TBIT(bd->elem)))
-      return FAIL(&arg[0], "buffer %s holds %s; atomics work on u32 i32 u64 i64 buffers. Fix: "
-                           "declare it with an integer type", show(&arg[0], sh),
-                  vyre_type_name(bd->elem));
-    type = bd->elem;
-    if ((st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = want_type(a, &arg[1], ty, VYRE_T_U32, op, "as index")) ||
-        (st = value_ref(a, &arg[2], &z, &tz)) ||
-        (st = want_type(a, &arg[2], tz, type, op, "(the buffer's element type)")))
-      return st;
-    if (cls == VYRE_OC_ATOMIC_CAS &&
-        ((st = value_ref(a, &arg[3], &w, &tw)) ||
-         (st = want_type(a, &arg[3], tw, type, op, "(the buffer's element type)"))))
-      return st;
-    break;
-  }
-  case VYRE_OC_BALLOT:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) ||
-        (st = want_type(a, &arg[0], tx, VYRE_T_BOOL, op, "as condition")))
-      return st;
-    type = VYRE_T_U32;
-    break;
-  case VYRE_OC_SHUFFLE:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) || (st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = want_type(a, &arg[1], ty, VYRE_T_U32, op, "as lane")))
-      return st;
-    type = tx;
-    break;
-  case VYRE_OC_REDUCE:
-    if ((st = value_ref(a, &arg[0], &x, &tx))) return st;
-    if ((st = want_mask(a, &arg[0], tx, mod >= VYRE_REDUCE_AND ? VYRE_TM_INT : VYRE_TM_NUM,
-                        mod >= VYRE_REDUCE_AND ? "a bitwise reduce" : "reduce")))
-      return st;
-    type = tx;
-    break;
-  case VYRE_OC_LET: {
-    if ((st = value_ref(a, &arg[1], &y, &ty))) return st;
-    if (!map_find(&a->local_names, arg[0].s, arg[0].len, &x)) {
-      if ((st = declare_local(a, &arg[0], ty, &x))) return st;
-    } else if (a->locals[x].state != LOCAL_DECLARED) {
-      return FAIL(&arg[0], "local %s already has its let (line %u). Fix: use `assign %s %%value` "
-                           "to change it", show(&arg[0], sh), a->locals[x].def_line, show(&arg[0], so));
-    }
-    if ((st = want_type(a, &arg[1], ty, a->locals[x].type, op, "(the local's type)"))) return st;
-    a->locals[x].state = LOCAL_LET;
-    a->locals[x].block = current_block(a);
-    a->locals[x].def_line = a->line;
-    break;
-  }
-  case VYRE_OC_ASSIGN:
-    if ((st = live_local(a, &arg[0], &x))) return st;
-    if (a->locals[x].state == LOCAL_COUNTER)
-      return FAIL(&arg[0], "local %s is the counter of the loop at line %u and is read-only. Fix: "
-                           "copy it into another local", show(&arg[0], sh), a->locals[x].def_line);
-    if ((st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = want_type(a, &arg[1], ty, a->locals[x].type, op, "(the local's type)")))
-      return st;
-    break;
-  case VYRE_OC_STORE:
-    if ((st = buffer_ref(a, &arg[0], &x))) return st;
-    if (a->bufs[x].access == VYRE_ACCESS_READ_ONLY || a->bufs[x].access == VYRE_ACCESS_UNIFORM)
-      return FAIL(&arg[0], "buffer %s is %s and cannot be written. Fix: declare it rw or wo",
-                  show(&arg[0], sh), vyre_access_name(a->bufs[x].access));
-    if ((st = value_ref(a, &arg[1], &y, &ty)) ||
-        (st = want_type(a, &arg[1], ty, VYRE_T_U32, op, "as index")) ||
-        (st = value_ref(a, &arg[2], &z, &tz)) ||
-        (st = want_type(a, &arg[2], tz, vyre_type_compute(a->bufs[x].elem), op,
-                        "(the buffer's element type, widened)")))
-      return st;
-    break;
+/* Block and grid-segment bookkeeping once instruction `inst` is emitted. */
+static vyre_status after_emit(assembler *a, const inst_line *x, uint32_t inst) {
+  switch ((vyre_op_class)x->info->op_class) {
   case VYRE_OC_IF:
-    if ((st = value_ref(a, &arg[0], &x, &tx)) ||
-        (st = want_type(a, &arg[0], tx, VYRE_T_BOOL, op, "as condition")))
-      return st;
-    break;
-  case VYRE_OC_ELSE:
-    if (!a->depth || a->stack[a->depth - 1].op != VYRE_OP_IF)
-      return FAIL(op, "else without an open if%s. Fix: else follows the body of an if, once",
-                  a->depth ? (a->stack[a->depth - 1].op == VYRE_OP_ELSE ? " (this if already has its else)"
-                                                                        : " (the innermost open block is not an if)")
-                           : "");
-    break;
-  case VYRE_OC_END:
-    if (!a->depth) return FAIL(op, "end without an open block. Fix: remove it, or open the block "
-                                   "(if, loop, block) it should close");
-    break;
+  case VYRE_OC_BLOCK: return push_block(a, x->op, inst, x->info->id);
   case VYRE_OC_LOOP: {
-    const tok *lt = &arg[0], *start = &arg[nargs - 2], *stop = &arg[nargs - 1];
-    uint32_t decl_type = VYRE_T_VOID;
-    if (nargs == 4 && (st = type_ref(a, &arg[1], 1, &decl_type))) return st;
-    if ((st = value_ref(a, start, &y, &ty)) || (st = value_ref(a, stop, &z, &tz))) return st;
-    if (!map_find(&a->local_names, lt->s, lt->len, &x)) {
-      if ((st = declare_local(a, lt, decl_type ? decl_type : ty, &x))) return st;
-    } else {
-      if (a->locals[x].state != LOCAL_DECLARED)
-        return FAIL(lt, "local %s already has a value (line %u); a loop counter is a fresh local. "
-                        "Fix: use a new name", show(lt, sh), a->locals[x].def_line);
-      if (decl_type && decl_type != a->locals[x].type)
-        return FAIL(&arg[1], "local %s is declared %s at line %u. Fix: drop the type or make it %s",
-                    show(lt, sh), vyre_type_name(a->locals[x].type), a->locals[x].line,
-                    vyre_type_name(a->locals[x].type));
-    }
-    uint32_t ct = a->locals[x].type;
-    if (ct != VYRE_T_U32 && ct != VYRE_T_I32)
-      return FAIL(lt, "loop counter %s is %s. Fix: loop counters are u32 or i32", show(lt, sh),
-                  vyre_type_name(ct));
-    if ((st = want_type(a, start, ty, ct, op, "(the counter's type)")) ||
-        (st = want_type(a, stop, tz, ct, op, "(the counter's type)")))
-      return st;
-    counter_slot = x;
-    break;
+    vyre_status st = push_block(a, x->op, inst, x->info->id);
+    a->locals[x->counter_slot].state = LOCAL_COUNTER;
+    a->locals[x->counter_slot].block = inst;
+    a->locals[x->counter_slot].def_line = a->line;
+    return st;
   }
-  case VYRE_OC_BARRIER:
-    if (nargs) {
-      if (is_word(&arg[0], "grid")) mod = VYRE_BARRIER_GRID;
-      else if (!is_word(&arg[0], "workgroup"))
-        return FAIL(&arg[0], "'%s' is not a barrier scope. Fix: write `barrier` (workgroup) or "
-                             "`barrier grid`", show(&arg[0], sh));
-    }
-    if (mod == VYRE_BARRIER_GRID && a->depth) {
-      const open_block *ob = &a->stack[a->depth - 1];
-      return FAIL(op, "a grid barrier must be at the top level of the body (this one is inside "
-                      "the %s at line %u). Fix: move it out of every if/loop/block",
-                  vyre_op_lookup(ob->op)->mnemonic, ob->line);
-    }
-    break;
-  case VYRE_OC_TRAP: {
-    uint64_t code;
-    if ((st = parse_uint_tok(a, &arg[0], UINT32_MAX, "trap code", &code))) return st;
-    x = (uint32_t)code;
-    break;
-  }
-  case VYRE_OC_BLOCK:
-  case VYRE_OC_RETURN: break;
-  }
-  if ((st = emit(a, op, (vyre_op)info->id, is_value ? type : 0, mod, x, y, z, w, &inst))) return st;
-  switch (cls) {
-  case VYRE_OC_IF:
-  case VYRE_OC_BLOCK: st = push_block(a, op, inst, info->id); break;
-  case VYRE_OC_LOOP:
-    st = push_block(a, op, inst, info->id);
-    a->locals[counter_slot].state = LOCAL_COUNTER;
-    a->locals[counter_slot].block = inst;
-    a->locals[counter_slot].def_line = a->line;
-    break;
   case VYRE_OC_ELSE:
     a->open[a->stack[a->depth - 1].inst] = 0;
-    a->stack[a->depth - 1] = (open_block){inst, VYRE_OP_ELSE, a->line, op->col};
+    a->stack[a->depth - 1] = (open_block){inst, VYRE_OP_ELSE, a->line, x->op->col};
     a->open[inst] = 1;
-    break;
-  case VYRE_OC_END: a->open[a->stack[--a->depth].inst] = 0; break;
+    return VYRE_OK;
+  case VYRE_OC_END: a->open[a->stack[--a->depth].inst] = 0; return VYRE_OK;
   case VYRE_OC_BARRIER:
-    if (mod == VYRE_BARRIER_GRID) {
+    if (x->mod == VYRE_BARRIER_GRID) {
       if (a->segment + 1 >= a->grid_cap) {
         uint32_t cap = a->grid_cap ? a->grid_cap * 2 : 16;
         uint32_t *grown = realloc(a->grid_lines, cap * sizeof *grown);
@@ -966,10 +1028,39 @@ static vyre_status stmt_inst(assembler *a, uint32_t first, const tok *name) {
       }
       a->grid_lines[a->segment++] = a->line;
     }
-    break;
-  default: break;
+    return VYRE_OK;
+  default: return VYRE_OK;
   }
-  if (st) return st;
+}
+
+/* One instruction line: t[first] is the op, `name` the `%v` before `=` or NULL. */
+static vyre_status stmt_inst(assembler *a, uint32_t first, const tok *name) {
+  char sh[64];
+  inst_line x;
+  memset(&x, 0, sizeof x);
+  x.op = &a->t[first];
+  x.arg = &a->t[first + 1];
+  x.nargs = a->nt - first - 1;
+  x.counter_slot = NONE;
+  const char *dot = memchr(x.op->s, '.', x.op->len);
+  uint32_t base_len = dot ? (uint32_t)(dot - x.op->s) : x.op->len;
+  x.info = vyre_op_by_mnemonic(x.op->s, base_len);
+  if (!x.info)
+    return FAIL(x.op, "unknown instruction '%s'. Fix: see docs/program-text.md for the "
+                      "instructions (add, load, store, if, loop, ...)", show(x.op, sh));
+  x.mn = x.info->mnemonic;
+  int is_value = vyre_op_class_lookup(x.info->op_class)->result != VYRE_RES_NONE;
+  if (name && !is_value)
+    return FAIL(name, "%s yields no value. Fix: remove `%s =`", x.mn, show(name, sh));
+  vyre_status st;
+  uint32_t inst = 0;
+  if ((st = parse_suffix(a, x.op, x.info, &x.mod)) || (st = check_arity(a, &x)) ||
+      (st = class_parsers[x.info->op_class](a, &x)))
+    return st;
+  if ((st = emit(a, x.op, (vyre_op)x.info->id, is_value ? x.type : 0, x.mod, x.f[0], x.f[1], x.f[2],
+                 x.f[3], &inst)) ||
+      (st = after_emit(a, &x, inst)))
+    return st;
   return name ? bind_value(a, name, inst) : VYRE_OK;
 }
 

@@ -34,7 +34,4 @@ int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, c
 /* Parse an unsigned decimal or 0x hex number of at most `max`; 0 or -1. */
 int text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
 
-/* Names of the types in a vyre type mask, space-separated ("u32 i32"). */
-void text_type_mask_names(uint32_t mask, char *out, size_t size);
-
 #endif /* VYRE_HOST_TEXT_INTERNAL_H */

@@ -119,6 +119,38 @@ typedef struct vyre_error {
 #define VYRE_CAP_ATOMICS (1ull << 15)        /* atomics on u32/i32 */
 #define VYRE_CAP_BARRIER (1ull << 16)        /* workgroup barrier */
 
+/* The capabilities' names: X(NAME, identifier, words).  The identifier is
+ * what people type and tools print ("grid_barrier"; `vyre info`, the
+ * conformance "requires" line); the words go into messages ("the program
+ * needs grid barrier").  Every VYRE_CAP_* bit has one row; bit order. */
+#define VYRE_CAP_MAP(X)                                       \
+  X(F16, "f16", "f16 storage")                                \
+  X(BF16, "bf16", "bf16 storage")                             \
+  X(SUBGROUP, "subgroup", "subgroups")                        \
+  X(ATOMIC64, "atomic64", "64-bit atomics")                   \
+  X(GRID_BARRIER, "grid_barrier", "grid barrier")             \
+  X(ASYNC, "async", "asynchronous dispatch")                  \
+  X(RESIDENT, "resident", "resident buffers")                 \
+  X(SEQUENCE, "sequence", "resident sequences")               \
+  X(TIMING, "timing", "device timing")                        \
+  X(PIPELINE, "pipeline", "compile-ahead pipelines")          \
+  X(FIXPOINT, "fixpoint", "fixpoint iterations")              \
+  X(TRAP, "trap", "trap")                                     \
+  X(TRANSCENDENTAL, "transcendental", "transcendentals")      \
+  X(GRAPH_REPLAY, "graph_replay", "graph replay")             \
+  X(WORKGROUP_MEMORY, "workgroup_memory", "workgroup memory") \
+  X(ATOMICS, "atomics", "atomics")                            \
+  X(BARRIER, "barrier", "workgroup barrier")
+
+/* Identifier of capability bit `bit` (0..63: VYRE_CAP_F16 is bit 0), e.g.
+ * "grid_barrier", or NULL for an unassigned bit.  Static data. */
+const char *vyre_capability_name(uint32_t bit);
+/* The same capability in words for messages ("grid barrier"), or NULL. */
+const char *vyre_capability_text(uint32_t bit);
+/* Bit number of the capability identified `name` (len bytes, exact
+ * match), or -1. */
+int vyre_capability_by_name(const char *name, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
 /* ------------------------------------------------------------------ */

@@ -100,148 +100,218 @@ typedef enum vyre_access {
 #define VYRE_BUF_OUTPUT 0x1u    /* backend-allocated, zero-filled output */
 #define VYRE_BUF_OUT_RANGE 0x2u /* only out_range_offset/size is read back */
 
-/* Operand classes: which of a/b/c/d hold what (see docs/program-format.md). */
-typedef enum vyre_op_class {
-  VYRE_OC_CONST,      /* a = low 32 bits, b = high 32 bits */
-  VYRE_OC_LOCAL_GET,  /* a = local slot */
-  VYRE_OC_LOAD,       /* a = buffer, b = index (u32 value) */
-  VYRE_OC_BUF_LEN,    /* a = buffer */
-  VYRE_OC_BUILTIN,    /* mod = axis (ids) or 0 */
-  VYRE_OC_BINARY,     /* a, b: operands of one type; result same type */
-  VYRE_OC_COMPARE,    /* a, b: operands of one type; result bool */
-  VYRE_OC_UNARY,      /* a: operand; result same type */
-  VYRE_OC_PREDICATE,  /* a: f32 operand; result bool */
-  VYRE_OC_SELECT,     /* a = bool, b = if true, c = if false */
-  VYRE_OC_CAST,       /* a = operand; type = target */
-  VYRE_OC_FMA,        /* a * b + c, rounded once */
-  VYRE_OC_ATOMIC,     /* a = buffer, b = index, c = value, mod = order; yields old */
-  VYRE_OC_ATOMIC_CAS, /* a = buffer, b = index, c = expected, d = desired, mod = order */
-  VYRE_OC_BALLOT,     /* a = bool; result u32 lane mask */
-  VYRE_OC_SHUFFLE,    /* a = value, b = source lane (u32) */
-  VYRE_OC_REDUCE,     /* a = value, mod = vyre_reduce */
-  VYRE_OC_LET,        /* a = slot, b = value */
-  VYRE_OC_ASSIGN,     /* a = slot, b = value */
-  VYRE_OC_STORE,      /* a = buffer, b = index, c = value */
-  VYRE_OC_IF,         /* a = bool */
-  VYRE_OC_ELSE,
-  VYRE_OC_END,
-  VYRE_OC_LOOP,       /* a = slot (u32/i32 counter), b = start, c = end (exclusive) */
-  VYRE_OC_BLOCK,
-  VYRE_OC_RETURN,
-  VYRE_OC_BARRIER,    /* mod = vyre_barrier_scope */
-  VYRE_OC_TRAP        /* a = user code (u32 literal) */
-} vyre_op_class;
+/*
+ * The operand schema.  Every op belongs to one class; the class says what
+ * each instruction field holds, so the validator, the text assembler and
+ * disassembler and the backends read one description instead of each
+ * restating it (docs/program-format.md is the prose).
+ */
+/* What one of the operand fields a, b, c, d holds. */
+typedef enum vyre_operand_kind {
+  VYRE_OPND_NONE = 0, /* unused: must be zero */
+  VYRE_OPND_VALUE,    /* value id of an earlier instruction */
+  VYRE_OPND_SLOT,     /* local slot */
+  VYRE_OPND_BUFFER,   /* buffer index (declaration order) */
+  VYRE_OPND_IMM       /* literal word (constant bits, trap code) */
+} vyre_operand_kind;
+
+/* The type of the value a class yields (and what vyre_inst.type holds). */
+typedef enum vyre_result_rule {
+  VYRE_RES_NONE = 0, /* a statement: no value, type is zero */
+  VYRE_RES_DECLARED, /* the type field, as written (const, cast) */
+  VYRE_RES_OPERAND,  /* the type of the value operands (select: of its arms) */
+  VYRE_RES_BOOL,
+  VYRE_RES_U32,
+  VYRE_RES_F32,
+  VYRE_RES_LOCAL,    /* the type of local a */
+  VYRE_RES_LOADED,   /* buffer a's element type, widened (vyre_type_compute) */
+  VYRE_RES_ELEMENT   /* buffer a's element type */
+} vyre_result_rule;
+
+/* What vyre_inst.mod holds (text: a .suffix, or barrier's scope word). */
+typedef enum vyre_mod_kind {
+  VYRE_MOD_NONE = 0, /* unused: must be zero */
+  VYRE_MOD_AXIS,     /* 0..2 = x y z; only ops with VYRE_OPF_AXIS */
+  VYRE_MOD_ORDER,    /* vyre_order */
+  VYRE_MOD_REDUCE,   /* vyre_reduce */
+  VYRE_MOD_SCOPE     /* vyre_barrier_scope */
+} vyre_mod_kind;
 
 /*
- * The op table: X(NAME, id, mnemonic, class, operand type mask).  Ids are
- * stable and append-only.  The mask lists the value types the op accepts
- * (for CAST: the target types; for LOAD/STORE/atomics: checked against the
- * buffer; 0: not type-polymorphic).
+ * The classes: X(NAME, result rule, kind of a, b, c, d, mod kind, text
+ * operands min, max, text usage line).  The value classes (result rule
+ * other than NONE) come first.
  */
-#define VYRE_OP_MAP(X)                                                         \
-  X(CONST, 1, "const", VYRE_OC_CONST, VYRE_TM_VALUE)                           \
-  X(LOCAL_GET, 2, "get", VYRE_OC_LOCAL_GET, VYRE_TM_VALUE)                     \
-  X(LOAD, 3, "load", VYRE_OC_LOAD, VYRE_TM_VALUE)                              \
-  X(BUF_LEN, 4, "buflen", VYRE_OC_BUF_LEN, VYRE_TM_U32)                        \
-  X(INVOCATION_ID, 5, "gid", VYRE_OC_BUILTIN, VYRE_TM_U32)                     \
-  X(WORKGROUP_ID, 6, "wgid", VYRE_OC_BUILTIN, VYRE_TM_U32)                     \
-  X(LOCAL_ID, 7, "lid", VYRE_OC_BUILTIN, VYRE_TM_U32)                          \
-  X(SUBGROUP_LANE, 8, "lane", VYRE_OC_BUILTIN, VYRE_TM_U32)                    \
-  X(SUBGROUP_SIZE, 9, "sgsize", VYRE_OC_BUILTIN, VYRE_TM_U32)                  \
-  X(ADD, 16, "add", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(SUB, 17, "sub", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(MUL, 18, "mul", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(DIV, 19, "div", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(MOD, 20, "mod", VYRE_OC_BINARY, VYRE_TM_INT)                               \
-  X(AND, 21, "and", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                \
-  X(OR, 22, "or", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                  \
-  X(XOR, 23, "xor", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL)                \
-  X(SHL, 24, "shl", VYRE_OC_BINARY, VYRE_TM_INT)                               \
-  X(SHR, 25, "shr", VYRE_OC_BINARY, VYRE_TM_INT)                               \
-  X(ROTL, 26, "rotl", VYRE_OC_BINARY, VYRE_TM_INT)                             \
-  X(ROTR, 27, "rotr", VYRE_OC_BINARY, VYRE_TM_INT)                             \
-  X(EQ, 28, "eq", VYRE_OC_COMPARE, VYRE_TM_VALUE)                              \
-  X(NE, 29, "ne", VYRE_OC_COMPARE, VYRE_TM_VALUE)                              \
-  X(LT, 30, "lt", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
-  X(LE, 31, "le", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
-  X(GT, 32, "gt", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
-  X(GE, 33, "ge", VYRE_OC_COMPARE, VYRE_TM_NUM)                                \
-  X(LOGICAL_AND, 34, "land", VYRE_OC_BINARY, VYRE_TM_BOOL)                     \
-  X(LOGICAL_OR, 35, "lor", VYRE_OC_BINARY, VYRE_TM_BOOL)                       \
-  X(MIN, 36, "min", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(MAX, 37, "max", VYRE_OC_BINARY, VYRE_TM_NUM)                               \
-  X(ABSDIFF, 38, "absdiff", VYRE_OC_BINARY, VYRE_TM_NUM)                       \
-  X(SAT_ADD, 39, "sadd", VYRE_OC_BINARY, VYRE_TM_INT)                          \
-  X(SAT_SUB, 40, "ssub", VYRE_OC_BINARY, VYRE_TM_INT)                          \
-  X(SAT_MUL, 41, "smul", VYRE_OC_BINARY, VYRE_TM_INT)                          \
-  X(WRAP_ADD, 42, "wadd", VYRE_OC_BINARY, VYRE_TM_INT)                         \
-  X(WRAP_SUB, 43, "wsub", VYRE_OC_BINARY, VYRE_TM_INT)                         \
-  X(MULHI, 44, "mulhi", VYRE_OC_BINARY, VYRE_TM_INT)                           \
-  X(NEG, 64, "neg", VYRE_OC_UNARY, VYRE_TM_NUM)                                \
-  X(BITNOT, 65, "bitnot", VYRE_OC_UNARY, VYRE_TM_INT)                          \
-  X(NOT, 66, "not", VYRE_OC_UNARY, VYRE_TM_BOOL)                               \
-  X(POPCOUNT, 67, "popcount", VYRE_OC_UNARY, VYRE_TM_INT)                      \
-  X(CLZ, 68, "clz", VYRE_OC_UNARY, VYRE_TM_INT)                                \
-  X(CTZ, 69, "ctz", VYRE_OC_UNARY, VYRE_TM_INT)                                \
-  X(REVERSEBITS, 70, "reversebits", VYRE_OC_UNARY, VYRE_TM_INT)                \
-  X(ABS, 71, "abs", VYRE_OC_UNARY, VYRE_TM_NUM)                                \
-  X(SIGN, 72, "sign", VYRE_OC_UNARY, VYRE_TM_NUM)                              \
-  X(FLOOR, 73, "floor", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
-  X(CEIL, 74, "ceil", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(ROUND, 75, "round", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
-  X(TRUNC, 76, "trunc", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
-  X(SQRT, 77, "sqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(RSQRT, 78, "rsqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT)                          \
-  X(RCP, 79, "rcp", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(EXP, 80, "exp", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(EXP2, 81, "exp2", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(LOG, 82, "log", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(LOG2, 83, "log2", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(SIN, 84, "sin", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(COS, 85, "cos", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(TAN, 86, "tan", VYRE_OC_UNARY, VYRE_TM_FLOAT)                              \
-  X(ASIN, 87, "asin", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(ACOS, 88, "acos", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(ATAN, 89, "atan", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(SINH, 90, "sinh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(COSH, 91, "cosh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(TANH, 92, "tanh", VYRE_OC_UNARY, VYRE_TM_FLOAT)                            \
-  X(ISNAN, 93, "isnan", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                      \
-  X(ISINF, 94, "isinf", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                      \
-  X(ISFINITE, 95, "isfinite", VYRE_OC_PREDICATE, VYRE_TM_FLOAT)                \
-  X(UNPACK4_LOW, 96, "unpack4lo", VYRE_OC_UNARY, VYRE_TM_U32)                  \
-  X(UNPACK4_HIGH, 97, "unpack4hi", VYRE_OC_UNARY, VYRE_TM_U32)                 \
-  X(UNPACK8_LOW, 98, "unpack8lo", VYRE_OC_UNARY, VYRE_TM_U32)                  \
-  X(UNPACK8_HIGH, 99, "unpack8hi", VYRE_OC_UNARY, VYRE_TM_U32)                 \
-  X(SELECT, 112, "select", VYRE_OC_SELECT, VYRE_TM_VALUE)                      \
-  X(CAST, 113, "cast", VYRE_OC_CAST, VYRE_TM_VALUE)                            \
-  X(FMA, 114, "fma", VYRE_OC_FMA, VYRE_TM_FLOAT)                               \
-  X(ATOMIC_ADD, 128, "atomic_add", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
-  X(ATOMIC_AND, 129, "atomic_and", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
-  X(ATOMIC_OR, 130, "atomic_or", VYRE_OC_ATOMIC, VYRE_TM_INT)                  \
-  X(ATOMIC_XOR, 131, "atomic_xor", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
-  X(ATOMIC_MIN, 132, "atomic_min", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
-  X(ATOMIC_MAX, 133, "atomic_max", VYRE_OC_ATOMIC, VYRE_TM_INT)                \
-  X(ATOMIC_EXCHANGE, 134, "atomic_xchg", VYRE_OC_ATOMIC, VYRE_TM_INT)          \
-  X(ATOMIC_CAS, 135, "atomic_cas", VYRE_OC_ATOMIC_CAS, VYRE_TM_INT)            \
-  X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32)               \
-  X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE)          \
-  X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM)               \
-  X(LET, 192, "let", VYRE_OC_LET, 0)                                           \
-  X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0)                                  \
-  X(STORE, 194, "store", VYRE_OC_STORE, 0)                                     \
-  X(IF, 195, "if", VYRE_OC_IF, 0)                                              \
-  X(ELSE, 196, "else", VYRE_OC_ELSE, 0)                                        \
-  X(END, 197, "end", VYRE_OC_END, 0)                                           \
-  X(LOOP, 198, "loop", VYRE_OC_LOOP, 0)                                        \
-  X(BLOCK, 199, "block", VYRE_OC_BLOCK, 0)                                     \
-  X(RETURN, 200, "return", VYRE_OC_RETURN, 0)                                  \
-  X(BARRIER, 201, "barrier", VYRE_OC_BARRIER, 0)                               \
-  X(TRAP, 202, "trap", VYRE_OC_TRAP, 0)
+#define VYRE_OP_CLASS_MAP(X)                                                                  \
+  X(CONST, DECLARED, IMM, IMM, NONE, NONE, NONE, 2, 2, "%v = const TYPE LITERAL")             \
+  X(LOCAL_GET, LOCAL, SLOT, NONE, NONE, NONE, NONE, 1, 1, "%v = get LOCAL")                   \
+  X(LOAD, LOADED, BUFFER, VALUE, NONE, NONE, NONE, 2, 2, "%v = load BUFFER %index")           \
+  X(BUF_LEN, U32, BUFFER, NONE, NONE, NONE, NONE, 1, 1, "%v = buflen BUFFER")                 \
+  X(BUILTIN, U32, NONE, NONE, NONE, NONE, AXIS, 0, 0,                                         \
+    "%v = gid.x (wgid.y, lid.z, lane, sgsize): no operands")                                  \
+  X(BINARY, OPERAND, VALUE, VALUE, NONE, NONE, NONE, 2, 2, "%v = OP %a %b")                   \
+  X(COMPARE, BOOL, VALUE, VALUE, NONE, NONE, NONE, 2, 2, "%v = OP %a %b")                     \
+  X(UNARY, OPERAND, VALUE, NONE, NONE, NONE, NONE, 1, 1, "%v = OP %a")                        \
+  X(PREDICATE, BOOL, VALUE, NONE, NONE, NONE, NONE, 1, 1, "%v = OP %a")                       \
+  X(SELECT, OPERAND, VALUE, VALUE, VALUE, NONE, NONE, 3, 3,                                   \
+    "%v = select %cond %if_true %if_false")                                                   \
+  X(CAST, DECLARED, VALUE, NONE, NONE, NONE, NONE, 2, 2, "%v = cast TYPE %a")                 \
+  X(FMA, F32, VALUE, VALUE, VALUE, NONE, NONE, 3, 3, "%v = fma %a %b %c")                     \
+  X(ATOMIC, ELEMENT, BUFFER, VALUE, VALUE, NONE, ORDER, 3, 3,                                 \
+    "%old = atomic_OP[.ORDER] BUFFER %index %value")                                          \
+  X(ATOMIC_CAS, ELEMENT, BUFFER, VALUE, VALUE, VALUE, ORDER, 4, 4,                            \
+    "%old = atomic_cas[.ORDER] BUFFER %index %expected %desired")                             \
+  X(BALLOT, U32, VALUE, NONE, NONE, NONE, NONE, 1, 1, "%v = ballot %cond")                    \
+  X(SHUFFLE, OPERAND, VALUE, VALUE, NONE, NONE, NONE, 2, 2, "%v = shuffle %value %lane")      \
+  X(REDUCE, OPERAND, VALUE, NONE, NONE, NONE, REDUCE, 1, 1, "%v = reduce.KIND %value")        \
+  X(LET, NONE, SLOT, VALUE, NONE, NONE, NONE, 2, 2, "let LOCAL %value")                       \
+  X(ASSIGN, NONE, SLOT, VALUE, NONE, NONE, NONE, 2, 2, "assign LOCAL %value")                 \
+  X(STORE, NONE, BUFFER, VALUE, VALUE, NONE, NONE, 3, 3, "store BUFFER %index %value")        \
+  X(IF, NONE, VALUE, NONE, NONE, NONE, NONE, 1, 1, "if %cond")                                \
+  X(ELSE, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "else")                                   \
+  X(END, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "end")                                     \
+  X(LOOP, NONE, SLOT, VALUE, VALUE, NONE, NONE, 3, 4, "loop LOCAL [TYPE] %start %end")        \
+  X(BLOCK, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "block")                                 \
+  X(RETURN, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "return")                               \
+  X(BARRIER, NONE, NONE, NONE, NONE, NONE, SCOPE, 0, 1, "barrier [workgroup|grid]")           \
+  X(TRAP, NONE, IMM, NONE, NONE, NONE, NONE, 1, 1, "trap CODE")
+
+typedef enum vyre_op_class {
+#define VYRE_OP_CLASS_ENUM_(name, res, a, b, c, d, mod, tmin, tmax, usage) VYRE_OC_##name,
+  VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ENUM_)
+#undef VYRE_OP_CLASS_ENUM_
+} vyre_op_class;
+/* Outside the enum, so that switches over vyre_op_class stay exhaustive. */
+#define VYRE_OP_CLASS_ONE_(name, res, a, b, c, d, mod, tmin, tmax, usage) +1
+enum { VYRE_OC_COUNT_ = 0 VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ONE_) };
+#undef VYRE_OP_CLASS_ONE_
+
+/* Per-op flags (the last column of VYRE_OP_MAP). */
+#define VYRE_OPF_AXIS 0x1u           /* mod is an axis (gid, wgid, lid) */
+#define VYRE_OPF_SUBGROUP 0x2u       /* needs VYRE_CAP_SUBGROUP */
+#define VYRE_OPF_COLLECTIVE 0x8u     /* a subgroup collective: every lane takes part, so it must
+                                      * sit in uniform control flow */
+#define VYRE_OPF_TRANSCENDENTAL 0x4u /* an f32 transcendental: needs VYRE_CAP_TRANSCENDENTAL and
+                                      * a ulp budget; rcp and sqrt are not (exact or IEEE-rounded) */
+
+/* vyre_inst fields (vyre_op_fields): bits of a b c d type mod. */
+#define VYRE_FIELD_A 0x01u
+#define VYRE_FIELD_B 0x02u
+#define VYRE_FIELD_C 0x04u
+#define VYRE_FIELD_D 0x08u
+#define VYRE_FIELD_TYPE 0x10u
+#define VYRE_FIELD_MOD 0x20u
+
+/*
+ * The op table: X(NAME, id, mnemonic, class, operand type mask, flags).
+ * Ids are stable and append-only.  The mask lists the value types the op
+ * accepts (for CAST: the target types; for LOAD/STORE/atomics: checked
+ * against the buffer; 0: not type-polymorphic).  Flags are VYRE_OPF_*.
+ */
+#define VYRE_OP_MAP(X)                                                                                         \
+  X(CONST, 1, "const", VYRE_OC_CONST, VYRE_TM_VALUE, 0)                                                        \
+  X(LOCAL_GET, 2, "get", VYRE_OC_LOCAL_GET, VYRE_TM_VALUE, 0)                                                  \
+  X(LOAD, 3, "load", VYRE_OC_LOAD, VYRE_TM_VALUE, 0)                                                           \
+  X(BUF_LEN, 4, "buflen", VYRE_OC_BUF_LEN, VYRE_TM_U32, 0)                                                     \
+  X(INVOCATION_ID, 5, "gid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                      \
+  X(WORKGROUP_ID, 6, "wgid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                      \
+  X(LOCAL_ID, 7, "lid", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_AXIS)                                           \
+  X(SUBGROUP_LANE, 8, "lane", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)                                 \
+  X(SUBGROUP_SIZE, 9, "sgsize", VYRE_OC_BUILTIN, VYRE_TM_U32, VYRE_OPF_SUBGROUP)                               \
+  X(ADD, 16, "add", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(SUB, 17, "sub", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MUL, 18, "mul", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(DIV, 19, "div", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MOD, 20, "mod", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(AND, 21, "and", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                             \
+  X(OR, 22, "or", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                               \
+  X(XOR, 23, "xor", VYRE_OC_BINARY, VYRE_TM_INT | VYRE_TM_BOOL, 0)                                             \
+  X(SHL, 24, "shl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(SHR, 25, "shr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                            \
+  X(ROTL, 26, "rotl", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                          \
+  X(ROTR, 27, "rotr", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                          \
+  X(EQ, 28, "eq", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                                           \
+  X(NE, 29, "ne", VYRE_OC_COMPARE, VYRE_TM_VALUE, 0)                                                           \
+  X(LT, 30, "lt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(LE, 31, "le", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(GT, 32, "gt", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(GE, 33, "ge", VYRE_OC_COMPARE, VYRE_TM_NUM, 0)                                                             \
+  X(LOGICAL_AND, 34, "land", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                                                  \
+  X(LOGICAL_OR, 35, "lor", VYRE_OC_BINARY, VYRE_TM_BOOL, 0)                                                    \
+  X(MIN, 36, "min", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(MAX, 37, "max", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                            \
+  X(ABSDIFF, 38, "absdiff", VYRE_OC_BINARY, VYRE_TM_NUM, 0)                                                    \
+  X(SAT_ADD, 39, "sadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(SAT_SUB, 40, "ssub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(SAT_MUL, 41, "smul", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                       \
+  X(WRAP_ADD, 42, "wadd", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                      \
+  X(WRAP_SUB, 43, "wsub", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                      \
+  X(MULHI, 44, "mulhi", VYRE_OC_BINARY, VYRE_TM_INT, 0)                                                        \
+  X(NEG, 64, "neg", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                             \
+  X(BITNOT, 65, "bitnot", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                       \
+  X(NOT, 66, "not", VYRE_OC_UNARY, VYRE_TM_BOOL, 0)                                                            \
+  X(POPCOUNT, 67, "popcount", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                   \
+  X(CLZ, 68, "clz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                             \
+  X(CTZ, 69, "ctz", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                                             \
+  X(REVERSEBITS, 70, "reversebits", VYRE_OC_UNARY, VYRE_TM_INT, 0)                                             \
+  X(ABS, 71, "abs", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                             \
+  X(SIGN, 72, "sign", VYRE_OC_UNARY, VYRE_TM_NUM, 0)                                                           \
+  X(FLOOR, 73, "floor", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(CEIL, 74, "ceil", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                         \
+  X(ROUND, 75, "round", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(TRUNC, 76, "trunc", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                       \
+  X(SQRT, 77, "sqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                         \
+  X(RSQRT, 78, "rsqrt", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                 \
+  X(RCP, 79, "rcp", VYRE_OC_UNARY, VYRE_TM_FLOAT, 0)                                                           \
+  X(EXP, 80, "exp", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(EXP2, 81, "exp2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(LOG, 82, "log", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(LOG2, 83, "log2", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(SIN, 84, "sin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(COS, 85, "cos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(TAN, 86, "tan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                     \
+  X(ASIN, 87, "asin", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ACOS, 88, "acos", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ATAN, 89, "atan", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(SINH, 90, "sinh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(COSH, 91, "cosh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(TANH, 92, "tanh", VYRE_OC_UNARY, VYRE_TM_FLOAT, VYRE_OPF_TRANSCENDENTAL)                                   \
+  X(ISNAN, 93, "isnan", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                                   \
+  X(ISINF, 94, "isinf", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                                   \
+  X(ISFINITE, 95, "isfinite", VYRE_OC_PREDICATE, VYRE_TM_FLOAT, 0)                                             \
+  X(UNPACK4_LOW, 96, "unpack4lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                               \
+  X(UNPACK4_HIGH, 97, "unpack4hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                              \
+  X(UNPACK8_LOW, 98, "unpack8lo", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                               \
+  X(UNPACK8_HIGH, 99, "unpack8hi", VYRE_OC_UNARY, VYRE_TM_U32, 0)                                              \
+  X(SELECT, 112, "select", VYRE_OC_SELECT, VYRE_TM_VALUE, 0)                                                   \
+  X(CAST, 113, "cast", VYRE_OC_CAST, VYRE_TM_VALUE, 0)                                                         \
+  X(FMA, 114, "fma", VYRE_OC_FMA, VYRE_TM_FLOAT, 0)                                                            \
+  X(ATOMIC_ADD, 128, "atomic_add", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_AND, 129, "atomic_and", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_OR, 130, "atomic_or", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                               \
+  X(ATOMIC_XOR, 131, "atomic_xor", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_MIN, 132, "atomic_min", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_MAX, 133, "atomic_max", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                             \
+  X(ATOMIC_EXCHANGE, 134, "atomic_xchg", VYRE_OC_ATOMIC, VYRE_TM_INT, 0)                                       \
+  X(ATOMIC_CAS, 135, "atomic_cas", VYRE_OC_ATOMIC_CAS, VYRE_TM_INT, 0)                                         \
+  X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
+  X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE) \
+  X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
+  X(LET, 192, "let", VYRE_OC_LET, 0, 0)                                                                        \
+  X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0, 0)                                                               \
+  X(STORE, 194, "store", VYRE_OC_STORE, 0, 0)                                                                  \
+  X(IF, 195, "if", VYRE_OC_IF, 0, 0)                                                                           \
+  X(ELSE, 196, "else", VYRE_OC_ELSE, 0, 0)                                                                     \
+  X(END, 197, "end", VYRE_OC_END, 0, 0)                                                                        \
+  X(LOOP, 198, "loop", VYRE_OC_LOOP, 0, 0)                                                                     \
+  X(BLOCK, 199, "block", VYRE_OC_BLOCK, 0, 0)                                                                  \
+  X(RETURN, 200, "return", VYRE_OC_RETURN, 0, 0)                                                               \
+  X(BARRIER, 201, "barrier", VYRE_OC_BARRIER, 0, 0)                                                            \
+  X(TRAP, 202, "trap", VYRE_OC_TRAP, 0, 0)
 
 typedef enum vyre_op {
   VYRE_OP_INVALID = 0,
-#define VYRE_OP_ENUM_(name, id, text, cls, mask) VYRE_OP_##name = id,
+#define VYRE_OP_ENUM_(name, id, text, cls, mask, flags) VYRE_OP_##name = id,
   VYRE_OP_MAP(VYRE_OP_ENUM_)
 #undef VYRE_OP_ENUM_
   VYRE_OP_ID_LIMIT = 256 /* every op id is below this */
@@ -336,7 +406,7 @@ VYRE_STATIC_ASSERT(offsetof(vyre_inst, a) == 4, "inst.a");
 typedef struct vyre_op_info {
   uint16_t id;
   uint8_t op_class; /* vyre_op_class */
-  uint8_t reserved;
+  uint8_t flags;    /* VYRE_OPF_* */
   uint32_t type_mask;
   const char *name;     /* "ADD" */
   const char *mnemonic; /* "add" */
@@ -348,6 +418,25 @@ const vyre_op_info *vyre_op_lookup(uint32_t op);
 const vyre_op_info *vyre_op_by_mnemonic(const char *mnemonic, size_t len);
 /* Every assigned op, in id order; *count receives how many. */
 const vyre_op_info *vyre_op_all(uint32_t *count);
+/* 1 when op is an f32 transcendental (VYRE_OPF_TRANSCENDENTAL), else 0. */
+int vyre_op_is_transcendental(uint32_t op);
+
+/* One row of VYRE_OP_CLASS_MAP. */
+typedef struct vyre_op_class_info {
+  uint8_t result;     /* vyre_result_rule */
+  uint8_t operand[4]; /* vyre_operand_kind of a, b, c, d */
+  uint8_t mod;        /* vyre_mod_kind */
+  uint8_t text_min;   /* operands the text form takes, at least */
+  uint8_t text_max;   /* and at most */
+  const char *name;   /* "BINARY" */
+  const char *usage;  /* the text form, "%v = OP %a %b" */
+} vyre_op_class_info;
+
+/* Schema of class `op_class`, or NULL when there is no such class.  Static data. */
+const vyre_op_class_info *vyre_op_class_lookup(uint32_t op_class);
+/* The VYRE_FIELD_* bits an instruction of this op uses; the canonical
+ * encoding has every other field zero.  info must not be NULL. */
+uint32_t vyre_op_fields(const vyre_op_info *info);
 
 const char *vyre_type_name(uint32_t type);     /* "f32", or "?" */
 uint32_t vyre_type_size(uint32_t type);        /* bytes in a buffer; 0 for void/unknown */
@@ -355,6 +444,11 @@ int vyre_type_by_name(const char *name, size_t len); /* vyre_type, or -1 */
 /* The value type a load of storage type t yields (u8 -> u32, f16 -> f32...). */
 uint32_t vyre_type_compute(uint32_t storage_type);
 int vyre_type_is_value(uint32_t type);
+/* The names of the types in `mask` (VYRE_TBIT bits), in type order,
+ * space-separated; with `last` (e.g. " or ") joining the final one:
+ * "bool u32 u64 i32 i64 or f32".  Writes at most size bytes, NUL included;
+ * returns out.  For messages, so that type lists come from VYRE_TYPE_MAP. */
+const char *vyre_type_list(uint32_t mask, const char *last, char *out, size_t size);
 const char *vyre_access_name(uint32_t access);  /* "ro", or "?" */
 int vyre_access_by_name(const char *name, size_t len);
 const char *vyre_order_name(uint32_t order);

@@ -178,9 +178,6 @@ typedef struct cf_offer {
   uint64_t storage_types;
 } cf_offer;
 
-/* Name of capability bit `bit` as `requires` spells it ("subgroup"), or NULL. */
-const char *cf_cap_name(uint32_t bit);
-
 /* 1 when the backend offers everything; else 0 and why[] names the first
  * missing op/capability/type ("op sin not claimed"). */
 int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, size_t why_size);

@@ -476,27 +476,6 @@ static int status_by_name(const tok *t) {
   return -1;
 }
 
-static const struct {
-  const char *name;
-  uint64_t bit;
-} cap_names[] = {
-    {"f16", VYRE_CAP_F16},           {"bf16", VYRE_CAP_BF16},
-    {"subgroup", VYRE_CAP_SUBGROUP}, {"atomic64", VYRE_CAP_ATOMIC64},
-    {"grid_barrier", VYRE_CAP_GRID_BARRIER}, {"async", VYRE_CAP_ASYNC},
-    {"resident", VYRE_CAP_RESIDENT}, {"sequence", VYRE_CAP_SEQUENCE},
-    {"timing", VYRE_CAP_TIMING},     {"pipeline", VYRE_CAP_PIPELINE},
-    {"fixpoint", VYRE_CAP_FIXPOINT}, {"trap", VYRE_CAP_TRAP},
-    {"transcendental", VYRE_CAP_TRANSCENDENTAL}, {"graph_replay", VYRE_CAP_GRAPH_REPLAY},
-    {"workgroup_memory", VYRE_CAP_WORKGROUP_MEMORY}, {"atomics", VYRE_CAP_ATOMICS},
-    {"barrier", VYRE_CAP_BARRIER},
-};
-
-const char *cf_cap_name(uint32_t bit) {
-  for (size_t j = 0; j < sizeof cap_names / sizeof cap_names[0]; j++)
-    if (bit < 64 && cap_names[j].bit == 1ull << bit) return cap_names[j].name;
-  return NULL;
-}
-
 static int hexval(int c) {
   c = tolower(c);
   return isdigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
@@ -614,13 +593,11 @@ static vyre_status directive(parse_ctx *px, pending *pd, tok *t, uint32_t n) {
   if (KEY("grid")) return dims(px, t, n, c->options.grid, "grid");
   if (KEY("requires")) {
     for (uint32_t i = 1; i < n; i++) {
-      size_t j = 0;
-      while (j < sizeof cap_names / sizeof cap_names[0] && !word_is(t[i].s, t[i].n, cap_names[j].name))
-        j++;
-      if (j == sizeof cap_names / sizeof cap_names[0])
+      int bit = vyre_capability_by_name(t[i].s, t[i].n);
+      if (bit < 0)
         return perr(px, VYRE_INVALID_ARGUMENT, "unknown capability '%.*s'. Fix: use a name of "
                     "docs/conformance.md (\"requires\")", (int)t[i].n, t[i].s);
-      c->extra_caps |= cap_names[j].bit;
+      c->extra_caps |= 1ull << bit;
     }
     return VYRE_OK;
   }
@@ -962,9 +939,7 @@ int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, siz
   if (caps) {
     uint32_t bit = 0;
     while (!((caps >> bit) & 1)) bit++;
-    const char *name = "?";
-    for (size_t j = 0; j < sizeof cap_names / sizeof cap_names[0]; j++)
-      if (cap_names[j].bit == 1ull << bit) name = cap_names[j].name;
+    const char *name = vyre_capability_name(bit) ? vyre_capability_name(bit) : "?";
     snprintf(why, why_size, "capability %s not offered", name);
     return 0;
   }

@@ -35,7 +35,7 @@ static void names_array(FILE *f, uint64_t bits, int caps) {
   fputc('[', f);
   for (uint32_t b = 0; b < 64; b++) {
     if (!((bits >> b) & 1)) continue;
-    const char *n = caps ? cf_cap_name(b) : (b < VYRE_T_COUNT_ ? vyre_type_name(b) : NULL);
+    const char *n = caps ? vyre_capability_name(b) : (b < VYRE_T_COUNT_ ? vyre_type_name(b) : NULL);
     char tmp[32];
     if (!n) {
       snprintf(tmp, sizeof tmp, "bit%u", b);

@@ -57,17 +57,8 @@ const char *vyre_host_origin_name(uint32_t origin) {
   }
 }
 
-/* Bit order of VYRE_CAP_* in vyre.h. */
-static const char *const capability_names[] = {
-    "f16",        "bf16",       "subgroup", "atomic64",       "grid_barrier",  "async",
-    "resident",   "sequence",   "timing",   "pipeline",       "fixpoint",      "trap",
-    "transcendental", "graph_replay", "workgroup_memory", "atomics", "barrier",
-};
-
-const char *vyre_host_capability_name(uint32_t bit) {
-  if (bit >= sizeof capability_names / sizeof capability_names[0]) return NULL;
-  return capability_names[bit];
-}
+/* The names live in libvyre's one capability table (VYRE_CAP_MAP). */
+const char *vyre_host_capability_name(uint32_t bit) { return vyre_capability_name(bit); }
 
 vyre_status vyre_host_negotiate_minor(uint16_t host_minor, uint16_t min, uint16_t max,
                                       uint16_t *out) {

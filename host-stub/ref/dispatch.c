@@ -22,7 +22,7 @@ void ref_plan_unref(ref_plan *plan) {
 static vyre_status check_budget(const vyre_program *p, uint32_t budget, vyre_error *err) {
   if (budget) return VYRE_OK;
   for (uint32_t i = 0; i < p->inst_count; i++) {
-    if (ref_is_transcendental(p->insts[i].op)) {
+    if (vyre_op_is_transcendental(p->insts[i].op)) {
       const vyre_op_info *info = vyre_op_lookup(p->insts[i].op);
       return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                             "dispatch: instruction %u (%s) is unsupported under strict (ulp "

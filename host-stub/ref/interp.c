@@ -11,7 +11,7 @@ enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };
 
 /* The class of every op id, plus one (0 = unassigned). */
 static const uint8_t op_class[VYRE_OP_ID_LIMIT] = {
-#define OP_CLASS_(name, id, text, cls, mask) [id] = (uint8_t)((cls) + 1),
+#define OP_CLASS_(name, id, text, cls, mask, flags) [id] = (uint8_t)((cls) + 1),
     VYRE_OP_MAP(OP_CLASS_)
 #undef OP_CLASS_
 };
@@ -388,8 +388,7 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   L.shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
   for (uint32_t i = 0; i < p->inst_count; i++) {
     const vyre_inst *in = &p->insts[i];
-    if (in->op == VYRE_OP_SUBGROUP_BALLOT || in->op == VYRE_OP_SUBGROUP_SHUFFLE ||
-        in->op == VYRE_OP_SUBGROUP_REDUCE ||
+    if ((vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE) ||
         (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_WORKGROUP))
       L.lockstep = 1;
     if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) L.grid = 1;

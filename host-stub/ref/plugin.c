@@ -7,7 +7,7 @@
 
 /* Every op of the format: the reference implements them all. */
 static const uint16_t ref_ops[] = {
-#define REF_OP_ID_(name, id, text, cls, mask) id,
+#define REF_OP_ID_(name, id, text, cls, mask, flags) id,
     VYRE_OP_MAP(REF_OP_ID_)
 #undef REF_OP_ID_
 };

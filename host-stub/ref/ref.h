@@ -49,8 +49,6 @@ uint64_t ref_fma(uint64_t a, uint64_t b, uint64_t c);
 uint64_t ref_reduce_step(uint32_t kind, uint32_t t, uint64_t a, uint64_t b);
 /* The identity a reduction starts inactive lanes with. */
 uint64_t ref_reduce_identity(uint32_t kind, uint32_t t);
-/* 1 when op is one of the transcendentals refused under a strict budget. */
-int ref_is_transcendental(uint32_t op);
 
 /* Element `index` of a buffer of storage type `elem` at `base` (aligned
  * for the type), widened to its compute type; f32 results canonical. */

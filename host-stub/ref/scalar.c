@@ -129,10 +129,6 @@ static uint64_t f32_transcendental(uint32_t op, float x) {
   return bits_of((float)r);
 }
 
-int ref_is_transcendental(uint32_t op) {
-  return op >= VYRE_OP_RSQRT && op <= VYRE_OP_TANH && op != VYRE_OP_RCP;
-}
-
 static uint64_t f32_unary(uint32_t op, uint64_t a) {
   float x = f_of(a);
   uint32_t bits = (uint32_t)a;
@@ -154,7 +150,7 @@ static uint64_t f32_unary(uint32_t op, uint64_t a) {
   case VYRE_OP_ISINF: return (uint64_t)((bits & ~F32_SIGN) == 0x7f800000u);
   case VYRE_OP_ISFINITE: return (uint64_t)((bits & 0x7f800000u) != 0x7f800000u);
   default:
-    if (ref_is_transcendental(op)) return f32_transcendental(op, x);
+    if (vyre_op_is_transcendental(op)) return f32_transcendental(op, x);
     return 0;
   }
 }

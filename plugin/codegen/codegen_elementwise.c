@@ -46,6 +46,17 @@ static int bound_guard(cg_ctx *c, uint32_t cond, uint8_t *in_bound, int negated,
 #define EW_UNCOND 4u    /* some store always runs on the vector path */
 #define EW_BOUND 8u     /* its length bounds the vector path */
 
+/* 1 when any value operand of `in` (by its class's schema) depends on
+ * the element. */
+static uint8_t operand_dep(const cg_ctx *c, const vyre_inst *in) {
+  const vyre_op_class_info *cls = vyre_op_class_lookup(c->op_class[in->op]);
+  const uint32_t field[4] = {in->a, in->b, in->c, in->d};
+  uint8_t dep = 0;
+  for (uint32_t k = 0; k < 4; k++)
+    if (cls->operand[k] == VYRE_OPND_VALUE) dep |= c->dep[field[k]];
+  return dep;
+}
+
 int cg_elementwise_eligible(cg_ctx *c) {
   const vyre_program *p = c->p;
   /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
@@ -80,12 +91,12 @@ int cg_elementwise_eligible(cg_ctx *c) {
       else if (c->dep[in->b] || stored[in->a]) ok = 0; /* a per-element or racing index */
       break;
     case VYRE_OC_BINARY:
-    case VYRE_OC_COMPARE: c->dep[i] = c->dep[in->a] | c->dep[in->b]; break;
+    case VYRE_OC_COMPARE:
     case VYRE_OC_UNARY:
     case VYRE_OC_PREDICATE:
-    case VYRE_OC_CAST: c->dep[i] = c->dep[in->a]; break;
+    case VYRE_OC_CAST:
     case VYRE_OC_SELECT:
-    case VYRE_OC_FMA: c->dep[i] = c->dep[in->a] | c->dep[in->b] | c->dep[in->c]; break;
+    case VYRE_OC_FMA: c->dep[i] = operand_dep(c, in); break;
     case VYRE_OC_STORE:
       if (!is_gid(p, in->b)) ok = 0;
       break;
@@ -171,45 +182,11 @@ int cg_elementwise_eligible(cg_ctx *c) {
 
 static const char *vec_ty(uint32_t et) { return et == VYRE_T_F32 ? "f32" : "u32"; }
 
-void cg_elementwise_body(cg_ctx *c) {
+/* Per buffer the vector path loads (or stores conditionally): the
+ * thread's elements as vectors into per-copy registers. */
+static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
   const vyre_program *p = c->p;
-  uint32_t wg = c->wg[0], nb = p->buffer_count;
-  c->cur_raw = calloc((size_t)(nb ? nb : 1) * CG_EPT, sizeof *c->cur_raw);
-  if (!c->cur_raw) {
-    cg_fail(c, VYRE_OUT_OF_MEMORY, "codegen: out of host memory");
-    return;
-  }
-  c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */
-  /* count, and the bound of the vector path: min(count, len(b) for bound b). */
-  cg_emit(c, "ld.global.u32 %%minlen, [%%pp];");
-  cg_emit(c, "mov.u32 %%gidx, %%minlen;"); /* %gidx keeps the count for the tail */
-  for (uint32_t b = 0; b < nb; b++)
-    if (c->ew_flags[b] & EW_BOUND) cg_emit(c, "min.u32 %%minlen, %%minlen, %s;", cg_len(c, b));
-  const char *cta = cg_t32(c);
-  cg_emit(c, "mov.u32 %s, %%ctaid.x;", cta);
-  cg_emit(c, "mul.wide.u32 %%ebase, %s, %u;", cta, wg * CG_EPT);
-  /* The thread's last element + 1 = ebase + (QUADS-1)*wg*4 + tid*4 + 4. */
-  const char *last = cg_t64(c), *lim = cg_t64(c), *qv = cg_tp(c);
-  char tid4[16]; /* held across the whole body: keep a copy, the ring moves on */
-  snprintf(tid4, sizeof tid4, "%s", cg_t32(c));
-  cg_emit(c, "shl.b32 %s, %%ltid, 2;", tid4);
-  cg_emit(c, "cvt.u64.u32 %s, %s;", last, tid4);
-  cg_emit(c, "add.s64 %s, %s, %%ebase;", last, last);
-  cg_emit(c, "add.s64 %s, %s, %u;", last, last, (CG_QUADS - 1u) * wg * 4u + 4u);
-  cg_emit(c, "cvt.u64.u32 %s, %%minlen;", lim);
-  cg_emit(c, "setp.gt.u64 %s, %s, %s;", qv, last, lim);
-  cg_emit(c, "@%s bra $EWTAIL;", qv);
-
-  /* Vector path: every element of this thread is below every bound. */
-  char quad_base[CG_QUADS][16];
-  for (uint32_t q = 0; q < CG_QUADS; q++) {
-    const char *e64 = cg_t64(c), *e = cg_t32(c);
-    cg_emit(c, "cvt.u64.u32 %s, %s;", e64, tid4);
-    cg_emit(c, "add.s64 %s, %s, %%ebase;", e64, e64);
-    if (q) cg_emit(c, "add.s64 %s, %s, %u;", e64, e64, q * wg * 4u);
-    cg_emit(c, "cvt.u32.u64 %s, %s;", e, e64);
-    snprintf(quad_base[q], sizeof quad_base[q], "%s", e);
-  }
+  uint32_t nb = p->buffer_count;
   for (uint32_t b = 0; b < nb; b++) {
     uint8_t f = c->ew_flags[b];
     if (!(f & (EW_LOAD | EW_STORE))) continue;
@@ -250,16 +227,12 @@ void cg_elementwise_body(cg_ctx *c) {
       (void)et;
     }
   }
-  c->mode = CG_MODE_VEC;
-  c->gid_reg = c->gid_name;
-  for (uint32_t e = 0; e < CG_EPT && !c->st; e++) {
-    c->copy = e;
-    snprintf(c->gid_name, sizeof c->gid_name, "%%t%u", c->nt32++);
-    cg_emit(c, "add.u32 %s, %s, %u;", c->gid_name, quad_base[e / 4], e % 4);
-    c->vpred = CG_NONE;
-    c->pred_depth = 0;
-    cg_lower_range(c, 0, c->n);
-  }
+}
+
+/* Per stored buffer: the per-copy registers back out as vectors. */
+static void ew_store(cg_ctx *c, char quad_base[CG_QUADS][16]) {
+  const vyre_program *p = c->p;
+  uint32_t nb = p->buffer_count;
   for (uint32_t b = 0; b < nb; b++) {
     if (!(c->ew_flags[b] & EW_STORE)) continue;
     uint32_t et = p->buffers[b].decl.elem_type, size = p->buffers[b].elem_size;
@@ -293,10 +266,12 @@ void cg_elementwise_body(cg_ctx *c) {
       }
     }
   }
-  cg_emit(c, "exit;");
+}
 
-  /* Scalar tail: the thread's elements one at a time, each an invocation
-   * of the program with full bounds checks, skipping gid >= count. */
+/* Scalar tail: the thread's elements one at a time, each an invocation
+ * of the program with full bounds checks, skipping gid >= count. */
+static void ew_tail(cg_ctx *c, const char *tid4) {
+  uint32_t wg = c->wg[0];
   cg_line(c, "$EWTAIL:");
   const char *k = cg_t32(c), *cnt64 = cg_t64(c), *g64 = cg_t64(c), *qq = cg_tp(c),
              *tmp = cg_t32(c);
@@ -335,4 +310,59 @@ void cg_elementwise_body(cg_ctx *c) {
   cg_emit(c, "add.u32 %s, %s, 1;", kname, kname);
   cg_emit(c, "setp.lt.u32 %s, %s, %u;", qq = cg_tp(c), kname, CG_EPT);
   cg_emit(c, "@%s bra $EWNEXT;", qq);
+}
+
+void cg_elementwise_body(cg_ctx *c) {
+  const vyre_program *p = c->p;
+  uint32_t wg = c->wg[0], nb = p->buffer_count;
+  c->cur_raw = calloc((size_t)(nb ? nb : 1) * CG_EPT, sizeof *c->cur_raw);
+  if (!c->cur_raw) {
+    cg_fail(c, VYRE_OUT_OF_MEMORY, "codegen: out of host memory");
+    return;
+  }
+  c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */
+  /* count, and the bound of the vector path: min(count, len(b) for bound b). */
+  cg_emit(c, "ld.global.u32 %%minlen, [%%pp];");
+  cg_emit(c, "mov.u32 %%gidx, %%minlen;"); /* %gidx keeps the count for the tail */
+  for (uint32_t b = 0; b < nb; b++)
+    if (c->ew_flags[b] & EW_BOUND) cg_emit(c, "min.u32 %%minlen, %%minlen, %s;", cg_len(c, b));
+  const char *cta = cg_t32(c);
+  cg_emit(c, "mov.u32 %s, %%ctaid.x;", cta);
+  cg_emit(c, "mul.wide.u32 %%ebase, %s, %u;", cta, wg * CG_EPT);
+  /* The thread's last element + 1 = ebase + (QUADS-1)*wg*4 + tid*4 + 4. */
+  const char *last = cg_t64(c), *lim = cg_t64(c), *qv = cg_tp(c);
+  char tid4[16]; /* held across the whole body: keep a copy, the ring moves on */
+  snprintf(tid4, sizeof tid4, "%s", cg_t32(c));
+  cg_emit(c, "shl.b32 %s, %%ltid, 2;", tid4);
+  cg_emit(c, "cvt.u64.u32 %s, %s;", last, tid4);
+  cg_emit(c, "add.s64 %s, %s, %%ebase;", last, last);
+  cg_emit(c, "add.s64 %s, %s, %u;", last, last, (CG_QUADS - 1u) * wg * 4u + 4u);
+  cg_emit(c, "cvt.u64.u32 %s, %%minlen;", lim);
+  cg_emit(c, "setp.gt.u64 %s, %s, %s;", qv, last, lim);
+  cg_emit(c, "@%s bra $EWTAIL;", qv);
+
+  /* Vector path: every element of this thread is below every bound. */
+  char quad_base[CG_QUADS][16];
+  for (uint32_t q = 0; q < CG_QUADS; q++) {
+    const char *e64 = cg_t64(c), *e = cg_t32(c);
+    cg_emit(c, "cvt.u64.u32 %s, %s;", e64, tid4);
+    cg_emit(c, "add.s64 %s, %s, %%ebase;", e64, e64);
+    if (q) cg_emit(c, "add.s64 %s, %s, %u;", e64, e64, q * wg * 4u);
+    cg_emit(c, "cvt.u32.u64 %s, %s;", e, e64);
+    snprintf(quad_base[q], sizeof quad_base[q], "%s", e);
+  }
+  ew_preload(c, quad_base);
+  c->mode = CG_MODE_VEC;
+  c->gid_reg = c->gid_name;
+  for (uint32_t e = 0; e < CG_EPT && !c->st; e++) {
+    c->copy = e;
+    snprintf(c->gid_name, sizeof c->gid_name, "%%t%u", c->nt32++);
+    cg_emit(c, "add.u32 %s, %s, %u;", c->gid_name, quad_base[e / 4], e % 4);
+    c->vpred = CG_NONE;
+    c->pred_depth = 0;
+    cg_lower_range(c, 0, c->n);
+  }
+  ew_store(c, quad_base);
+  cg_emit(c, "exit;");
+  ew_tail(c, tid4);
 }

@@ -303,7 +303,7 @@ static void unary(cg_ctx *c, uint32_t i) {
   uint32_t t = c->p->value_type[in->a];
   const char *r = cg_val(c, i), *a = cg_val(c, in->a);
   const char *ty = cg_ity(t), *bt = cg_bty(t);
-  if (in->op >= VYRE_OP_RSQRT && in->op <= VYRE_OP_TANH && in->op != VYRE_OP_RCP) {
+  if (vyre_op_is_transcendental(in->op)) {
     cg_math(c, i);
     return;
   }

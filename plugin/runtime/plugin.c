@@ -89,8 +89,7 @@ static void registration_init(void) {
   int math = vc_codegen_has_transcendentals();
   for (uint32_t i = 0; i < n && k < VYRE_OP_ID_LIMIT; i++) {
     /* Every op codegen lowers; transcendentals only with the math library. */
-    int transcendental = all[i].id >= VYRE_OP_RSQRT && all[i].id <= VYRE_OP_TANH;
-    if (transcendental && !math) continue;
+    if ((all[i].flags & VYRE_OPF_TRANSCENDENTAL) && !math) continue;
     reg_ops[k++] = all[i].id;
   }
   uint64_t storage = 0;

@@ -3,24 +3,25 @@
 
 #include <string.h>
 
+/* How to do without each capability a CUDA device may lack; the names
+ * come from VYRE_CAP_MAP.  Checked in this order. */
 static const struct {
   uint64_t bit;
-  const char *name;
   const char *fix;
-} cap_names[] = {
-    {VYRE_CAP_F16, "f16 storage", "use a device of compute capability 5.3 or newer"},
-    {VYRE_CAP_BF16, "bf16 storage", "use a device of compute capability 8.0 or newer"},
-    {VYRE_CAP_SUBGROUP, "subgroups", "use a device with 32-lane warps"},
-    {VYRE_CAP_ATOMIC64, "64-bit atomics", "use 32-bit atomics"},
-    {VYRE_CAP_GRID_BARRIER, "grid barrier",
+} cap_fixes[] = {
+    {VYRE_CAP_F16, "use a device of compute capability 5.3 or newer"},
+    {VYRE_CAP_BF16, "use a device of compute capability 8.0 or newer"},
+    {VYRE_CAP_SUBGROUP, "use a device with 32-lane warps"},
+    {VYRE_CAP_ATOMIC64, "use 32-bit atomics"},
+    {VYRE_CAP_GRID_BARRIER,
      "use a device that supports cooperative launch, or split the program at the barrier"},
-    {VYRE_CAP_TRANSCENDENTAL, "transcendentals",
+    {VYRE_CAP_TRANSCENDENTAL,
      "this build of the CUDA backend has no PTX math library; use the reference backend or "
      "avoid transcendental ops"},
-    {VYRE_CAP_WORKGROUP_MEMORY, "workgroup memory", "drop workgroup buffers"},
-    {VYRE_CAP_ATOMICS, "atomics", "drop atomics"},
-    {VYRE_CAP_BARRIER, "workgroup barrier", "drop barriers"},
-    {VYRE_CAP_TRAP, "trap", "drop trap"},
+    {VYRE_CAP_WORKGROUP_MEMORY, "drop workgroup buffers"},
+    {VYRE_CAP_ATOMICS, "drop atomics"},
+    {VYRE_CAP_BARRIER, "drop barriers"},
+    {VYRE_CAP_TRAP, "drop trap"},
 };
 
 static vyre_status check_program(vc_context *cx, const vyre_program *prog, const uint32_t wg[3],
@@ -29,14 +30,14 @@ static vyre_status check_program(vc_context *cx, const vyre_program *prog, const
   const vc_device_info *dev = vc_context_device(cx);
   uint64_t missing = prog->required_caps & ~prof->capabilities;
   if (missing) {
-    for (size_t i = 0; i < sizeof cap_names / sizeof cap_names[0]; i++)
-      if (missing & cap_names[i].bit)
+    for (size_t i = 0; i < sizeof cap_fixes / sizeof cap_fixes[0]; i++)
+      if (missing & cap_fixes[i].bit)
         return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                               "unsupported: the program needs %s, which CUDA device %u (%s, "
                               "sm_%u%u) does not offer. Fix: %s",
-                              cap_names[i].name, dev->ordinal, prof->name,
-                              prof->compute_major, prof->compute_minor,
-                              cap_names[i].fix);
+                              vyre_capability_text((uint32_t)__builtin_ctzll(cap_fixes[i].bit)),
+                              dev->ordinal, prof->name, prof->compute_major,
+                              prof->compute_minor, cap_fixes[i].fix);
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "unsupported: the program needs capabilities 0x%llx that CUDA device "
                           "%u lacks. Fix: use another backend",

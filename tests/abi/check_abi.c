@@ -254,6 +254,19 @@ START_TEST(status_names) {
 }
 END_TEST
 
+/* Type lists in messages come from the type table. */
+START_TEST(type_lists) {
+  char out[96];
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_VALUE, " or ", out, sizeof out),
+                   "bool u32 u64 i32 i64 or f32");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_STORAGE, NULL, out, sizeof out),
+                   "bool u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_U32, " or ", out, sizeof out), "u32");
+  ck_assert_str_eq(vyre_type_list(0, " or ", out, sizeof out), "");
+  ck_assert_str_eq(vyre_type_list(VYRE_TM_VALUE, " or ", out, 9), "bool u32");
+}
+END_TEST
+
 START_TEST(type_names) {
   static const struct {
     const char *name;
@@ -314,9 +327,9 @@ END_TEST
 static const struct {
   uint32_t id;
   const char *name, *mnemonic;
-  uint32_t cls, mask;
+  uint32_t cls, mask, flags;
 } map_rows[] = {
-#define ROW_(name, id, text, cls, mask) {id, #name, text, cls, mask},
+#define ROW_(name, id, text, cls, mask, flags) {id, #name, text, cls, mask, flags},
     VYRE_OP_MAP(ROW_)
 #undef ROW_
 };
@@ -331,15 +344,27 @@ START_TEST(op_table_matches_map) {
     const vyre_op_info *op = &all[i];
     EXPECT(op->id == map_rows[i].id && strcmp(op->name, map_rows[i].name) == 0 &&
                       strcmp(op->mnemonic, map_rows[i].mnemonic) == 0 &&
-                      op->op_class == map_rows[i].cls && op->type_mask == map_rows[i].mask,
+                      op->op_class == map_rows[i].cls && op->type_mask == map_rows[i].mask &&
+                      op->flags == map_rows[i].flags,
                   "row %u of the op table is %s(%u), VYRE_OP_MAP says %s(%u)", i, op->name, op->id,
                   map_rows[i].name, map_rows[i].id);
     EXPECT(op->id > 0 && op->id < VYRE_OP_ID_LIMIT, "op %s id %u is in 1..255", op->name, op->id);
     if (i) EXPECT(all[i - 1].id < op->id, "the op table is in ascending id order (%s %u then %s %u)",
                          all[i - 1].name, all[i - 1].id, op->name, op->id);
-    EXPECT(op->op_class <= VYRE_OC_TRAP, "op %s has a known class", op->name);
+    EXPECT(op->op_class < VYRE_OC_COUNT_, "op %s has a known class", op->name);
     EXPECT((op->type_mask & ~VYRE_TM_VALUE) == 0, "op %s accepts only value types", op->name);
-    EXPECT(op->reserved == 0, "op %s reserved byte is 0", op->name);
+    EXPECT((op->flags & ~(VYRE_OPF_AXIS | VYRE_OPF_SUBGROUP | VYRE_OPF_TRANSCENDENTAL |
+                          VYRE_OPF_COLLECTIVE)) == 0,
+           "op %s has only known flags", op->name);
+    EXPECT(!(op->flags & VYRE_OPF_COLLECTIVE) || (op->flags & VYRE_OPF_SUBGROUP),
+           "collectives are subgroup ops (%s)", op->name);
+    EXPECT(!(op->flags & VYRE_OPF_AXIS) || op->op_class == VYRE_OC_BUILTIN,
+           "only builtins take an axis (%s)", op->name);
+    EXPECT(!(op->flags & VYRE_OPF_TRANSCENDENTAL) ||
+               (op->op_class == VYRE_OC_UNARY && op->type_mask == VYRE_TM_FLOAT),
+           "transcendentals are f32 unary ops (%s)", op->name);
+    EXPECT(vyre_op_is_transcendental(op->id) == ((op->flags & VYRE_OPF_TRANSCENDENTAL) != 0),
+           "vyre_op_is_transcendental(%s) follows the flag", op->name);
     EXPECT(vyre_op_lookup(op->id) == op, "vyre_op_lookup(%u) finds %s", op->id, op->name);
     EXPECT(vyre_op_by_mnemonic(op->mnemonic, strlen(op->mnemonic)) == op,
                   "vyre_op_by_mnemonic(\"%s\") finds %s", op->mnemonic, op->name);
@@ -371,6 +396,77 @@ START_TEST(op_lookup_rejects_unassigned) {
   ck_assert_ptr_eq(vyre_op_by_mnemonic("addx", 3), vyre_op_lookup(VYRE_OP_ADD));
   ck_assert_int_eq(VYRE_OP_ADD, 16);
   ck_assert_int_eq(VYRE_OP_TRAP, 202);
+}
+END_TEST
+
+/* Which ops are transcendental: rcp and sqrt are not (both are IEEE
+ * correctly rounded on every backend and need no ulp budget). */
+START_TEST(op_transcendental_set) {
+  static const uint32_t want[] = {VYRE_OP_RSQRT, VYRE_OP_EXP,  VYRE_OP_EXP2, VYRE_OP_LOG,
+                                  VYRE_OP_LOG2,  VYRE_OP_SIN,  VYRE_OP_COS,  VYRE_OP_TAN,
+                                  VYRE_OP_ASIN,  VYRE_OP_ACOS, VYRE_OP_ATAN, VYRE_OP_SINH,
+                                  VYRE_OP_COSH,  VYRE_OP_TANH};
+  uint32_t n = 0;
+  for (uint32_t op = 0; op < VYRE_OP_ID_LIMIT; op++) n += (uint32_t)vyre_op_is_transcendental(op);
+  ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    EXPECT(vyre_op_is_transcendental(want[i]), "op %u is transcendental", want[i]);
+  EXPECT(!vyre_op_is_transcendental(VYRE_OP_RCP), "rcp is not transcendental");
+  EXPECT(!vyre_op_is_transcendental(VYRE_OP_SQRT), "sqrt is not transcendental");
+  EXPECT(!vyre_op_is_transcendental(UINT32_MAX), "an unassigned id is not transcendental");
+}
+END_TEST
+
+/* The op class schema (VYRE_OP_CLASS_MAP). */
+START_TEST(op_class_schema) {
+  ck_assert_ptr_null(vyre_op_class_lookup(VYRE_OC_COUNT_));
+  ck_assert_ptr_null(vyre_op_class_lookup(UINT32_MAX));
+  ck_assert_int_eq(VYRE_OC_CONST, 0);
+  ck_assert_int_eq(VYRE_OC_TRAP, VYRE_OC_COUNT_ - 1);
+  int seen_statement = 0;
+  for (uint32_t c = 0; c < VYRE_OC_COUNT_; c++) {
+    const vyre_op_class_info *k = vyre_op_class_lookup(c);
+    ck_assert_ptr_nonnull(k);
+    EXPECT(k->text_min <= k->text_max, "class %s: text operand range", k->name);
+    EXPECT(k->usage && k->usage[0], "class %s has a usage line", k->name);
+    if (k->result == VYRE_RES_NONE) seen_statement = 1;
+    else EXPECT(!seen_statement, "value class %s comes before the statements", k->name);
+  }
+  const vyre_op_info *add = vyre_op_lookup(VYRE_OP_ADD), *gid = vyre_op_lookup(VYRE_OP_INVOCATION_ID);
+  const vyre_op_info *lane = vyre_op_lookup(VYRE_OP_SUBGROUP_LANE);
+  const vyre_op_info *cas = vyre_op_lookup(VYRE_OP_ATOMIC_CAS), *st = vyre_op_lookup(VYRE_OP_STORE);
+  ck_assert_uint_eq(vyre_op_fields(add), VYRE_FIELD_A | VYRE_FIELD_B | VYRE_FIELD_TYPE);
+  ck_assert_uint_eq(vyre_op_fields(gid), VYRE_FIELD_TYPE | VYRE_FIELD_MOD);
+  ck_assert_uint_eq(vyre_op_fields(lane), VYRE_FIELD_TYPE);
+  ck_assert_uint_eq(vyre_op_fields(cas), 0x3fu);
+  ck_assert_uint_eq(vyre_op_fields(st), VYRE_FIELD_A | VYRE_FIELD_B | VYRE_FIELD_C);
+}
+END_TEST
+
+/* Capabilities: one name per VYRE_CAP_* bit, from VYRE_CAP_MAP. */
+START_TEST(capability_names) {
+  static const struct {
+    uint64_t cap;
+    const char *name;
+  } rows[] = {
+#define CAP_(name, ident, words) {VYRE_CAP_##name, ident},
+      VYRE_CAP_MAP(CAP_)
+#undef CAP_
+  };
+  for (uint32_t b = 0; b < sizeof rows / sizeof rows[0]; b++) {
+    EXPECT(rows[b].cap == 1ull << b, "VYRE_CAP_MAP row %u is bit %u", b, b);
+    ck_assert_str_eq(vyre_capability_name(b), rows[b].name);
+    ck_assert_ptr_nonnull(vyre_capability_text(b));
+    ck_assert_int_eq(vyre_capability_by_name(rows[b].name, strlen(rows[b].name)), (int)b);
+  }
+  ck_assert_str_eq(vyre_capability_name(4), "grid_barrier");
+  ck_assert_str_eq(vyre_capability_text(4), "grid barrier");
+  ck_assert_ptr_null(vyre_capability_name(sizeof rows / sizeof rows[0]));
+  ck_assert_ptr_null(vyre_capability_text(63));
+  ck_assert_ptr_null(vyre_capability_name(UINT32_MAX));
+  ck_assert_int_eq(vyre_capability_by_name("f1", 2), -1);
+  ck_assert_int_eq(vyre_capability_by_name("F16", 3), -1);
+  ck_assert_int_eq(vyre_capability_by_name("f16x", 3), 0); /* len ends the name */
 }
 END_TEST
 
@@ -475,9 +571,13 @@ static Suite *abi_suite(void) {
   tc = tcase_create("names");
   tcase_add_test(tc, status_names);
   tcase_add_test(tc, type_names);
+  tcase_add_test(tc, type_lists);
   tcase_add_test(tc, access_order_reduce_names);
   tcase_add_test(tc, op_table_matches_map);
   tcase_add_test(tc, op_lookup_rejects_unassigned);
+  tcase_add_test(tc, op_transcendental_set);
+  tcase_add_test(tc, op_class_schema);
+  tcase_add_test(tc, capability_names);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, error_set_full);
