@@ -11,6 +11,6 @@ abi_libvyre_la_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
 	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
 	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h \
-	abi/support/strbuf.c abi/support/strbuf.h
+	abi/support/strbuf.c abi/support/strbuf.h abi/support/prng.h
 abi_libvyre_la_LIBADD = -lpthread
 EXTRA_DIST += docs/program-format.md docs/program-text.md docs/semantics.md

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/prng.h"
 #include "fuzz.h"
 
 #define MAX_VALS 2048
@@ -72,7 +73,7 @@ typedef struct fz {
   uint32_t max_insts;
 } fz;
 
-static uint64_t next(fz *g) { return cf_rng_next(&g->rng); }
+static uint64_t next(fz *g) { return vyre__splitmix64(&g->rng); }
 static uint32_t rnd(fz *g, uint32_t n) { return n ? (uint32_t)(next(g) % n) : 0; }
 static int chance(fz *g, uint32_t pct) { return rnd(g, 100) < pct; }
 static int has(fz *g, uint32_t f) { return (g->flags & f) != 0; }
@@ -794,7 +795,7 @@ vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_progra
     if (!g) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
     uint64_t st0 = seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull ^ attempt;
     g->rng = st0;
-    cf_rng_next(&g->rng);
+    vyre__splitmix64(&g->rng);
     g->flags = flags;
     g->b = vyre_builder_new(1, 1, 1);
     g->lin = g->lidlin = UINT32_MAX;

@@ -1,6 +1,8 @@
 /* progen.c -- random valid vyre programs (uniformity-aware, validated before return) and random inputs. */
 #include "progen.h"
 
+#include "abi/support/prng.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,13 +51,7 @@ typedef struct gen {
   uint32_t gid; /* elementwise: the gid value of the current segment, or UINT32_MAX */
 } gen;
 
-static uint64_t next(gen *g) {
-  /* splitmix64 */
-  uint64_t z = (g->rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t next(gen *g) { return vyre__splitmix64(&g->rng); }
 static uint32_t rnd(gen *g, uint32_t n) { return n ? (uint32_t)(next(g) % n) : 0; }
 static int chance(gen *g, uint32_t percent) { return rnd(g, 100) < percent; }
 static int has(gen *g, uint32_t flag) { return (g->flags & flag) != 0; }
