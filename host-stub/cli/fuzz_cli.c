@@ -21,11 +21,11 @@ static const struct {
   const char *name;
   uint32_t flag;
 } features[] = {
-    {"transcendental", FZ_NO_TRANSCENDENTAL}, {"trap", FZ_NO_TRAP},
-    {"grid-barrier", FZ_NO_GRID_BARRIER},     {"atomics", FZ_NO_ATOMICS},
-    {"subgroup", FZ_NO_SUBGROUP},             {"workgroup-memory", FZ_NO_WORKGROUP_MEMORY},
-    {"atomic64", FZ_NO_ATOMIC64},             {"f16", FZ_NO_F16},
-    {"bf16", FZ_NO_BF16},
+    {"transcendental", PROGEN_NO_TRANSCENDENTAL}, {"trap", PROGEN_NO_TRAP},
+    {"grid-barrier", PROGEN_NO_GRID_BARRIER},     {"atomics", PROGEN_NO_ATOMICS},
+    {"subgroup", PROGEN_NO_SUBGROUP},             {"workgroup-memory", PROGEN_NO_WORKGROUP_MEMORY},
+    {"atomic64", PROGEN_NO_ATOMIC64},             {"f16", PROGEN_NO_F16},
+    {"bf16", PROGEN_NO_BF16},
 };
 
 static int run_fuzz(const cli_command *self, int argc, char **argv) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/prng.h"
 #include "vyre/vyre_support.h"
 #include "vyre_cli.h"
 
@@ -37,13 +38,6 @@ static const char *const kind_option[] = {"--input", "--random", "--fill", "--io
 /* ------------------------------------------------------------------ */
 /* Values                                                              */
 /* ------------------------------------------------------------------ */
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 static uint32_t f32_bits(float f) {
   uint32_t u;
@@ -134,7 +128,7 @@ static int parse_value(const char *text, uint32_t type, uint64_t *bits, char *wh
 /* A random element: integers get random bits, floats uniform [-1, 1),
  * bools 0 or 1 (docs/host.md). */
 static uint64_t random_element(uint64_t *state, uint32_t type) {
-  uint64_t r = splitmix64(state);
+  uint64_t r = vyre__splitmix64(state);
   switch (type) {
   case VYRE_T_BOOL: return r & 1;
   case VYRE_T_F32:

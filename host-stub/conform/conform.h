@@ -26,9 +26,6 @@
 /* Small helpers (conform_util.c)                                      */
 /* ------------------------------------------------------------------ */
 
-/* splitmix64: the one PRNG of the harness (inputs, fuzzing). */
-uint64_t cf_rng_next(uint64_t *state);
-
 /* Read a whole file into malloc'd memory (a NUL is appended past *size).
  * VYRE_IO with errno text on failure. */
 vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error *err);

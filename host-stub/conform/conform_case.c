@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "abi/support/prng.h"
 #include "conform.h"
 #include "abi/support/sized.h"
 #include "vyre/vyre_text.h"
@@ -204,8 +205,8 @@ static const uint16_t bf16_specials[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x7f80,
                                          0x7f7f, 0xff7f, 0x3f00, 0x3fc0};
 
 void cf_random_element(uint32_t type, uint64_t *rng, uint8_t *out) {
-  uint64_t r = cf_rng_next(rng);
-  uint64_t pick = cf_rng_next(rng);
+  uint64_t r = vyre__splitmix64(rng);
+  uint64_t pick = vyre__splitmix64(rng);
   uint32_t size = vyre_type_size(type);
   switch (type) {
   case VYRE_T_BOOL: {
@@ -259,7 +260,7 @@ void cf_random_element(uint32_t type, uint64_t *rng, uint8_t *out) {
 static void range_element(uint32_t type, uint64_t *rng, const uint8_t *lo, const uint8_t *hi,
                           uint8_t *out) {
   uint32_t size = vyre_type_size(type);
-  uint64_t r = cf_rng_next(rng);
+  uint64_t r = vyre__splitmix64(rng);
   double u = (double)(r >> 11) / 9007199254740992.0;
   if (type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16) {
     float a, b;

@@ -1,4 +1,4 @@
-/* conform_util.c -- small helpers of the conformance harness: PRNG, files, hashing, JSON/XML text, patterns, byte buffers. */
+/* conform_util.c -- small helpers of the conformance harness: files, hashing, JSON/XML text, patterns, byte buffers. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -7,13 +7,6 @@
 #include <sys/stat.h>
 
 #include "conform.h"
-
-uint64_t cf_rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error *err) {
   *data = NULL;

@@ -3,17 +3,7 @@
 #define VYRE_FUZZ_H
 
 #include "host-stub/conform/conform.h"
-
-
-#define FZ_NO_TRANSCENDENTAL (1u << 0)
-#define FZ_NO_TRAP (1u << 1)
-#define FZ_NO_GRID_BARRIER (1u << 2)
-#define FZ_NO_ATOMICS (1u << 3)
-#define FZ_NO_SUBGROUP (1u << 4)
-#define FZ_NO_WORKGROUP_MEMORY (1u << 5)
-#define FZ_NO_ATOMIC64 (1u << 6)
-#define FZ_NO_F16 (1u << 7)
-#define FZ_NO_BF16 (1u << 8)
+#include "host-stub/fuzz/progen.h"
 
 typedef struct fz_program {
   void *bytes;   /* malloc'd image */
@@ -25,9 +15,10 @@ typedef struct fz_program {
 
 /*
  * Program number `index` of the run seeded `seed`: a random VALID and
- * race-free program (docs/conformance.md "Fuzzing") with random inputs.
- * Deterministic: the same (seed, index, flags) gives the same bytes and
- * inputs.  The program is validated before it is returned.
+ * race-free program (progen_generate with PROGEN_RACE_FREE; flags are
+ * PROGEN_NO_*) with random inputs.  Deterministic: the same (seed, index,
+ * flags) gives the same bytes and inputs.  *out owns what it receives
+ * (fz_program_free); on failure it is empty and err says why.
  */
 vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_program *out,
                         vyre_error *err);
@@ -51,7 +42,7 @@ void fz_ptxas_close(fz_ptxas *b);
 
 typedef struct fz_options {
   uint64_t seed, count, start; /* programs start .. start + count - 1 of the seed */
-  uint32_t flags;              /* FZ_NO_* on top of what the target lacks */
+  uint32_t flags;              /* PROGEN_NO_* on top of what the target lacks */
   int ptxas_mode;              /* no backend: reference + codegen + ptxas */
   const char *ptxas;           /* ptxas path (ptxas mode) */
   const char *arch;            /* "sm_90" */
@@ -64,7 +55,7 @@ typedef struct fz_options {
   FILE *out;
 } fz_options;
 
-/* The FZ_NO_* flags a target's offer implies (ops, capabilities and
+/* The PROGEN_NO_* flags a target's offer implies (ops, capabilities and
  * storage types it lacks). */
 uint32_t fz_flags_for(const cf_offer *offer);
 

@@ -10,22 +10,52 @@
 uint32_t fz_flags_for(const cf_offer *offer) {
   uint32_t f = 0;
   for (uint32_t op = VYRE_OP_RSQRT; op <= VYRE_OP_TANH; op++)
-    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_TRANSCENDENTAL;
-  if (!(offer->caps & VYRE_CAP_TRANSCENDENTAL)) f |= FZ_NO_TRANSCENDENTAL;
-  if (!(offer->caps & VYRE_CAP_TRAP) || !cf_opset_has(&offer->ops, VYRE_OP_TRAP)) f |= FZ_NO_TRAP;
-  if (!(offer->caps & VYRE_CAP_GRID_BARRIER)) f |= FZ_NO_GRID_BARRIER;
-  if (!(offer->caps & VYRE_CAP_ATOMICS)) f |= FZ_NO_ATOMICS;
+    if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_TRANSCENDENTAL;
+  if (!(offer->caps & VYRE_CAP_TRANSCENDENTAL)) f |= PROGEN_NO_TRANSCENDENTAL;
+  if (!(offer->caps & VYRE_CAP_TRAP) || !cf_opset_has(&offer->ops, VYRE_OP_TRAP)) f |= PROGEN_NO_TRAP;
+  if (!(offer->caps & VYRE_CAP_GRID_BARRIER)) f |= PROGEN_NO_GRID_BARRIER;
+  if (!(offer->caps & VYRE_CAP_ATOMICS)) f |= PROGEN_NO_ATOMICS;
   for (uint32_t op = VYRE_OP_ATOMIC_ADD; op <= VYRE_OP_ATOMIC_CAS; op++)
-    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_ATOMICS;
-  if (!(offer->caps & VYRE_CAP_ATOMIC64)) f |= FZ_NO_ATOMIC64;
-  if (!(offer->caps & VYRE_CAP_SUBGROUP)) f |= FZ_NO_SUBGROUP;
+    if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_ATOMICS;
+  if (!(offer->caps & VYRE_CAP_ATOMIC64)) f |= PROGEN_NO_ATOMIC64;
+  if (!(offer->caps & VYRE_CAP_SUBGROUP)) f |= PROGEN_NO_SUBGROUP;
   for (uint32_t op = VYRE_OP_SUBGROUP_BALLOT; op <= VYRE_OP_SUBGROUP_REDUCE; op++)
-    if (!cf_opset_has(&offer->ops, op)) f |= FZ_NO_SUBGROUP;
+    if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_SUBGROUP;
   if (!(offer->caps & VYRE_CAP_WORKGROUP_MEMORY) || !(offer->caps & VYRE_CAP_BARRIER))
-    f |= FZ_NO_WORKGROUP_MEMORY;
-  if (!(offer->caps & VYRE_CAP_F16) || !((offer->storage_types >> VYRE_T_F16) & 1)) f |= FZ_NO_F16;
-  if (!(offer->caps & VYRE_CAP_BF16) || !((offer->storage_types >> VYRE_T_BF16) & 1)) f |= FZ_NO_BF16;
+    f |= PROGEN_NO_WORKGROUP_MEMORY;
+  if (!(offer->caps & VYRE_CAP_F16) || !((offer->storage_types >> VYRE_T_F16) & 1)) f |= PROGEN_NO_F16;
+  if (!(offer->caps & VYRE_CAP_BF16) || !((offer->storage_types >> VYRE_T_BF16) & 1)) f |= PROGEN_NO_BF16;
   return f;
+}
+
+vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_program *out,
+                        vyre_error *err) {
+  memset(out, 0, sizeof *out);
+  progen_options po;
+  memset(&po, 0, sizeof po);
+  po.flags = (flags & ~(PROGEN_RACE_FREE | PROGEN_ELEMENTWISE | PROGEN_DECL_VARIETY)) | PROGEN_RACE_FREE;
+  progen_program pp;
+  uint64_t mixed = seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull;
+  vyre_status st = progen_generate(mixed, &po, &pp, err);
+  if (st != VYRE_OK) {
+    vyre_error_prefix(err, "fuzz: program %llu of seed %llu", (unsigned long long)index,
+                      (unsigned long long)seed);
+    return st;
+  }
+  out->bytes = pp.bytes;
+  out->size = pp.size;
+  out->inputs = pp.inputs;
+  out->input_count = pp.input_count;
+  out->options.struct_size = sizeof out->options;
+  out->options.ulp_budget = pp.ulp_budget;
+  return VYRE_OK;
+}
+
+void fz_program_free(fz_program *p) {
+  if (!p) return;
+  progen_program pp = {p->bytes, p->size, p->inputs, p->input_count, 0};
+  progen_program_free(&pp);
+  memset(p, 0, sizeof *p);
 }
 
 static double seconds(void) {

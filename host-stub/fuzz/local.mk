@@ -1,9 +1,16 @@
-# host-stub/fuzz/local.mk -- the differential fuzzer (program generator, runner, ptxas batches): a PIC convenience library.
-# It runs programs through the conformance harness (host-stub/conform), which
-# whoever links it links beside it.
+# host-stub/fuzz/local.mk -- the differential fuzzer (runner, ptxas batches) and the random-program generator: PIC convenience libraries.
+
+# libvyre-progen: the one random-program generator (progen.h), on libvyre's
+# builder.  `vyre fuzz`, the codegen tests and the format corpus link it,
+# each beside libvyre.
+noinst_LTLIBRARIES += host-stub/fuzz/libvyre-progen.la
+host_stub_fuzz_libvyre_progen_la_SOURCES = host-stub/fuzz/progen.c host-stub/fuzz/progen.h
+
+# libvyre-fuzz runs generated programs through the conformance harness
+# (host-stub/conform); whoever links it links libvyre-progen and
+# libvyre-conform beside it.
 noinst_LTLIBRARIES += host-stub/fuzz/libvyre-fuzz.la
 host_stub_fuzz_libvyre_fuzz_la_SOURCES = \
-	host-stub/fuzz/fuzz_gen.c \
 	host-stub/fuzz/fuzz_ptxas.c \
 	host-stub/fuzz/fuzz_run.c
 noinst_HEADERS += host-stub/fuzz/fuzz.h

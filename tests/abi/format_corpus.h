@@ -1,4 +1,4 @@
-/* format_corpus.h -- seeded generators of valid programs and of byte-level mutations, shared by the format and text tests. */
+/* format_corpus.h -- the seeded robustness corpus of the format and text tests: generated valid programs and byte-level mutations. */
 #ifndef VYRE_TESTS_FORMAT_CORPUS_H
 #define VYRE_TESTS_FORMAT_CORPUS_H
 
@@ -7,8 +7,8 @@
 
 #include "vyre/vyre_support.h"
 
-/* A small deterministic generator (xorshift64*): the same seed gives the
- * same corpus on every machine, so a failure names a reproducible case. */
+/* A seeded generator (splitmix64, abi/support/prng.h): the same seed gives
+ * the same corpus on every machine, so a failure names a reproducible case. */
 typedef struct corpus_rng {
   uint64_t state;
 } corpus_rng;
@@ -20,12 +20,12 @@ uint64_t corpus_u64(corpus_rng *r);
 uint32_t corpus_below(corpus_rng *r, uint32_t n);
 
 /*
- * Build a random program that vyre_program_decode accepts: random buffers
- * (every access mode, storage type, flag and range form), locals, nested
- * if/else/loop/block, every op class, atomics, subgroup ops and barriers in
- * uniform control flow, grid barriers, return and trap.  `max_insts` bounds
- * the body (about).  On success *bytes receives malloc'd memory the caller
- * frees.  Returns the builder's status (VYRE_OK in practice).
+ * A random valid program (progen_generate with PROGEN_DECL_VARIETY: every
+ * access mode, storage type, flag, binding and range form, every op,
+ * control flow, collectives, return and trap) of at most about
+ * 1 + rand(max_insts) instructions, seeded from r.  On success *bytes
+ * receives malloc'd memory the caller frees.  Returns progen's status
+ * (VYRE_OK in practice).
  */
 vyre_status corpus_random_program(corpus_rng *r, uint32_t max_insts, void **bytes, size_t *size,
                                   vyre_error *err);

@@ -25,12 +25,12 @@ tests_abi_check_format_SOURCES = tests/abi/check_format.c tests/abi/check_format
 	tests/abi/check_format_reject.c tests/abi/check_format_fuzz.c \
 	tests/abi/format_corpus.c tests/abi/format_corpus.h
 tests_abi_check_format_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_format_LDADD = abi/libvyre.la $(CHECK_LIBS) -lm
+tests_abi_check_format_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre.la $(CHECK_LIBS) -lm
 # The text form: round trips, literals, errors, fuzzing.
 tests_abi_check_text_SOURCES = tests/abi/check_text.c tests/abi/format_corpus.c tests/abi/format_corpus.h
 tests_abi_check_text_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_abi_check_text_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_text_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_abi_check_text_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre.la $(CHECK_LIBS)
 # The support layer: environment, sized structs, the growable buffer.
 tests_abi_check_support_SOURCES = tests/abi/check_support.c
 tests_abi_check_support_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "plugin/codegen/codegen.h"
-#include "progen.h"
+#include "host-stub/fuzz/progen.h"
 #include "plugin/ptxmath/ptxmath.h"
 #include "vyre/vyre_support.h"
 
@@ -913,13 +913,13 @@ START_TEST(test_progen_lowers) {
     progen_options po;
     memset(&po, 0, sizeof po);
     po.flags = (seed % 3 == 0) ? PROGEN_ELEMENTWISE : 0;
-    void *bytes;
-    size_t size;
+    po.elements = 37;
+    progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_msg(progen_generate(seed, &po, &bytes, &size, &err) == VYRE_OK, "progen %llu: %s",
+    ck_assert_msg(progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
                   (unsigned long long)seed, err.message);
     vyre_program *p;
-    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     cg_options o = opts(9, 0, p);
     char *ptx = NULL;
     size_t len;
@@ -931,18 +931,16 @@ START_TEST(test_progen_lowers) {
       ck_assert_msg(info.grid_mode == CG_GRID_ELEMENTWISE,
                     "progen elementwise seed %llu should take the fast path",
                     (unsigned long long)seed);
-    vyre_input *inputs = NULL;
-    ck_assert_int_eq(progen_inputs(p, seed, 37, &inputs, &err), VYRE_OK);
     /* The inputs fit the program: a dispatch geometry exists. */
+    ck_assert_int_eq(pp.input_count, p->input_count);
     uint64_t sizes[VYRE_MAX_BUFFERS];
-    for (uint32_t k = 0; k < p->input_count; k++) sizes[k] = inputs[k].size;
+    for (uint32_t k = 0; k < p->input_count; k++) sizes[k] = pp.inputs[k].size;
     vyre_geometry geo;
     ck_assert_msg(vyre_geometry_derive(p, sizes, NULL, NULL, &geo, &err) == VYRE_OK,
                   "progen inputs of seed %llu fit: %s", (unsigned long long)seed, err.message);
-    progen_inputs_free(p, inputs);
     free(ptx);
     vyre_program_free(p);
-    free(bytes);
+    progen_program_free(&pp);
   }
 }
 END_TEST
@@ -957,12 +955,11 @@ START_TEST(test_progen_coverage) {
     progen_options po;
     memset(&po, 0, sizeof po);
     po.max_insts = 150;
-    void *bytes;
-    size_t size;
+    progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_int_eq(progen_generate(seed, &po, &bytes, &size, &err), VYRE_OK);
+    ck_assert_int_eq(progen_generate(seed, &po, &pp, &err), VYRE_OK);
     vyre_program *p;
-    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     feats |= p->features;
     for (uint32_t i = 0; i < p->inst_count; i++) {
       const vyre_inst *in = &p->insts[i];
@@ -973,7 +970,7 @@ START_TEST(test_progen_coverage) {
     }
     for (uint32_t b = 0; b < p->buffer_count; b++) types[p->buffers[b].decl.elem_type] = 1;
     vyre_program_free(p);
-    free(bytes);
+    progen_program_free(&pp);
   }
   uint32_t nops;
   const vyre_op_info *ops = vyre_op_all(&nops);
@@ -998,23 +995,21 @@ START_TEST(test_progen_coverage) {
     po.flags = PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP | PROGEN_NO_GRID_BARRIER |
                PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_WORKGROUP_MEMORY |
                PROGEN_NO_LOOPS | PROGEN_NO_STORAGE_TYPES | PROGEN_NO_RETURN | PROGEN_NO_BARRIER;
-    void *bytes;
-    size_t size;
+    progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_int_eq(progen_generate(seed, &po, &bytes, &size, &err), VYRE_OK);
+    ck_assert_int_eq(progen_generate(seed, &po, &pp, &err), VYRE_OK);
     vyre_program *p;
-    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     ck_assert_msg(p->features == 0, "seed %llu: features 0x%x despite the exclusions",
                   (unsigned long long)seed, p->features);
     vyre_program_free(p);
     /* Same seed, same bytes. */
-    void *again;
-    size_t size2;
-    ck_assert_int_eq(progen_generate(seed, &po, &again, &size2, &err), VYRE_OK);
-    ck_assert_msg(size == size2 && memcmp(bytes, again, size) == 0,
+    progen_program again;
+    ck_assert_int_eq(progen_generate(seed, &po, &again, &err), VYRE_OK);
+    ck_assert_msg(pp.size == again.size && memcmp(pp.bytes, again.bytes, pp.size) == 0,
                   "seed %llu must reproduce its program", (unsigned long long)seed);
-    free(again);
-    free(bytes);
+    progen_program_free(&again);
+    progen_program_free(&pp);
   }
 }
 END_TEST
@@ -1126,19 +1121,18 @@ START_TEST(test_ptxas_progen) {
     /* A quarter of the kernels call the math library (elementwise ones too). */
     if (seed % 8 != 1 && seed % 8 != 4) po.flags |= PROGEN_NO_TRANSCENDENTAL;
     po.max_insts = 40 + (uint32_t)(seed % 120);
-    void *bytes;
-    size_t size;
+    progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_msg(progen_generate(seed, &po, &bytes, &size, &err) == VYRE_OK, "progen %llu: %s",
+    ck_assert_msg(progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
                   (unsigned long long)seed, err.message);
     vyre_program *p;
-    ck_assert_int_eq(vyre_program_decode(bytes, size, &p, &err), VYRE_OK);
+    ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     char what[64];
     snprintf(what, sizeof what, "progen seed %llu", (unsigned long long)seed);
     batch_add(&bts[0], p, what, 0);
     if (seed & 1) batch_add(&bts[1], p, what, 0);
     vyre_program_free(p);
-    free(bytes);
+    progen_program_free(&pp);
   }
   uint32_t failures = 0, total = 0;
   for (int k = 0; k < 2; k++) {

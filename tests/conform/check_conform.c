@@ -880,8 +880,8 @@ START_TEST(test_fuzz_deterministic_and_valid) {
 END_TEST
 
 START_TEST(test_fuzz_flags) {
-  uint32_t flags = FZ_NO_ATOMICS | FZ_NO_SUBGROUP | FZ_NO_F16 | FZ_NO_BF16 | FZ_NO_TRANSCENDENTAL |
-                   FZ_NO_GRID_BARRIER | FZ_NO_TRAP | FZ_NO_WORKGROUP_MEMORY;
+  uint32_t flags = PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_BF16 | PROGEN_NO_TRANSCENDENTAL |
+                   PROGEN_NO_GRID_BARRIER | PROGEN_NO_TRAP | PROGEN_NO_WORKGROUP_MEMORY;
   for (uint64_t i = 0; i < 300; i++) {
     fz_program a;
     vyre_error err = VYRE_ERROR_INIT;
@@ -955,8 +955,8 @@ END_TEST
 START_TEST(test_fuzz_flags_for_offer) {
   cf_offer o = {{{0}}, 0, 0};
   uint32_t f = fz_flags_for(&o);
-  ck_assert_msg((f & (FZ_NO_ATOMICS | FZ_NO_SUBGROUP | FZ_NO_F16 | FZ_NO_TRANSCENDENTAL | FZ_NO_TRAP)) ==
-                    (FZ_NO_ATOMICS | FZ_NO_SUBGROUP | FZ_NO_F16 | FZ_NO_TRANSCENDENTAL | FZ_NO_TRAP),
+  ck_assert_msg((f & (PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP)) ==
+                    (PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP),
                 "an empty offer excludes everything optional");
   uint32_t n = 0;
   const vyre_op_info *all = vyre_op_all(&n);

@@ -17,7 +17,8 @@ TESTS += tests/conform/check_conform
 tests_conform_check_conform_SOURCES = tests/conform/check_conform.c
 tests_conform_check_conform_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
 tests_conform_check_conform_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_conform_check_conform_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/conform/libvyre-conform.la \
+tests_conform_check_conform_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
+	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la $(CHECK_LIBS) -lm
 endif
