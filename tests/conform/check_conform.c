@@ -973,10 +973,7 @@ END_TEST
 
 START_TEST(test_ptxas_batches) {
   const char *ptxas = getenv("PTXAS");
-  if (!ptxas || !*ptxas) {
-    fprintf(stderr, "note: PTXAS is not set; the ptxas batch test is skipped\n");
-    return;
-  }
+  ck_assert_msg(ptxas && *ptxas, "the ptxas case runs only with $PTXAS (main skips it)");
   fz_ptxas *b = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   ck_assert_msg(fz_ptxas_open(ptxas, "sm_90", tmp("ptx"), &b, &err) == VYRE_OK, "%s", err.message);
@@ -1070,13 +1067,37 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+/* Two programs are built from this file: check_conform (everything but
+ * ptxas) and ptxas_conform (-DCHECK_PTXAS_ONLY: the ptxas batches alone,
+ * which SKIP, exit 77, when PTXAS names no ptxas). */
+static Suite *ptxas_suite(void) {
+  Suite *s = suite_create("conform-ptxas");
+  TCase *tc = tcase_create("ptxas");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_ptxas_batches);
   suite_add_tcase(s, tc);
   return s;
 }
 
+#ifdef CHECK_PTXAS_ONLY
+enum { PTXAS_ONLY = 1 };
+#else
+enum { PTXAS_ONLY = 0 };
+#endif
+
 int main(void) {
-  SRunner *sr = srunner_create(conform_suite());
+  const char *ptxas = getenv("PTXAS");
+  if (PTXAS_ONLY && (!ptxas || !*ptxas || access(ptxas, X_OK) != 0)) {
+    printf("ptxas_conform: SKIP: no ptxas ($PTXAS is '%s'). Fix: install the CUDA toolkit and "
+           "re-run configure\n", ptxas ? ptxas : "");
+    return 77;
+  }
+  SRunner *sr = srunner_create(PTXAS_ONLY ? ptxas_suite() : conform_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

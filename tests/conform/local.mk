@@ -21,6 +21,13 @@ tests_conform_check_conform_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuz
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la $(CHECK_LIBS) -lm
+# The ptxas batches, from the same source: SKIP (77) without a ptxas.
+check_PROGRAMS += tests/conform/ptxas_conform
+TESTS += tests/conform/ptxas_conform
+tests_conform_ptxas_conform_SOURCES = $(tests_conform_check_conform_SOURCES)
+tests_conform_ptxas_conform_CPPFLAGS = $(tests_conform_check_conform_CPPFLAGS) -DCHECK_PTXAS_ONLY
+tests_conform_ptxas_conform_CFLAGS = $(tests_conform_check_conform_CFLAGS)
+tests_conform_ptxas_conform_LDADD = $(tests_conform_check_conform_LDADD)
 endif
 
 # The CLI end to end (the reference against itself over the corpus, the
