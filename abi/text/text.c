@@ -10,52 +10,6 @@
 #include "vyre/vyre_text.h"
 
 /* ------------------------------------------------------------------ */
-/* Growable strings                                                    */
-/* ------------------------------------------------------------------ */
-static int buf_reserve(text_buf *b, size_t extra) {
-  if (b->failed) return 0;
-  if (b->len + extra + 1 <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra + 1) cap *= 2;
-  char *grown = realloc(b->data, cap);
-  if (!grown) {
-    b->failed = 1;
-    return 0;
-  }
-  b->data = grown;
-  b->cap = cap;
-  return 1;
-}
-
-void text_buf_append(text_buf *b, const char *s, size_t n) {
-  if (!buf_reserve(b, n)) return;
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-void text_buf_printf(text_buf *b, const char *fmt, ...) {
-  char small[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->failed = 1;
-    return;
-  }
-  if ((size_t)n < sizeof small) {
-    text_buf_append(b, small, (size_t)n);
-    return;
-  }
-  if (!buf_reserve(b, (size_t)n)) return;
-  va_start(ap, fmt);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
-/* ------------------------------------------------------------------ */
 /* Literals                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -90,13 +44,13 @@ static uint32_t bits_of(float f) {
 
 /* The shortest decimal that reads back to the same f32, always with a
  * '.' or an exponent so that it reads as a float. */
-static void format_f32(text_buf *b, uint32_t bits) {
+static void format_f32(strbuf *b, uint32_t bits) {
   if (bits == VYRE_F32_CANONICAL_NAN || ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu))) {
-    text_buf_append(b, "nan", 3);
+    sb_append(b, "nan", 3);
     return;
   }
   if ((bits & 0x7fffffffu) == 0x7f800000u) {
-    text_buf_printf(b, "%sinf", bits >> 31 ? "-" : "");
+    sb_printf(b, "%sinf", bits >> 31 ? "-" : "");
     return;
   }
   char sci[64], out[64];
@@ -116,19 +70,19 @@ static void format_f32(text_buf *b, uint32_t bits) {
   else
     snprintf(out, sizeof out, "%s", sci);
   leave_c_locale(old);
-  text_buf_append(b, out, strlen(out));
-  if (!strpbrk(out, ".e")) text_buf_append(b, ".0", 2);
+  sb_append(b, out, strlen(out));
+  if (!strpbrk(out, ".e")) sb_append(b, ".0", 2);
 }
 
-void text_format_const(text_buf *b, uint32_t type, uint64_t bits) {
+void text_format_const(strbuf *b, uint32_t type, uint64_t bits) {
   switch (type) {
-  case VYRE_T_BOOL: text_buf_printf(b, "%s", bits ? "true" : "false"); break;
-  case VYRE_T_U32: text_buf_printf(b, "%lu", (unsigned long)(uint32_t)bits); break;
-  case VYRE_T_U64: text_buf_printf(b, "%llu", (unsigned long long)bits); break;
-  case VYRE_T_I32: text_buf_printf(b, "%ld", (long)(int32_t)(uint32_t)bits); break;
-  case VYRE_T_I64: text_buf_printf(b, "%lld", (long long)(int64_t)bits); break;
+  case VYRE_T_BOOL: sb_printf(b, "%s", bits ? "true" : "false"); break;
+  case VYRE_T_U32: sb_printf(b, "%lu", (unsigned long)(uint32_t)bits); break;
+  case VYRE_T_U64: sb_printf(b, "%llu", (unsigned long long)bits); break;
+  case VYRE_T_I32: sb_printf(b, "%ld", (long)(int32_t)(uint32_t)bits); break;
+  case VYRE_T_I64: sb_printf(b, "%lld", (long long)(int64_t)bits); break;
   case VYRE_T_F32: format_f32(b, (uint32_t)bits); break;
-  default: text_buf_printf(b, "0x%llx", (unsigned long long)bits); break;
+  default: sb_printf(b, "0x%llx", (unsigned long long)bits); break;
   }
 }
 
@@ -366,43 +320,43 @@ static const char axis_names[3] = {'x', 'y', 'z'};
 
 /* One line, read off the class schema: mnemonic, the mod as its .suffix
  * (barrier: its scope word), a declared type, then the operands by kind. */
-static void emit_inst(text_buf *b, const vyre_program *p, uint32_t i) {
+static void emit_inst(strbuf *b, const vyre_program *p, uint32_t i) {
   const vyre_inst *in = &p->insts[i];
   const vyre_op_info *info = vyre_op_lookup(in->op);
   const vyre_op_class_info *cls = vyre_op_class_lookup(info->op_class);
-  for (uint32_t k = 0; k < p->depth[i]; k++) text_buf_append(b, "  ", 2);
-  if (p->value_type[i] != VYRE_T_VOID) text_buf_printf(b, "%%%u = ", i);
-  text_buf_printf(b, "%s", info->mnemonic);
+  for (uint32_t k = 0; k < p->depth[i]; k++) sb_append(b, "  ", 2);
+  if (p->value_type[i] != VYRE_T_VOID) sb_printf(b, "%%%u = ", i);
+  sb_printf(b, "%s", info->mnemonic);
   switch ((vyre_mod_kind)cls->mod) {
   case VYRE_MOD_AXIS:
-    if (info->flags & VYRE_OPF_AXIS) text_buf_printf(b, ".%c", axis_names[in->mod]);
+    if (info->flags & VYRE_OPF_AXIS) sb_printf(b, ".%c", axis_names[in->mod]);
     break;
-  case VYRE_MOD_ORDER: text_buf_printf(b, ".%s", vyre_order_name(in->mod)); break;
-  case VYRE_MOD_REDUCE: text_buf_printf(b, ".%s", vyre_reduce_name(in->mod)); break;
+  case VYRE_MOD_ORDER: sb_printf(b, ".%s", vyre_order_name(in->mod)); break;
+  case VYRE_MOD_REDUCE: sb_printf(b, ".%s", vyre_reduce_name(in->mod)); break;
   case VYRE_MOD_SCOPE:
-    if (in->mod == VYRE_BARRIER_GRID) text_buf_append(b, " grid", 5);
+    if (in->mod == VYRE_BARRIER_GRID) sb_append(b, " grid", 5);
     break;
   case VYRE_MOD_NONE: break;
   }
   if (info->op_class == VYRE_OC_CONST) {
     /* Its two literal words are one typed literal. */
-    text_buf_printf(b, " %s ", vyre_type_name(in->type));
+    sb_printf(b, " %s ", vyre_type_name(in->type));
     text_format_const(b, in->type, (uint64_t)in->b << 32 | in->a);
-    text_buf_append(b, "\n", 1);
+    sb_append(b, "\n", 1);
     return;
   }
-  if (cls->result == VYRE_RES_DECLARED) text_buf_printf(b, " %s", vyre_type_name(in->type));
+  if (cls->result == VYRE_RES_DECLARED) sb_printf(b, " %s", vyre_type_name(in->type));
   const uint32_t field[4] = {in->a, in->b, in->c, in->d};
   for (uint32_t k = 0; k < 4; k++) {
     switch ((vyre_operand_kind)cls->operand[k]) {
-    case VYRE_OPND_VALUE: text_buf_printf(b, " %%%u", field[k]); break;
-    case VYRE_OPND_SLOT: text_buf_printf(b, " l%u", field[k]); break;
-    case VYRE_OPND_BUFFER: text_buf_printf(b, " %s", p->buffers[field[k]].name); break;
-    case VYRE_OPND_IMM: text_buf_printf(b, " %u", field[k]); break;
+    case VYRE_OPND_VALUE: sb_printf(b, " %%%u", field[k]); break;
+    case VYRE_OPND_SLOT: sb_printf(b, " l%u", field[k]); break;
+    case VYRE_OPND_BUFFER: sb_printf(b, " %s", p->buffers[field[k]].name); break;
+    case VYRE_OPND_IMM: sb_printf(b, " %u", field[k]); break;
     case VYRE_OPND_NONE: break;
     }
   }
-  text_buf_append(b, "\n", 1);
+  sb_append(b, "\n", 1);
 }
 
 /* Contract in vyre_text.h: validates first; *text is malloc'd for the
@@ -418,31 +372,31 @@ vyre_status vyre_text_disassemble(const void *bytes, size_t size, char **text, v
     vyre_error_prefix(err, "disassemble");
     return st;
   }
-  text_buf b = {0};
+  strbuf b = {0};
   char hash[65];
   vyre_program_hash_hex(p, hash);
-  text_buf_printf(&b, "; vyre program text (docs/program-text.md), sha256 %s\n", hash);
+  sb_printf(&b, "; vyre program text (docs/program-text.md), sha256 %s\n", hash);
   const uint32_t *wg = p->header.workgroup_size;
-  text_buf_printf(&b, "workgroup %u %u %u\n", wg[0], wg[1], wg[2]);
+  sb_printf(&b, "workgroup %u %u %u\n", wg[0], wg[1], wg[2]);
   uint32_t next_binding = 0;
   for (uint32_t i = 0; i < p->buffer_count; i++) {
     const vyre_buffer_info *bi = &p->buffers[i];
     const vyre_buffer_decl *d = &bi->decl;
-    text_buf_printf(&b, "buffer %s %s %s", bi->name, vyre_access_name(d->access),
+    sb_printf(&b, "buffer %s %s %s", bi->name, vyre_access_name(d->access),
                     vyre_type_name(d->elem_type));
-    if (d->count) text_buf_printf(&b, " [%u]", d->count);
-    if (d->flags & VYRE_BUF_OUTPUT) text_buf_append(&b, " output", 7);
+    if (d->count) sb_printf(&b, " [%u]", d->count);
+    if (d->flags & VYRE_BUF_OUTPUT) sb_append(&b, " output", 7);
     if (d->flags & VYRE_BUF_OUT_RANGE)
-      text_buf_printf(&b, " range %u %u", d->out_range_offset, d->out_range_size);
+      sb_printf(&b, " range %u %u", d->out_range_offset, d->out_range_size);
     if (d->access != VYRE_ACCESS_WORKGROUP) {
-      if (d->binding != next_binding) text_buf_printf(&b, " @%u", d->binding);
+      if (d->binding != next_binding) sb_printf(&b, " @%u", d->binding);
       next_binding = d->binding + 1u;
     }
-    text_buf_append(&b, "\n", 1);
+    sb_append(&b, "\n", 1);
   }
   for (uint32_t s = 0; s < p->local_count; s++)
-    text_buf_printf(&b, "local l%u %s\n", s, vyre_type_name(p->local_types[s]));
-  text_buf_append(&b, "\n", 1);
+    sb_printf(&b, "local l%u %s\n", s, vyre_type_name(p->local_types[s]));
+  sb_append(&b, "\n", 1);
   for (uint32_t i = 0; i < p->inst_count; i++) emit_inst(&b, p, i);
   vyre_program_free(p);
   if (b.failed) {

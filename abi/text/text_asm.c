@@ -1107,19 +1107,19 @@ static int read_index(const char *s, uint32_t *out) {
 /* Rewrite a validator message for source readers: "%N" becomes the
  * source name of instruction N, "local N" the local's source name, and
  * every "instruction N" after the first gains "at line L". */
-static void rewrite_message(const assembler *a, const char *msg, text_buf *out) {
+static void rewrite_message(const assembler *a, const char *msg, strbuf *out) {
   int seen_instruction = 0;
   for (const char *p = msg; *p;) {
     uint32_t idx;
     if (*p == '%' && read_index(p + 1, &idx) && idx < a->ninst && a->inst_name[idx]) {
-      text_buf_append(out, a->inst_name[idx], a->inst_name_len[idx]);
+      sb_append(out, a->inst_name[idx], a->inst_name_len[idx]);
       p++;
       while (*p >= '0' && *p <= '9') p++;
       continue;
     }
     if (strncmp(p, "local ", 6) == 0 && read_index(p + 6, &idx) && idx < a->nlocals) {
-      text_buf_append(out, "local ", 6);
-      text_buf_append(out, a->locals[idx].name, a->locals[idx].name_len);
+      sb_append(out, "local ", 6);
+      sb_append(out, a->locals[idx].name, a->locals[idx].name_len);
       p += 6;
       while (*p >= '0' && *p <= '9') p++;
       continue;
@@ -1127,13 +1127,13 @@ static void rewrite_message(const assembler *a, const char *msg, text_buf *out) 
     if (strncmp(p, "instruction ", 12) == 0 && read_index(p + 12, &idx) && idx < a->ninst) {
       const char *end = p + 12;
       while (*end >= '0' && *end <= '9') end++;
-      text_buf_append(out, p, (size_t)(end - p));
-      if (seen_instruction) text_buf_printf(out, " at line %u", a->inst_line[idx]);
+      sb_append(out, p, (size_t)(end - p));
+      if (seen_instruction) sb_printf(out, " at line %u", a->inst_line[idx]);
       seen_instruction = 1;
       p = end;
       continue;
     }
-    text_buf_append(out, p, 1);
+    sb_append(out, p, 1);
     p++;
   }
 }
@@ -1166,7 +1166,7 @@ static vyre_status validate(assembler *a, const void *bytes, size_t size) {
   if (!st) return VYRE_OK;
   uint32_t line, col;
   locate(a, verr.message, &line, &col);
-  text_buf msg = {0};
+  strbuf msg = {0};
   rewrite_message(a, verr.message, &msg);
   if (msg.failed) {
     free(msg.data);

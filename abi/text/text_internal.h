@@ -1,27 +1,17 @@
-/* text_internal.h -- pieces shared by the text assembler and disassembler (host-stub/text*.c); not installed. */
-#ifndef VYRE_HOST_TEXT_INTERNAL_H
-#define VYRE_HOST_TEXT_INTERNAL_H
+/* text_internal.h -- pieces shared by the text assembler and disassembler (abi/text/); not installed. */
+#ifndef VYRE_TEXT_INTERNAL_H
+#define VYRE_TEXT_INTERNAL_H
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "vyre/vyre_support.h"
-
-/* A growable NUL-terminated string.  A failed allocation sets `failed`
- * and later appends do nothing, so callers check once at the end. */
-typedef struct text_buf {
-  char *data;
-  size_t len, cap;
-  int failed;
-} text_buf;
-
-void text_buf_append(text_buf *b, const char *s, size_t n);
-void text_buf_printf(text_buf *b, const char *fmt, ...) VYRE_PRINTF(2, 3);
+#include "abi/support/strbuf.h"
 
 /* Write the canonical literal of a constant of value type `type` (bool
  * u32 u64 i32 i64 f32) whose bits are `bits` (as vyre_inst a|b<<32). */
-void text_format_const(text_buf *b, uint32_t type, uint64_t bits);
+void text_format_const(strbuf *b, uint32_t type, uint64_t bits);
 
 /*
  * Parse the literal s[0..len) as a constant of value type `type`.
@@ -34,4 +24,4 @@ int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, c
 /* Parse an unsigned decimal or 0x hex number of at most `max`; 0 or -1. */
 int text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
 
-#endif /* VYRE_HOST_TEXT_INTERNAL_H */
+#endif /* VYRE_TEXT_INTERNAL_H */

@@ -613,7 +613,7 @@ END_TEST
 /* literals                                                            */
 /* ------------------------------------------------------------------ */
 static void literal_round_trip(uint32_t type, uint64_t bits) {
-  text_buf b = {0};
+  strbuf b = {0};
   text_format_const(&b, type, bits);
   EXPECT(!b.failed, "out of memory");
   uint64_t back = ~bits;
@@ -759,7 +759,7 @@ START_TEST(literals_spelling) {
       {VYRE_T_U32, 0xffffffffu, "4294967295"},   {VYRE_T_BOOL, 1, "true"},
   };
   for (size_t k = 0; k < sizeof spell / sizeof spell[0]; k++) {
-    text_buf b = {0};
+    strbuf b = {0};
     text_format_const(&b, spell[k].type, spell[k].bits);
     EXPECT(b.data && strcmp(b.data, spell[k].text) == 0, "%s 0x%llx is written %s, got %s",
            vyre_type_name(spell[k].type), (unsigned long long)spell[k].bits, spell[k].text, b.data);
@@ -1020,14 +1020,14 @@ START_TEST(text_random_programs_renamed) {
     check_round_trip(raw, size, "random program");
     char *text = disassemble_ok(raw, size);
     /* %N -> %vN_q, and the lN locals -> loc_N where they are locals. */
-    text_buf renamed = {0};
+    strbuf renamed = {0};
     for (const char *p = text; *p; p++) {
       if (*p == '%' && p[1] >= '0' && p[1] <= '9') {
-        text_buf_append(&renamed, "%v", 2);
-        while (p[1] >= '0' && p[1] <= '9') text_buf_append(&renamed, ++p, 1);
-        text_buf_append(&renamed, "_q", 2);
+        sb_append(&renamed, "%v", 2);
+        while (p[1] >= '0' && p[1] <= '9') sb_append(&renamed, ++p, 1);
+        sb_append(&renamed, "_q", 2);
       } else {
-        text_buf_append(&renamed, p, 1);
+        sb_append(&renamed, p, 1);
       }
     }
     EXPECT(!renamed.failed, "out of memory");
@@ -1060,8 +1060,8 @@ static const char *const vocabulary[] = {
 /* Text edits: deletions, insertions of words, line shuffles, truncation. */
 static char *mutate_text(corpus_rng *r, const char *text) {
   size_t n = strlen(text);
-  text_buf out = {0};
-  text_buf_append(&out, text, n);
+  strbuf out = {0};
+  sb_append(&out, text, n);
   uint32_t steps = 1 + corpus_below(r, 3);
   for (uint32_t s = 0; s < steps && !out.failed && out.len; s++) {
     size_t at = corpus_below(r, (uint32_t)out.len);
@@ -1077,12 +1077,12 @@ static char *mutate_text(corpus_rng *r, const char *text) {
     case 1: /* insert a word */
     case 2: {
       const char *w = vocabulary[corpus_below(r, sizeof vocabulary / sizeof vocabulary[0])];
-      text_buf t = {0};
-      text_buf_append(&t, out.data, at);
-      text_buf_append(&t, " ", 1);
-      text_buf_append(&t, w, strlen(w));
-      text_buf_append(&t, " ", 1);
-      text_buf_append(&t, out.data + at, out.len - at);
+      strbuf t = {0};
+      sb_append(&t, out.data, at);
+      sb_append(&t, " ", 1);
+      sb_append(&t, w, strlen(w));
+      sb_append(&t, " ", 1);
+      sb_append(&t, out.data + at, out.len - at);
       free(out.data);
       out = t;
       break;
@@ -1096,10 +1096,10 @@ static char *mutate_text(corpus_rng *r, const char *text) {
       while (ls > out.data && ls[-1] != '\n') ls--;
       const char *le = strchr(ls, '\n');
       size_t ll = le ? (size_t)(le - ls) + 1 : strlen(ls);
-      text_buf t = {0};
-      text_buf_append(&t, out.data, (size_t)(ls - out.data));
-      text_buf_append(&t, ls, ll);
-      text_buf_append(&t, ls, out.len - (size_t)(ls - out.data));
+      strbuf t = {0};
+      sb_append(&t, out.data, (size_t)(ls - out.data));
+      sb_append(&t, ls, ll);
+      sb_append(&t, ls, out.len - (size_t)(ls - out.data));
       free(out.data);
       out = t;
       break;
