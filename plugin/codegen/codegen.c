@@ -352,38 +352,27 @@ static void push_fact(cg_ctx *c, uint32_t key_value, uint32_t bound) {
   c->nfacts++;
 }
 
-/* Facts that hold where `cond` is true. */
-static void facts_from_cond(cg_ctx *c, uint32_t cond, int depth) {
+/* Facts that hold where `cond` is true (negated 0) or false (negated 1):
+ * x < n from a u32 comparison (x < n, n > x; where false !(x >= n),
+ * !(n <= x)), through && where true, through || and ! where false. */
+static void facts_from(cg_ctx *c, uint32_t cond, int negated, int depth) {
   const vyre_inst *in = &c->p->insts[cond];
   if (depth > 8) return;
-  if (in->op == VYRE_OP_LOGICAL_AND || (in->op == VYRE_OP_AND && in->type == VYRE_T_BOOL)) {
-    facts_from_cond(c, in->a, depth + 1);
-    facts_from_cond(c, in->b, depth + 1);
+  uint16_t logical = negated ? VYRE_OP_LOGICAL_OR : VYRE_OP_LOGICAL_AND;
+  uint16_t bitwise = negated ? VYRE_OP_OR : VYRE_OP_AND;
+  if (in->op == logical || (in->op == bitwise && in->type == VYRE_T_BOOL)) {
+    facts_from(c, in->a, negated, depth + 1);
+    facts_from(c, in->b, negated, depth + 1);
     return;
   }
-  if (in->op != VYRE_OP_LT && in->op != VYRE_OP_GT) return;
+  if (negated && in->op == VYRE_OP_NOT) {
+    facts_from(c, in->a, 0, depth + 1);
+    return;
+  }
+  uint16_t below = negated ? VYRE_OP_GE : VYRE_OP_LT, above = negated ? VYRE_OP_LE : VYRE_OP_GT;
+  if (in->op != below && in->op != above) return;
   if (c->p->value_type[in->a] != VYRE_T_U32) return;
-  if (in->op == VYRE_OP_LT) push_fact(c, in->a, in->b);
-  else push_fact(c, in->b, in->a);
-}
-
-/* Facts that hold where `cond` is false (after `if (cond) return;`). */
-static void facts_from_negated(cg_ctx *c, uint32_t cond, int depth) {
-  const vyre_inst *in = &c->p->insts[cond];
-  if (depth > 8) return;
-  if (in->op == VYRE_OP_LOGICAL_OR || (in->op == VYRE_OP_OR && in->type == VYRE_T_BOOL)) {
-    facts_from_negated(c, in->a, depth + 1);
-    facts_from_negated(c, in->b, depth + 1);
-    return;
-  }
-  if (in->op == VYRE_OP_NOT) {
-    facts_from_cond(c, in->a, depth + 1);
-    return;
-  }
-  if (in->op != VYRE_OP_GE && in->op != VYRE_OP_LE) return;
-  if (c->p->value_type[in->a] != VYRE_T_U32) return;
-  /* !(x >= n) and !(n <= x) both say x < n. */
-  if (in->op == VYRE_OP_GE) push_fact(c, in->a, in->b);
+  if (in->op == below) push_fact(c, in->a, in->b);
   else push_fact(c, in->b, in->a);
 }
 
@@ -507,7 +496,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       lower_if_vec(c, i);
     } else {
       if (c->fact_mark) c->fact_mark[i] = c->nfacts;
-      facts_from_cond(c, in->a, 0);
+      facts_from(c, in->a, 0, 0);
       cg_emit(c, "@!%s bra%s $L%u_%u;", cg_val(c, in->a), p->uniform[i] ? ".uni" : "", copy,
               p->match[i]);
     }
@@ -557,7 +546,7 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
       c->nfacts = c->fact_mark[root];
       /* Past `if (i >= n) return;` every invocation still here has i < n;
        * the fact lasts until the enclosing block ends. */
-      if (is_early_exit(p, opener, i)) facts_from_negated(c, op->a, 0);
+      if (is_early_exit(p, opener, i)) facts_from(c, op->a, 1, 0);
     }
     cg_line(c, "$L%u_%u:", copy, i);
     break;

@@ -182,6 +182,20 @@ int cg_elementwise_eligible(cg_ctx *c) {
 
 static const char *vec_ty(uint32_t et) { return et == VYRE_T_F32 ? "f32" : "u32"; }
 
+/* The address of quad q of buffer b (elements of `size` bytes, from the
+ * quad's base index) and the names of its four per-copy registers; shared
+ * by the vector loads and stores. */
+static const char *quad_operands(cg_ctx *c, uint32_t b, uint32_t q, const char *base,
+                                 uint32_t size, char n[4][12]) {
+  const char *off = cg_t64(c), *a = cg_t64(c);
+  cg_emit(c, "mul.wide.u32 %s, %s, %u;", off, base, size);
+  cg_emit(c, "add.s64 %s, %s, %s;", a, cg_name(c, "%bp", b), off);
+  const uint32_t *r = &c->cur_raw[b * CG_EPT + q * 4];
+  const char *pre = size == 8 ? "%u" : "%t";
+  for (int k = 0; k < 4; k++) snprintf(n[k], sizeof n[k], "%s%u", pre, r[k]);
+  return a;
+}
+
 /* Per buffer the vector path loads (or stores conditionally): the
  * thread's elements as vectors into per-copy registers. */
 static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
@@ -199,16 +213,9 @@ static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
     uint32_t acc = p->buffers[b].decl.access;
     const char *nc = acc == VYRE_ACCESS_READ_ONLY || acc == VYRE_ACCESS_UNIFORM ? ".nc" : "";
     for (uint32_t q = 0; q < CG_QUADS; q++) {
-      const char *off = cg_t64(c), *a = cg_t64(c);
-      cg_emit(c, "mul.wide.u32 %s, %s, %u;", off, quad_base[q], size);
-      cg_emit(c, "add.s64 %s, %s, %s;", a, cg_name(c, "%bp", b), off);
-      uint32_t *r = &c->cur_raw[b * CG_EPT + q * 4];
-      char n0[12], n1[12], n2[12], n3[12];
-      const char *pre = size == 8 ? "%u" : "%t";
-      snprintf(n0, sizeof n0, "%s%u", pre, r[0]);
-      snprintf(n1, sizeof n1, "%s%u", pre, r[1]);
-      snprintf(n2, sizeof n2, "%s%u", pre, r[2]);
-      snprintf(n3, sizeof n3, "%s%u", pre, r[3]);
+      char n[4][12];
+      const char *a = quad_operands(c, b, q, quad_base[q], size, n);
+      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3];
       if (size == 4) {
         cg_emit(c, "ld.global%s.v4.%s {%s, %s, %s, %s}, [%s];", nc, vec_ty(et), n0, n1, n2, n3, a);
       } else if (size == 8) {
@@ -237,16 +244,9 @@ static void ew_store(cg_ctx *c, char quad_base[CG_QUADS][16]) {
     if (!(c->ew_flags[b] & EW_STORE)) continue;
     uint32_t et = p->buffers[b].decl.elem_type, size = p->buffers[b].elem_size;
     for (uint32_t q = 0; q < CG_QUADS; q++) {
-      const char *off = cg_t64(c), *a = cg_t64(c);
-      cg_emit(c, "mul.wide.u32 %s, %s, %u;", off, quad_base[q], size);
-      cg_emit(c, "add.s64 %s, %s, %s;", a, cg_name(c, "%bp", b), off);
-      uint32_t *r = &c->cur_raw[b * CG_EPT + q * 4];
-      char n0[12], n1[12], n2[12], n3[12];
-      const char *pre = size == 8 ? "%u" : "%t";
-      snprintf(n0, sizeof n0, "%s%u", pre, r[0]);
-      snprintf(n1, sizeof n1, "%s%u", pre, r[1]);
-      snprintf(n2, sizeof n2, "%s%u", pre, r[2]);
-      snprintf(n3, sizeof n3, "%s%u", pre, r[3]);
+      char n[4][12];
+      const char *a = quad_operands(c, b, q, quad_base[q], size, n);
+      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3];
       if (size == 4) {
         cg_emit(c, "st.global.v4.%s [%s], {%s, %s, %s, %s};", vec_ty(et), a, n0, n1, n2, n3);
       } else if (size == 8) {

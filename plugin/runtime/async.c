@@ -36,15 +36,9 @@ vyre_status vc_dispatch_async(vc_async *a, const vyre_program_ref *program,
                           "dispatch_async: out is NULL. Fix: pass a vyre_pending * to receive "
                           "the handle");
   *out = 0;
-  vyre_status st = vc_check_options(options, err);
-  if (st != VYRE_OK) return st;
-  vyre_dispatch_options o;
-  vc_options_read(options, &o);
-  st = vc_deferred_enter(d->deferred, err);
-  if (st != VYRE_OK) return st;
   vc_job *j = NULL;
-  st = vc_job_prepare(d, program, inputs, input_count, &o, t_entry, &j, err);
-  if (st != VYRE_OK) goto done;
+  vyre_status st = vc_job_begin(d, program, inputs, input_count, options, NULL, t_entry, &j, err);
+  if (st != VYRE_OK) return st;
   /* Timing is asked for at wait, so async dispatches always record it. */
   st = vc_job_enqueue(j, inputs, 1, err);
   if (st != VYRE_OK) {

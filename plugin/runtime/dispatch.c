@@ -109,10 +109,11 @@ static vyre_status check_inputs(const vyre_program *prog, const vyre_input *inpu
   return VYRE_OK;
 }
 
-vyre_status vc_job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
-                           const vyre_input *inputs, uint32_t input_count,
-                           const vyre_dispatch_options *o, uint64_t t_entry, vc_job **out,
-                           vyre_error *err) {
+/* Plan + geometry for these inputs, with the context current. */
+static vyre_status job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
+                               const vyre_input *inputs, uint32_t input_count,
+                               const vyre_dispatch_options *o, uint64_t t_entry, vc_job **out,
+                               vyre_error *err) {
   *out = NULL;
   vc_job *j = calloc(1, sizeof *j);
   if (!j)
@@ -133,6 +134,23 @@ vyre_status vc_job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
   return VYRE_OK;
 fail:
   vc_job_free(j);
+  return st;
+}
+
+vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
+                         const vyre_input *inputs, uint32_t input_count,
+                         const vyre_dispatch_options *options, vyre_timing *timing,
+                         uint64_t t_entry, vc_job **out, vyre_error *err) {
+  *out = NULL;
+  vyre_status st = vc_check_options(options, err);
+  if (st == VYRE_OK) st = vc_check_timing(timing, err);
+  if (st != VYRE_OK) return st;
+  vyre_dispatch_options o;
+  vc_options_read(options, &o);
+  st = vc_deferred_enter(d->deferred, err);
+  if (st != VYRE_OK) return st;
+  st = job_prepare(d, ref, inputs, input_count, &o, t_entry, out, err);
+  if (st != VYRE_OK) vc_leave(d->cx);
   return st;
 }
 
@@ -315,16 +333,10 @@ static vyre_status host_dispatch(vc_dispatcher *d, const vyre_program_ref *progr
                                  vyre_output_slot *slots, uint32_t slot_count,
                                  vyre_timing *timing, vyre_error *err) {
   uint64_t t_entry = vc_now_ns();
-  vyre_status st = vc_check_options(options, err);
-  if (st == VYRE_OK) st = vc_check_timing(timing, err);
-  if (st != VYRE_OK) return st;
-  vyre_dispatch_options o;
-  vc_options_read(options, &o);
-  st = vc_deferred_enter(d->deferred, err);
-  if (st != VYRE_OK) return st;
   vc_job *j = NULL;
-  st = vc_job_prepare(d, program, inputs, input_count, &o, t_entry, &j, err);
-  if (st != VYRE_OK) goto done;
+  vyre_status st =
+      vc_job_begin(d, program, inputs, input_count, options, timing, t_entry, &j, err);
+  if (st != VYRE_OK) return st;
   if (slots || !out) {
     const vyre_program *prog = j->L.k->program;
     if (slot_count != prog->output_count || (slot_count && !slots)) {

@@ -39,9 +39,13 @@ vyre_status vc_dispatch_into(vc_dispatcher *d, const vyre_program_ref *program,
                              uint32_t output_count, vyre_timing *timing, vyre_error *err);
 
 /*
- * The job API the async module builds on.  All with the context current.
- * prepare: plan + geometry for these inputs (options already read; t_entry
- * is the call's entry time); *out owns the plan.
+ * The job API the async module builds on.
+ * begin: the prologue of every host dispatch: the caller's options (and
+ * timing, may be NULL) checked and read, the context entered (deferred
+ * work reaped), plan + geometry for these inputs (t_entry is the call's
+ * entry time).  On VYRE_OK the context is current (vc_leave when done) and
+ * *out owns the plan; on failure nothing is held.  The rest run with the
+ * context current.
  * enqueue: put the whole dispatch on a stream (inputs are copied into
  * pinned staging before it returns); on failure vc_job_abort the job.
  * finish: wait, check traps, produce outputs (a new vyre_outputs in *out,
@@ -51,10 +55,10 @@ vyre_status vc_dispatch_into(vc_dispatcher *d, const vyre_program_ref *program,
  * abort: make the stream idle as far as possible, then free.
  * defer: hand the job to the deferred-release list.
  */
-vyre_status vc_job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
-                           const vyre_input *inputs, uint32_t input_count,
-                           const vyre_dispatch_options *o, uint64_t t_entry, vc_job **out,
-                           vyre_error *err);
+vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
+                         const vyre_input *inputs, uint32_t input_count,
+                         const vyre_dispatch_options *options, vyre_timing *timing,
+                         uint64_t t_entry, vc_job **out, vyre_error *err);
 vyre_status vc_job_enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err);
 vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots,
                           vyre_timing *timing, vyre_error *err);
