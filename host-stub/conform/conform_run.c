@@ -446,6 +446,65 @@ static void tally_ops(target_report *r, const cf_case *c, int result) {
 
 static int isatty_file(FILE *f) { return f && isatty(fileno(f)); }
 
+/* --certificate: the one target's certificate, written and printed.
+ * 0, or 1 when it could not be made. */
+static int write_certificate(const cf_options *o, const corpus *cp, target_report *r,
+                             vyre_error *err) {
+  cf_target *t = r->t;
+  if (!t->backend) {
+    fprintf(o->out, "no certificate: %s is unavailable (%s)\n", t->id, t->reason);
+    return 1;
+  }
+  cf_cert_input ci = {0};
+  ci.plugin_path = t->path;
+  ci.backend_id = t->id;
+  ci.backend_version = t->version;
+  ci.build_id = t->build_id;
+  ci.abi_major = t->abi_major;
+  ci.abi_minor = t->abi_minor;
+  ci.profile = t->has_profile ? &t->profile : NULL;
+  ci.corpus_dir = o->corpus_dir;
+  ci.corpus_hash = cp->hash;
+  ci.claimed = &t->offer.ops;
+  ci.claimed_caps = t->offer.caps;
+  ci.claimed_storage = t->offer.storage_types;
+  ci.ops = r->ops;
+  ci.passed = r->n[R_PASS];
+  ci.failed = r->n[R_FAIL];
+  ci.skipped = r->n[R_SKIP];
+  ci.total = cp->count;
+  ci.elf_ok = (uint32_t)r->elf_ok;
+  ci.static_ok = (uint32_t)r->static_ok;
+  ci.static_note = r->static_note;
+  ci.tool_version = o->tool_version;
+  if (o->filter)
+    fprintf(o->out, "note: --filter narrows the corpus; the certificate says so through its "
+                    "case count\n");
+  if (cf_certificate_write(o->certificate_path, &ci, err) != VYRE_OK) {
+    fprintf(o->out, "no certificate: %s\n", err->message);
+    return 1;
+  }
+  cf_certificate_print(o->out, &ci);
+  fprintf(o->out, "certificate written to %s\n", o->certificate_path);
+  return 0;
+}
+
+/* --json (junit 0) or --junit (1): the report, written to path.  0, or 1
+ * when it could not be written. */
+static int write_report(const char *path, int junit, const cf_options *o, const corpus *cp,
+                        target_report *reps, uint32_t nt) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "vyre conform: cannot write %s\n", path);
+    return 1;
+  }
+  if (junit)
+    write_junit(f, cp->cases, cp->count, (const char *const *)cp->paths, reps, nt);
+  else
+    write_json(f, o, cp->hash, cp->cases, cp->count, reps, nt);
+  return fclose(f) != 0;
+}
+
 int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_backend *reference,
                    vyre_error *err) {
   corpus cp;
@@ -538,66 +597,10 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
     }
     if (r->n[R_FAIL] || (r->untested && !o->filter)) exit_code = 1;
   }
-  if (o->json_path) {
-    FILE *f = fopen(o->json_path, "w");
-    if (!f) {
-      fprintf(stderr, "vyre conform: cannot write %s\n", o->json_path);
-      exit_code = 1;
-    } else {
-      write_json(f, o, cp.hash, cp.cases, cp.count, reps, nt);
-      if (fclose(f) != 0) exit_code = 1;
-    }
-  }
-  if (o->junit_path) {
-    FILE *f = fopen(o->junit_path, "w");
-    if (!f) {
-      fprintf(stderr, "vyre conform: cannot write %s\n", o->junit_path);
-      exit_code = 1;
-    } else {
-      write_junit(f, cp.cases, cp.count, (const char *const *)cp.paths, reps, nt);
-      if (fclose(f) != 0) exit_code = 1;
-    }
-  }
-  if (o->certificate_path && nt == 1) {
-    target_report *r = &reps[0];
-    cf_target *t = r->t;
-    if (!t->backend) {
-      fprintf(o->out, "no certificate: %s is unavailable (%s)\n", t->id, t->reason);
-      exit_code = 1;
-    } else {
-      cf_cert_input ci = {0};
-      ci.plugin_path = t->path;
-      ci.backend_id = t->id;
-      ci.backend_version = t->version;
-      ci.build_id = t->build_id;
-      ci.abi_major = t->abi_major;
-      ci.abi_minor = t->abi_minor;
-      ci.profile = t->has_profile ? &t->profile : NULL;
-      ci.corpus_dir = o->corpus_dir;
-      ci.corpus_hash = cp.hash;
-      ci.claimed = &t->offer.ops;
-      ci.claimed_caps = t->offer.caps;
-      ci.claimed_storage = t->offer.storage_types;
-      ci.ops = r->ops;
-      ci.passed = r->n[R_PASS];
-      ci.failed = r->n[R_FAIL];
-      ci.skipped = r->n[R_SKIP];
-      ci.total = cp.count;
-      ci.elf_ok = (uint32_t)r->elf_ok;
-      ci.static_ok = (uint32_t)r->static_ok;
-      ci.static_note = r->static_note;
-      ci.tool_version = o->tool_version;
-      if (o->filter) fprintf(o->out, "note: --filter narrows the corpus; the certificate says so "
-                                     "through its case count\n");
-      if (cf_certificate_write(o->certificate_path, &ci, err) != VYRE_OK) {
-        fprintf(o->out, "no certificate: %s\n", err->message);
-        exit_code = 1;
-      } else {
-        cf_certificate_print(o->out, &ci);
-        fprintf(o->out, "certificate written to %s\n", o->certificate_path);
-      }
-    }
-  }
+  if (o->json_path && write_report(o->json_path, 0, o, &cp, reps, nt) != 0) exit_code = 1;
+  if (o->junit_path && write_report(o->junit_path, 1, o, &cp, reps, nt) != 0) exit_code = 1;
+  if (o->certificate_path && nt == 1 && write_certificate(o, &cp, &reps[0], err) != 0)
+    exit_code = 1;
   fprintf(o->out, "\nconform: %s\n", exit_code ? "FAILED" : "ok");
   for (uint32_t k = 0; k < nt; k++) {
     free(reps[k].cases);

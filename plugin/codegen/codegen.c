@@ -696,6 +696,72 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
     sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
 }
 
+/* The per-program tables: op classes, grid barriers, loop counters, the
+ * if of each else, and whether a return or trap must still reach a later
+ * grid barrier. */
+static void scan_program(cg_ctx *c) {
+  const vyre_program *program = c->p;
+  uint32_t nops;
+  const vyre_op_info *ops = vyre_op_all(&nops);
+  for (uint32_t k = 0; k < nops; k++) c->op_class[ops[k].id] = ops[k].op_class;
+  for (uint32_t i = 0; i < c->n; i++) {
+    const vyre_inst *in = &program->insts[i];
+    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) c->ngrid++;
+    if (in->op == VYRE_OP_LOOP) c->is_counter[in->a] = 1;
+    if (in->op == VYRE_OP_IF && program->insts[program->match[i]].op == VYRE_OP_ELSE)
+      c->if_of[program->match[i]] = i;
+  }
+  if (c->ngrid) {
+    /* A return or trap before the last grid barrier must still arrive at
+     * the grid barriers after it. */
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+      const vyre_inst *in = &program->insts[i];
+      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) last = i;
+    }
+    for (uint32_t i = 0; i < last; i++) {
+      const vyre_inst *in = &program->insts[i];
+      if (in->op == VYRE_OP_RETURN || in->op == VYRE_OP_TRAP) c->need_done = 1;
+    }
+  }
+}
+
+/* What the runtime needs to know of the kernel (the logical grid until the
+ * elementwise path takes it). */
+static void kernel_info(const cg_ctx *c, cg_kernel_info *info) {
+  const vyre_program *program = c->p;
+  char hex[65];
+  vyre_program_hash_hex(program, hex);
+  memcpy(info->entry, "vyre_", 5);
+  memcpy(info->entry + 5, hex, 16);
+  info->entry[21] = '\0';
+  info->kernel_buffers = program->kernel_buffer_count;
+  info->params_words = vyre_params_word_count(program);
+  info->shared_bytes = program->shared_bytes;
+  info->grid_mode = CG_GRID_LOGICAL;
+  info->elements_per_thread = 1;
+  info->uses_grid_barrier = c->ngrid != 0;
+  info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
+}
+
+/* Frees a context and everything it holds; fields never allocated are
+ * NULL or zeroed. */
+static void ctx_free(cg_ctx *c) {
+  sb_free(&c->body);
+  sb_free(&c->funcs);
+  free(c->dep);
+  free(c->cur_raw);
+  free(c->vec_static);
+  free(c->ew_flags);
+  free(c->fact_mark);
+  free(c->pred_stack);
+  free(c->is_counter);
+  free(c->if_of);
+  free(c->vname);
+  free(c->fmts);
+  free(c);
+}
+
 vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
                         size_t *length, cg_kernel_info *info, vyre_error *err) {
   if (ptx) *ptx = NULL;
@@ -740,44 +806,10 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->vpred = CG_NONE;
   if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
-    goto fail_tables;
+    goto fail;
   }
-  uint32_t nops;
-  const vyre_op_info *ops = vyre_op_all(&nops);
-  for (uint32_t k = 0; k < nops; k++) c->op_class[ops[k].id] = ops[k].op_class;
-  for (uint32_t i = 0; i < c->n; i++) {
-    const vyre_inst *in = &program->insts[i];
-    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) c->ngrid++;
-    if (in->op == VYRE_OP_LOOP) c->is_counter[in->a] = 1;
-    if (in->op == VYRE_OP_IF && program->insts[program->match[i]].op == VYRE_OP_ELSE)
-      c->if_of[program->match[i]] = i;
-  }
-  if (c->ngrid) {
-    /* A return or trap before the last grid barrier must still arrive at
-     * the grid barriers after it. */
-    uint32_t last = 0;
-    for (uint32_t i = 0; i < c->n; i++) {
-      const vyre_inst *in = &program->insts[i];
-      if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) last = i;
-    }
-    for (uint32_t i = 0; i < last; i++) {
-      const vyre_inst *in = &program->insts[i];
-      if (in->op == VYRE_OP_RETURN || in->op == VYRE_OP_TRAP) c->need_done = 1;
-    }
-  }
-
-  char hex[65];
-  vyre_program_hash_hex(program, hex);
-  memcpy(info->entry, "vyre_", 5);
-  memcpy(info->entry + 5, hex, 16);
-  info->entry[21] = '\0';
-  info->kernel_buffers = program->kernel_buffer_count;
-  info->params_words = vyre_params_word_count(program);
-  info->shared_bytes = program->shared_bytes;
-  info->grid_mode = CG_GRID_LOGICAL;
-  info->elements_per_thread = 1;
-  info->uses_grid_barrier = c->ngrid != 0;
-  info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
+  scan_program(c);
+  kernel_info(c, info);
 
   /* About 48 bytes of PTX per instruction: one allocation instead of a
    * chain of doublings. */
@@ -802,7 +834,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   }
   if (c->st) {
     st = c->st;
-    goto fail_emit;
+    goto fail;
   }
   sb_puts(&c->body, "\texit;\n}\n");
   strbuf head;
@@ -811,7 +843,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   if (head.failed || c->body.failed || c->funcs.failed) {
     sb_free(&head);
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
-    goto fail_emit;
+    goto fail;
   }
   if (head.len < gap) {
     memcpy(c->body.data, head.data, head.len);
@@ -825,38 +857,13 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   sb_free(&head);
   if (!*ptx) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
-    goto fail_emit;
+    goto fail;
   }
-  sb_free(&c->body);
-  sb_free(&c->funcs);
-  free(c->dep);
-  free(c->cur_raw);
-  free(c->vec_static);
-  free(c->ew_flags);
-  free(c->fact_mark);
-  free(c->pred_stack);
-  free(c->is_counter);
-  free(c->if_of);
-  free(c->vname);
-  free(c->fmts);
-  free(c);
+  ctx_free(c);
   return VYRE_OK;
 
-fail_emit:
-  sb_free(&c->body);
-  sb_free(&c->funcs);
-  free(c->dep);
-  free(c->cur_raw);
-  free(c->vec_static);
-  free(c->ew_flags);
-fail_tables:
-  free(c->fact_mark);
-  free(c->pred_stack);
-  free(c->is_counter);
-  free(c->if_of);
-  free(c->vname);
-  free(c->fmts);
-  free(c);
+fail:
+  ctx_free(c);
   if (length) *length = 0;
   return st;
 }
