@@ -13,6 +13,6 @@ abi_libvyre_la_SOURCES = \
 	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
-	abi/support/prng.h
+	abi/support/prng.h abi/support/bits.h
 abi_libvyre_la_LIBADD = -lpthread
 EXTRA_DIST += docs/program-format.md docs/program-text.md docs/semantics.md

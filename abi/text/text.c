@@ -8,6 +8,7 @@
 
 #include "text_internal.h"
 #include "vyre/vyre_text.h"
+#include "abi/support/bits.h"
 
 /* ------------------------------------------------------------------ */
 /* Literals                                                            */
@@ -30,18 +31,6 @@ static void leave_c_locale(locale_t old) {
   if (c_locale) uselocale(old);
 }
 
-static float f32_of(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-static uint32_t bits_of(float f) {
-  uint32_t b;
-  memcpy(&b, &f, 4);
-  return b;
-}
-
 /* The shortest decimal that reads back to the same f32, always with a
  * '.' or an exponent so that it reads as a float. */
 static void format_f32(strbuf *b, uint32_t bits) {
@@ -54,12 +43,12 @@ static void format_f32(strbuf *b, uint32_t bits) {
     return;
   }
   char sci[64], out[64];
-  double x = (double)f32_of(bits);
+  double x = (double)vyre__f32_from_bits(bits);
   locale_t old = enter_c_locale();
   int digits = 1;
   for (; digits < 9; digits++) {
     snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
-    if (bits_of(strtof(sci, NULL)) == bits) break;
+    if (vyre__f32_bits(strtof(sci, NULL)) == bits) break;
   }
   snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
   /* The same digits in positional form where that is short (1e-5 up
@@ -148,7 +137,7 @@ static int parse_f32_text(const char *s, size_t len, uint64_t *bits, char *msg, 
                       "float (0x1.8p3), bits (0x3fc00000), nan, inf or -inf", tmp);
     return -1;
   }
-  uint32_t b = bits_of(f);
+  uint32_t b = vyre__f32_bits(f);
   if ((b & 0x7fffffffu) == 0x7f800000u) {
     snprintf(msg, ms, "f32 literal %s is beyond the largest f32 (3.4028235e38). Fix: write inf "
                       "or -inf if infinity is meant", tmp);

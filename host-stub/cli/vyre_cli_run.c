@@ -8,6 +8,7 @@
 #include "abi/support/prng.h"
 #include "vyre/vyre_support.h"
 #include "vyre_cli.h"
+#include "abi/support/bits.h"
 
 #define MAX_INPUTS VYRE_MAX_BUFFERS
 #define MAX_REPEAT 1000000u
@@ -38,18 +39,6 @@ static const char *const kind_option[] = {"--input", "--random", "--fill", "--io
 /* ------------------------------------------------------------------ */
 /* Values                                                              */
 /* ------------------------------------------------------------------ */
-
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static float bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 /* Store `bits` (the value's representation, low bytes first) as one
  * element of storage type `type`. */
@@ -115,7 +104,7 @@ static int parse_value(const char *text, uint32_t type, uint64_t *bits, char *wh
       snprintf(why, why_size, "'%s' is not a number", text);
       return -1;
     }
-    uint32_t u = f32_bits(f);
+    uint32_t u = vyre__f32_bits(f);
     *bits = type == VYRE_T_F32 ? u : type == VYRE_T_F16 ? vyre_f32_to_f16(u) : vyre_f32_to_bf16(u);
     return 0;
   }
@@ -135,7 +124,7 @@ static uint64_t random_element(uint64_t *state, uint32_t type) {
   case VYRE_T_F16:
   case VYRE_T_BF16: {
     float f = (float)(r >> 40) * (1.0f / 8388608.0f) - 1.0f;
-    uint32_t u = f32_bits(f);
+    uint32_t u = vyre__f32_bits(f);
     return type == VYRE_T_F32 ? u : type == VYRE_T_F16 ? vyre_f32_to_f16(u) : vyre_f32_to_bf16(u);
   }
   default: return r;
@@ -150,10 +139,10 @@ static uint64_t iota_element(uint32_t type, uint64_t start_bits, uint32_t k) {
   case VYRE_T_F32:
   case VYRE_T_F16:
   case VYRE_T_BF16: {
-    float start = type == VYRE_T_F32   ? bits_f32((uint32_t)start_bits)
-                  : type == VYRE_T_F16 ? bits_f32(vyre_f16_to_f32((uint16_t)start_bits))
-                                       : bits_f32(vyre_bf16_to_f32((uint16_t)start_bits));
-    uint32_t u = f32_bits((float)((double)start + k));
+    float start = type == VYRE_T_F32   ? vyre__f32_from_bits((uint32_t)start_bits)
+                  : type == VYRE_T_F16 ? vyre__f32_from_bits(vyre_f16_to_f32((uint16_t)start_bits))
+                                       : vyre__f32_from_bits(vyre_bf16_to_f32((uint16_t)start_bits));
+    uint32_t u = vyre__f32_bits((float)((double)start + k));
     return type == VYRE_T_F32 ? u : type == VYRE_T_F16 ? vyre_f32_to_f16(u) : vyre_f32_to_bf16(u);
   }
   default: return start_bits + k;
@@ -162,9 +151,9 @@ static uint64_t iota_element(uint32_t type, uint64_t start_bits, uint32_t k) {
 
 /* Shortest decimal that reads back as the same value of `type`. */
 static void format_float(char *out, size_t size, uint32_t type, uint64_t bits) {
-  float f = type == VYRE_T_F32   ? bits_f32((uint32_t)bits)
-            : type == VYRE_T_F16 ? bits_f32(vyre_f16_to_f32((uint16_t)bits))
-                                 : bits_f32(vyre_bf16_to_f32((uint16_t)bits));
+  float f = type == VYRE_T_F32   ? vyre__f32_from_bits((uint32_t)bits)
+            : type == VYRE_T_F16 ? vyre__f32_from_bits(vyre_f16_to_f32((uint16_t)bits))
+                                 : vyre__f32_from_bits(vyre_bf16_to_f32((uint16_t)bits));
   if (isnan(f)) {
     snprintf(out, size, "nan");
     return;
@@ -175,7 +164,7 @@ static void format_float(char *out, size_t size, uint32_t type, uint64_t bits) {
   }
   for (int prec = 1; prec <= 9; prec++) {
     snprintf(out, size, "%.*g", prec, (double)f);
-    uint32_t back = f32_bits(strtof(out, NULL));
+    uint32_t back = vyre__f32_bits(strtof(out, NULL));
     uint64_t again = type == VYRE_T_F32 ? back
                      : type == VYRE_T_F16 ? vyre_f32_to_f16(back)
                                           : vyre_f32_to_bf16(back);

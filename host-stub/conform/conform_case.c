@@ -12,6 +12,7 @@
 #include "conform.h"
 #include "abi/support/sized.h"
 #include "vyre/vyre_text.h"
+#include "abi/support/bits.h"
 
 /* Longest generated input: 64 Mi elements keeps a typo from eating memory. */
 #define CF_MAX_GENERATED (1u << 26)
@@ -223,9 +224,7 @@ void cf_random_element(uint32_t type, uint64_t *rng, uint8_t *out) {
       /* A moderate value: sign, 24-bit significand, exponent in [-12, 12]. */
       float f = ldexpf((float)(r & 0xffffff) / 16777216.0f, (int)((r >> 24) % 25) - 12);
       if ((r >> 40) & 1) f = -f;
-      uint32_t u;
-      memcpy(&u, &f, 4);
-      put_le(out, u, 4);
+      put_le(out, vyre__f32_bits(f), 4);
     }
     return;
   case VYRE_T_F16:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "abi/support/bits.h"
 
 /* Map a non-NaN float's bits (sign bit `sign`) onto a line where adjacent
  * representable values are adjacent integers and ±0 both sit at 0. */
@@ -54,17 +55,13 @@ static void describe(char *out, size_t size, uint32_t t, uint64_t v) {
   switch (t) {
   case VYRE_T_F32: {
     uint32_t u = (uint32_t)v;
-    float f;
-    memcpy(&f, &u, 4);
-    snprintf(out, size, "0x%08x (%.9g)", u, (double)f);
+    snprintf(out, size, "0x%08x (%.9g)", u, (double)vyre__f32_from_bits(u));
     return;
   }
   case VYRE_T_F16:
   case VYRE_T_BF16: {
     uint32_t u = t == VYRE_T_F16 ? vyre_f16_to_f32((uint16_t)v) : vyre_bf16_to_f32((uint16_t)v);
-    float f;
-    memcpy(&f, &u, 4);
-    snprintf(out, size, "0x%04x (%.6g)", (unsigned)v, (double)f);
+    snprintf(out, size, "0x%04x (%.6g)", (unsigned)v, (double)vyre__f32_from_bits(u));
     return;
   }
   case VYRE_T_I8: snprintf(out, size, "%d", (int8_t)v); return;

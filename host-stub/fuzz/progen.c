@@ -32,6 +32,7 @@
 
 #include "abi/support/prng.h"
 #include "progen.h"
+#include "abi/support/bits.h"
 
 #define MAX_VALS 4096
 #define MAX_LOCS 256
@@ -162,9 +163,7 @@ static uint32_t konst(gen *g, uint8_t t) {
       bits = f32_specials[rnd(g, N(f32_specials))];
     } else {
       float f = (float)((int32_t)rnd(g, 4001) - 2000) / (float)(1u << rnd(g, 10));
-      uint32_t u;
-      memcpy(&u, &f, 4);
-      bits = vyre_f32_canonical_bits(u);
+      bits = vyre_f32_canonical_bits(vyre__f32_bits(f));
     }
   } else {
     static const int64_t edge[] = {0, 1, -1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 255, 65535,
@@ -938,9 +937,7 @@ static uint32_t random_f32_bits(gen *g) {
   }
   if (r == 2) return (uint32_t)next(g);
   float f = (float)((int32_t)rnd(g, 20001) - 10000) / 100.0f;
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
+  return vyre__f32_bits(f);
 }
 
 static uint64_t random_element(gen *g, uint32_t type) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/support/bits.h"
 
 /* f32 results must be rounded once to binary32: no x87 excess precision.
  * The ref sources are also built with -ffp-contract=off (host-stub/ref.mk)
@@ -22,19 +23,12 @@ __extension__ typedef unsigned __int128 ref_u128;
 /* ------------------------------------------------------------------ */
 /* Bits and types                                                      */
 /* ------------------------------------------------------------------ */
-static float f_of(uint64_t v) {
-  uint32_t b = (uint32_t)v;
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
+static float f_of(uint64_t v) { return vyre__f32_from_bits((uint32_t)v); }
 
 /* The canonical bits of an f32 result (NaN -> 0x7FC00000, subnormal ->
  * signed zero): every f32 result leaves through here. */
 static uint64_t bits_of(float f) {
-  uint32_t b;
-  memcpy(&b, &f, 4);
-  return vyre_f32_canonical_bits(b);
+  return vyre_f32_canonical_bits(vyre__f32_bits(f));
 }
 
 static int f32_is_nan(uint64_t v) {

@@ -1,5 +1,6 @@
 /* ptxmath_dsl.c -- the primitives behind ptxmath_dsl.h: exact C semantics of each PTX instruction, and its text. */
 #include "ptxmath_dsl.h"
+#include "abi/support/bits.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -40,30 +41,6 @@ static opnd op_(pm_p a) {
   opnd o;
   snprintf(o.s, sizeof o.s, "%%p%d", a.r);
   return o;
-}
-
-static double u2d(uint64_t u) {
-  double d;
-  memcpy(&d, &u, sizeof d);
-  return d;
-}
-
-static uint64_t d2u(double d) {
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-}
-
-static float w2f(uint32_t w) {
-  float f;
-  memcpy(&f, &w, sizeof f);
-  return f;
-}
-
-static uint32_t f2w(float f) {
-  uint32_t w;
-  memcpy(&w, &f, sizeof w);
-  return w;
 }
 
 pm_d pm_dimm(double v) { return (pm_d){v, -1}; }
@@ -153,7 +130,7 @@ pm_d pm_d_of_f32bits(pm_ctx *c, pm_w w) {
     sb_printf(c->sb, "\tmov.b32 %%f%d, %s;\n\tcvt.f64.f32 %s, %%f%d;\n", f, ow(w).s, od(o).s, f);
     return o;
   }
-  return pm_dimm((double)w2f(w.v));
+  return pm_dimm((double)vyre__f32_from_bits(w.v));
 }
 
 pm_w pm_f32bits_of_d(pm_ctx *c, pm_d a) {
@@ -163,7 +140,7 @@ pm_w pm_f32bits_of_d(pm_ctx *c, pm_d a) {
     sb_printf(c->sb, "\tcvt.rn.f32.f64 %%f%d, %s;\n\tmov.b32 %s, %%f%d;\n", f, od(a).s, ow(o).s, f);
     return o;
   }
-  return pm_wimm(f2w((float)a.v));
+  return pm_wimm(vyre__f32_bits((float)a.v));
 }
 
 pm_d pm_d_of_s32(pm_ctx *c, pm_w w) {
@@ -215,7 +192,7 @@ pm_u pm_bits_of_d(pm_ctx *c, pm_d a) {
     sb_printf(c->sb, "\tmov.b64 %s, %s;\n", ou(o).s, od(a).s);
     return o;
   }
-  return pm_uimm(d2u(a.v));
+  return pm_uimm(vyre__f64_bits(a.v));
 }
 
 pm_d pm_d_of_bits(pm_ctx *c, pm_u u) {
@@ -224,7 +201,7 @@ pm_d pm_d_of_bits(pm_ctx *c, pm_u u) {
     sb_printf(c->sb, "\tmov.b64 %s, %s;\n", od(o).s, ou(u).s);
     return o;
   }
-  return pm_dimm(u2d(u.v));
+  return pm_dimm(vyre__f64_from_bits(u.v));
 }
 
 pm_u pm_u_of_w(pm_ctx *c, pm_w w) {
@@ -452,12 +429,12 @@ pm_p pm_pnot(pm_ctx *c, pm_p a) {
 /* .ftz on the input: a subnormal operand acts as a zero of its sign. */
 static double ftz_in(uint32_t w) {
   if ((w & 0x7F800000u) == 0) w &= 0x80000000u;
-  return (double)w2f(w);
+  return (double)vyre__f32_from_bits(w);
 }
 
 /* .ftz on the output: a subnormal result becomes a zero of its sign. */
 static uint32_t ftz_out(float f) {
-  uint32_t w = f2w(f);
+  uint32_t w = vyre__f32_bits(f);
   if ((w & 0x7F800000u) == 0) w &= 0x80000000u;
   return w;
 }
