@@ -262,6 +262,7 @@ static int loadable(gen *g, const gbuf *fb, int uni) {
   case K_WACC: return !uni && g->phase >= 1;
   case K_GSC: return !uni && g->phase == 2;
   case K_OWN: return !uni;
+  case K_ACC: return 0; /* contended: what it holds depends on the order of the atomics */
   default: return fb->readable && (!uni || is_ro(fb->access));
   }
 }

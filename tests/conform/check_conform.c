@@ -919,6 +919,35 @@ END_TEST
 
 /* Races would make results depend on scheduling: run each program on a
  * one-thread and a two-thread reference and demand identical results. */
+/* The race-free shape's rules that can be read off the program: the
+ * contended accumulator `acc` is never loaded (its contents depend on the
+ * order of the atomics); workgroup memory (`tile`, `wacc`) is loaded only
+ * after a workgroup barrier and grid scratch (`gsc`) only after a grid
+ * barrier.  NULL, or what is broken. */
+static const char *race_free_rule_broken(const void *bytes, size_t size) {
+  vyre_program *p = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (vyre_program_decode(bytes, size, &p, &err) != VYRE_OK) return "the program does not decode";
+  const char *broken = NULL;
+  int wg_barrier = 0, grid_barrier = 0;
+  for (uint32_t i = 0; i < p->inst_count && !broken; i++) {
+    const vyre_inst *in = &p->insts[i];
+    if (in->op == VYRE_OP_BARRIER) {
+      wg_barrier = 1;
+      grid_barrier |= in->mod == VYRE_BARRIER_GRID;
+    }
+    if (in->op != VYRE_OP_LOAD) continue;
+    const char *name = p->buffers[in->a].name;
+    if (strcmp(name, "acc") == 0) broken = "a load of the contended accumulator acc";
+    else if ((!strcmp(name, "tile") || !strcmp(name, "wacc")) && !wg_barrier)
+      broken = "a load of workgroup memory before the barrier";
+    else if (!strcmp(name, "gsc") && !grid_barrier)
+      broken = "a load of grid scratch before the grid barrier";
+  }
+  vyre_program_free(p);
+  return broken;
+}
+
 START_TEST(test_fuzz_race_free_on_reference) {
   setenv("VYRE_REF_THREADS", "1", 1);
   vyre_backend *one = reference();
@@ -930,6 +959,9 @@ START_TEST(test_fuzz_race_free_on_reference) {
     fz_program a;
     vyre_error err = VYRE_ERROR_INIT;
     ck_assert(fz_generate(3, i, 0, &a, &err) == VYRE_OK);
+    const char *broken = race_free_rule_broken(a.bytes, a.size);
+    ck_assert_msg(broken == NULL, "program %llu keeps the race-free rules: %s",
+                  (unsigned long long)i, broken ? broken : "");
     cf_case *c = NULL;
     ck_assert(cf_case_from_program(a.bytes, a.size, a.inputs, &a.options, "p", "fuzz", &c, &err) == VYRE_OK);
     cf_result r1, r2;
