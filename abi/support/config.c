@@ -13,7 +13,7 @@ static const struct {
   const char *name;
   int kind;
 } vars[] = {
-#define VYRE__ENV_ROW_(id, name, kind, who, meaning) {name, KIND_##kind},
+#define VYRE__ENV_ROW_(id, name, kind) {name, KIND_##kind},
     VYRE__ENV_MAP(VYRE__ENV_ROW_)
 #undef VYRE__ENV_ROW_
 };

@@ -1,56 +1,45 @@
-/* config.h -- the one module that reads the environment: every variable vyre reads, its kind and its meaning, in one list (docs/environment.md). */
+/* config.h -- the one module that reads the environment: every variable vyre reads and how, in one list (meanings: docs/environment.md). */
 #ifndef VYRE_SUPPORT_CONFIG_H
 #define VYRE_SUPPORT_CONFIG_H
 
 #include <stdint.h>
 
 /*
- * X(ID, NAME, KIND, WHO, MEANING): one row per variable.  KIND says how
- * it is read:
+ * X(ID, NAME, KIND): one row per variable; what each means, who reads it
+ * and its default are written once, in docs/environment.md.  KIND says
+ * how it is read:
  *   TEXT  a word or list, read with getenv;
  *   PATH  names a file or directory that vyre loads code or data from, or
  *         writes to: read with secure_getenv, so a set-user-ID or
  *         set-group-ID process ignores it;
- *   UINT  a decimal count (validated: a bad value is warned about and the
- *         default used);
- *   BYTES a byte count with an optional K, M or G suffix (likewise).
- * Nothing else in the tree calls getenv for a VYRE_* variable; tests/
- * layout.test checks that, and that docs/environment.md lists every row.
+ *   UINT  a decimal count, read with vyre__env_uint;
+ *   BYTES a byte count with an optional K, M or G suffix, read with
+ *         vyre__env_bytes.
+ * Nothing else in the tree calls getenv; tests/layout.test checks that,
+ * and that docs/environment.md lists exactly these names.
  */
-#define VYRE__ENV_MAP(X)                                                                          \
-  X(LOG, "VYRE_LOG", TEXT, "all", "tracing: debug or trace print what vyre does to stderr; "      \
-    "off silences warnings too (default: warnings only)")                                        \
-  X(BACKEND, "VYRE_BACKEND", TEXT, "host", "force the backend with this id")                       \
-  X(BACKEND_PATH, "VYRE_BACKEND_PATH", PATH, "host", "colon-separated plugin files or "           \
-    "directories searched before the install dir")                                                \
-  X(BUILD_DIR, "VYRE_BUILD_DIR", PATH, "host", "a build tree whose plugins are searched "         \
-    "(make check sets it)")                                                                       \
-  X(REF_THREADS, "VYRE_REF_THREADS", UINT, "reference", "worker threads of the reference "        \
-    "backend (default: the online CPUs; 1 runs on the calling thread)")                           \
-  X(CUDA_DRIVER, "VYRE_CUDA_DRIVER", PATH, "cuda", "the libcuda to load (default "               \
-    "libcuda.so.1; tests name the fake driver)")                                                  \
-  X(CUDA_POOL_DEVICE_BYTES, "VYRE_CUDA_POOL_DEVICE_BYTES", BYTES, "cuda", "bytes the device "    \
-    "pool keeps cached (default: 1/8 of device memory, at most 2G)")                              \
-  X(CUDA_POOL_PINNED_BYTES, "VYRE_CUDA_POOL_PINNED_BYTES", BYTES, "cuda", "bytes the pinned "    \
-    "host staging pool keeps cached (default 256M)")                                              \
-  X(CUDA_STAGING_CHUNK, "VYRE_CUDA_STAGING_CHUNK", BYTES, "cuda", "chunk size of staged "         \
-    "resident transfers (default 8M, at least 256)")                                              \
-  X(CUDA_MODULE_CACHE, "VYRE_CUDA_MODULE_CACHE", UINT, "cuda", "compiled programs kept per "      \
-    "instance (1..65536, default 64)")                                                           \
-  X(CUDA_DISK_CACHE, "VYRE_CUDA_DISK_CACHE", TEXT, "cuda", "0 turns the cubin disk cache off")    \
-  X(CACHE_DIR, "VYRE_CACHE_DIR", PATH, "cuda", "disk cache root (cubins under DIR/cuda)")          \
-  X(XDG_CACHE_HOME, "XDG_CACHE_HOME", PATH, "cuda", "disk cache root when VYRE_CACHE_DIR is "     \
-    "unset (DIR/vyre/cuda)")                                                                      \
-  X(HOME, "HOME", PATH, "cuda", "disk cache root when neither is set (~/.cache/vyre/cuda)")       \
-  X(PTX_DUMP_DIR, "VYRE_PTX_DUMP_DIR", PATH, "cuda", "write every generated kernel's PTX here")   \
-  X(CONFORM_CORPUS, "VYRE_CONFORM_CORPUS", PATH, "cli", "the conformance corpus of vyre "         \
-    "conform")                                                                                    \
-  X(SRC_DIR, "VYRE_SRC_DIR", PATH, "cli", "a source tree whose tests/conformance is the "         \
-    "default corpus (make check sets it)")                                                        \
-  X(PTXAS, "PTXAS", PATH, "cli", "the ptxas that vyre fuzz --ptxas runs when none is named")
+#define VYRE__ENV_MAP(X)                                         \
+  X(LOG, "VYRE_LOG", TEXT)                                       \
+  X(BACKEND, "VYRE_BACKEND", TEXT)                               \
+  X(BACKEND_PATH, "VYRE_BACKEND_PATH", PATH)                     \
+  X(BUILD_DIR, "VYRE_BUILD_DIR", PATH)                           \
+  X(REF_THREADS, "VYRE_REF_THREADS", UINT)                       \
+  X(CUDA_DRIVER, "VYRE_CUDA_DRIVER", PATH)                       \
+  X(CUDA_POOL_DEVICE_BYTES, "VYRE_CUDA_POOL_DEVICE_BYTES", BYTES) \
+  X(CUDA_POOL_PINNED_BYTES, "VYRE_CUDA_POOL_PINNED_BYTES", BYTES) \
+  X(CUDA_STAGING_CHUNK, "VYRE_CUDA_STAGING_CHUNK", BYTES)         \
+  X(CUDA_MODULE_CACHE, "VYRE_CUDA_MODULE_CACHE", UINT)           \
+  X(CUDA_DISK_CACHE, "VYRE_CUDA_DISK_CACHE", TEXT)               \
+  X(CACHE_DIR, "VYRE_CACHE_DIR", PATH)                           \
+  X(XDG_CACHE_HOME, "XDG_CACHE_HOME", PATH)                      \
+  X(HOME, "HOME", PATH)                                          \
+  X(PTX_DUMP_DIR, "VYRE_PTX_DUMP_DIR", PATH)                     \
+  X(CONFORM_CORPUS, "VYRE_CONFORM_CORPUS", PATH)                 \
+  X(SRC_DIR, "VYRE_SRC_DIR", PATH)                               \
+  X(PTXAS, "PTXAS", PATH)
 
 typedef enum vyre__env_id {
-#define VYRE__ENV_ID_(id, name, kind, who, meaning) VYRE__ENV_##id,
+#define VYRE__ENV_ID_(id, name, kind) VYRE__ENV_##id,
   VYRE__ENV_MAP(VYRE__ENV_ID_)
 #undef VYRE__ENV_ID_
   VYRE__ENV_COUNT_
