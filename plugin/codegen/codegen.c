@@ -337,14 +337,6 @@ static uint32_t canon(cg_ctx *c, uint32_t v) {
   }
 }
 
-int cg_same_value(cg_ctx *c, uint32_t a, uint32_t b) {
-  if (a == b) return 1;
-  const vyre_inst *x = &c->p->insts[a], *y = &c->p->insts[b];
-  if (x->op == VYRE_OP_CONST && y->op == VYRE_OP_CONST)
-    return x->type == y->type && x->a == y->a && x->b == y->b;
-  return canon(c, a) == canon(c, b);
-}
-
 static void push_fact(cg_ctx *c, uint32_t key_value, uint32_t bound) {
   if (c->nfacts >= CG_MAX_FACTS) return; /* facts only remove checks: dropping one is safe */
   c->facts[c->nfacts].key = canon(c, key_value);

@@ -104,7 +104,6 @@ const char *cg_ity(uint32_t t); /* u32 s32 u64 s64 f32 */
 const char *cg_bty(uint32_t t); /* b32 b64 pred */
 
 /* Facts. */
-int cg_same_value(cg_ctx *c, uint32_t a, uint32_t b);
 int cg_index_in_bounds(cg_ctx *c, uint32_t buffer, uint32_t index);
 /* The element count of buffer b as an operand (immediate or register). */
 const char *cg_len(cg_ctx *c, uint32_t b);
