@@ -1,5 +1,6 @@
 # abi/local.mk -- the contract (public headers) and libvyre, the program library both sides use (no CUDA).
-vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_support.h abi/vyre/vyre_text.h
+vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_support.h abi/vyre/vyre_text.h \
+	abi/vyre/vyre_cuda.h
 
 # libvyre: codec, validator, builder, geometry, op/type tables (format/),
 # the text form (text/) and the internal support layer (support/: log,

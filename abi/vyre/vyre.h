@@ -3,25 +3,53 @@
 #define VYRE_VYRE_H
 
 /*
- * COMPATIBILITY RULE
+ * COMPATIBILITY RULE (docs/abi.md, installed as share/doc/vyre/abi.md,
+ * states every rule with its reasons)
  *   - VYRE_ABI_MAJOR must match exactly between host and plugin.
  *   - The minor version is negotiated to the lower of the two: a host built
- *     against minor H and a plugin supporting minors [lo, hi] agree on
- *     min(H, hi), and refuse when that is below lo.
- *   - Every struct that crosses the boundary starts with `uint32_t
- *     struct_size`; structs are append-only.  A reader uses only the first
- *     min(its own sizeof, struct_size) bytes; a writer writes only that many.
- *   - Enumerations are append-only; unknown values are errors, never UB.
+ *     against minor H and a plugin serving minors [lo, hi] agree on
+ *     min(H, hi), and refuse when that is below lo.  The HOST records the
+ *     negotiated minor (and passes it to `create` in
+ *     vyre_backend_options.abi_minor); the plugin's registration is one
+ *     immutable object that serves every minor.
+ *   - A struct passed singly across the boundary starts with `uint32_t
+ *     struct_size` and is append-only.  A reader uses only the first
+ *     min(its own sizeof, struct_size) bytes and treats the rest as zero;
+ *     a writer writes only that many.  Structs used as array elements
+ *     (vyre_input, vyre_output, vyre_output_slot, vyre_resident_copy,
+ *     vyre_metric) are FROZEN: their layout never changes within major 1;
+ *     what a call needs beyond them goes into its options' extension chain.
+ *   - Enumerations and bit sets are append-only.  An unknown op id or
+ *     capability bit in a registration is ignored by the host (and
+ *     reported); an unknown value passed to a call is an error, never UB.
+ *   - Every entry of a function table may be NULL (not provided); a caller
+ *     checks the entry (and the table's struct_size) before calling it.
+ *     A plugin that leaves an entry NULL does not claim the capability
+ *     that needs it (VYRE_CAP_ASYNC: dispatch_async and pending_*;
+ *     VYRE_CAP_RESIDENT: resident_*, dispatch_resident; VYRE_CAP_SEQUENCE:
+ *     dispatch_sequence; VYRE_CAP_PIPELINE: pipeline_*).
+ *
+ * ABI HISTORY (minor: what it appended)
+ *   1.0  the baseline.
+ *   1.1  vyre_registration.op_types and .extensions,
+ *        vyre_backend_vtable.get_extension, vyre_dispatch_options.next,
+ *        vyre_backend_options.next; extension chains (vyre_ext).
  *
  * OWNERSHIP RULE (every pointer crossing the boundary)
  *   - Everything a caller passes in is borrowed for the duration of the call
  *     only, unless a function says otherwise.
- *   - vyre_registration, its strings and its op list are owned by the plugin
- *     and live until the process exits (hosts never dlclose a plugin).
+ *   - The descriptor, vyre_registration, its strings and its arrays are
+ *     owned by the plugin, immutable, and live until the process exits
+ *     (hosts never dlclose a plugin).
  *   - A vyre_backend is owned by the caller of `create` and released with
  *     vtable->destroy (which accepts NULL).
  *   - A vyre_outputs returned by dispatch/pending_wait is owned by the caller
- *     and released with vtable->outputs_free on the same backend.
+ *     and released with vtable->outputs_free on the same backend, BEFORE
+ *     that backend's destroy: outputs do not outlive their backend (destroy
+ *     does not free them, and outputs_free needs the instance).
+ *   - Extension function tables returned by get_extension are owned by the
+ *     plugin and live until the process exits; the functions in them take
+ *     the instance and are valid until its destroy.
  *   - Resident buffers, pending dispatches and pipelines are 64-bit handles
  *     (never pointers) owned by the caller and released with their free/
  *     release call.  A stale, released or foreign handle is an error
@@ -30,8 +58,14 @@
  *     min(sizeof(vyre_error), err->struct_size) bytes into it.
  *
  * THREADING RULE
- *   - A vyre_backend is free-threaded: every vtable entry may be called from
- *     any number of threads at once.
+ *   - vyre_plugin_entry may be called from any thread, concurrently, any
+ *     number of times (once per host that loads the plugin); it returns
+ *     the same immutable registration every time and has no side effect a
+ *     host could observe.
+ *   - registration->create may be called from any thread, concurrently;
+ *     each call makes an independent instance.
+ *   - A vyre_backend is free-threaded: every vtable entry (and every
+ *     extension function) may be called from any number of threads at once.
  *   - One pending handle, one resident handle and one pipeline handle are
  *     used by one thread at a time (their release must not race their use).
  *   - `destroy` must not race any other call on the same backend.
@@ -53,7 +87,7 @@ extern "C" {
 #endif
 
 #define VYRE_ABI_MAJOR 1
-#define VYRE_ABI_MINOR 0
+#define VYRE_ABI_MINOR 1
 
 /* ------------------------------------------------------------------ */
 /* Status codes: one list makes the enum, the names and the texts.     */
@@ -81,7 +115,10 @@ typedef enum vyre_status {
 #define VYRE_STATUS_ENUM_(name, text) VYRE_##name,
   VYRE_STATUS_MAP(VYRE_STATUS_ENUM_)
 #undef VYRE_STATUS_ENUM_
-  VYRE_STATUS_COUNT_
+  VYRE_STATUS_COUNT_,
+  /* Keeps the enum 32 bits wide whatever the compiler's enum options
+   * (-fshort-enums); never a real status. */
+  VYRE_STATUS_FORCE32_ = 0x7fffffff
 } vyre_status;
 
 /* Longest message an error record carries, NUL included. */
@@ -118,6 +155,8 @@ typedef struct vyre_error {
 #define VYRE_CAP_WORKGROUP_MEMORY (1ull << 14)
 #define VYRE_CAP_ATOMICS (1ull << 15)        /* atomics on u32/i32 */
 #define VYRE_CAP_BARRIER (1ull << 16)        /* workgroup barrier */
+#define VYRE_CAP_INT64 (1ull << 17)          /* u64/i64 values (not only storage) */
+#define VYRE_CAP_OUT_RANGE (1ull << 18)      /* output ranges (VYRE_BUF_OUT_RANGE) */
 
 /* The capabilities' names: X(NAME, identifier, words).  The identifier is
  * what people type and tools print ("grid_barrier"; `vyre info`, the
@@ -140,7 +179,9 @@ typedef struct vyre_error {
   X(GRAPH_REPLAY, "graph_replay", "graph replay")             \
   X(WORKGROUP_MEMORY, "workgroup_memory", "workgroup memory") \
   X(ATOMICS, "atomics", "atomics")                            \
-  X(BARRIER, "barrier", "workgroup barrier")
+  X(BARRIER, "barrier", "workgroup barrier")               \
+  X(INT64, "int64", "64-bit integer arithmetic")              \
+  X(OUT_RANGE, "out_range", "output ranges")
 
 /* Identifier of capability bit `bit` (0..63: VYRE_CAP_F16 is bit 0), e.g.
  * "grid_barrier", or NULL for an unassigned bit.  Static data. */
@@ -185,22 +226,44 @@ typedef uint64_t vyre_resident; /* resident buffer handle; 0 is never valid */
 typedef uint64_t vyre_pending;  /* pending dispatch handle; 0 is never valid */
 typedef uint64_t vyre_pipeline; /* compiled pipeline handle; 0 is never valid */
 
+/* ------------------------------------------------------------------ */
+/* Extension chains (ABI 1.1)                                          */
+/* ------------------------------------------------------------------ */
+/* The head of every struct chained from an options struct's `next`.  A
+ * backend walks the chain and acts on the types it knows; it skips a type
+ * it does not know, so a host that depends on one first checks that
+ * get_extension serves it.  Types are allocated by the header that
+ * defines the extension (vyre_cuda.h: 0x4355xxxx, "CU"); 0 is never a
+ * type.  The chain is borrowed for the call. */
+typedef struct vyre_ext {
+  uint32_t struct_size; /* of the whole extension struct */
+  uint32_t type;        /* VYRE_EXT_* of the defining header */
+  const struct vyre_ext *next;
+} vyre_ext;
+
 /* A program given either as bytes (see vyre_program.h) or as a pipeline
- * made by pipeline_create.  When pipeline != 0 the bytes are ignored. */
+ * made by pipeline_create.  When pipeline != 0 the bytes are ignored.
+ * Initialise with VYRE_PROGRAM_BYTES / VYRE_PROGRAM_PIPELINE, or set
+ * struct_size = sizeof(vyre_program_ref). */
 typedef struct vyre_program_ref {
+  uint32_t struct_size;
+  uint32_t flags; /* reserved, 0 */
   const void *bytes;
   uint64_t size;
   vyre_pipeline pipeline;
 } vyre_program_ref;
+#define VYRE_PROGRAM_BYTES(bytes, size) \
+  {sizeof(vyre_program_ref), 0, (bytes), (uint64_t)(size), 0}
+#define VYRE_PROGRAM_PIPELINE(pipeline) {sizeof(vyre_program_ref), 0, NULL, 0, (pipeline)}
 
 /* One input buffer, borrowed for the call (async: until dispatch_async
- * returns; the backend stages a copy). */
+ * returns; the backend stages a copy).  Frozen (an array element). */
 typedef struct vyre_input {
   const void *data;
   uint64_t size; /* bytes */
 } vyre_input;
 
-/* One output, owned by the vyre_outputs that holds it. */
+/* One output, owned by the vyre_outputs that holds it.  Frozen. */
 typedef struct vyre_output {
   void *data;
   uint64_t size; /* bytes */
@@ -216,7 +279,8 @@ typedef struct vyre_outputs {
 
 /* A caller-owned output slot for dispatch_into: the backend writes at most
  * `capacity` bytes at `data` and sets `size`.  Too small a slot is
- * VYRE_INVALID_ARGUMENT naming the size needed, and nothing is written. */
+ * VYRE_INVALID_ARGUMENT naming the size needed, and nothing is written.
+ * Frozen (an array element). */
 typedef struct vyre_output_slot {
   void *data;
   uint64_t capacity;
@@ -240,7 +304,8 @@ typedef struct vyre_timing {
 } vyre_timing;
 
 /* Dispatch options.  Zero-initialise and set struct_size; zero fields mean
- * "the program's own value". */
+ * "the program's own value".  `next` (1.1) chains extension structs for
+ * this call (vyre_ext; e.g. vyre_cuda_stream in vyre_cuda.h). */
 typedef struct vyre_dispatch_options {
   uint32_t struct_size;
   uint32_t flags;                 /* reserved, 0 */
@@ -248,12 +313,14 @@ typedef struct vyre_dispatch_options {
   uint32_t grid[3];               /* override the derived grid */
   uint32_t fixpoint_iterations;   /* launches on the same buffers; 0 or 1 = one */
   uint32_t ulp_budget;            /* 0 = strict: correctly rounded ops only */
+  const vyre_ext *next;           /* 1.1: extension chain, NULL = none */
 } vyre_dispatch_options;
 
 /* ------------------------------------------------------------------ */
 /* Resident buffers and sequences                                      */
 /* ------------------------------------------------------------------ */
-/* One host<->resident copy of `size` bytes at byte `offset` of `buffer`. */
+/* One host<->resident copy of `size` bytes at byte `offset` of `buffer`.
+ * Frozen (an array element). */
 typedef struct vyre_resident_copy {
   vyre_resident buffer;
   uint64_t offset;
@@ -262,11 +329,14 @@ typedef struct vyre_resident_copy {
 } vyre_resident_copy;
 
 /* One step of a resident sequence: a program over resident buffers, one per
- * non-workgroup buffer of the program in declaration order. */
+ * non-workgroup buffer of the program in declaration order.  An array
+ * element, so frozen: struct_size must be sizeof(vyre_sequence_step) (it
+ * is checked, never used as a stride); a step grows through its
+ * options' extension chain. */
 typedef struct vyre_sequence_step {
   uint32_t struct_size;
   uint32_t buffer_count;
-  vyre_program_ref program;
+  const vyre_program_ref *program;
   const vyre_resident *buffers;
   const vyre_dispatch_options *options; /* may be NULL */
 } vyre_sequence_step;
@@ -274,6 +344,7 @@ typedef struct vyre_sequence_step {
 /* ------------------------------------------------------------------ */
 /* Metrics                                                             */
 /* ------------------------------------------------------------------ */
+/* Frozen (an array element). */
 typedef struct vyre_metric {
   char name[56]; /* NUL-terminated, dotted: "pool.device.hits" */
   uint64_t value;
@@ -417,44 +488,81 @@ struct vyre_backend_vtable {
                                  vyre_pipeline *out, vyre_error *err);
   vyre_status (*pipeline_release)(vyre_backend *self, vyre_pipeline pipeline,
                                   vyre_error *err);
+
+  /* 1.1.  The function table of extension `name` (e.g. "vyre.cuda.interop")
+   * at revision `version` or a later, compatible one: *out receives a
+   * plugin-owned table that starts with vyre_extension_head (its version
+   * says which revision it is).  VYRE_UNSUPPORTED, *out NULL, when the
+   * instance does not serve the extension at that revision. */
+  vyre_status (*get_extension)(vyre_backend *self, const char *name, uint32_t version,
+                               const void **out, vyre_error *err);
 };
+
+/* The head of every extension function table.  A table is append-only
+ * within one extension name (revisions add entries at the end); a new
+ * incompatible table takes a new name. */
+typedef struct vyre_extension_head {
+  uint32_t struct_size;
+  uint32_t version;
+} vyre_extension_head;
 
 /* ------------------------------------------------------------------ */
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
+/* Options of `create`.  Zero-initialise and set struct_size. */
 typedef struct vyre_backend_options {
   uint32_t struct_size;
   uint32_t device_ordinal;
-  uint32_t flags;    /* reserved, 0 */
-  uint32_t reserved;
+  uint32_t flags;     /* reserved, 0 */
+  uint32_t abi_minor; /* the negotiated minor; the host sets it (0 from a
+                         caller that does not know it: treat as 1.0) */
+  const vyre_ext *next; /* 1.1: extension chain, NULL = none */
 } vyre_backend_options;
 
-/* What a plugin offers.  Owned by the plugin; lives until process exit. */
+/* What a plugin offers.  Owned by the plugin; immutable; lives until
+ * process exit; the same object serves every minor the plugin serves. */
 typedef struct vyre_registration {
   uint32_t struct_size;
   uint16_t abi_major;        /* == VYRE_ABI_MAJOR */
-  uint16_t abi_minor;        /* the negotiated minor */
+  uint16_t abi_minor;        /* the minor this struct's layout has (the
+                                plugin's VYRE_ABI_MINOR); not negotiated */
   const char *id;            /* "cuda"; [a-z0-9_-]{1,31} */
   const char *version;       /* backend version, e.g. "0.1.0" */
   const char *description;   /* one line for `vyre list` */
   int32_t precedence;        /* lower wins: cuda 5, reference 900 */
   uint32_t op_count;
-  const uint16_t *ops;       /* supported op ids (vyre_program.h) */
+  const uint16_t *ops;       /* supported op ids (vyre_program.h); ids the
+                                host does not know are ignored */
   uint64_t capabilities;     /* VYRE_CAP_* the plugin can offer at best */
   uint64_t storage_types;    /* bit (1 << vyre_type) per supported buffer type */
   /* Create an instance on device options->device_ordinal (options may be
-   * NULL: ordinal 0).  On failure *out stays NULL and err says why. */
+   * NULL: ordinal 0, ABI 1.0).  On failure *out stays NULL and err says
+   * why. */
   vyre_status (*create)(const vyre_backend_options *options, vyre_backend **out,
                         vyre_error *err);
+  /* 1.1.  NULL, or op_count masks parallel to ops: bit (1 << vyre_type) of
+   * each type the op is supported at (the instruction's `type`; for
+   * conversions, the result type).  A 0 mask, like a NULL array, means
+   * every type the op's class allows. */
+  const uint32_t *op_types;
+  /* 1.1.  NULL, or the extensions get_extension serves, space-separated
+   * "name@version" words, e.g. "vyre.cuda.interop@1" (for `vyre list`). */
+  const char *extensions;
 } vyre_registration;
 
 /* The descriptor every plugin exports as the const symbol
- * `vyre_plugin_descriptor`; a host reads it before running plugin code. */
+ * `vyre_plugin_descriptor`; a host reads it before running plugin code.
+ * The type is vyre_descriptor, so the symbol's name is free:
+ *
+ *   VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
+ *       VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "myplugin 1.0");
+ *
+ * compiles as C and as C++.  The layout is frozen. */
 #define VYRE_PLUGIN_MAGIC 0x4c505956u /* "VYPL" in memory order */
 #define VYRE_PLUGIN_DESCRIPTOR_SYMBOL "vyre_plugin_descriptor"
 #define VYRE_PLUGIN_ENTRY_SYMBOL "vyre_plugin_entry"
 
-typedef struct vyre_plugin_descriptor {
+typedef struct vyre_descriptor {
   uint32_t struct_size;
   uint32_t magic;              /* VYRE_PLUGIN_MAGIC */
   uint16_t abi_major;
@@ -464,11 +572,30 @@ typedef struct vyre_plugin_descriptor {
   uint32_t registration_size;  /* sizeof(vyre_registration) at plugin build */
   uint32_t vtable_size;        /* sizeof(vyre_backend_vtable) at plugin build */
   char build_id[64];           /* NUL-terminated */
-} vyre_plugin_descriptor;
+} vyre_descriptor;
+
+/* A descriptor serving minors [minor_min, minor_max] with this header's
+ * struct sizes; build_id is a string literal (at most 63 bytes). */
+#define VYRE_DESCRIPTOR_INIT(minor_min, minor_max, build_id)                                    \
+  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max), 0,       \
+   (uint32_t)sizeof(vyre_registration), (uint32_t)sizeof(vyre_backend_vtable), build_id}
+
+/* Marks the two exported plugin symbols: C linkage, default visibility. */
+#if defined(__GNUC__)
+#define VYRE_PLUGIN_VISIBLE_ __attribute__((visibility("default")))
+#else
+#define VYRE_PLUGIN_VISIBLE_
+#endif
+#ifdef __cplusplus
+#define VYRE_PLUGIN_EXPORT extern "C" VYRE_PLUGIN_VISIBLE_
+#else
+#define VYRE_PLUGIN_EXPORT VYRE_PLUGIN_VISIBLE_
+#endif
 
 /* The one entry function, exported as `vyre_plugin_entry`.  The host
- * passes its ABI version; the plugin returns (in *out) its registration
- * with abi_minor set to the negotiated minor, or VYRE_ABI_MISMATCH. */
+ * passes its ABI version; the plugin returns (in *out) its one immutable
+ * registration, or VYRE_ABI_MISMATCH (wrong major, or no served minor)
+ * with a reason in *err.  Threading: see the top of this file. */
 typedef vyre_status (*vyre_plugin_entry_fn)(uint16_t host_abi_major,
                                             uint16_t host_abi_minor,
                                             const vyre_registration **out,
@@ -484,18 +611,30 @@ VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, total_memory) == 216, "profile.
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, capabilities) == 256, "profile.capabilities");
 VYRE_STATIC_ASSERT(sizeof(vyre_timing) == 40, "vyre_timing layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_timing, device_ns) == 16, "vyre_timing.device_ns");
-VYRE_STATIC_ASSERT(sizeof(vyre_dispatch_options) == 40, "vyre_dispatch_options layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_status) == 4, "vyre_status is 32 bits");
+VYRE_STATIC_ASSERT(offsetof(vyre_dispatch_options, next) == 40, "options.next");
+VYRE_STATIC_ASSERT(sizeof(vyre_dispatch_options) == 40 + sizeof(void *), "vyre_dispatch_options layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_dispatch_options, fixpoint_iterations) == 32, "options.fixpoint");
 VYRE_STATIC_ASSERT(offsetof(vyre_dispatch_options, ulp_budget) == 36, "options.ulp_budget");
 VYRE_STATIC_ASSERT(sizeof(vyre_metric) == 64, "vyre_metric layout");
-VYRE_STATIC_ASSERT(sizeof(vyre_backend_options) == 16, "vyre_backend_options layout");
-VYRE_STATIC_ASSERT(offsetof(vyre_plugin_descriptor, registration_size) == 16, "descriptor.registration_size");
-VYRE_STATIC_ASSERT(sizeof(vyre_plugin_descriptor) == 88, "vyre_plugin_descriptor layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_metric, value) == 56, "vyre_metric.value");
+VYRE_STATIC_ASSERT(offsetof(vyre_backend_options, next) == 16, "backend_options.next");
+VYRE_STATIC_ASSERT(offsetof(vyre_descriptor, registration_size) == 16, "descriptor.registration_size");
+VYRE_STATIC_ASSERT(offsetof(vyre_descriptor, build_id) == 24, "descriptor.build_id");
+VYRE_STATIC_ASSERT(sizeof(vyre_descriptor) == 88, "vyre_descriptor layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_program_ref, bytes) == 8, "program_ref.bytes");
+VYRE_STATIC_ASSERT(offsetof(vyre_program_ref, pipeline) == 8 + sizeof(void *) + (sizeof(void *) == 4 ? 4 : 0) + 8, "program_ref.pipeline");
+VYRE_STATIC_ASSERT(sizeof(vyre_input) == 16 && sizeof(vyre_output) == 16, "vyre_input/vyre_output layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_output_slot) == 24, "vyre_output_slot layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_ext, next) == 8, "vyre_ext.next");
+VYRE_STATIC_ASSERT(sizeof(vyre_extension_head) == 8, "vyre_extension_head layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend, vt) == 8, "vyre_backend.vt");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, destroy) == 8, "vtable.destroy");
-VYRE_STATIC_ASSERT(sizeof(vyre_backend_vtable) == 8 + 25 * sizeof(void (*)(void)), "vtable layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, get_extension) == 8 + 25 * sizeof(void (*)(void)), "vtable.get_extension (1.1)");
+VYRE_STATIC_ASSERT(sizeof(vyre_backend_vtable) == 8 + 26 * sizeof(void (*)(void)), "vtable layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_registration, id) == 8, "registration.id");
-VYRE_STATIC_ASSERT(sizeof(vyre_registration) == 8 + 3 * sizeof(void *) + 8 + sizeof(void *) + 16 + sizeof(void (*)(void)), "registration layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_registration, op_types) == 8 + 3 * sizeof(void *) + 8 + sizeof(void *) + 16 + sizeof(void (*)(void)), "registration.op_types (1.1)");
+VYRE_STATIC_ASSERT(sizeof(vyre_registration) == 8 + 5 * sizeof(void *) + 8 + sizeof(void *) + 16 + sizeof(void (*)(void)), "registration layout");
 VYRE_STATIC_ASSERT(sizeof(vyre_resident_copy) == 24 + sizeof(void *) + (sizeof(void *) == 4 ? 4 : 0), "vyre_resident_copy layout");
 
 #ifdef __cplusplus

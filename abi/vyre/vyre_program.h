@@ -68,7 +68,9 @@ typedef enum vyre_type {
 #define VYRE_TYPE_ENUM_(name, text, size) VYRE_T_##name,
   VYRE_TYPE_MAP(VYRE_TYPE_ENUM_)
 #undef VYRE_TYPE_ENUM_
-  VYRE_T_COUNT_
+  VYRE_T_COUNT_,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_TYPE_FORCE32_ = 0x7fffffff
 } vyre_type;
 
 #define VYRE_TBIT(t) (1u << (t))
@@ -93,7 +95,9 @@ typedef enum vyre_access {
 #define VYRE_ACCESS_ENUM_(name, text) VYRE_ACCESS_##name,
   VYRE_ACCESS_MAP(VYRE_ACCESS_ENUM_)
 #undef VYRE_ACCESS_ENUM_
-  VYRE_ACCESS_COUNT_
+  VYRE_ACCESS_COUNT_,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_ACCESS_FORCE32_ = 0x7fffffff
 } vyre_access;
 
 /* vyre_buffer_decl.flags */
@@ -314,7 +318,9 @@ typedef enum vyre_op {
 #define VYRE_OP_ENUM_(name, id, text, cls, mask, flags) VYRE_OP_##name = id,
   VYRE_OP_MAP(VYRE_OP_ENUM_)
 #undef VYRE_OP_ENUM_
-  VYRE_OP_ID_LIMIT = 256 /* every op id is below this */
+  VYRE_OP_ID_LIMIT = 256, /* every op id is below this */
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_OP_FORCE32_ = 0x7fffffff
 } vyre_op;
 
 /* Atomic memory orderings (vyre_inst.mod of atomics). */
@@ -328,7 +334,9 @@ typedef enum vyre_order {
 #define VYRE_ORDER_ENUM_(name, text) VYRE_ORDER_##name,
   VYRE_ORDER_MAP(VYRE_ORDER_ENUM_)
 #undef VYRE_ORDER_ENUM_
-  VYRE_ORDER_COUNT_
+  VYRE_ORDER_COUNT_,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_ORDER_FORCE32_ = 0x7fffffff
 } vyre_order;
 
 /* Subgroup reductions (vyre_inst.mod of reduce). */
@@ -343,13 +351,17 @@ typedef enum vyre_reduce {
 #define VYRE_REDUCE_ENUM_(name, text) VYRE_REDUCE_##name,
   VYRE_REDUCE_MAP(VYRE_REDUCE_ENUM_)
 #undef VYRE_REDUCE_ENUM_
-  VYRE_REDUCE_COUNT_
+  VYRE_REDUCE_COUNT_,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_REDUCE_FORCE32_ = 0x7fffffff
 } vyre_reduce;
 
 /* Barrier scopes (vyre_inst.mod of barrier). */
 typedef enum vyre_barrier_scope {
   VYRE_BARRIER_WORKGROUP = 0,
-  VYRE_BARRIER_GRID = 1
+  VYRE_BARRIER_GRID = 1,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_BARRIER_SCOPE_FORCE32_ = 0x7fffffff
 } vyre_barrier_scope;
 
 /* The on-disk structures. */
@@ -479,7 +491,9 @@ typedef enum vyre_role {
   VYRE_ROLE_INPUT = 0,  /* ReadOnly, Uniform */
   VYRE_ROLE_INOUT = 1,  /* ReadWrite without the output flag */
   VYRE_ROLE_OUTPUT = 2, /* WriteOnly, or the output flag: backend-allocated, zeroed */
-  VYRE_ROLE_SHARED = 3  /* Workgroup */
+  VYRE_ROLE_SHARED = 3,  /* Workgroup */
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_ROLE_FORCE32_ = 0x7fffffff
 } vyre_role;
 
 typedef struct vyre_buffer_info {

@@ -35,7 +35,7 @@ static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_tar
     return;
   }
   t->loaded = 1;
-  vyre_backend_options bo = {sizeof bo, device, 0, 0};
+  vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
   vyre_error err = VYRE_ERROR_INIT;
   vyre_backend *b = NULL;
   if (vyre_host_create(host, t->id, &bo, &b, NULL, &err) != VYRE_OK) {
@@ -66,7 +66,7 @@ int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s) {
   vyre_host_options ho = {sizeof ho, 0, sel->plugin, NULL};
   if (vyre_host_open(&ho, &s->host, &err) != VYRE_OK) return cli_fail(cmd, "%s", err.message);
   if (sel->need_reference) {
-    vyre_backend_options bo = {sizeof bo, 0, 0, 0};
+    vyre_backend_options bo = {sizeof bo, 0, 0, 0, NULL};
     if (vyre_host_create(s->host, "reference", &bo, &s->reference, NULL, &err) != VYRE_OK)
       return cli_fail(cmd, "the reference backend is needed as the oracle and cannot be used: "
                       "%s. Fix: build host-stub/libvyre-ref.so or put it on VYRE_BACKEND_PATH",
@@ -110,7 +110,7 @@ int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s) {
                       "found and why others were skipped", id);
   } else {
     uint32_t best = 0;
-    vyre_backend_options bo = {sizeof bo, sel->device, 0, 0};
+    vyre_backend_options bo = {sizeof bo, sel->device, 0, 0, NULL};
     if (vyre_host_select(s->host, &bo, &best, &err) != VYRE_OK) return cli_fail(cmd, "%s", err.message);
     index = (int32_t)best;
   }

@@ -138,7 +138,7 @@ static vyre_status case_dispatch_resident(bench *B, vyre_pipeline pipe, uint32_t
   vyre_status st = res3_make(B, &r, 1024, 1);
   double *v = calloc(iters, sizeof *v);
   if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
-  vyre_program_ref ref = {NULL, 0, pipe};
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
     st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
   for (uint32_t i = 0; !st && i < iters; i++) {
@@ -161,7 +161,7 @@ static vyre_status case_roundtrip(bench *B, vyre_pipeline pipe, uint32_t iters) 
   vyre_status st = VYRE_OK;
   if (!x || !y || !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
   vyre_input in[3] = {{&a, 4}, {x, 4096}, {y, 4096}};
-  vyre_program_ref ref = {NULL, 0, pipe};
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   for (uint32_t i = 0; !st && i < iters + iters / 10 + 1; i++) {
     vyre_output_slot slot = {out, sizeof out, 0};
     uint64_t t0 = now_ns();
@@ -182,11 +182,12 @@ static vyre_status case_sequence(bench *B, vyre_pipeline pipe, uint32_t rounds) 
   vyre_status st = res3_make(B, &r, 1024, 5);
   enum { STEPS = 100 };
   vyre_sequence_step steps[STEPS];
+  const vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   for (int i = 0; i < STEPS; i++) {
     memset(&steps[i], 0, sizeof steps[i]);
     steps[i].struct_size = sizeof steps[i];
     steps[i].buffer_count = 3;
-    steps[i].program.pipeline = pipe;
+    steps[i].program = &ref;
     steps[i].buffers = r.h;
   }
   static const struct {
@@ -221,7 +222,7 @@ static vyre_status case_bandwidth(bench *B, vyre_pipeline pipe, const char *name
   if (!st) st = res3_make(B, &r[1], n, 9);
   double *v = calloc(iters, sizeof *v);
   if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
-  vyre_program_ref ref = {NULL, 0, pipe};
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   int have_device = 1;
   for (uint32_t i = 0; !st && i < iters + 3; i++) {
     vyre_timing t;
@@ -301,7 +302,7 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     rc = cli_fail(self, "%s", B.err.message);
     goto done;
   }
-  vyre_backend_options bo = {sizeof bo, a.device, 0, 0};
+  vyre_backend_options bo = {sizeof bo, a.device, 0, 0, NULL};
   uint32_t index = 0;
   if (vyre_host_create(host, a.backend, &bo, &B.b, &index, &B.err) != VYRE_OK) {
     rc = cli_fail(self, "%s", B.err.message);

@@ -18,6 +18,15 @@ static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
 /* list                                                                */
 /* ------------------------------------------------------------------ */
 
+/* What a newer plugin offers that this host does not know: ignored. */
+static void print_unknown(const vyre_host_candidate *c, const char *indent) {
+  if (!c->unknown_op_count && !c->unknown_capabilities) return;
+  printf("%s%-12s newer than this host: %u op id%s and capability bits 0x%llx it does not know "
+         "are ignored\n",
+         indent, "", c->unknown_op_count, c->unknown_op_count == 1 ? "" : "s",
+         (unsigned long long)c->unknown_capabilities);
+}
+
 static void list_json(vyre_host *host, int chosen, const char *select_error) {
   uint32_t n = vyre_host_backend_count(host);
   printf("{\"chosen\":");
@@ -47,7 +56,10 @@ static void list_json(vyre_host *host, int chosen, const char *select_error) {
     cli_json_string(stdout, c.description);
     printf(",\"reason\":");
     cli_json_string(stdout, c.reason);
-    printf("}");
+    printf(",\"extensions\":");
+    cli_json_string(stdout, c.extensions ? c.extensions : "");
+    printf(",\"unknown_ops\":%u,\"unknown_capabilities\":\"0x%llx\"}", c.unknown_op_count,
+           (unsigned long long)c.unknown_capabilities);
   }
   printf("]}\n");
 }
@@ -67,6 +79,7 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
              vyre_host_origin_name(c.origin));
       if (c.description[0]) printf("  %-12s %s\n", "", c.description);
       if (c.status == VYRE_HOST_UNAVAILABLE) printf("  %-12s why: %s\n", "", c.reason);
+      print_unknown(&c, "  ");
     }
   }
   uint32_t skipped = vyre_host_skipped_count(host);
@@ -154,14 +167,26 @@ static void print_wrapped(const char *label, const char *words) {
   printf("\n");
 }
 
+/* Each op; one supported at fewer types than its class allows shows
+ * them ("add:u32,i32"). */
 static void print_ops(const vyre_host_candidate *c) {
-  char *buf = malloc((size_t)c->op_count * 16 + 16);
+  size_t cap = (size_t)c->op_count * 96 + 16;
+  char *buf = malloc(cap);
   if (!buf) return;
   size_t used = 0;
   buf[0] = '\0';
   for (uint32_t i = 0; i < c->op_count; i++) {
     const vyre_op_info *op = vyre_op_lookup(c->ops[i]);
-    used += (size_t)sprintf(buf + used, "%s%s", used ? " " : "", op ? op->mnemonic : "?");
+    used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? " " : "",
+                             op ? op->mnemonic : "?");
+    uint32_t mask = c->op_types ? c->op_types[i] : 0;
+    if (!op || !mask || mask == op->type_mask) continue;
+    for (uint32_t t = 0, first = 1; t < VYRE_T_COUNT_; t++)
+      if (mask & (1u << t)) {
+        used += (size_t)snprintf(buf + used, cap - used, "%c%s", first ? ':' : ',',
+                                 vyre_type_name(t));
+        first = 0;
+      }
   }
   char label[32];
   snprintf(label, sizeof label, "ops (%u):", c->op_count);
@@ -228,7 +253,7 @@ static int run_info(const cli_command *self, int argc, char **argv) {
   vyre_host *host = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
-  vyre_backend_options bo = {sizeof bo, ordinal, 0, 0};
+  vyre_backend_options bo = {sizeof bo, ordinal, 0, 0, NULL};
   vyre_backend *b = NULL;
   uint32_t index = 0;
   int rc = CLI_OK;
@@ -251,6 +276,11 @@ static int run_info(const cli_command *self, int argc, char **argv) {
   print_wrapped("capabilities:", caps);
   print_types(c.storage_types);
   print_ops(&c);
+  print_wrapped("extensions:", c.extensions && c.extensions[0] ? c.extensions : "none");
+  if (c.unknown_op_count || c.unknown_capabilities)
+    printf("  %-17s%u op id%s, capability bits 0x%llx (ignored)\n", "unknown here:",
+           c.unknown_op_count, c.unknown_op_count == 1 ? "" : "s",
+           (unsigned long long)c.unknown_capabilities);
   if (st != VYRE_OK) {
     rc = cli_fail(self, "%s", err.message);
     goto done;

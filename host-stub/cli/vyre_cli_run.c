@@ -581,7 +581,7 @@ static int run_run(const cli_command *self, int argc, char **argv) {
     rc = cli_fail(self, "%s", err.message);
     goto done;
   }
-  vyre_backend_options bo = {sizeof bo, a.device, 0, 0};
+  vyre_backend_options bo = {sizeof bo, a.device, 0, 0, NULL};
   uint32_t index = 0;
   if (vyre_host_create(host, a.backend, &bo, &b, &index, &err) != VYRE_OK) {
     rc = cli_fail(self, "%s", err.message);
@@ -604,7 +604,7 @@ static int run_run(const cli_command *self, int argc, char **argv) {
       goto done;
     }
   }
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   for (uint32_t r = 0; r < a.repeat; r++) {
     if (outs) b->vt->outputs_free(b, outs);
     outs = NULL;

@@ -34,7 +34,7 @@ void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out) {
   vyre_input inputs[CF_MAX_IO];
   uint32_t n = 0;
   cf_case_inputs(c, inputs, &n);
-  vyre_program_ref ref = {c->program, c->program_size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(c->program, c->program_size);
   vyre_outputs *outs = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   uint64_t t0 = now_ns();

@@ -1,4 +1,6 @@
 /* host.c -- libvyre-host: the search path, the candidate table, backend selection and the public API. */
+#include "config.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,6 +61,12 @@ const char *vyre_host_origin_name(uint32_t origin) {
 
 /* The names live in libvyre's one capability table (VYRE_CAP_MAP). */
 const char *vyre_host_capability_name(uint32_t bit) { return vyre_capability_name(bit); }
+
+const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_minor) {
+  if (abi_major) *abi_major = VYRE_ABI_MAJOR;
+  if (abi_minor) *abi_minor = VYRE_HOST_ABI_MINOR;
+  return PACKAGE_VERSION;
+}
 
 vyre_status vyre_host_negotiate_minor(uint16_t host_minor, uint16_t min, uint16_t max,
                                       uint16_t *out) {
@@ -150,17 +158,21 @@ static int add_file(vyre_host *host, const char *path, uint32_t origin, int quie
   return 0;
 }
 
-static int name_is_library(const char *name) {
-  size_t n = strlen(name);
-  return n > 6 && strncmp(name, "lib", 3) == 0 && strcmp(name + n - 3, ".so") == 0;
+/* The names a directory offers as backends: libvyre-<something>.so.
+ * Nothing else in a searched directory is ever opened (dlopen runs a
+ * library's constructors, and it stays mapped for good). */
+#define BACKEND_PREFIX "libvyre-"
+static int name_is_backend(const char *name) {
+  size_t n = strlen(name), p = sizeof BACKEND_PREFIX - 1;
+  return n > p + 3 && strncmp(name, BACKEND_PREFIX, p) == 0 && strcmp(name + n - 3, ".so") == 0;
 }
 
 static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Add a directory's lib*.so files in byte-wise sorted order, so the
- * result does not depend on the file system or the locale. */
+/* Add a directory's libvyre-*.so files in byte-wise sorted order, so
+ * the result does not depend on the file system or the locale. */
 static int add_directory(vyre_host *host, const char *dir, uint32_t origin) {
   DIR *d = opendir(dir);
   if (!d) {
@@ -175,7 +187,7 @@ static int add_directory(vyre_host *host, const char *dir, uint32_t origin) {
   int rc = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
-    if (!name_is_library(de->d_name)) continue;
+    if (!name_is_backend(de->d_name)) continue;
     if (count == cap) {
       size_t ncap = cap ? cap * 2 : 16;
       char **grown = realloc(names, ncap * sizeof *grown);
@@ -384,6 +396,7 @@ void vyre_host_close(vyre_host *host) {
     free(host->entries[i].path);
     free(host->entries[i].real);
     free(host->entries[i].ops);
+    free(host->entries[i].op_types);
   }
   free(host->entries);
   free(host->forced);
@@ -448,6 +461,11 @@ vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index, vyre_host_ca
   full.storage_types = e->storage_types;
   full.registration_size = e->registration_size;
   full.vtable_size = e->vtable_size;
+  full.op_types = e->op_types;
+  full.unknown_op_count = e->unknown_op_count;
+  full.registration_minor = e->registration_minor;
+  full.unknown_capabilities = e->unknown_capabilities;
+  full.extensions = e->extensions;
   pthread_mutex_lock(&host->lock);
   full.status = e->status;
   memcpy(full.reason, e->reason, sizeof full.reason);
@@ -487,12 +505,17 @@ static void format_line(char *dst, size_t size, const char *fmt, ...) {
  */
 static vyre_status try_factory(vyre_host *host, host_entry *e, const vyre_backend_options *options,
                                vyre_backend **out, char *reason, size_t reason_size) {
-  vyre_backend_options defaults = {sizeof(vyre_backend_options), 0, 0, 0};
+  /* The plugin learns the negotiated minor here: a copy of the caller's
+   * options (of whatever size it gave) with abi_minor set by the host. */
+  vyre_backend_options opts;
+  vyre__sized_read(&opts, sizeof opts, options);
+  opts.abi_minor = e->abi_minor;
+  if (e->abi_minor < 1) opts.next = NULL; /* a 1.0 plugin has no chain */
   vyre_error perr = VYRE_ERROR_INIT;
   vyre_backend *b = NULL;
   *out = NULL;
   host_log("creating '%s'", e->id);
-  vyre_status st = e->create(options ? options : &defaults, &b, &perr);
+  vyre_status st = e->create(&opts, &b, &perr);
   perr.message[sizeof perr.message - 1] = '\0';
   if (st != VYRE_OK) {
     /* An instance returned with a failure is the plugin's bug; leaving it

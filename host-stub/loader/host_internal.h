@@ -17,12 +17,16 @@
 
 /* The smallest structures the host accepts: everything ABI minor 0
  * defines is read, so everything minor 0 defines must be there. */
-#define HOST_DESCRIPTOR_MIN offsetof(vyre_plugin_descriptor, build_id)
+#define HOST_DESCRIPTOR_MIN offsetof(vyre_descriptor, build_id)
 #define HOST_REGISTRATION_MIN (offsetof(vyre_registration, create) + sizeof(void (*)(void)))
 #define HOST_VTABLE_MIN (offsetof(vyre_backend_vtable, destroy) + sizeof(void (*)(void)))
 #define HOST_BACKEND_MIN sizeof(vyre_backend)
 /* Larger than any struct this ABI will grow to: a bigger size is garbage. */
 #define HOST_STRUCT_MAX 65536u
+
+/* Every capability bit this host has a name for (vyre.h VYRE_CAP_MAP). */
+#define HOST_CAP_BIT_(name, ident, words) | VYRE_CAP_##name
+#define VYRE_HOST_KNOWN_CAPS (0 VYRE_CAP_MAP(HOST_CAP_BIT_))
 
 #define HOST_ID_MAX 31u
 #define HOST_VERSION_MAX 63u
@@ -53,9 +57,14 @@ typedef struct host_entry {
   int32_t precedence;
   uint16_t abi_major, abi_minor;
   uint16_t minor_min, minor_max;
+  uint16_t registration_minor; /* the minor the registration's layout has */
   uint32_t op_count;
-  uint16_t *ops; /* host-owned copy */
-  uint64_t capabilities;
+  uint16_t *ops;       /* host-owned copy of the known op ids */
+  uint32_t *op_types;  /* per op: types supported (never 0) */
+  uint32_t unknown_op_count; /* op ids listed that this host does not know */
+  uint64_t capabilities;     /* known bits only */
+  uint64_t unknown_capabilities; /* bits this host has no name for */
+  char extensions[256];  /* registration.extensions, "" when none */
   uint64_t storage_types;
   uint32_t registration_size;
   uint32_t vtable_size;

@@ -77,7 +77,7 @@ static int check_descriptor(host_entry *e, const void *symbol) {
   size_t sym_size = symbol_size(symbol, &is_object);
   if (!is_object) {
     host_entry_reason(e, "bad plugin descriptor: '%s' is not a data object. Fix: define it as "
-                         "`const vyre_plugin_descriptor " VYRE_PLUGIN_DESCRIPTOR_SYMBOL " = {...}`",
+                         "`VYRE_PLUGIN_EXPORT const vyre_descriptor " VYRE_PLUGIN_DESCRIPTOR_SYMBOL " = VYRE_DESCRIPTOR_INIT(...)`",
                       VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
     return -1;
   }
@@ -91,16 +91,16 @@ static int check_descriptor(host_entry *e, const void *symbol) {
   memcpy(&size, symbol, sizeof size);
   if (size < 8) {
     host_entry_reason(e, "bad plugin descriptor: struct_size %u is smaller than its own header "
-                         "(8 bytes). Fix: set struct_size = sizeof(vyre_plugin_descriptor)",
+                         "(8 bytes). Fix: set struct_size = sizeof(vyre_descriptor)",
                       size);
     return -1;
   }
-  vyre_plugin_descriptor d;
+  vyre_descriptor d;
   memset(&d, 0, sizeof d);
   size_t take = size < sizeof d ? size : sizeof d;
   if (sym_size != 0 && sym_size < take) {
     host_entry_reason(e, "bad plugin descriptor: struct_size %u but the symbol is only %zu bytes. "
-                         "Fix: set struct_size = sizeof(vyre_plugin_descriptor)",
+                         "Fix: set struct_size = sizeof(vyre_descriptor)",
                       size, sym_size);
     return -1;
   }
@@ -114,17 +114,17 @@ static int check_descriptor(host_entry *e, const void *symbol) {
   if (size < HOST_DESCRIPTOR_MIN) {
     host_entry_reason(e, "bad plugin descriptor: struct_size %u, the host needs at least %zu. "
                          "Fix: rebuild the plugin against vyre.h (set struct_size = "
-                         "sizeof(vyre_plugin_descriptor))",
+                         "sizeof(vyre_descriptor))",
                       size, (size_t)HOST_DESCRIPTOR_MIN);
     return -1;
   }
   if (size > HOST_STRUCT_MAX) {
     host_entry_reason(e, "bad plugin descriptor: struct_size %u is implausible (max %u). "
-                         "Fix: set struct_size = sizeof(vyre_plugin_descriptor)",
+                         "Fix: set struct_size = sizeof(vyre_descriptor)",
                       size, HOST_STRUCT_MAX);
     return -1;
   }
-  if (take >= offsetof(vyre_plugin_descriptor, build_id) + sizeof d.build_id)
+  if (take >= offsetof(vyre_descriptor, build_id) + sizeof d.build_id)
     copy_plugin_string(e->build_id, sizeof e->build_id - 1, d.build_id);
   e->minor_min = d.abi_minor_min;
   e->minor_max = d.abi_minor_max;
@@ -167,6 +167,56 @@ static int check_descriptor(host_entry *e, const void *symbol) {
   return 0;
 }
 
+/*
+ * Copy the op list (and its 1.1 type masks) into e.  An op id this host
+ * does not know belongs to a newer plugin: it is left out and counted
+ * (e->unknown_op_count, shown by `vyre list`), never fatal; a duplicate
+ * or an array the count cannot describe is a broken registration.
+ */
+static int take_ops(host_entry *e, const vyre_registration *r) {
+  if (r->op_count > 65535u || (r->op_count && !r->ops)) {
+    host_entry_reason(e, "bad registration of '%s': %u ops at %p. Fix: list each supported op id "
+                         "once (at most %u)",
+                      e->id, r->op_count, (const void *)r->ops, (unsigned)VYRE_OP_ID_LIMIT);
+    return -1;
+  }
+  uint8_t seen[65536];
+  memset(seen, 0, sizeof seen);
+  uint32_t known = 0;
+  for (uint32_t i = 0; i < r->op_count; i++) {
+    uint16_t op = r->ops[i];
+    if (seen[op]) {
+      host_entry_reason(e, "bad registration of '%s': op %u listed twice. Fix: list each op once",
+                        e->id, op);
+      return -1;
+    }
+    seen[op] = 1;
+    if (vyre_op_lookup(op)) known++;
+  }
+  e->unknown_op_count = r->op_count - known;
+  if (known) {
+    e->ops = malloc(known * sizeof *e->ops);
+    e->op_types = malloc(known * sizeof *e->op_types);
+    if (!e->ops || !e->op_types) {
+      host_entry_reason(e, "loading '%s': out of memory copying %u op ids. Fix: free memory",
+                        e->id, known);
+      return -1;
+    }
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < r->op_count; i++) {
+    const vyre_op_info *info = vyre_op_lookup(r->ops[i]);
+    if (!info) continue;
+    uint32_t mask = r->op_types ? r->op_types[i] : 0;
+    /* 0 = every type the op allows; bits the op cannot have are dropped. */
+    e->ops[n] = r->ops[i];
+    e->op_types[n] = mask ? (mask & info->type_mask) : info->type_mask;
+    n++;
+  }
+  e->op_count = known;
+  return 0;
+}
+
 /* Registration checks and copy into e.  0 when usable. */
 static int take_registration(host_entry *e, const vyre_registration *reg) {
   vyre_registration r;
@@ -193,12 +243,15 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
   }
   /* The id is known from here on, so a forced id can name this reason. */
   copy_plugin_string(e->id, HOST_ID_MAX, r.id);
-  if (r.abi_major != VYRE_ABI_MAJOR || r.abi_minor != e->abi_minor) {
-    host_entry_reason(e, "bad registration: it says ABI %u.%u, negotiation gave %u.%u. "
-                         "Fix: set abi_minor to min(host minor, abi_minor_max) in vyre_plugin_entry",
-                      r.abi_major, r.abi_minor, VYRE_ABI_MAJOR, e->abi_minor);
+  /* The registration's minor says which layout it has; the negotiated
+   * minor is the host's to record (e->abi_minor), never the plugin's. */
+  if (r.abi_major != VYRE_ABI_MAJOR) {
+    host_entry_reason(e, "bad registration: it says ABI %u.%u, the descriptor %u.x. "
+                         "Fix: set abi_major = VYRE_ABI_MAJOR in the registration",
+                      r.abi_major, r.abi_minor, VYRE_ABI_MAJOR);
     return -1;
   }
+  e->registration_minor = r.abi_minor;
   if (!r.create) {
     host_entry_reason(e, "bad registration of '%s': create is NULL. Fix: set the factory", r.id);
     return -1;
@@ -209,37 +262,21 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
                       r.id, r.op_count, (const void *)r.ops, (unsigned)VYRE_OP_ID_LIMIT);
     return -1;
   }
-  uint8_t seen[VYRE_OP_ID_LIMIT];
-  memset(seen, 0, sizeof seen);
-  for (uint32_t i = 0; i < r.op_count; i++) {
-    uint16_t op = r.ops[i];
-    if (!vyre_op_lookup(op)) {
-      host_entry_reason(e, "bad registration of '%s': ops[%u] = %u is not an op this host knows. "
-                           "Fix: list only op ids of vyre_program.h (negotiated ABI %u.%u)",
-                        r.id, i, op, e->abi_major, e->abi_minor);
-      return -1;
-    }
-    if (seen[op]) {
-      host_entry_reason(e, "bad registration of '%s': op %u listed twice. Fix: list each op once",
-                        r.id, op);
-      return -1;
-    }
-    seen[op] = 1;
-  }
-  if (r.op_count) {
-    e->ops = malloc(r.op_count * sizeof *e->ops);
-    if (!e->ops) {
-      host_entry_reason(e, "loading '%s': out of memory copying %u op ids. Fix: free memory",
-                        r.id, r.op_count);
-      return -1;
-    }
-    memcpy(e->ops, r.ops, r.op_count * sizeof *e->ops);
-  }
-  e->op_count = r.op_count;
+  /* The 1.1 fields, read only when both sides speak 1.1 and the struct
+   * has them (the memset above zeroed them otherwise). */
+  if (e->abi_minor < 1 || size < offsetof(vyre_registration, extensions) + sizeof(void *))
+    r.extensions = NULL;
+  if (e->abi_minor < 1 || size < offsetof(vyre_registration, op_types) + sizeof(void *))
+    r.op_types = NULL;
+  if (take_ops(e, &r) != 0) return -1;
   copy_plugin_string(e->version, HOST_VERSION_MAX, r.version);
   copy_plugin_string(e->description, HOST_DESCRIPTION_MAX, r.description);
   e->precedence = r.precedence;
-  e->capabilities = r.capabilities;
+  /* Bits this host has no name for are a newer plugin's: not offered
+   * (the host could not honour them), but kept for `vyre list`. */
+  e->capabilities = r.capabilities & VYRE_HOST_KNOWN_CAPS;
+  e->unknown_capabilities = r.capabilities & ~VYRE_HOST_KNOWN_CAPS;
+  copy_plugin_string(e->extensions, sizeof e->extensions - 1, r.extensions);
   e->storage_types = r.storage_types;
   e->create = r.create;
   return 0;

@@ -19,6 +19,8 @@ static vyre_status ref_prepare(vyre_backend *self, vyre_error *err);
 static vyre_status ref_shutdown(vyre_backend *self, vyre_error *err);
 static vyre_status ref_metrics(vyre_backend *self, vyre_metric *out, uint32_t capacity,
                                uint32_t *count, vyre_error *err);
+static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint32_t version,
+                                     const void **out, vyre_error *err);
 
 const vyre_backend_vtable ref_vtable = {
     .struct_size = sizeof(vyre_backend_vtable),
@@ -48,7 +50,25 @@ const vyre_backend_vtable ref_vtable = {
     .dispatch_sequence = ref_dispatch_sequence,
     .pipeline_create = ref_pipeline_create,
     .pipeline_release = ref_pipeline_release,
+    .get_extension = ref_get_extension,
 };
+
+/* The reference is portable C: it serves no backend-specific extension
+ * (registration.extensions is NULL), so every request is refused. */
+static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint32_t version,
+                                     const void **out, vyre_error *err) {
+  if (out) *out = NULL;
+  if (!ref_self(self)) return ref_bad_self(err, "get_extension");
+  if (!out)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "get_extension: out is NULL. Fix: pass a const void ** to receive the "
+                          "extension table");
+  return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                        "get_extension: the reference backend serves no extensions ('%s' "
+                        "revision %u asked). Fix: check the backend's registration->extensions "
+                        "(`vyre info`) before asking",
+                        name ? name : "(null)", version);
+}
 
 static const char *const metric_names[REF_M_COUNT_] = {
 #define REF_METRIC_NAME_(name, text) text,

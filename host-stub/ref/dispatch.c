@@ -89,6 +89,12 @@ static vyre_status plan_get(ref_backend *b, const vyre_program_ref *ref,
   if (!ref)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch: program is NULL. Fix: pass a vyre_program_ref");
+  if (ref->struct_size < sizeof *ref)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "dispatch: vyre_program_ref.struct_size is %u, at least %zu expected. "
+                          "Fix: initialise it with VYRE_PROGRAM_BYTES(bytes, size) or "
+                          "VYRE_PROGRAM_PIPELINE(handle)",
+                          ref->struct_size, sizeof *ref);
   if (!ref->pipeline) return decode_plan(ref->bytes, ref->size, opts, 0, out, err);
   pthread_mutex_lock(&b->pipe_lock);
   ref_plan *plan = vyre_handles_get(&b->pipelines, ref->pipeline);
@@ -429,13 +435,14 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
     vyre_sequence_step step;
     size_t n = vyre__sized_read(&step, sizeof step, &steps[s]);
     vyre_dispatch_options opts;
-    if (n < sizeof step)
+    if (n < sizeof step || steps[s].struct_size != sizeof step)
       st = vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "struct_size %u is too small. Fix: set steps[i].struct_size = "
+                          "struct_size %u is not %zu (steps are frozen array elements). Fix: "
+                          "set steps[i].struct_size = "
                           "sizeof(vyre_sequence_step)",
-                          steps[s].struct_size);
+                          steps[s].struct_size, sizeof step);
     if (!st) st = ref_read_options(step.options, &opts, err);
-    if (!st) st = plan_get(b, &step.program, &opts, &plans[s], err);
+    if (!st) st = plan_get(b, step.program, &opts, &plans[s], err);
     if (!st)
       st = bind_resident(b, plans[s]->prog, step.buffers, step.buffer_count, &opts,
                          mems + (size_t)s * VYRE_MAX_BUFFERS, &geos[s], err);

@@ -25,8 +25,8 @@
   (VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 |              \
    VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |     \
    VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |            \
-   VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |            \
-   VYRE_CAP_BARRIER)
+   VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |             \
+   VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)
 
 /* ------------------------------------------------------------------ */
 /* scalar.c: the meaning of every op on one value (docs/semantics.md).  */

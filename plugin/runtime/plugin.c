@@ -13,20 +13,8 @@
 #define PLUGIN_ABI_MINOR_MIN 0
 #define PLUGIN_ABI_MINOR_MAX VYRE_ABI_MINOR
 
-/* Exported under the symbol name the ABI fixes; the C name differs only
- * because the typedef already owns `vyre_plugin_descriptor`. */
-__attribute__((visibility("default"))) const vyre_plugin_descriptor plugin_descriptor
-    __asm__("vyre_plugin_descriptor") = {
-        .struct_size = sizeof(vyre_plugin_descriptor),
-        .magic = VYRE_PLUGIN_MAGIC,
-        .abi_major = VYRE_ABI_MAJOR,
-        .abi_minor_min = PLUGIN_ABI_MINOR_MIN,
-        .abi_minor_max = PLUGIN_ABI_MINOR_MAX,
-        .reserved = 0,
-        .registration_size = sizeof(vyre_registration),
-        .vtable_size = sizeof(vyre_backend_vtable),
-        .build_id = VYRE_BUILD_ID " cuda",
-};
+VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
+    VYRE_DESCRIPTOR_INIT(PLUGIN_ABI_MINOR_MIN, PLUGIN_ABI_MINOR_MAX, VYRE_BUILD_ID " cuda");
 
 /* ------------------------------------------------------------------ */
 /* Registration                                                        */
@@ -96,7 +84,7 @@ static void registration_init(void) {
   for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++) storage |= 1ull << t;
   registration.struct_size = sizeof registration;
   registration.abi_major = VYRE_ABI_MAJOR;
-  registration.abi_minor = PLUGIN_ABI_MINOR_MAX;
+  registration.abi_minor = VYRE_ABI_MINOR; /* the layout; the host records the negotiated one */
   registration.id = "cuda";
   registration.version = PACKAGE_VERSION;
   registration.description = "NVIDIA GPUs through the CUDA driver API (PTX JIT, libcuda.so.1 "
@@ -109,17 +97,18 @@ static void registration_init(void) {
       VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |
       VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
       VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
-      (math ? VYRE_CAP_TRANSCENDENTAL : 0);
+      VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | (math ? VYRE_CAP_TRANSCENDENTAL : 0);
+  registration.op_types = NULL; /* every op at every type its class allows */
+  registration.extensions = NULL;
   registration.storage_types = storage;
   registration.create = create;
 }
 
-/* The plugin's one entry (vyre.h): negotiate the minor version and hand
- * out the registration.  Thread-safe; never touches the driver. */
-__attribute__((visibility("default"))) vyre_status vyre_plugin_entry(uint16_t host_abi_major,
-                                                                     uint16_t host_abi_minor,
-                                                                     const vyre_registration **out,
-                                                                     vyre_error *err);
+/* The plugin's one entry (vyre.h): check the host's version and hand out
+ * the one registration, which serves every minor.  Thread-safe; never
+ * touches the driver. */
+VYRE_PLUGIN_EXPORT vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
+                                                 const vyre_registration **out, vyre_error *err);
 
 vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
                               const vyre_registration **out, vyre_error *err) {
@@ -134,19 +123,16 @@ vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
                           "Fix: rebuild the plugin against the host's vyre.h",
                           host_abi_major, host_abi_minor, VYRE_ABI_MAJOR, PLUGIN_ABI_MINOR_MIN,
                           PLUGIN_ABI_MINOR_MAX);
-  uint16_t minor = host_abi_minor;
-  if (minor > PLUGIN_ABI_MINOR_MAX) minor = PLUGIN_ABI_MINOR_MAX;
 #if PLUGIN_ABI_MINOR_MIN > 0
-  if (minor < PLUGIN_ABI_MINOR_MIN)
+  if (host_abi_minor < PLUGIN_ABI_MINOR_MIN)
     return vyre_error_set(err, VYRE_ABI_MISMATCH, 0,
                           "cuda plugin: host ABI minor %u is older than the oldest this plugin "
                           "serves (%u). Fix: update the host",
                           host_abi_minor, PLUGIN_ABI_MINOR_MIN);
-#else
-  (void)minor;
 #endif
   pthread_once(&reg_once, registration_init);
-  /* Only one minor exists so far; a later one gets its own registration. */
+  /* One registration for every minor: the host records the negotiated
+   * minor and passes it to create (vyre_backend_options.abi_minor). */
   *out = &registration;
   return VYRE_OK;
 }

@@ -41,17 +41,17 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
   vc_sequencer *q = R->q;
   const vyre_sequence_step *sp = &R->steps[i];
   const char *what = R->what;
-  if (sp->struct_size < sizeof *sp)
+  if (sp->struct_size != sizeof *sp)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "%s: step %u has struct_size %u, expected %zu. Fix: set struct_size "
-                          "= sizeof(vyre_sequence_step)",
+                          "%s: step %u has struct_size %u, expected %zu (steps are frozen array "
+                          "elements). Fix: set struct_size = sizeof(vyre_sequence_step)",
                           what, i, sp->struct_size, sizeof *sp);
   vyre_status st = vc_check_options(sp->options, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
   vc_options_read(sp->options, &o);
   vc_launch *L = &R->Ls[i];
-  st = vc_pipeline_resolve(q->pipelines, &sp->program, &o, &L->plan, err);
+  st = vc_pipeline_resolve(q->pipelines, sp->program, &o, &L->plan, err);
   if (st != VYRE_OK) return st;
   const vyre_program *prog = vc_plan_kernel(L->plan)->program;
   if (sp->buffer_count != prog->kernel_buffer_count || (sp->buffer_count && !sp->buffers))
@@ -84,7 +84,7 @@ static vyre_status check_all(seq_run *R, vyre_error *err) {
     vyre_status st = check_step(R, i, err);
     if (st != VYRE_OK) {
       /* A bad struct_size is reported as it is (it names the step). */
-      if (R->n > 1 && R->steps[i].struct_size >= sizeof R->steps[i])
+      if (R->n > 1 && R->steps[i].struct_size == sizeof R->steps[i])
         vyre_error_prefix(err, "step %u", i);
       return st;
     }
@@ -312,7 +312,7 @@ vyre_status vc_dispatch_resident(vc_sequencer *q, const vyre_program_ref *progra
   if (!program)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch_resident: program is NULL. Fix: pass a vyre_program_ref");
-  step.program = *program;
+  step.program = program;
   step.buffers = buffers;
   step.options = options;
   return run_sequence(q, &step, 1, 1, NULL, 0, timing, "dispatch_resident", err);

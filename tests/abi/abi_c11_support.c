@@ -9,7 +9,7 @@ size_t abi_c11_program(void);
 
 int main(void) {
   size_t want_vyre = sizeof(vyre_error) + sizeof(vyre_backend_vtable) + sizeof(vyre_registration) +
-                     sizeof(vyre_plugin_descriptor);
+                     sizeof(vyre_descriptor);
   size_t want_program = 64 + 32 + 20 + VYRE_OP_ADD;
   if (abi_c11_vyre() != want_vyre || abi_c11_program() != want_program) {
     fprintf(stderr, "abi_headers_c11: a strict C11 client sees other struct sizes (%zu/%zu, "

@@ -1,11 +1,18 @@
 /* abi_c11_vyre.c -- vyre.h compiles alone as strict C11 (-std=c11 -pedantic -Werror, no _GNU_SOURCE). */
 #include "vyre/vyre.h"
+#include "vyre/vyre_cuda.h"
 
 size_t abi_c11_vyre(void);
+
+/* The descriptor as docs/abi.md tells a plugin author to write it: the
+ * type and the exported symbol have different names, so this compiles
+ * (as C11 here, as C++ in abi_cxx.cc). */
+VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
+    VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "strict c11 client");
 
 /* Sizes a C11 client sees, compared with the library's view in main. */
 size_t abi_c11_vyre(void) {
   vyre_error e = VYRE_ERROR_INIT;
   return e.struct_size + sizeof(vyre_backend_vtable) + sizeof(vyre_registration) +
-         sizeof(vyre_plugin_descriptor);
+         vyre_plugin_descriptor.struct_size;
 }

@@ -61,7 +61,6 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_timing, enqueue_ns, 24);
   OFF(vyre_timing, wait_ns, 32);
 
-  SIZE(vyre_dispatch_options, 40);
   OFF(vyre_dispatch_options, struct_size, 0);
   OFF(vyre_dispatch_options, flags, 4);
   OFF(vyre_dispatch_options, workgroup, 8);
@@ -73,31 +72,47 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_metric, name, 0);
   OFF(vyre_metric, value, 56);
 
-  SIZE(vyre_backend_options, 16);
   OFF(vyre_backend_options, struct_size, 0);
   OFF(vyre_backend_options, device_ordinal, 4);
   OFF(vyre_backend_options, flags, 8);
-  OFF(vyre_backend_options, reserved, 12);
+  OFF(vyre_backend_options, abi_minor, 12);
 
-  SIZE(vyre_plugin_descriptor, 88);
-  OFF(vyre_plugin_descriptor, struct_size, 0);
-  OFF(vyre_plugin_descriptor, magic, 4);
-  OFF(vyre_plugin_descriptor, abi_major, 8);
-  OFF(vyre_plugin_descriptor, abi_minor_min, 10);
-  OFF(vyre_plugin_descriptor, abi_minor_max, 12);
-  OFF(vyre_plugin_descriptor, reserved, 14);
-  OFF(vyre_plugin_descriptor, registration_size, 16);
-  OFF(vyre_plugin_descriptor, vtable_size, 20);
-  OFF(vyre_plugin_descriptor, build_id, 24);
+  SIZE(vyre_extension_head, 8);
+  OFF(vyre_extension_head, struct_size, 0);
+  OFF(vyre_extension_head, version, 4);
+  EXPECT(sizeof(vyre_status) == 4, "vyre_status is 32 bits");
+
+  SIZE(vyre_descriptor, 88);
+  OFF(vyre_descriptor, struct_size, 0);
+  OFF(vyre_descriptor, magic, 4);
+  OFF(vyre_descriptor, abi_major, 8);
+  OFF(vyre_descriptor, abi_minor_min, 10);
+  OFF(vyre_descriptor, abi_minor_max, 12);
+  OFF(vyre_descriptor, reserved, 14);
+  OFF(vyre_descriptor, registration_size, 16);
+  OFF(vyre_descriptor, vtable_size, 20);
+  OFF(vyre_descriptor, build_id, 24);
 }
 END_TEST
 
 START_TEST(layout_pointer_structs) {
   if (sizeof(void *) != 8) return; /* the figures below are LP64; the headers assert ILP32 */
-  SIZE(vyre_program_ref, 24);
-  OFF(vyre_program_ref, bytes, 0);
-  OFF(vyre_program_ref, size, 8);
-  OFF(vyre_program_ref, pipeline, 16);
+  SIZE(vyre_program_ref, 32);
+  OFF(vyre_program_ref, struct_size, 0);
+  OFF(vyre_program_ref, flags, 4);
+  OFF(vyre_program_ref, bytes, 8);
+  OFF(vyre_program_ref, size, 16);
+  OFF(vyre_program_ref, pipeline, 24);
+
+  /* 1.1: the extension chains. */
+  SIZE(vyre_ext, 16);
+  OFF(vyre_ext, struct_size, 0);
+  OFF(vyre_ext, type, 4);
+  OFF(vyre_ext, next, 8);
+  SIZE(vyre_dispatch_options, 48);
+  OFF(vyre_dispatch_options, next, 40);
+  SIZE(vyre_backend_options, 24);
+  OFF(vyre_backend_options, next, 16);
 
   SIZE(vyre_input, 16);
   OFF(vyre_input, data, 0);
@@ -122,12 +137,12 @@ START_TEST(layout_pointer_structs) {
   OFF(vyre_resident_copy, host, 16);
   OFF(vyre_resident_copy, size, 24);
 
-  SIZE(vyre_sequence_step, 48);
+  SIZE(vyre_sequence_step, 32);
   OFF(vyre_sequence_step, struct_size, 0);
   OFF(vyre_sequence_step, buffer_count, 4);
   OFF(vyre_sequence_step, program, 8);
-  OFF(vyre_sequence_step, buffers, 32);
-  OFF(vyre_sequence_step, options, 40);
+  OFF(vyre_sequence_step, buffers, 16);
+  OFF(vyre_sequence_step, options, 24);
 
   SIZE(vyre_backend, 16);
   OFF(vyre_backend, struct_size, 0);
@@ -135,7 +150,7 @@ START_TEST(layout_pointer_structs) {
   OFF(vyre_backend, vt, 8);
 
   /* The vtable is append-only: each entry keeps its slot forever. */
-  SIZE(vyre_backend_vtable, 8 + 25 * 8);
+  SIZE(vyre_backend_vtable, 8 + 26 * 8);
   OFF(vyre_backend_vtable, struct_size, 0);
   OFF(vyre_backend_vtable, reserved, 4);
   OFF(vyre_backend_vtable, destroy, 8);
@@ -163,8 +178,9 @@ START_TEST(layout_pointer_structs) {
   OFF(vyre_backend_vtable, dispatch_sequence, 184);
   OFF(vyre_backend_vtable, pipeline_create, 192);
   OFF(vyre_backend_vtable, pipeline_release, 200);
+  OFF(vyre_backend_vtable, get_extension, 208); /* 1.1 */
 
-  SIZE(vyre_registration, 72);
+  SIZE(vyre_registration, 88);
   OFF(vyre_registration, struct_size, 0);
   OFF(vyre_registration, abi_major, 4);
   OFF(vyre_registration, abi_minor, 6);
@@ -177,6 +193,8 @@ START_TEST(layout_pointer_structs) {
   OFF(vyre_registration, capabilities, 48);
   OFF(vyre_registration, storage_types, 56);
   OFF(vyre_registration, create, 64);
+  OFF(vyre_registration, op_types, 72);   /* 1.1 */
+  OFF(vyre_registration, extensions, 80); /* 1.1 */
 }
 END_TEST
 

@@ -798,7 +798,7 @@ START_TEST(geometry_no_outputs_and_zero) {
                     g.invocations == 0,
                 "zero elements mean no launch at all");
   /* An explicit grid override still launches. */
-  vyre_dispatch_options o = {sizeof o, 0, {0, 0, 0}, {3, 0, 0}, 0, 0};
+  vyre_dispatch_options o = {sizeof o, 0, {0, 0, 0}, {3, 0, 0}, 0, 0, NULL};
   ck_assert_int_eq(vyre_geometry_derive(p, zero, NULL, &o, &g, &err), VYRE_OK);
   EXPECT(g.grid[0] == 3 && g.grid[1] == 1 && g.grid[2] == 1, "grid override with 0 meaning 1");
   vyre_program_free(p);
@@ -821,7 +821,7 @@ START_TEST(geometry_overrides) {
   vyre_geometry g;
   vyre_error err = VYRE_ERROR_INIT;
   uint64_t in[3] = {400, 200, 16};
-  vyre_dispatch_options o = {sizeof o, 0, {128, 0, 2}, {0, 0, 0}, 0, 0};
+  vyre_dispatch_options o = {sizeof o, 0, {128, 0, 2}, {0, 0, 0}, 0, 0, NULL};
   ck_assert_int_eq(vyre_geometry_derive(p, in, NULL, &o, &g, &err), VYRE_OK);
   EXPECT(g.workgroup[0] == 128 && g.workgroup[1] == 1 && g.workgroup[2] == 2,
                 "a workgroup override replaces the program's, 0 meaning 1");
@@ -875,12 +875,12 @@ START_TEST(geometry_errors) {
   EXPECT(strstr(err.message, "'k'") && strstr(err.message, "exactly 16 bytes"), "fixed count: %s", err.message);
   in[2] = 16;
   ck_assert_int_eq(vyre_geometry_derive(p, NULL, NULL, NULL, &g, &err), VYRE_INVALID_ARGUMENT);
-  vyre_dispatch_options o = {sizeof o, 0, {64, 32, 1}, {0, 0, 0}, 0, 0};
+  vyre_dispatch_options o = {sizeof o, 0, {64, 32, 1}, {0, 0, 0}, 0, 0, NULL};
   ck_assert_int_eq(vyre_geometry_derive(p, in, NULL, &o, &g, &err), VYRE_LIMIT);
   EXPECT(strstr(err.message, "Fix:") != NULL, "%s", err.message);
-  o = (vyre_dispatch_options){sizeof o, 0, {0, 0, 0}, {1, 65536, 1}, 0, 0};
+  o = (vyre_dispatch_options){sizeof o, 0, {0, 0, 0}, {1, 65536, 1}, 0, 0, NULL};
   ck_assert_int_eq(vyre_geometry_derive(p, in, NULL, &o, &g, &err), VYRE_LIMIT);
-  o = (vyre_dispatch_options){sizeof o, 0, {0, 0, 0}, {0x80000000u, 1, 1}, 0, 0};
+  o = (vyre_dispatch_options){sizeof o, 0, {0, 0, 0}, {0x80000000u, 1, 1}, 0, 0, NULL};
   ck_assert_int_eq(vyre_geometry_derive(p, in, NULL, &o, &g, &err), VYRE_LIMIT);
   vyre_program_free(p);
 

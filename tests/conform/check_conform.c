@@ -659,7 +659,7 @@ START_TEST(test_elf_plugins) {
 END_TEST
 
 START_TEST(test_elf_stub_extra_export) {
-  const char *stub = build_path("tests/loader/stubs/.libs/libstub_good.so");
+  const char *stub = build_path("tests/loader/stubs/.libs/libvyre-stub_good.so");
   if (access(stub, R_OK) != 0) {
     fprintf(stderr, "note: %s not built; the stub check is skipped\n", stub);
     return;

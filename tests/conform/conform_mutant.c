@@ -107,11 +107,8 @@ static vyre_status m_create(const vyre_backend_options *options, vyre_backend **
   return VYRE_OK;
 }
 
-/* The type and the symbol share a name: the symbol is named through asm. */
-EXPORT extern const vyre_plugin_descriptor mutant_descriptor __asm__("vyre_plugin_descriptor");
-EXPORT const vyre_plugin_descriptor mutant_descriptor = {
-    sizeof(vyre_plugin_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, VYRE_ABI_MINOR,
-    VYRE_ABI_MINOR, 0, sizeof(vyre_registration), sizeof(vyre_backend_vtable), "conform mutant"};
+VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
+    VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "conform mutant");
 
 EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_registration **out,
                                      vyre_error *err);

@@ -9,160 +9,181 @@ STUB_LIBADD = abi/libvyre.la
 noinst_HEADERS += tests/loader/stubs/stub_plugin.h
 
 check_LTLIBRARIES += \
-	tests/loader/stubs/libstub_good.la \
-	tests/loader/stubs/libstub_fast.la \
-	tests/loader/stubs/libstub_tie.la \
-	tests/loader/stubs/libstub_zdup.la \
-	tests/loader/stubs/libstub_factory.la \
-	tests/loader/stubs/libstub_tinyvt.la \
-	tests/loader/stubs/libstub_shortvt.la \
-	tests/loader/stubs/libstub_major.la \
-	tests/loader/stubs/libstub_newer.la \
-	tests/loader/stubs/libstub_older.la \
-	tests/loader/stubs/libstub_excl.la \
-	tests/loader/stubs/libstub_liar.la \
-	tests/loader/stubs/libstub_shortreg.la \
-	tests/loader/stubs/libstub_descreg.la \
-	tests/loader/stubs/libstub_shortdesc.la \
-	tests/loader/stubs/libstub_magic.la \
-	tests/loader/stubs/libstub_noentry.la \
-	tests/loader/stubs/libstub_nodesc.la \
-	tests/loader/stubs/libstub_entryfail.la \
-	tests/loader/stubs/libstub_badid.la \
-	tests/loader/stubs/libstub_longid.la \
-	tests/loader/stubs/libstub_badop.la
+	tests/loader/stubs/libvyre-stub_good.la \
+	tests/loader/stubs/libvyre-stub_fast.la \
+	tests/loader/stubs/libvyre-stub_tie.la \
+	tests/loader/stubs/libvyre-stub_zdup.la \
+	tests/loader/stubs/libvyre-stub_factory.la \
+	tests/loader/stubs/libvyre-stub_tinyvt.la \
+	tests/loader/stubs/libvyre-stub_shortvt.la \
+	tests/loader/stubs/libvyre-stub_major.la \
+	tests/loader/stubs/libvyre-stub_newer.la \
+	tests/loader/stubs/libvyre-stub_older.la \
+	tests/loader/stubs/libvyre-stub_excl.la \
+	tests/loader/stubs/libvyre-stub_liar.la \
+	tests/loader/stubs/libvyre-stub_shortreg.la \
+	tests/loader/stubs/libvyre-stub_descreg.la \
+	tests/loader/stubs/libvyre-stub_shortdesc.la \
+	tests/loader/stubs/libvyre-stub_magic.la \
+	tests/loader/stubs/libvyre-stub_noentry.la \
+	tests/loader/stubs/libvyre-stub_nodesc.la \
+	tests/loader/stubs/libvyre-stub_entryfail.la \
+	tests/loader/stubs/libvyre-stub_badid.la \
+	tests/loader/stubs/libvyre-stub_longid.la \
+	tests/loader/stubs/libvyre-stub_dupop.la \
+	tests/loader/stubs/libvyre-stub_future.la \
+	tests/loader/stubs/libvyre-stub_abi10.la \
+	tests/loader/stubs/libunrelated.la
 
 # good: the working stub: id 'stub', precedence 50
-tests_loader_stubs_libstub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_good_la_CPPFLAGS = $(AM_CPPFLAGS)
-tests_loader_stubs_libstub_good_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_good_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_good_la_CPPFLAGS = $(AM_CPPFLAGS)
+tests_loader_stubs_libvyre_stub_good_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_good_la_LIBADD = $(STUB_LIBADD)
 
 # fast: works, precedence 10 (wins selection)
-tests_loader_stubs_libstub_fast_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_fast_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"fast"' -DSTUB_PRECEDENCE=10
-tests_loader_stubs_libstub_fast_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_fast_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_fast_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_fast_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"fast"' -DSTUB_PRECEDENCE=10
+tests_loader_stubs_libvyre_stub_fast_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_fast_la_LIBADD = $(STUB_LIBADD)
 
 # tie: works, same precedence as good
-tests_loader_stubs_libstub_tie_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_tie_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"tie"' -DSTUB_PRECEDENCE=50
-tests_loader_stubs_libstub_tie_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_tie_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_tie_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_tie_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"tie"' -DSTUB_PRECEDENCE=50
+tests_loader_stubs_libvyre_stub_tie_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_tie_la_LIBADD = $(STUB_LIBADD)
 
 # zdup: id 'stub' again (duplicate), sorts after good
-tests_loader_stubs_libstub_zdup_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_zdup_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_PRECEDENCE=5
-tests_loader_stubs_libstub_zdup_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_zdup_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_zdup_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_zdup_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_PRECEDENCE=5
+tests_loader_stubs_libvyre_stub_zdup_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_zdup_la_LIBADD = $(STUB_LIBADD)
 
 # factory: factory fails
-tests_loader_stubs_libstub_factory_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_factory_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"factory"' -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
-tests_loader_stubs_libstub_factory_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_factory_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_factory_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_factory_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"factory"' -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
+tests_loader_stubs_libvyre_stub_factory_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_factory_la_LIBADD = $(STUB_LIBADD)
 
 # tinyvt: instance vtable too short to destroy
-tests_loader_stubs_libstub_tinyvt_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_tinyvt_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"tinyvt"' -DSTUB_VTABLE_SIZE=8
-tests_loader_stubs_libstub_tinyvt_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_tinyvt_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_tinyvt_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_tinyvt_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"tinyvt"' -DSTUB_VTABLE_SIZE=8
+tests_loader_stubs_libvyre_stub_tinyvt_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_tinyvt_la_LIBADD = $(STUB_LIBADD)
 
 # shortvt: instance vtable ends before metrics
-tests_loader_stubs_libstub_shortvt_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_shortvt_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortvt"' -DSTUB_VTABLE_SIZE=40
-tests_loader_stubs_libstub_shortvt_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_shortvt_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_shortvt_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_shortvt_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortvt"' -DSTUB_VTABLE_SIZE=40
+tests_loader_stubs_libvyre_stub_shortvt_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_shortvt_la_LIBADD = $(STUB_LIBADD)
 
 # major: ABI major 2
-tests_loader_stubs_libstub_major_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"major"' -DSTUB_MAJOR=2
-tests_loader_stubs_libstub_major_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_major_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_major_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"major"' -DSTUB_MAJOR=2
+tests_loader_stubs_libvyre_stub_major_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_major_la_LIBADD = $(STUB_LIBADD)
 
 # newer: serves minors 0..3
-tests_loader_stubs_libstub_newer_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_newer_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"newer"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=3
-tests_loader_stubs_libstub_newer_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_newer_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_newer_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_newer_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"newer"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=3
+tests_loader_stubs_libvyre_stub_newer_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_newer_la_LIBADD = $(STUB_LIBADD)
 
 # older: serves minors 0..1
-tests_loader_stubs_libstub_older_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_older_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"older"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=1
-tests_loader_stubs_libstub_older_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_older_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_older_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_older_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"older"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=1
+tests_loader_stubs_libvyre_stub_older_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_older_la_LIBADD = $(STUB_LIBADD)
 
 # excl: serves minors 3..4 only
-tests_loader_stubs_libstub_excl_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_excl_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"excl"' -DSTUB_MINOR_MIN=3 -DSTUB_MINOR_MAX=4
-tests_loader_stubs_libstub_excl_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_excl_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_excl_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_excl_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"excl"' -DSTUB_MINOR_MIN=3 -DSTUB_MINOR_MAX=4
+tests_loader_stubs_libvyre_stub_excl_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_excl_la_LIBADD = $(STUB_LIBADD)
 
-# liar: claims minor 3 whatever was negotiated
-tests_loader_stubs_libstub_liar_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_liar_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"liar"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=3 -DSTUB_LIE_MINOR
-tests_loader_stubs_libstub_liar_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_liar_la_LIBADD = $(STUB_LIBADD)
+# liar: its registration says minor 3 (the host records the negotiated one)
+tests_loader_stubs_libvyre_stub_liar_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_liar_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"liar"' -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=3 -DSTUB_LIE_MINOR
+tests_loader_stubs_libvyre_stub_liar_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_liar_la_LIBADD = $(STUB_LIBADD)
 
 # shortreg: registration struct_size 16
-tests_loader_stubs_libstub_shortreg_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_shortreg_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortreg"' -DSTUB_REG_SIZE=16
-tests_loader_stubs_libstub_shortreg_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_shortreg_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_shortreg_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_shortreg_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortreg"' -DSTUB_REG_SIZE=16
+tests_loader_stubs_libvyre_stub_shortreg_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_shortreg_la_LIBADD = $(STUB_LIBADD)
 
 # descreg: descriptor registration_size 16
-tests_loader_stubs_libstub_descreg_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_descreg_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"descreg"' -DSTUB_DESC_REG_SIZE=16
-tests_loader_stubs_libstub_descreg_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_descreg_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_descreg_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_descreg_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"descreg"' -DSTUB_DESC_REG_SIZE=16
+tests_loader_stubs_libvyre_stub_descreg_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_descreg_la_LIBADD = $(STUB_LIBADD)
 
 # shortdesc: 16-byte descriptor
-tests_loader_stubs_libstub_shortdesc_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_shortdesc_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortdesc"' -DSTUB_SHORT_DESC
-tests_loader_stubs_libstub_shortdesc_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_shortdesc_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_shortdesc_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_shortdesc_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"shortdesc"' -DSTUB_SHORT_DESC
+tests_loader_stubs_libvyre_stub_shortdesc_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_shortdesc_la_LIBADD = $(STUB_LIBADD)
 
 # magic: wrong magic
-tests_loader_stubs_libstub_magic_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_magic_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"magic"' -DSTUB_MAGIC=0x12345678
-tests_loader_stubs_libstub_magic_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_magic_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_magic_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_magic_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"magic"' -DSTUB_MAGIC=0x12345678
+tests_loader_stubs_libvyre_stub_magic_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_magic_la_LIBADD = $(STUB_LIBADD)
 
 # noentry: no vyre_plugin_entry
-tests_loader_stubs_libstub_noentry_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_noentry_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"noentry"' -DSTUB_NO_ENTRY
-tests_loader_stubs_libstub_noentry_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_noentry_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_noentry_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_noentry_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"noentry"' -DSTUB_NO_ENTRY
+tests_loader_stubs_libvyre_stub_noentry_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_noentry_la_LIBADD = $(STUB_LIBADD)
 
 # nodesc: no vyre_plugin_descriptor
-tests_loader_stubs_libstub_nodesc_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_nodesc_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"nodesc"' -DSTUB_NO_DESCRIPTOR
-tests_loader_stubs_libstub_nodesc_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_nodesc_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_nodesc_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_nodesc_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"nodesc"' -DSTUB_NO_DESCRIPTOR
+tests_loader_stubs_libvyre_stub_nodesc_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_nodesc_la_LIBADD = $(STUB_LIBADD)
 
 # entryfail: entry returns VYRE_INTERNAL
-tests_loader_stubs_libstub_entryfail_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_entryfail_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"entryfail"' -DSTUB_ENTRY_FAILS
-tests_loader_stubs_libstub_entryfail_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_entryfail_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_entryfail_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_entryfail_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"entryfail"' -DSTUB_ENTRY_FAILS
+tests_loader_stubs_libvyre_stub_entryfail_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_entryfail_la_LIBADD = $(STUB_LIBADD)
 
 # badid: id with bad characters
-tests_loader_stubs_libstub_badid_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_badid_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"Bad ID!"'
-tests_loader_stubs_libstub_badid_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_badid_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_badid_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_badid_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"Bad ID!"'
+tests_loader_stubs_libvyre_stub_badid_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_badid_la_LIBADD = $(STUB_LIBADD)
 
 # longid: 40-character id
-tests_loader_stubs_libstub_longid_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_longid_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"a234567890123456789012345678901234567890"'
-tests_loader_stubs_libstub_longid_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_longid_la_LIBADD = $(STUB_LIBADD)
+tests_loader_stubs_libvyre_stub_longid_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_longid_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"a234567890123456789012345678901234567890"'
+tests_loader_stubs_libvyre_stub_longid_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_longid_la_LIBADD = $(STUB_LIBADD)
 
-# badop: lists op id 250
-tests_loader_stubs_libstub_badop_la_SOURCES = tests/loader/stubs/stub_plugin.c
-tests_loader_stubs_libstub_badop_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"badop"' -DSTUB_BAD_OP
-tests_loader_stubs_libstub_badop_la_LDFLAGS = $(STUB_LDFLAGS)
-tests_loader_stubs_libstub_badop_la_LIBADD = $(STUB_LIBADD)
+# dupop: lists op 'add' twice
+tests_loader_stubs_libvyre_stub_dupop_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_dupop_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"dupop"' -DSTUB_DUP_OP
+tests_loader_stubs_libvyre_stub_dupop_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_dupop_la_LIBADD = $(STUB_LIBADD)
+
+# future: a plugin of minor N+1 (serves 0..2): an unknown op id, an
+# unknown capability bit, a longer registration
+tests_loader_stubs_libvyre_stub_future_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_future_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"future"' -DSTUB_FUTURE -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=2
+tests_loader_stubs_libvyre_stub_future_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_future_la_LIBADD = $(STUB_LIBADD)
+
+# abi10: a plugin of minor N-1 (serves 0..0, 1.0-sized registration and vtable)
+tests_loader_stubs_libvyre_stub_abi10_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libvyre_stub_abi10_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"abi10"' -DSTUB_ABI10 -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=0
+tests_loader_stubs_libvyre_stub_abi10_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libvyre_stub_abi10_la_LIBADD = $(STUB_LIBADD)
+
+# unrelated: a library in the stub directory that is not named as a
+# backend; discovery must never open it (its constructor would run)
+tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
+tests_loader_stubs_libunrelated_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined
 
 if HAVE_CHECK
 # The loader suite, against the installed-style shared library.
@@ -174,14 +195,20 @@ tests_loader_check_loader_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_loader_check_loader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_loader_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 
-# The same suite against a host that speaks ABI minor 2: version skew
-# (plugin newer, plugin older, ranges that exclude the host).
-check_PROGRAMS += tests/loader/check_loader_skew
-TESTS += tests/loader/check_loader_skew
+# The same suite against hosts of ABI minor N+1 (2) and N-1 (0): version
+# skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).
+check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
+TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c host-stub/loader/loader.c
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_loader_skew_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_loader_check_loader_skew0_SOURCES = $(tests_loader_check_loader_skew_SOURCES)
+tests_loader_check_loader_skew0_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_HOST_ABI_MINOR=0 -DVYRE_PLUGINDIR='"/nonexistent"' \
+	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
+tests_loader_check_loader_skew0_CFLAGS = $(tests_loader_check_loader_skew_CFLAGS)
+tests_loader_check_loader_skew0_LDADD = $(tests_loader_check_loader_skew_LDADD)
 endif

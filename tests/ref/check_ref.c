@@ -59,7 +59,7 @@ vyre_status tr_dispatch(vyre_backend *be, vyre_builder *b, const vyre_input *inp
   void *bytes;
   size_t size;
   tr_encode(b, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   vyre_status st = be->vt->dispatch(be, &ref, inputs, input_count, options, out, NULL, err);
   free(bytes);
   return st;
@@ -114,9 +114,9 @@ void tr_assert_fix(const vyre_error *err) {
 /* plugin: descriptor, entry, registration, exported symbols           */
 /* ------------------------------------------------------------------ */
 START_TEST(test_descriptor) {
-  const vyre_plugin_descriptor *d = dlsym(plugin, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+  const vyre_descriptor *d = dlsym(plugin, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
   ck_assert_msg(d != NULL, "the plugin exports vyre_plugin_descriptor");
-  ck_assert_uint_eq(d->struct_size, sizeof(vyre_plugin_descriptor));
+  ck_assert_uint_eq(d->struct_size, sizeof(vyre_descriptor));
   ck_assert_uint_eq(d->magic, VYRE_PLUGIN_MAGIC);
   ck_assert_uint_eq(d->abi_major, VYRE_ABI_MAJOR);
   ck_assert_uint_eq(d->abi_minor_min, 0);
@@ -137,8 +137,12 @@ START_TEST(test_entry_negotiation) {
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR, VYRE_ABI_MINOR + 7, &reg, &err), VYRE_OK);
   ck_assert_uint_eq(reg->abi_minor, VYRE_ABI_MINOR);
   ck_assert_uint_eq(reg->abi_major, VYRE_ABI_MAJOR);
+  /* An older host gets the same immutable registration: its abi_minor is
+   * the layout's, the host records the negotiated minor itself. */
+  const vyre_registration *newest = reg;
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR, 0, &reg, &err), VYRE_OK);
-  ck_assert_uint_eq(reg->abi_minor, 0);
+  ck_assert_ptr_eq(reg, newest);
+  ck_assert_uint_eq(reg->abi_minor, VYRE_ABI_MINOR);
   /* Another major is refused, with a Fix, and *out cleared. */
   reg = tr_reg;
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR + 1, 0, &reg, &err), VYRE_ABI_MISMATCH);
@@ -175,7 +179,7 @@ START_TEST(test_registration) {
                   VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
                   VYRE_CAP_TRAP | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY |
-                  VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER;
+                  VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
   ck_assert_msg(r->capabilities == want, "capabilities 0x%llx, expected 0x%llx (no graph replay)",
                 (unsigned long long)r->capabilities, (unsigned long long)want);
 }
@@ -236,7 +240,7 @@ END_TEST
 START_TEST(test_create_options) {
   vyre_backend *be = NULL;
   vyre_error err = VYRE_ERROR_INIT;
-  vyre_backend_options o = {sizeof o, 1, 0, 0};
+  vyre_backend_options o = {sizeof o, 1, 0, 0, NULL};
   ck_assert_int_eq(tr_reg->create(&o, &be, &err), VYRE_NO_DEVICE);
   ck_assert_ptr_null(be);
   ck_assert_msg(strstr(err.message, "ordinal 1") != NULL, "names the ordinal: %s", err.message);
@@ -254,6 +258,11 @@ START_TEST(test_create_options) {
   for (size_t i = 0; i < (sizeof(vyre_backend_vtable) - 8) / sizeof(void (*)(void)); i++)
     ck_assert_msg(fns[i] != NULL, "vtable entry %zu is NULL", i);
   const vyre_backend_vtable *vt = be->vt;
+  /* No extensions: refused with a reason, *out cleared. */
+  const void *ext = &ext;
+  ck_assert_int_eq(vt->get_extension(be, "vyre.cuda.interop", 1, &ext, &err), VYRE_UNSUPPORTED);
+  ck_assert_ptr_null(ext);
+  ck_assert_msg(strstr(err.message, "Fix:") != NULL, "%s", err.message);
   vt->destroy(be);
   vt->destroy(NULL); /* accepted */
 }
@@ -289,7 +298,7 @@ START_TEST(test_saxpy) {
   void *bytes;
   size_t size;
   tr_encode(tr_saxpy_program(3.0f), &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   vyre_outputs *out = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   ck_assert_int_eq(be->vt->dispatch(be, &ref, in, 2, NULL, &out, &t, &err), VYRE_OK);
@@ -365,7 +374,7 @@ START_TEST(test_dispatch_into) {
   void *bytes;
   size_t size;
   tr_encode(tr_saxpy_program(2.0f), &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, dst[5];
   vyre_input in[2] = {{x, sizeof x}, {y, sizeof y}};
   vyre_error err = VYRE_ERROR_INIT;
@@ -1086,7 +1095,7 @@ START_TEST(test_fixpoint) {
   void *bytes;
   size_t size;
   tr_encode(b, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   int64_t xs[100];
   for (int i = 0; i < 100; i++) xs[i] = i;
   vyre_input in = {xs, sizeof xs};
@@ -1235,7 +1244,7 @@ typedef struct caller_arg {
 
 static void *caller_main(void *p) {
   caller_arg *a = p;
-  vyre_program_ref ref = {a->bytes, a->size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(a->bytes, a->size);
   for (int rep = 0; rep < 20; rep++) {
     float x[300], y[300];
     for (int i = 0; i < 300; i++) {

@@ -167,7 +167,7 @@ START_TEST(test_dispatch_resident) {
   void *bytes;
   size_t size;
   tr_encode(b, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   vyre_resident rx, ry, rz;
   ck_assert_int_eq(vt->resident_alloc(be, 32, &rx, &err), VYRE_OK);
   ck_assert_int_eq(vt->resident_alloc(be, 64, &ry, &err), VYRE_OK); /* larger than declared */
@@ -221,8 +221,9 @@ START_TEST(test_dispatch_sequence) {
   ck_assert_int_eq(vt->resident_upload(be, x, xs, sizeof xs, &err), VYRE_OK);
   vyre_sequence_step steps[2];
   memset(steps, 0, sizeof steps);
-  steps[0] = (vyre_sequence_step){sizeof steps[0], 1, {p1, s1, 0}, &x, NULL};
-  steps[1] = (vyre_sequence_step){sizeof steps[1], 1, {p2, s2, 0}, &x, NULL};
+  const vyre_program_ref r1 = VYRE_PROGRAM_BYTES(p1, s1), r2 = VYRE_PROGRAM_BYTES(p2, s2);
+  steps[0] = (vyre_sequence_step){sizeof steps[0], 1, &r1, &x, NULL};
+  steps[1] = (vyre_sequence_step){sizeof steps[1], 1, &r2, &x, NULL};
   uint32_t got[4] = {0};
   vyre_resident_copy reads[1] = {{x, 8, got, 16}}; /* elements 2..5 */
   vyre_timing t = {sizeof t, 0, 0, 0, 0, 0};
@@ -275,7 +276,7 @@ START_TEST(test_pipelines) {
   free(bytes); /* the pipeline keeps its own copy */
   uint32_t xs[5] = {1, 2, 3, 4, 5};
   vyre_input in = {xs, sizeof xs};
-  vyre_program_ref ref = {NULL, 0, pl}; /* bytes ignored */
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pl); /* bytes ignored */
   vyre_outputs *out = NULL;
   ck_assert_int_eq(vt->dispatch(be, &ref, &in, 1, NULL, &out, NULL, &err), VYRE_OK);
   for (uint32_t i = 0; i < 5; i++) ck_assert_uint_eq(tr_u32_at(out, 0, i), 3 * xs[i] + 1);
@@ -352,7 +353,7 @@ START_TEST(test_async_wait_poll) {
   void *bytes;
   size_t size;
   scale_program(5, 0, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   uint32_t xs[33];
   for (uint32_t i = 0; i < 33; i++) xs[i] = i;
   vyre_input in = {xs, sizeof xs};
@@ -401,7 +402,7 @@ START_TEST(test_async_release_before_wait) {
   size_t slow_size, fast_size;
   slow_program(1024, 500, &slow, &slow_size);
   scale_program(2, 0, &fast, &fast_size);
-  vyre_program_ref sref = {slow, slow_size, 0}, fref = {fast, fast_size, 0};
+  vyre_program_ref sref = VYRE_PROGRAM_BYTES(slow, slow_size), fref = VYRE_PROGRAM_BYTES(fast, fast_size);
   vyre_pending p[6];
   for (int i = 0; i < 6; i++)
     ck_assert_int_eq(vt->dispatch_async(be, &sref, NULL, 0, NULL, &p[i], &err), VYRE_OK);
@@ -452,7 +453,7 @@ START_TEST(test_async_trap_and_pipeline) {
   vyre_pipeline pl;
   ck_assert_int_eq(vt->pipeline_create(be, bytes, size, NULL, &pl, &err), VYRE_OK);
   free(bytes);
-  vyre_program_ref ref = {NULL, 0, pl};
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pl);
   vyre_pending p;
   ck_assert_int_eq(vt->dispatch_async(be, &ref, NULL, 0, NULL, &p, &err), VYRE_OK);
   /* Releasing the pipeline does not pull it from under the queued job. */
@@ -534,7 +535,7 @@ START_TEST(test_metrics) {
   void *bytes;
   size_t size;
   scale_program(1, 1, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   uint32_t xs[100] = {0};
   vyre_input in = {xs, sizeof xs};
   vyre_outputs *out;
@@ -575,7 +576,7 @@ START_TEST(test_prepare_shutdown) {
   void *bytes;
   size_t size;
   scale_program(1, 2, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   uint32_t xs[2] = {5, 6};
   vyre_input in = {xs, sizeof xs};
   vyre_pending p;
@@ -598,7 +599,7 @@ START_TEST(test_bad_arguments) {
   void *bytes;
   size_t size;
   scale_program(1, 0, &bytes, &size);
-  vyre_program_ref ref = {bytes, size, 0};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
   uint32_t xs[4] = {0};
   vyre_input in = {xs, sizeof xs};
   /* A foreign or NULL instance. */
@@ -617,13 +618,13 @@ START_TEST(test_bad_arguments) {
   /* Programs. */
   ck_assert_int_eq(vt->dispatch(be, NULL, &in, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
   ck_assert_ptr_null(out);
-  vyre_program_ref junk = {"0123456789abcdef", 16, 0};
+  vyre_program_ref junk = VYRE_PROGRAM_BYTES("0123456789abcdef", 16);
   ck_assert_int_eq(vt->dispatch(be, &junk, &in, 1, NULL, &out, NULL, &err), VYRE_INVALID_PROGRAM);
   tr_assert_fix(&err);
   unsigned char *copy = malloc(size);
   memcpy(copy, bytes, size);
   copy[64 + 32 + 20] = 0xff; /* the second instruction's op id: unassigned */
-  vyre_program_ref bad = {copy, size, 0};
+  vyre_program_ref bad = VYRE_PROGRAM_BYTES(copy, size);
   ck_assert_int_eq(vt->dispatch(be, &bad, &in, 1, NULL, &out, NULL, &err), VYRE_INVALID_PROGRAM);
   ck_assert_int_eq(vt->dispatch(be, &ref, &in, 1, NULL, NULL, NULL, &err), VYRE_INVALID_ARGUMENT);
   /* Inputs. */

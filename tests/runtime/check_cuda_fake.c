@@ -215,7 +215,7 @@ static prog prog_bf16(uint32_t n) {
 }
 
 static vyre_program_ref ref_of(const prog *p) {
-  vyre_program_ref r = {p->bytes, p->size, 0};
+  vyre_program_ref r = VYRE_PROGRAM_BYTES(p->bytes, p->size);
   return r;
 }
 
@@ -273,7 +273,7 @@ START_TEST(test_registration) {
   ck_assert_msg(reg->storage_types & (1u << VYRE_T_BF16), "bf16 storage is offered");
   void *dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
   ck_assert_ptr_nonnull(dl);
-  const vyre_plugin_descriptor *d = dlsym(dl, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+  const vyre_descriptor *d = dlsym(dl, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
   ck_assert_msg(d != NULL, "vyre_plugin_descriptor is exported");
   ck_assert_uint_eq(d->magic, VYRE_PLUGIN_MAGIC);
   ck_assert_uint_eq(d->abi_major, VYRE_ABI_MAJOR);
@@ -864,7 +864,7 @@ START_TEST(test_resident_dispatch_sequences) {
   vyre_sequence_step steps[2];
   memset(steps, 0, sizeof steps);
   steps[0].struct_size = steps[1].struct_size = sizeof steps[0];
-  steps[0].program = r;
+  steps[0].program = &r;
   steps[0].buffer_count = 1;
   steps[0].buffers = &a;
   steps[1] = steps[0];
@@ -939,7 +939,7 @@ START_TEST(test_pipelines) {
   vyre_pipeline pl = 0;
   ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, NULL, &pl, &err), VYRE_OK);
   unsigned long links = fk.calls("cuLinkAddData");
-  vyre_program_ref r = {NULL, 0, pl};
+  vyre_program_ref r = VYRE_PROGRAM_PIPELINE(pl);
   uint32_t data[64];
   for (int i = 0; i < 64; i++) data[i] = (uint32_t)i;
   vyre_input in[1] = {{data, sizeof data}};
@@ -1272,7 +1272,7 @@ START_TEST(test_no_driver_no_device) {
 
   setenv("FAKECUDA_DEVICES", "1", 1);
   fk.reset();
-  vyre_backend_options o = {sizeof o, 0, 1, 0};
+  vyre_backend_options o = {sizeof o, 0, 1, 0, NULL};
   ck_assert_int_eq(reg->create(&o, &b, &err), VYRE_INVALID_ARGUMENT);
   o.flags = 0;
   o.device_ordinal = 3;
@@ -1314,7 +1314,7 @@ START_TEST(test_unsupported_and_invalid) {
   /* Invalid bytes, counts and sizes. */
   fk.reset();
   b = mk();
-  vyre_program_ref junk = {"not a program at all, certainly", 32, 0};
+  vyre_program_ref junk = VYRE_PROGRAM_BYTES("not a program at all, certainly", 32);
   ck_assert_int_eq(b->vt->dispatch(b, &junk, NULL, 0, NULL, &out, NULL, &err), VYRE_INVALID_PROGRAM);
   ck_assert_int_eq(b->vt->dispatch(b, NULL, NULL, 0, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
   ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, NULL, NULL, &err), VYRE_INVALID_ARGUMENT);
@@ -1589,7 +1589,7 @@ static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_erro
   vyre_resident a = 0;
   TRY(b->vt->resident_alloc(b, sizeof in, &a, err));
   st = b->vt->resident_upload(b, a, in, sizeof in, err);
-  vyre_sequence_step step = {sizeof step, 1, ri, &a, NULL};
+  vyre_sequence_step step = {sizeof step, 1, &ri, &a, NULL};
   uint32_t back[16];
   vyre_resident_copy read = {a, 0, back, sizeof back};
   if (st == VYRE_OK) st = b->vt->dispatch_resident(b, &ri, &a, 1, NULL, &t, err);
@@ -1608,7 +1608,7 @@ static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_erro
   out = NULL;
   vyre_pipeline pl;
   TRY(b->vt->pipeline_create(b, sp->trap.bytes, sp->trap.size, NULL, &pl, err));
-  vyre_program_ref rp = {NULL, 0, pl};
+  vyre_program_ref rp = VYRE_PROGRAM_PIPELINE(pl);
   st = b->vt->dispatch(b, &rp, NULL, 0, NULL, &out, NULL, err);
   b->vt->outputs_free(b, out);
   b->vt->pipeline_release(b, pl, NULL);

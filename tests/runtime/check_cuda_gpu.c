@@ -49,7 +49,7 @@ static prog finish(vyre_builder *b, const char *what) {
 }
 
 static vyre_program_ref ref_of(const prog *p) {
-  vyre_program_ref r = {p->bytes, p->size, 0};
+  vyre_program_ref r = VYRE_PROGRAM_BYTES(p->bytes, p->size);
   return r;
 }
 
@@ -653,11 +653,12 @@ static void sequence_run(vyre_backend *b, const prog *inc, const prog *mad, uint
     s[i].struct_size = sizeof s[i];
     s[i].buffer_count = 1;
   }
-  s[0].program = ref_of(inc);
+  const vyre_program_ref r_inc = ref_of(inc), r_mad = ref_of(mad);
+  s[0].program = &r_inc;
   s[0].buffers = &A;
-  s[1].program = ref_of(mad);
+  s[1].program = &r_mad;
   s[1].buffers = &B;
-  s[2].program = ref_of(inc);
+  s[2].program = &r_inc;
   s[2].buffers = &A;
   vyre_resident_copy reads[2] = {{A, 400, ra, 64}, {B, 0, rb, 64}};
   for (int round = 0; round < 2; round++)

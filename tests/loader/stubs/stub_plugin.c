@@ -4,7 +4,7 @@
  *   STUB_ID "x"            registration id (default "stub")
  *   STUB_PRECEDENCE n      (default 50)
  *   STUB_MAJOR n           descriptor/registration ABI major (default VYRE_ABI_MAJOR)
- *   STUB_MINOR_MIN/MAX n   minor range served (default VYRE_ABI_MINOR..VYRE_ABI_MINOR)
+ *   STUB_MINOR_MIN/MAX n   minor range served (default 0..VYRE_ABI_MINOR)
  *   STUB_MAGIC n           descriptor magic
  *   STUB_SHORT_DESC        export a 16-byte descriptor (struct_size 16)
  *   STUB_DESC_REG_SIZE n   descriptor registration_size
@@ -13,7 +13,12 @@
  *   STUB_NO_ENTRY          export no entry function
  *   STUB_ENTRY_FAILS       the entry returns VYRE_INTERNAL
  *   STUB_LIE_MINOR         the registration claims abi_minor = STUB_MINOR_MAX
- *   STUB_BAD_OP            list an op id that does not exist
+ *   STUB_FUTURE            a plugin of a newer minor: lists an op id and a
+ *                          capability bit this host does not know, and its
+ *                          registration has fields this host does not know
+ *   STUB_DUP_OP            list one op id twice
+ *   STUB_ABI10             an ABI 1.0 plugin: 1.0-sized registration and
+ *                          vtable (no op_types, no get_extension)
  *   STUB_FACTORY_FAILS     create returns VYRE_NO_DEVICE
  *   STUB_VTABLE_SIZE n     the instance's vtable struct_size
  *   STUB_DESC_VTABLE_SIZE n  descriptor vtable_size
@@ -40,7 +45,7 @@
 #define STUB_MAJOR VYRE_ABI_MAJOR
 #endif
 #ifndef STUB_MINOR_MIN
-#define STUB_MINOR_MIN VYRE_ABI_MINOR
+#define STUB_MINOR_MIN 0
 #endif
 #ifndef STUB_MINOR_MAX
 #define STUB_MINOR_MAX VYRE_ABI_MINOR
@@ -48,17 +53,36 @@
 #ifndef STUB_MAGIC
 #define STUB_MAGIC VYRE_PLUGIN_MAGIC
 #endif
+/* The sizes the 1.0 headers had: everything up to the 1.1 fields. */
+#define STUB_REG_SIZE_10 offsetof(vyre_registration, op_types)
+#define STUB_VTABLE_SIZE_10 offsetof(vyre_backend_vtable, get_extension)
+/* A registration of a newer minor: 1.1's fields, then some we do not know. */
+typedef struct stub_future_registration {
+  vyre_registration r;
+  uint64_t later[4];
+} stub_future_registration;
+
+#ifdef STUB_ABI10
+#define STUB_DEFAULT_REG_SIZE STUB_REG_SIZE_10
+#define STUB_DEFAULT_VTABLE_SIZE STUB_VTABLE_SIZE_10
+#elif defined(STUB_FUTURE)
+#define STUB_DEFAULT_REG_SIZE sizeof(stub_future_registration)
+#define STUB_DEFAULT_VTABLE_SIZE sizeof(vyre_backend_vtable)
+#else
+#define STUB_DEFAULT_REG_SIZE sizeof(vyre_registration)
+#define STUB_DEFAULT_VTABLE_SIZE sizeof(vyre_backend_vtable)
+#endif
 #ifndef STUB_DESC_REG_SIZE
-#define STUB_DESC_REG_SIZE sizeof(vyre_registration)
+#define STUB_DESC_REG_SIZE STUB_DEFAULT_REG_SIZE
 #endif
 #ifndef STUB_REG_SIZE
-#define STUB_REG_SIZE sizeof(vyre_registration)
+#define STUB_REG_SIZE STUB_DEFAULT_REG_SIZE
 #endif
 #ifndef STUB_VTABLE_SIZE
-#define STUB_VTABLE_SIZE sizeof(vyre_backend_vtable)
+#define STUB_VTABLE_SIZE STUB_DEFAULT_VTABLE_SIZE
 #endif
 #ifndef STUB_DESC_VTABLE_SIZE
-#define STUB_DESC_VTABLE_SIZE sizeof(vyre_backend_vtable)
+#define STUB_DESC_VTABLE_SIZE STUB_DEFAULT_VTABLE_SIZE
 #endif
 
 /* What ran, for the tests (read through dlsym). */
@@ -107,7 +131,32 @@ static vyre_status stub_metrics(vyre_backend *self, vyre_metric *out, uint32_t c
   return VYRE_OK;
 }
 
-/* Everything after metrics stays NULL: hosts must check before calling. */
+/* The test extension "vyre.stub.echo" revision 2: echo returns its
+ * argument plus the instance's ordinal. */
+static uint32_t stub_echo(vyre_backend *self, uint32_t value) {
+  return value + ((stub_backend *)self)->ordinal;
+}
+static const stub_echo_ext stub_echo_table = {{sizeof(stub_echo_ext), 2}, stub_echo};
+
+static vyre_status stub_get_extension(vyre_backend *self, const char *name, uint32_t version,
+                                      const void **out, vyre_error *err) {
+  (void)self;
+  if (!out)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "stub get_extension: out is NULL. Fix: pass one");
+  *out = NULL;
+  if (name && strcmp(name, STUB_ECHO_NAME) == 0 && version >= 1 &&
+      version <= stub_echo_table.head.version) {
+    *out = &stub_echo_table;
+    return VYRE_OK;
+  }
+  return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                        "stub get_extension: '%s' revision %u is not served (only "
+                        STUB_ECHO_NAME " 1 to 2). Fix: check registration->extensions",
+                        name ? name : "(null)", version);
+}
+
+/* Everything after metrics stays NULL except get_extension: hosts must
+ * check before calling. */
 static const __attribute__((unused)) vyre_backend_vtable stub_vtable = {
     .struct_size = STUB_VTABLE_SIZE,
     .destroy = stub_destroy,
@@ -115,6 +164,7 @@ static const __attribute__((unused)) vyre_backend_vtable stub_vtable = {
     .prepare = stub_ok,
     .shutdown = stub_ok,
     .metrics = stub_metrics,
+    .get_extension = stub_get_extension,
 };
 
 static vyre_status stub_create(const vyre_backend_options *options, vyre_backend **out,
@@ -130,6 +180,13 @@ static vyre_status stub_create(const vyre_backend_options *options, vyre_backend
   uint32_t ordinal = 0;
   if (options && options->struct_size >= offsetof(vyre_backend_options, flags))
     ordinal = options->device_ordinal;
+  stub_calls.last_minor = -1;
+  if (options && options->struct_size >= offsetof(vyre_backend_options, next))
+    stub_calls.last_minor = (int)options->abi_minor;
+  /* Walk the chain: count the structs of our test type, skip the rest. */
+  if (options && options->struct_size >= offsetof(vyre_backend_options, next) + sizeof(void *))
+    for (const vyre_ext *x = options->next; x; x = x->next)
+      if (x->type == STUB_EXT_TYPE) stub_calls.ext_seen++;
   if (ordinal != 0)
     return vyre_error_set(err, VYRE_NO_DEVICE, 0,
                           "stub: device %u does not exist (1 device). Fix: use device 0", ordinal);
@@ -147,39 +204,69 @@ static vyre_status stub_create(const vyre_backend_options *options, vyre_backend
 
 static const __attribute__((unused)) uint16_t stub_ops[] = {
     VYRE_OP_CONST, VYRE_OP_LOAD, VYRE_OP_ADD, VYRE_OP_STORE,
-#ifdef STUB_BAD_OP
-    250,
+#ifdef STUB_FUTURE
+    250, /* an op id of a later minor */
+#endif
+#ifdef STUB_DUP_OP
+    VYRE_OP_ADD,
 #endif
 };
 
-static __attribute__((unused)) vyre_registration stub_registration = {
+#ifdef STUB_FUTURE
+#define STUB_CAPS (VYRE_CAP_BARRIER | VYRE_CAP_F16 | (1ull << 40))
+#else
+#define STUB_CAPS (VYRE_CAP_BARRIER | VYRE_CAP_F16)
+#endif
+#ifdef STUB_LIE_MINOR
+#define STUB_REG_MINOR STUB_MINOR_MAX
+#elif defined(STUB_ABI10)
+#define STUB_REG_MINOR 0
+#else
+#define STUB_REG_MINOR VYRE_ABI_MINOR
+#endif
+
+/* Type masks: add only at u32, the rest at every type. */
+static const uint32_t stub_op_types[] = {0, 0, VYRE_TBIT(VYRE_T_U32), 0,
+#ifdef STUB_FUTURE
+                                         0,
+#endif
+#ifdef STUB_DUP_OP
+                                         0,
+#endif
+};
+
+/* Immutable: one registration for every minor (the host records the
+ * negotiated one). */
+static const __attribute__((unused)) stub_future_registration stub_registration = {{
     .struct_size = STUB_REG_SIZE,
     .abi_major = STUB_MAJOR,
-    .abi_minor = 0,
+    .abi_minor = STUB_REG_MINOR,
     .id = STUB_ID,
     .version = "0.0.1-stub",
     .description = "test stub plugin (" STUB_ID ")",
     .precedence = STUB_PRECEDENCE,
     .op_count = sizeof stub_ops / sizeof stub_ops[0],
     .ops = stub_ops,
-    .capabilities = VYRE_CAP_BARRIER | VYRE_CAP_F16,
+    .capabilities = STUB_CAPS,
     .storage_types = VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_F32),
     .create = stub_create,
-};
+    .op_types = stub_op_types,
+    .extensions = STUB_ECHO_NAME "@2",
+}, {0, 0, 0, 0}};
 
 #ifndef STUB_NO_DESCRIPTOR
-/* The typedef and the exported object share a name, so the object gets
- * it through an assembler label. */
 #ifdef STUB_SHORT_DESC
 typedef struct {
   uint32_t struct_size, magic;
   uint16_t abi_major, abi_minor_min, abi_minor_max, reserved;
 } stub_short_descriptor;
-STUB_EXPORT const stub_short_descriptor stub_descriptor __asm__("vyre_plugin_descriptor") = {
+STUB_EXPORT const stub_short_descriptor vyre_plugin_descriptor = {
     sizeof(stub_short_descriptor), STUB_MAGIC, STUB_MAJOR, STUB_MINOR_MIN, STUB_MINOR_MAX, 0};
 #else
-STUB_EXPORT const vyre_plugin_descriptor stub_descriptor __asm__("vyre_plugin_descriptor") = {
-    .struct_size = sizeof(vyre_plugin_descriptor),
+/* Written out field by field (not VYRE_DESCRIPTOR_INIT) so that each
+ * can be broken on purpose. */
+VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor = {
+    .struct_size = sizeof(vyre_descriptor),
     .magic = STUB_MAGIC,
     .abi_major = STUB_MAJOR,
     .abi_minor_min = STUB_MINOR_MIN,
@@ -208,17 +295,12 @@ vyre_status vyre_plugin_entry(uint16_t host_major, uint16_t host_minor,
   if (host_major != STUB_MAJOR)
     return vyre_error_set(err, VYRE_ABI_MISMATCH, 0, "stub: host ABI %u, stub %u. Fix: rebuild",
                           host_major, (unsigned)STUB_MAJOR);
-  /* Read the range from the descriptor, as a real plugin would. */
   uint16_t lo = stub_minor_min, hi = stub_minor_max;
   uint16_t minor = host_minor < hi ? host_minor : hi;
   if (minor < lo)
     return vyre_error_set(err, VYRE_ABI_MISMATCH, 0, "stub: host minor %u below %u. Fix: rebuild",
                           host_minor, lo);
-#ifdef STUB_LIE_MINOR
-  minor = STUB_MINOR_MAX;
-#endif
-  stub_registration.abi_minor = minor;
-  *out = &stub_registration;
+  *out = &stub_registration.r;
   return VYRE_OK;
 #endif
 }

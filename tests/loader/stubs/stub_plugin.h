@@ -2,6 +2,8 @@
 #ifndef VYRE_TESTS_STUB_PLUGIN_H
 #define VYRE_TESTS_STUB_PLUGIN_H
 
+#include "vyre/vyre.h"
+
 /* Exported as `stub_calls` by every stub; atomic because the thread
  * tests create instances from many threads. */
 typedef struct stub_counters {
@@ -11,7 +13,20 @@ typedef struct stub_counters {
   _Atomic int live;    /* instances alive */
   void *_Atomic last;  /* the latest instance (calloc'ed), so a test can
                           free one the host refused and could not destroy */
+  _Atomic int last_minor; /* vyre_backend_options.abi_minor the last create
+                             got; -1 when the options were too short */
+  _Atomic int ext_seen;   /* STUB_EXT_TYPE structs seen in options chains */
 } stub_counters;
+
+/* The chain type the stubs count in vyre_backend_options.next ("ST"). */
+#define STUB_EXT_TYPE 0x53540001u
+
+/* The test extension every full-size stub serves at revisions 1 and 2. */
+#define STUB_ECHO_NAME "vyre.stub.echo"
+typedef struct stub_echo_ext {
+  vyre_extension_head head;
+  uint32_t (*echo)(vyre_backend *self, uint32_t value);
+} stub_echo_ext;
 
 #define STUB_COUNTERS_SYMBOL "stub_calls"
 

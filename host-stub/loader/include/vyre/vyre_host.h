@@ -1,4 +1,4 @@
-/* vyre_host.h -- libvyre-host: find backend plugins, negotiate their ABI, pick one, create instances (docs/host.md). */
+/* vyre_host.h -- libvyre-host: find backend plugins, negotiate their ABI, pick one, create instances (share/doc/vyre/host.md). */
 #ifndef VYRE_VYRE_HOST_H
 #define VYRE_VYRE_HOST_H
 
@@ -7,17 +7,22 @@
  *   Candidates are considered in this order; the first plugin found with a
  *   given id wins and later ones are skipped as duplicates:
  *     1. options->search_path, then $VYRE_BACKEND_PATH: colon-separated
- *        entries; a file is a candidate whatever its name, a directory
- *        contributes its lib*.so files in byte-wise sorted order.
+ *        entries; a file named there is a candidate whatever its name, a
+ *        directory contributes only its files named libvyre-*.so (regular
+ *        files, byte-wise sorted order); no other file in it is opened.
  *     2. The build tree, when the host library runs from one (it is loaded
  *        from <top>/host-stub/loader/.libs/) or $VYRE_BUILD_DIR names one: the
  *        plugins `make` builds there (host-stub/ref/.libs/libvyre-ref.so,
  *        plugin/runtime/.libs/libvyre-cuda.so).
  *     3. The installed plugin directory (${libdir}/vyre/backends).
  *   Each candidate is dlopen'ed (RTLD_NOW | RTLD_LOCAL); its descriptor is
- *   checked before any plugin function runs; then vyre_plugin_entry
- *   negotiates the ABI minor and returns the registration, which is
- *   checked too.  A candidate that fails any step is kept in the list as
+ *   checked before any plugin function runs; then vyre_plugin_entry is
+ *   called with the host's version and returns the registration, which is
+ *   checked too.  The host records the negotiated minor itself
+ *   (min(host minor, descriptor's abi_minor_max)) and passes it to the
+ *   factory in vyre_backend_options.abi_minor.  Op ids and capability
+ *   bits the host does not know are left out and counted
+ *   (vyre_host_candidate.unknown_*), never a reason to skip.  A candidate that fails any step is kept in the list as
  *   SKIPPED with a one-line reason; the others keep working.  Plugins are
  *   never dlclose'd.
  *
@@ -85,15 +90,17 @@ typedef enum vyre_host_status {
   VYRE_HOST_LOADED = 0,      /* registered; factory not tried yet */
   VYRE_HOST_READY = 1,       /* its factory succeeded the last time it was tried */
   VYRE_HOST_UNAVAILABLE = 2, /* registered, but its factory failed the last time: reason */
-  VYRE_HOST_SKIPPED = 3      /* not loadable, bad ABI, bad registration or duplicate: reason */
+  VYRE_HOST_SKIPPED = 3,     /* not loadable, bad ABI, bad registration or duplicate: reason */
+  VYRE_HOST_STATUS_FORCE32_ = 0x7fffffff /* 32 bits whatever the enum options */
 } vyre_host_status;
 
 /* Where a candidate was found. */
 typedef enum vyre_host_origin {
-  VYRE_HOST_FROM_OPTIONS = 0,  /* vyre_host_options.search_path */
-  VYRE_HOST_FROM_ENV = 1,      /* $VYRE_BACKEND_PATH */
-  VYRE_HOST_FROM_BUILD = 2,    /* the build tree */
-  VYRE_HOST_FROM_PLUGINDIR = 3 /* the installed plugin directory */
+  VYRE_HOST_FROM_OPTIONS = 0,   /* vyre_host_options.search_path */
+  VYRE_HOST_FROM_ENV = 1,       /* $VYRE_BACKEND_PATH */
+  VYRE_HOST_FROM_BUILD = 2,     /* the build tree */
+  VYRE_HOST_FROM_PLUGINDIR = 3, /* the installed plugin directory */
+  VYRE_HOST_ORIGIN_FORCE32_ = 0x7fffffff
 } vyre_host_origin;
 
 #define VYRE_HOST_REASON_MAX 512
@@ -125,6 +132,17 @@ typedef struct vyre_host_candidate {
   uint32_t registration_size; /* struct_size of the plugin's registration */
   uint32_t vtable_size;     /* descriptor vtable_size */
   char reason[VYRE_HOST_REASON_MAX]; /* why SKIPPED/UNAVAILABLE; "" otherwise */
+  /* Appended in libvyre-host 1.1 (read them only when struct_size covers
+   * them). */
+  const uint32_t *op_types; /* op_count masks parallel to ops: bit (1 << vyre_type)
+                               per type the op is supported at; never 0 */
+  uint32_t unknown_op_count; /* op ids the plugin listed that this host does
+                               not know (a newer plugin); left out of ops */
+  uint16_t registration_minor; /* the minor of the registration's layout */
+  uint16_t reserved;
+  uint64_t unknown_capabilities; /* capability bits this host does not know;
+                                    left out of capabilities */
+  const char *extensions;   /* "name@version ..." the plugin serves; "" if none */
 } vyre_host_candidate;
 
 /*
@@ -214,6 +232,25 @@ VYRE_HOST_API const char *vyre_host_origin_name(uint32_t origin);
 /* Capability bit -> name ("f16", "subgroup", ...), or NULL for a bit the
  * host does not know.  bit is 0..63. */
 VYRE_HOST_API const char *vyre_host_capability_name(uint32_t bit);
+
+/* The library's own version (run-time, unlike the macros below, which are
+ * the headers' a program was built with): the release ("0.2.0") and the
+ * ABI it speaks.  Any pointer may be NULL. */
+VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_minor);
+
+/* Layout checks (LP64 and ILP32 where pointers are involved). */
+VYRE_STATIC_ASSERT(sizeof(vyre_host_status) == 4 && sizeof(vyre_host_origin) == 4,
+                   "host enums are 32 bits");
+VYRE_STATIC_ASSERT(offsetof(vyre_host_options, search_path) == 8, "host_options.search_path");
+VYRE_STATIC_ASSERT(sizeof(vyre_host_options) == 8 + 2 * sizeof(void *), "host_options layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, id) == 8, "candidate.id");
+VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, origin) == 8 + 5 * sizeof(void *),
+                   "candidate.origin");
+VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, reason) == 56 + 6 * sizeof(void *),
+                   "candidate.reason");
+VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, op_types) ==
+                       offsetof(vyre_host_candidate, reason) + VYRE_HOST_REASON_MAX,
+                   "candidate.op_types");
 
 #ifdef __cplusplus
 }
