@@ -16,4 +16,4 @@ abi_libvyre_la_SOURCES = \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
 	abi/support/prng.h abi/support/bits.h
 abi_libvyre_la_LIBADD = -lpthread
-EXTRA_DIST += docs/program-format.md docs/program-text.md docs/semantics.md
+EXTRA_DIST += docs/program-format.md docs/program-text.md docs/semantics.md docs/abi.md
