@@ -31,6 +31,7 @@ typedef struct run_args {
   uint32_t show;
   int timed;
   int json;
+  const char *output_raw; /* --output-raw DIR, or NULL */
 } run_args;
 
 static const char *const kind_option[] = {"--input", "--random", "--fill", "--iota"};
@@ -314,13 +315,55 @@ static const vyre_buffer_info *output_buffer(const vyre_program *p, uint32_t k) 
   return NULL;
 }
 
+/*
+ * Where output k's bytes sit in its buffer.  A range (out_range) may start
+ * or end inside an element: then the bytes are reported as bytes and no
+ * element is decoded from a shifted offset (`aligned` 0).
+ */
+typedef struct out_layout {
+  uint32_t type, esize;
+  uint64_t byte_offset, byte_size;
+  int aligned;       /* byte_offset and byte_size are whole elements */
+  uint64_t first;    /* element index of the first byte (aligned only) */
+  uint64_t count;    /* elements (aligned only) */
+} out_layout;
+
+static out_layout layout_of(const vyre_program *p, const vyre_outputs *outs, uint32_t k) {
+  const vyre_buffer_info *b = output_buffer(p, k);
+  out_layout L;
+  L.type = b ? b->decl.elem_type : VYRE_T_U8;
+  L.esize = vyre_type_size(L.type);
+  L.byte_offset = b && (b->decl.flags & VYRE_BUF_OUT_RANGE) ? b->decl.out_range_offset : 0;
+  L.byte_size = outs->items[k].size;
+  L.aligned = L.byte_offset % L.esize == 0 && L.byte_size % L.esize == 0;
+  L.first = L.aligned ? L.byte_offset / L.esize : 0;
+  L.count = L.aligned ? L.byte_size / L.esize : 0;
+  return L;
+}
+
+static int is_float(uint32_t type) {
+  return type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16;
+}
+
+static void print_hex(const uint8_t *data, uint64_t size) {
+  for (uint64_t i = 0; i < size; i++) printf("%02x", data[i]);
+}
+
 static void print_outputs_text(const vyre_program *p, const vyre_outputs *outs, uint32_t show) {
   for (uint32_t k = 0; k < outs->count; k++) {
     const vyre_buffer_info *b = output_buffer(p, k);
-    uint32_t type = b ? b->decl.elem_type : VYRE_T_U8;
-    uint32_t esize = vyre_type_size(type);
-    uint64_t count = outs->items[k].size / esize;
-    uint64_t first = b && (b->decl.flags & VYRE_BUF_OUT_RANGE) ? b->decl.out_range_offset / esize : 0;
+    out_layout L = layout_of(p, outs, k);
+    uint32_t type = L.type, esize = L.esize;
+    uint64_t count = L.count, first = L.first;
+    if (!L.aligned) {
+      /* A range that cuts elements: the exact bytes, never shifted values. */
+      printf("output %u %s: %s, bytes %llu..%llu of the buffer (not whole elements)\n  ", k,
+             b ? b->name : "?", vyre_type_name(type), (unsigned long long)L.byte_offset,
+             (unsigned long long)(L.byte_offset + L.byte_size - 1));
+      print_hex(outs->items[k].data, L.byte_size);
+      printf("\n");
+      continue;
+    }
     printf("output %u %s: %s x %llu", k, b ? b->name : "?", vyre_type_name(type),
            (unsigned long long)count);
     if (first) printf(" (elements %llu..%llu)", (unsigned long long)first,
@@ -340,27 +383,73 @@ static void print_outputs_text(const vyre_program *p, const vyre_outputs *outs, 
   }
 }
 
+/*
+ * Lossless: every output reports its exact byte range; an element-aligned
+ * one its values, and for f32/f16/bf16 also each value's bits ("bits", a
+ * parallel array of hex strings), so NaN payloads and signed zeros are
+ * visible; a range that cuts elements gives its bytes ("hex") and no
+ * values.
+ */
 static void print_outputs_json(const vyre_program *p, const vyre_outputs *outs) {
   printf("\"outputs\":[");
   for (uint32_t k = 0; k < outs->count; k++) {
     const vyre_buffer_info *b = output_buffer(p, k);
-    uint32_t type = b ? b->decl.elem_type : VYRE_T_U8;
-    uint32_t esize = vyre_type_size(type);
-    uint64_t count = outs->items[k].size / esize;
-    uint64_t first = b && (b->decl.flags & VYRE_BUF_OUT_RANGE) ? b->decl.out_range_offset / esize : 0;
+    out_layout L = layout_of(p, outs, k);
+    const uint8_t *data = outs->items[k].data;
     printf("%s{\"name\":", k ? "," : "");
     cli_json_string(stdout, b ? b->name : "?");
-    printf(",\"type\":\"%s\",\"first\":%llu,\"count\":%llu,\"values\":[", vyre_type_name(type),
-           (unsigned long long)first, (unsigned long long)count);
-    const uint8_t *data = outs->items[k].data;
-    for (uint64_t e = 0; e < count; e++) {
+    printf(",\"type\":\"%s\",\"byte_offset\":%llu,\"byte_size\":%llu", vyre_type_name(L.type),
+           (unsigned long long)L.byte_offset, (unsigned long long)L.byte_size);
+    if (!L.aligned) {
+      printf(",\"first\":null,\"count\":0,\"values\":[],\"hex\":\"");
+      print_hex(data, L.byte_size);
+      printf("\"}");
+      continue;
+    }
+    printf(",\"first\":%llu,\"count\":%llu,\"values\":[", (unsigned long long)L.first,
+           (unsigned long long)L.count);
+    for (uint64_t e = 0; e < L.count; e++) {
       char cell[64];
-      format_element(cell, sizeof cell, type, data + e * esize, 1);
+      format_element(cell, sizeof cell, L.type, data + e * L.esize, 1);
       printf("%s%s", e ? "," : "", cell);
     }
-    printf("]}");
+    printf("]");
+    if (is_float(L.type)) {
+      printf(",\"bits\":[");
+      for (uint64_t e = 0; e < L.count; e++) {
+        uint64_t bits = 0;
+        memcpy(&bits, data + e * L.esize, L.esize);
+        printf("%s\"0x%0*llx\"", e ? "," : "", (int)(2 * L.esize), (unsigned long long)bits);
+      }
+      printf("]");
+    }
+    printf("}");
   }
   printf("]");
+}
+
+/* --output-raw DIR: DIR/<k>.<name>.bin holds output k's bytes exactly as
+ * the backend returned them (its range only, for a ranged output). */
+static int write_raw_outputs(const cli_command *self, const char *dir, const vyre_program *p,
+                             const vyre_outputs *outs) {
+  for (uint32_t k = 0; k < outs->count; k++) {
+    const vyre_buffer_info *b = output_buffer(p, k);
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%u.%s.bin", dir, k, b ? b->name : "output");
+    if (n < 0 || (size_t)n >= sizeof path)
+      return cli_fail(self, "--output-raw: the path for output %u is too long. Fix: use a "
+                      "shorter directory", k);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+      return cli_fail(self, "--output-raw: cannot create %s: %s. Fix: create the directory "
+                      "or choose a writable one", path, strerror(errno));
+    size_t want = (size_t)outs->items[k].size;
+    size_t put = want ? fwrite(outs->items[k].data, 1, want, f) : 0;
+    if (fclose(f) != 0 || put != want)
+      return cli_fail(self, "--output-raw: writing %s failed: %s. Fix: free disk space", path,
+                      strerror(errno));
+  }
+  return CLI_OK;
 }
 
 typedef struct timing_log {
@@ -477,6 +566,10 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
   if (m > 0)
     VALUE_OPTION("--backend") {
       a->backend = v;
+      continue;
+    }
+    VALUE_OPTION("--output-raw") {
+      a->output_raw = v;
       continue;
     }
     for (int k = 0; k < INPUT_KINDS; k++) {
@@ -630,6 +723,8 @@ static int run_run(const cli_command *self, int argc, char **argv) {
     }
   }
 
+  if (a.output_raw && (rc = write_raw_outputs(self, a.output_raw, prog, outs)) != CLI_OK)
+    goto done;
   if (a.json) {
     char hash[65];
     vyre_program_hash_hex(prog, hash);
@@ -664,7 +759,7 @@ const cli_command cli_cmd_run = {
     "run PROGRAM [--backend ID]\n"
     "           [--input FILE | --random SEED[:N] | --fill V[:N] | --iota START[:N]]...\n"
     "           [--ulp N] [--wg X,Y,Z] [--grid X,Y,Z] [--iterations N] [--device N]\n"
-    "           [--timed] [--repeat N] [--json] [--show N]",
+    "           [--timed] [--repeat N] [--json] [--show N] [--output-raw DIR]",
     "run a program (text .vyre or binary .vyrb) on a backend and print its outputs",
     "PROGRAM is text or binary, told apart by the binary magic (\"VYRP\"); \"-\" reads\n"
     "stdin.  Give one input per input buffer (ro, uniform, rw without the output\n"
@@ -685,7 +780,9 @@ const cli_command cli_cmd_run = {
     "  --iterations N    fixpoint launches on the same buffers\n"
     "  --repeat N        dispatch N times (outputs of the last run are printed)\n"
     "  --timed           print wall/device/enqueue/wait time (min/median/mean)\n"
-    "  --json            print one JSON object (all values; NaN/inf as strings)\n"
+    "  --json            print one JSON object: each output's byte range, its values\n"
+    "                    (NaN/inf as strings) and for floats each value's bits\n"
+    "  --output-raw DIR  write output k's bytes to DIR/<k>.<name>.bin\n"
     "  --show N          print at most N elements per output (default 64, 0 = all)\n\n"
     "example:\n"
     "  vyre run examples/saxpy.vyre --fill 2 --iota 0:1024 --fill 1:1024\n\n"

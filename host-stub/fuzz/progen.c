@@ -118,6 +118,33 @@ static const uint32_t f32_specials[] = {0x00000000u, 0x80000000u, 0x3f800000u, 0
                                         0x7f7fffffu, 0x3f000000u, 0x40200000u, 0x4b800000u,
                                         0xcf000000u, 0x5f000000u, 0x40490fdbu};
 
+/*
+ * The edge pool (docs/conformance.md, "Fuzzing"): powers of two across the
+ * whole exponent range, each with the significands just below and above a
+ * power of two, chosen so that products and quotients of two pool values
+ * land on both sides of the f32 underflow boundary 2^-126 and of
+ * 2^-126 - 2^-150 (exponent pairs summing to -126 or -127: (-1, -126),
+ * (-64, -63), (-27, -100), ...), plus the specials above.  A share of the
+ * f32 constants and inputs comes from here.
+ */
+static uint32_t edge_f32(gen *g) {
+  static const int16_t exps[] = {-126, -125, -124, -100, -99, -64, -63, -62, -27, -26,
+                                 -1,   0,    1,    23,   24,  62,  63,  64,  100, 127};
+  static const uint32_t fracs[] = {0x000000u, 0x000001u, 0x000002u, 0x7fffffu,
+                                   0x7ffffeu, 0x400000u, 0x3fffffu, 0x400001u};
+  /* Halves of the boundary: exponent pairs summing to -127, significands 1
+   * and 2 - 2^-23 (their product is 2^-126 (1 - 2^-24)) and neighbours. */
+  static const int16_t halves[] = {-126, -1, -100, -27, -64, -63, 0, -26};
+  static const uint32_t near_one[] = {0x000000u, 0x7fffffu, 0x7ffffeu, 0x000001u};
+  uint32_t sign = rnd(g, 2) ? 0x80000000u : 0u;
+  switch (rnd(g, 5)) {
+  case 0: return f32_specials[rnd(g, N(f32_specials))];
+  case 1:
+  case 2: return sign | (uint32_t)(halves[rnd(g, N(halves))] + 127) << 23 | near_one[rnd(g, N(near_one))];
+  default: return sign | (uint32_t)(exps[rnd(g, N(exps))] + 127) << 23 | fracs[rnd(g, N(fracs))];
+  }
+}
+
 static int is_int(uint8_t t) {
   return t == VYRE_T_U32 || t == VYRE_T_U64 || t == VYRE_T_I32 || t == VYRE_T_I64;
 }
@@ -161,13 +188,19 @@ static uint32_t konst(gen *g, uint8_t t) {
   } else if (t == VYRE_T_F32) {
     if (chance(g, 35)) {
       bits = f32_specials[rnd(g, N(f32_specials))];
+    } else if (chance(g, 40)) {
+      bits = edge_f32(g);
     } else {
       float f = (float)((int32_t)rnd(g, 4001) - 2000) / (float)(1u << rnd(g, 10));
       bits = vyre_f32_canonical_bits(vyre__f32_bits(f));
     }
   } else {
-    static const int64_t edge[] = {0, 1, -1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 255, 65535,
-                                   0x7fffffff, (int64_t)0x80000000ll, INT64_MAX, INT64_MIN};
+    static const int64_t edge[] = {0,          1,          -1,        2,         3,
+                                   7,          31,         32,        33,        63,
+                                   64,         65,         255,       65535,     0x7fffffff,
+                                   (int64_t)0x80000000ll, (int64_t)0xffffffffll,
+                                   (int64_t)0xfffffffell, (int64_t)0x80000001ll,
+                                   INT64_MAX,  INT64_MIN,  INT64_MIN + 1, -2};
     uint32_t r = rnd(g, 4);
     bits = r == 0 ? (uint64_t)edge[rnd(g, N(edge))] : r == 1 ? next(g) : rnd(g, 100);
     if (t == VYRE_T_U32 || t == VYRE_T_I32) bits &= 0xffffffffu;
@@ -937,6 +970,7 @@ static uint32_t random_f32_bits(gen *g) {
     return s[rnd(g, N(s))]; /* NaN payloads and subnormals: canonicalised by loads */
   }
   if (r == 2) return (uint32_t)next(g);
+  if (r <= 5) return edge_f32(g);
   float f = (float)((int32_t)rnd(g, 20001) - 10000) / 100.0f;
   return vyre__f32_bits(f);
 }

@@ -291,8 +291,13 @@ END_TEST
 START_TEST(test_ulp_distance) {
   ck_assert_msg(cf_ulp_distance_f32(0x00000000, 0x80000000) == 0, "+0 and -0 are 0 ulp apart");
   ck_assert_msg(cf_ulp_distance_f32(0x3f800000, 0x3f800001) == 1, "adjacent values are 1 ulp apart");
-  ck_assert_msg(cf_ulp_distance_f32(0x00800000, 0x80800000) == 2 * 0x00800000ull,
-                "the distance across zero counts every value between");
+  /* Programs see no subnormals: the zeros and +-2^-126 are neighbours. */
+  ck_assert_msg(cf_ulp_distance_f32(0x00800000, 0x80800000) == 2,
+                "the distance across zero counts the values a program can see between");
+  ck_assert_msg(cf_ulp_distance_f32(0x00000000, 0x00800000) == 1, "0 and 2^-126 are neighbours");
+  ck_assert_msg(cf_ulp_distance_f32(0x80000000, 0x00800001) == 2, "-0 .. 2^-126 (1 + 2^-23)");
+  ck_assert_msg(cf_ulp_distance_f32(0x00000001, 0x00000000) == 0, "a subnormal sits with its zero");
+  ck_assert_msg(cf_ulp_distance_f32(0x00800000, 0x00800001) == 1, "adjacent normals stay 1 apart");
   ck_assert_msg(cf_ulp_distance_f32(0x7fc00000, 0x7fc00000) == 0, "the same NaN is equal");
   ck_assert_msg(cf_ulp_distance_f32(0x7fc00000, 0x7fc00001) == UINT64_MAX, "NaN bits must match");
   ck_assert_msg(cf_ulp_distance_f32(0x7fc00000, 0x3f800000) == UINT64_MAX, "NaN vs a number: not comparable");

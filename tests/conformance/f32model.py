@@ -2,8 +2,11 @@
 """Bit-exact reference models written from docs/semantics.md alone.
 
 Every function takes and returns raw bits (ints).  f32 arithmetic is done
-exactly with fractions and rounded once to nearest even (IEEE gradual
-underflow), then canonicalised: NaN -> 0x7FC00000, subnormal -> signed zero.
+exactly with fractions, rounded once to nearest even to 24 significant bits
+as if the exponent were unbounded, and a result whose rounded magnitude is
+below 2^-126 becomes the zero of its sign (IEEE 754 tininess detected after
+rounding, flushed); then NaN -> 0x7FC00000.  f16/bf16 narrowing keeps the
+16-bit formats' subnormals (gradual underflow at their own boundary).
 These models are independent of the C reference backend: where the two
 disagree, the corpus' expect-output lines make `vyre conform` fail.
 """
@@ -156,10 +159,13 @@ def value(b):
     return -v if sign(b) else v
 
 
-def round_fraction(v, neg_zero=False, mant=23, emin=-126, emax=127, exp_bits=8):
-    """Round an exact rational to the nearest binary float (ties to even),
-    with gradual underflow; returns (sign, biased exponent, mantissa) bits
-    of the format.  Overflow gives infinity."""
+def round_fraction(v, neg_zero=False, mant=23, emin=-126, emax=127, exp_bits=8, gradual=True):
+    """Round an exact rational to the nearest binary float (ties to even);
+    returns (sign, biased exponent, mantissa) bits of the format.  Overflow
+    gives infinity.  gradual: IEEE gradual underflow (subnormals on the grid
+    of the smallest exponent); otherwise the rounding is to mant+1 bits with
+    an unbounded exponent and a result below the smallest normal becomes the
+    zero of its sign (tininess after rounding, flushed)."""
     s = 1 if (v < 0 or (v == 0 and neg_zero)) else 0
     a = -v if v < 0 else v
     bias = (1 << (exp_bits - 1)) - 1
@@ -171,7 +177,8 @@ def round_fraction(v, neg_zero=False, mant=23, emin=-126, emax=127, exp_bits=8):
         e -= 1
     while Fraction(2) ** (e + 1) <= a:
         e += 1
-    e = max(e, emin)  # subnormals share the smallest exponent
+    if gradual:
+        e = max(e, emin)  # subnormals share the smallest exponent
     scale = Fraction(2) ** (mant - e)
     q = a * scale
     n = q.numerator // q.denominator
@@ -183,13 +190,16 @@ def round_fraction(v, neg_zero=False, mant=23, emin=-126, emax=127, exp_bits=8):
         e += 1
     if e > emax:
         return (s << (mant + exp_bits)) | (((1 << exp_bits) - 1) << mant)
+    if e < emin:
+        return s << (mant + exp_bits)  # tiny after rounding: flushed
     if n >> mant:
         return (s << (mant + exp_bits)) | ((e + bias) << mant) | (n & mask(mant))
     return (s << (mant + exp_bits)) | n  # subnormal
 
 
 def f32_round(v, neg_zero=False):
-    return canon(round_fraction(v, neg_zero))
+    """An f32 arithmetic result: tininess after rounding, flushed."""
+    return canon(round_fraction(v, neg_zero, gradual=False))
 
 
 def f32_binop(op, x, y):

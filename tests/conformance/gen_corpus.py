@@ -313,6 +313,196 @@ def gen_f32_ops():
     elementwise(c, [("a", "f32"), ("b", "f32"), ("c", "f32")], "f32", len(a), "%r = fma %a %b %c")
 
 
+# ------------------------------------------------------------------ underflow
+def f32b(v):
+    """Bits of the f32 nearest to the float v (v must be representable)."""
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+MIN_NORMAL = 0x00800000                      # 2^-126
+BELOW = [0x3F7FFFFF, 0x3F7FFFFE, 0x3F7FFFFD, 0x3F800000, 0x3F800001, 0x3F7FFFFC]
+
+
+def signed4(x, y):
+    """(x, y) with every sign combination."""
+    return [(x, y), (x ^ 0x80000000, y), (x, y ^ 0x80000000), (x ^ 0x80000000, y ^ 0x80000000)]
+
+
+def near_min_normal(r, n):
+    """n random pairs (x, y) whose product lies within a few 2^-150 of 2^-126."""
+    out = []
+    for _ in range(n):
+        y = f32b(r.uniform(1.0, 2.0) * 2.0 ** r.randrange(-100, -26))
+        q = M.value(MIN_NORMAL) / M.value(y) * (1 + M.Fraction(r.randrange(-6, 4), 1 << 25))
+        x = M.round_fraction(q)
+        out.append((x, y))
+    return out
+
+
+def gen_underflow():
+    """Boundary witnesses for the underflow rule (docs/semantics.md, "Underflow"):
+    results on both sides of 2^-126 and of 2^-126 - 2^-150, ties, signed zeros,
+    every sign combination."""
+    r = rng("underflow")
+    # mul: (1 - k 2^-24) * 2^-126 straddles the window; the tie 2^-126 - 2^-151 =
+    # (31*601) 2^-70 * 1801 2^-81; 2^-126 - 3*2^-151 = 479 2^-80 * 70051 2^-71.
+    pairs = []
+    for x in BELOW:
+        pairs += signed4(x, MIN_NORMAL)
+        pairs += signed4(x, 0x00800001)
+        pairs += signed4(x, 0x01000000)            # 2^-125 * x, twice the boundary
+    tie = (M.round_fraction(M.Fraction(18631) * M.Fraction(2) ** -70),
+           M.round_fraction(M.Fraction(1801) * M.Fraction(2) ** -81))
+    pairs += signed4(*tie)
+    pairs += signed4(M.round_fraction(M.Fraction(479) * M.Fraction(2) ** -80),
+                     M.round_fraction(M.Fraction(70051) * M.Fraction(2) ** -71))
+    pairs += near_min_normal(r, 64)
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    c = add(Case("ops.f32", "underflow.mul.f32",
+                 "mul at the f32 underflow boundary: results on both sides of 2^-126 and of "
+                 "2^-126 - 2^-150 (tiny after rounding: the zero of its sign), ties, all signs"))
+    c.d("ops mul")
+    c.inp("a", "f32", xs)
+    c.inp("b", "f32", ys)
+    c.out("out", "f32", [M.f32_binop("mul", x, y) for x, y in zip(xs, ys)])
+    elementwise(c, [("a", "f32"), ("b", "f32")], "f32", len(xs), "%r = mul %a %b")
+
+    # div: x / y with the same quotients: (1 - k 2^-24) 2^-100 / 2^26, and random.
+    pairs = []
+    for x in BELOW:
+        pairs += signed4(M.round_fraction(M.value(x) * M.Fraction(2) ** -100), 0x4C800000)
+        pairs += signed4(x, 0x7E800000)            # x / 2^126
+    for x, y in near_min_normal(r, 48):
+        d = M.round_fraction(1 / M.value(y))       # x * y ~ 2^-126  ->  x / (1/y)
+        pairs.append((x, d))
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    c = add(Case("ops.f32", "underflow.div.f32",
+                 "div at the f32 underflow boundary: quotients on both sides of 2^-126 and of "
+                 "2^-126 - 2^-150, all signs"))
+    c.d("ops div")
+    c.inp("a", "f32", xs)
+    c.inp("b", "f32", ys)
+    c.out("out", "f32", [M.f32_binop("div", x, y) for x, y in zip(xs, ys)])
+    elementwise(c, [("a", "f32"), ("b", "f32")], "f32", len(xs), "%r = div %a %b")
+
+    # fma: a*b + c with a*b near the boundary and c = +-0, +-2^-126, +-2^-125,
+    # and c cancelling most of a product just above 2^-125.
+    trip = []
+    addends = [0x00000000, 0x80000000, MIN_NORMAL, MIN_NORMAL | 0x80000000, 0x01000000,
+               0x81000000, 0x00800001, 0x80800001]
+    for x in BELOW:
+        for cz in addends:
+            for a, b in signed4(x, MIN_NORMAL)[:2]:
+                trip.append((a, b, cz))
+    for x, y in near_min_normal(r, 40):
+        trip.append((x, y, r.choice(addends)))
+    for _ in range(24):  # a*b ~ 2^-125 +- small, c = -2^-125: leaves ~2^-126
+        x, y = near_min_normal(r, 1)[0]
+        trip.append((x, y ^ 0x80000000 if r.randrange(2) else y, 0x01000000 ^ (0x80000000 * r.randrange(2))))
+    a_, b_, c_ = [t[0] for t in trip], [t[1] for t in trip], [t[2] for t in trip]
+    c = add(Case("ops.f32", "underflow.fma.f32",
+                 "fma at the f32 underflow boundary: one rounding, then tininess after rounding; "
+                 "addends +-0, +-2^-126, +-2^-125, all signs"))
+    c.d("ops fma")
+    c.inp("a", "f32", a_)
+    c.inp("b", "f32", b_)
+    c.inp("c", "f32", c_)
+    c.out("out", "f32", [M.f32_fma(x, y, z) for x, y, z in zip(a_, b_, c_)])
+    elementwise(c, [("a", "f32"), ("b", "f32"), ("c", "f32")], "f32", len(a_), "%r = fma %a %b %c")
+
+    # add/sub/rcp/sqrt: exact sums of normals are multiples of 2^-149, rcp of the
+    # largest finite values and sqrt never land in the window: witnesses that
+    # they agree at the boundary all the same.
+    vals = [MIN_NORMAL, 0x00800001, 0x01000000, 0x00FFFFFF, 0x01000001, 0x7F7FFFFF, 0x7F000000,
+            0x7E800000, 0x7E800001, 0x7EFFFFFF, 0x7F000001]
+    xs, ys = [], []
+    for a in vals[:5]:
+        for b in vals[:5]:
+            for x, y in signed4(a, b):
+                xs.append(x)
+                ys.append(y)
+    for op in ("add", "sub"):
+        c = add(Case("ops.f32", "underflow.%s.f32" % op,
+                     "%s at the f32 underflow boundary: differences of normals near 2^-126 "
+                     "(exact, so never in the rounding window), all signs" % op))
+        c.d("ops %s" % op)
+        c.inp("a", "f32", xs)
+        c.inp("b", "f32", ys)
+        c.out("out", "f32", [M.f32_binop(op, x, y) for x, y in zip(xs, ys)])
+        elementwise(c, [("a", "f32"), ("b", "f32")], "f32", len(xs), "%%r = %s %%a %%b" % op)
+    un = [v ^ s for v in vals for s in (0, 0x80000000)]
+    c = add(Case("ops.f32", "underflow.rcp.f32",
+                 "rcp of values near 2^126 and the largest finite: results near 2^-126 flush "
+                 "to the zero of their sign"))
+    c.d("ops rcp")
+    c.inp("a", "f32", un)
+    c.out("out", "f32", [M.f32_binop("div", 0x3F800000, v) for v in un])
+    elementwise(c, [("a", "f32")], "f32", len(un), "%r = rcp %a")
+
+    # f16 narrowing at its own boundary (2^-14 smallest normal, subnormals kept
+    # down to 2^-24, 2^-25 a tie to even zero) and bf16 near 2^-126.
+    f = [0x38800000, 0x387FFFFF, 0x387FE000, 0x387FF000, 0x387FF001, 0x33800000, 0x33000000,
+         0x33000001, 0x33400000, 0x32FFFFFF, 0x33C00000, 0x34000000, 0x38000000, 0x00800000,
+         0x00FFFFFF, 0x00FF8000, 0x00FF7FFF, 0x00808000, 0x00818000]
+    f = [v ^ s for v in f for s in (0, 0x80000000)]
+    for t in ("f16", "bf16"):
+        c = add(Case("memory.storage", "underflow.narrow.f32.%s" % t,
+                     "f32 stored into %s at the %s underflow boundary: gradual underflow of the "
+                     "16-bit format (its subnormals kept), ties to even, signed zeros" % (t, t)))
+        c.d("ops store")
+        c.inp("a", "f32", f)
+        c.out("out", t, [store_narrow(t, M.canon(v)) for v in f])
+        elementwise(c, [("a", "f32")], t, len(f), "", result="%a")
+
+
+
+def gen_clarifications():
+    """Cases for rules docs/semantics.md states explicitly: the sign of a zero
+    from floor/ceil/trunc/round, and rw elements a program never writes."""
+    vals = [f32b(v) for v in (-0.7, -0.5, -0.3, 0.3, 0.5, 0.7, -1.5, -2.5, 1.5, 2.5,
+                              -0.99999994, 0.99999994, 1e-30, -1e-30, -1.0, 1.0)]
+    vals += [0x00000000, 0x80000000]
+    for op in ("floor", "ceil", "trunc", "round"):
+        c = add(Case("ops.f32", "zero_sign.%s.f32" % op,
+                     "%s keeps the operand's sign when the result is zero: ceil(-0.7) = -0, "
+                     "floor(0.3) = +0, round(-0.5) = -0" % op))
+        c.d("ops %s" % op)
+        c.inp("a", "f32", vals)
+        c.out("out", "f32", [M.f32_unop(op, v) for v in vals])
+        elementwise(c, [("a", "f32")], "f32", len(vals), "%%r = %s %%a" % op)
+    # rw elements the program never stores to come back bit for bit:
+    # subnormals and NaN payloads included (loads would canonicalise them).
+    for t, raw in (("f32", [0x00000001, 0x807FFFFF, 0x7F800001, 0xFFC00001, 0x3F800000, 0x00400000,
+                            0x80000000, 0x7FFFFFFF]),
+                   ("f16", [0x0001, 0x83FF, 0x7C01, 0xFE01, 0x3C00, 0x0200, 0x8000, 0x7FFF]),
+                   ("bf16", [0x0001, 0x807F, 0x7F81, 0xFFC1, 0x3F80, 0x0040, 0x8000, 0x7FFF])):
+        n = 2 * len(raw)
+        data = [v for v in raw for _ in (0, 1)]
+        want = []
+        for k, v in enumerate(data):
+            if k % 2:
+                want.append(v)  # untouched: bit for bit
+            else:
+                f = M.canon(v) if t == "f32" else load_compute(t, v)
+                want.append(store_narrow(t, M.f32_binop("add", f, f)))
+        c = add(Case("memory.storage", "untouched.rw.%s" % t,
+                     "rw %s elements the program never stores to come back bit for bit "
+                     "(subnormals, NaN payloads); the stored ones are canonical" % t))
+        c.d("ops load store add")
+        c.inp("x", t, data)
+        c.out("x", t, want)
+        c.p("workgroup 16")
+        c.p("buffer x rw %s [%d]" % (t, n))
+        c.p("")
+        c.p("%i = gid.x")
+        c.p("%two = const u32 2")
+        c.p("%k = mul %i %two")
+        c.p("%v = load x %k")
+        c.p("%w = add %v %v")
+        c.p("store x %k %w")
+
+
+
 def gen_transcendental():
     specials = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000,
                 0x7FC00000, 0x7F800001, 0x40000000, 0x3F000000, 0x00800000, 0x7F7FFFFF,
@@ -1548,6 +1738,8 @@ def write_all(check):
     gen_int_ops()
     gen_bool_ops()
     gen_f32_ops()
+    gen_underflow()
+    gen_clarifications()
     gen_transcendental()
     gen_casts()
     gen_select_const_locals()
