@@ -510,6 +510,53 @@ static int storable(gen *g, const gbuf *fb) {
   }
 }
 
+/*
+ * A boundary probe: mul, div or fma of edge-pool operands (constants, or
+ * loads of inputs, a share of which come from the pool too), stored as
+ * it is, so that a result in the underflow window reaches an output
+ * instead of vanishing into a later add of an ordinary value.
+ */
+static uint32_t edge_operand(gen *g) {
+  if (chance(g, 40)) {
+    uint32_t v = load(g, VYRE_T_F32, 0);
+    if (v != UINT32_MAX) return v;
+  }
+  return val(g, vyre_b_const(g->b, VYRE_T_F32, edge_f32(g)), VYRE_T_F32, 1);
+}
+
+/* An f32 constant 2^e (1 + frac 2^-23) with a random sign. */
+static uint32_t f32_const(gen *g, int e, uint32_t frac) {
+  uint32_t bits = (rnd(g, 2) ? 0x80000000u : 0u) | (uint32_t)(e + 127) << 23 | frac;
+  return val(g, vyre_b_const(g->b, VYRE_T_F32, bits), VYRE_T_F32, 1);
+}
+
+static uint32_t boundary_probe(gen *g) {
+  /* Exponents summing to -127 and significands around 1 and 2: products
+   * 2^-126 (1 - 2^-24) and neighbours, the underflow window's edges. */
+  static const int16_t lo[] = {-126, -100, -64, -27};
+  static const uint32_t fracs[] = {0x000000u, 0x7fffffu, 0x7ffffeu, 0x000001u, 0x7fffffu};
+  if (chance(g, 25)) { /* inputs (a share from the pool) and pool constants */
+    uint32_t x = edge_operand(g), y = edge_operand(g);
+    return val(g, vyre_b_bin(g->b, chance(g, 50) ? VYRE_OP_MUL : VYRE_OP_DIV, x, y), VYRE_T_F32, 0);
+  }
+  int e1 = lo[rnd(g, N(lo))], e2 = -127 - e1;
+  uint32_t x = f32_const(g, e1, fracs[rnd(g, N(fracs))]);
+  switch (rnd(g, 3)) {
+  case 0: return val(g, vyre_b_bin(g->b, VYRE_OP_MUL, x, f32_const(g, e2, fracs[rnd(g, N(fracs))])),
+                     VYRE_T_F32, 0);
+  case 1: /* x / 2^(-e2) = x 2^e2: the same products as quotients */
+    return val(g, vyre_b_bin(g->b, VYRE_OP_DIV, x, f32_const(g, -e2, fracs[rnd(g, 2) ? 0 : 3])),
+               VYRE_T_F32, 0);
+  default: {
+    static const uint32_t addends[] = {0x00000000u, 0x80000000u, 0x00800000u, 0x80800000u,
+                                       0x01000000u, 0x81000000u};
+    uint32_t y = f32_const(g, e2, fracs[rnd(g, N(fracs))]);
+    uint32_t z = val(g, vyre_b_const(g->b, VYRE_T_F32, addends[rnd(g, N(addends))]), VYRE_T_F32, 1);
+    return val(g, vyre_b_fma(g->b, x, y, z), VYRE_T_F32, 0);
+  }
+  }
+}
+
 static void s_store(gen *g) {
   uint32_t cand[MAX_BUFS], n = 0;
   for (uint32_t k = 0; k < g->nb; k++)
@@ -532,6 +579,10 @@ static void s_store(gen *g) {
     uint32_t v = vyre_b_un(g->b, f_trans[rnd(g, N(f_trans))], x);
     g->uses_trans = 1;
     vyre_b_store(g->b, fb->index, idx, v);
+    return;
+  }
+  if (ct == VYRE_T_F32 && chance(g, 25)) {
+    vyre_b_store(g->b, fb->index, idx, boundary_probe(g));
     return;
   }
   vyre_b_store(g->b, fb->index, idx, gen_value(g, ct, 3, 0));
