@@ -208,12 +208,16 @@ static int take_ops(host_entry *e, const vyre_registration *r) {
     const vyre_op_info *info = vyre_op_lookup(r->ops[i]);
     if (!info) continue;
     uint32_t mask = r->op_types ? r->op_types[i] : 0;
-    /* 0 = every type the op allows; bits the op cannot have are dropped. */
+    /* 0 = every type the op allows; bits the op cannot have are dropped,
+     * and an op claimed only at types it cannot have is not claimed.  Ops
+     * without a type (statements) keep 0. */
+    uint32_t types = mask ? (mask & info->type_mask) : info->type_mask;
+    if (mask && info->type_mask && !types) continue;
     e->ops[n] = r->ops[i];
-    e->op_types[n] = mask ? (mask & info->type_mask) : info->type_mask;
+    e->op_types[n] = types;
     n++;
   }
-  e->op_count = known;
+  e->op_count = n;
   return 0;
 }
 

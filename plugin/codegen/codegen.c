@@ -607,6 +607,13 @@ void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to) {
 /* ------------------------------------------------------------------ */
 /* The kernel                                                          */
 /* ------------------------------------------------------------------ */
+/* 1 when the program has an f32 constant (they go through %opz). */
+static int has_f32_const(const vyre_program *p) {
+  for (uint32_t i = 0; i < p->inst_count; i++)
+    if (p->insts[i].op == VYRE_OP_CONST && p->insts[i].type == VYRE_T_F32) return 1;
+  return 0;
+}
+
 static void emit_prologue(cg_ctx *c) {
   const vyre_program *p = c->p;
   cg_emit(c, "ld.param.u64 %%pp, [params];");
@@ -626,12 +633,14 @@ static void emit_prologue(cg_ctx *c) {
     cg_emit(c, "mad.lo.u32 %%ty, %%tz, %u, %%ty;", c->wg[1]);
     cg_emit(c, "mad.lo.u32 %%ltid, %%ty, %u, %%ltid;", c->wg[0]);
   }
-  if (p->features & VYRE_FEAT_SUBGROUP) {
+  if ((p->features & VYRE_FEAT_SUBGROUP) || has_f32_const(p)) {
     /* A zero ptxas cannot see through: the launch passes no dynamic shared
      * memory, so %dynamic_smem_size is 0 at run time.  Shuffle sources are
      * xor'ed with it (codegen_mem.c shfl32): CUDA 13.0's ptxas folds a
      * shfl.sync of a value it knows at compile time into a wrong constant
-     * (found by vyre fuzz on an H200; docs/codegen.md). */
+     * (found by vyre fuzz on an H200; docs/codegen.md).  So are f32
+     * constants (cg_expr): the 580 driver's JIT folds f32 arithmetic on
+     * known values with a wrong rounding (vyre fuzz on an H100). */
     cg_emit(c, "mov.u32 %%opz, %%dynamic_smem_size;");
   }
   if (c->partial_warp) {

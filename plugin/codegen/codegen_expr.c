@@ -481,6 +481,10 @@ void cg_expr(cg_ctx *c, uint32_t i) {
   case VYRE_OC_CONST:
     if (t == VYRE_T_BOOL) cg_emit(c, "mov.pred %s, %u;", cg_val(c, i), in->a);
     else if (cg_is64(t)) cg_emit(c, "mov.b64 %s, %X;", cg_val(c, i), (uint64_t)in->b << 32 | in->a);
+    /* f32 constants are opaque to the JIT (xor with %opz, a run-time zero):
+     * the 580 driver's JIT folds f32 arithmetic on known values with a wrong
+     * rounding (docs/codegen.md, "Toolchain workarounds"). */
+    else if (t == VYRE_T_F32) cg_emit(c, "xor.b32 %s, %%opz, %x;", cg_val(c, i), in->a);
     else cg_emit(c, "mov.b32 %s, %x;", cg_val(c, i), in->a);
     return;
   case VYRE_OC_LOCAL_GET: cg_mov(c, t, cg_val(c, i), cg_local(c, in->a)); return;

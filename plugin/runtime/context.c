@@ -198,7 +198,8 @@ static vyre_status probe(vc_context *cx, int transcendentals, vyre_error *err) {
   uint64_t caps = VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
                   VYRE_CAP_TRAP | VYRE_CAP_GRAPH_REPLAY |
-                  VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER;
+                  VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
+                  VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
   if (sm >= 53) caps |= VYRE_CAP_F16;
   if (sm >= 80) caps |= VYRE_CAP_BF16;
   if (cx->dev.cooperative) caps |= VYRE_CAP_GRID_BARRIER;

@@ -271,6 +271,27 @@ START_TEST(test_semantic_sequences) {
   free(ptx);
   vyre_program_free(p);
 
+  /* f32 constants pass through %opz too: the 580 driver's JIT folds f32
+   * arithmetic on known values with a wrong rounding (fuzz seed 2026
+   * program 52782: 642^3 - 2*642^2 gave 263784944, not 263784960), in the
+   * general and the elementwise lowering alike. */
+  b = vyre_builder_new(64, 1, 1);
+  uint32_t fk = vyre_b_buffer(b, "fk", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  g = vyre_b_gid(b, 0);
+  uint32_t k642 = vyre_b_const(b, VYRE_T_F32, 0x44208000u);
+  uint32_t sq = vyre_b_bin(b, VYRE_OP_MUL, k642, k642);
+  vyre_b_store(b, fk, g, vyre_b_bin(b, VYRE_OP_SUB, vyre_b_bin(b, VYRE_OP_MUL, k642, sq),
+                                   vyre_b_bin(b, VYRE_OP_ADD, sq, sq)));
+  p = finish(b);
+  for (uint32_t fl = 0; fl <= CG_NO_FASTPATH; fl += CG_NO_FASTPATH) {
+    ptx = emit(p, &info, fl);
+    HAS(ptx, "mov.u32 %opz, %dynamic_smem_size;");
+    HAS(ptx, ", %opz, 0x44208000;");
+    HASNT(ptx, "mov.b32 %v1, 0x44208000;");
+    free(ptx);
+  }
+  vyre_program_free(p);
+
   /* i32 saturating add/sub go through 64-bit arithmetic, not add/sub.sat. */
   b = vyre_builder_new(64, 1, 1);
   uint32_t si = vyre_b_buffer(b, "si", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_I32, 0, 0);

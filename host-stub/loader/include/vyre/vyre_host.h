@@ -135,7 +135,8 @@ typedef struct vyre_host_candidate {
   /* Appended in libvyre-host 1.1 (read them only when struct_size covers
    * them). */
   const uint32_t *op_types; /* op_count masks parallel to ops: bit (1 << vyre_type)
-                               per type the op is supported at; never 0 */
+                               per type the op is supported at; 0 only for
+                               ops without a type (statements) */
   uint32_t unknown_op_count; /* op ids the plugin listed that this host does
                                not know (a newer plugin); left out of ops */
   uint16_t registration_minor; /* the minor of the registration's layout */
