@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vyre/vyre.h"
@@ -1006,20 +1007,28 @@ START_TEST(test_interop) {
   ck_assert_uint_eq(metric(cuda, "resident.imported_bytes"), bytes);
 
   /* Stream order, before: the host's stream is held 100 ms, then a
-   * memset writes 1000 everywhere; the dispatch must see the memset. */
+   * memset writes 1000 everywhere; the dispatch must see the memset.
+   * The program is compiled first: a cold compile inside the ordered
+   * call could outlast the hold and hide a missing join. */
   prog inc = prog_inc();
   vyre_program_ref r = ref_of(&inc);
+  ck_assert_int_eq(cuda->vt->dispatch_resident(cuda, &r, &h, 1, NULL, NULL, &err), VYRE_OK);
   vyre_cuda_stream cs = {{sizeof cs, VYRE_EXT_CUDA_STREAM, NULL}, hs};
   vyre_dispatch_options o = {.struct_size = sizeof o, .next = &cs.head};
   CU_OK(d.host_func(hs, hold_stream, (void *)(uintptr_t)100000));
   CU_OK(d.memset32(mem, 1000, n, hs));
+  struct timespec w0, w1;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
   ck_assert_msg(cuda->vt->dispatch_resident(cuda, &r, &h, 1, &o, NULL, &err) == VYRE_OK,
                 "dispatch_resident on the host's stream: %s", err.message);
+  clock_gettime(CLOCK_MONOTONIC, &w1);
+  double wall_ms = (w1.tv_sec - w0.tv_sec) * 1e3 + (w1.tv_nsec - w0.tv_nsec) / 1e6;
   CU_OK(d.dtoh(host, mem, bytes));
   for (uint32_t i = 0; i < n; i += 4099)
     ck_assert_msg(host[i] == 1001, "word %u is %u: the kernel ran after the host's memset (1000) "
                   "and added 1", i, host[i]);
   ck_assert_uint_eq(host[n - 1], 1001);
+  ck_assert_msg(wall_ms > 50, "the call waited for the held host stream (%.1f ms)", wall_ms);
 
   /* The same on the legacy default stream. */
   vyre_cuda_stream legacy = {{sizeof legacy, VYRE_EXT_CUDA_STREAM, NULL}, NULL};
@@ -1107,8 +1116,10 @@ START_TEST(test_interop) {
    * lets the GPU reach pageable memory (HMM): refused either way. */
   ck_assert_msg(strstr(err.message, "not memory CUDA knows") || strstr(err.message, "host memory"),
                 "host stack: %s", err.message);
-  printf("check_cuda_gpu: interop: 64 MiB imported zero copy, ordered on a host stream and the "
-         "legacy stream, replayed in a graph, freed by the host\n");
+  printf("check_cuda_gpu: interop: 64 MiB imported zero copy, ordered on a host stream (the "
+         "call waited %.1f ms for the 100 ms hold) and the legacy stream, replayed in a graph, "
+         "freed by the host\n",
+         wall_ms);
 
   CU_OK(d.mem_free(mem));
   CU_OK(d.stream_destroy(hs));

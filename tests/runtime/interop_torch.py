@@ -9,13 +9,16 @@ binding exists: the structs below mirror abi/vyre/vyre.h and vyre_cuda.h),
 assembles a saxpy with the build's `vyre asm`, imports two CUDA tensors
 with resident_import, and runs dispatch_resident chained with torch's
 current stream between two torch kernels on that stream.  The first torch
-kernel is held back by torch.cuda._sleep, so a dispatch that did not wait
-for the stream would read y too early and the check would fail.
+kernel is held back 100 ms by a host function (cuLaunchHostFunc), so a
+dispatch that did not wait for the stream would read y too early, and the
+call's own time shows the wait.  The program is compiled by a warm-up call
+first: a cold compile inside the ordered call could outlast the hold.
 """
 import ctypes as C
 import os
 import subprocess
 import sys
+import time
 
 SAXPY = """
 workgroup 256
@@ -34,6 +37,7 @@ end
 """
 
 VYRE_EXT_CUDA_STREAM = 0x43550001
+HOST_FN = C.CFUNCTYPE(None, C.c_void_p)  # CUhostFn
 
 
 class Error(C.Structure):
@@ -186,16 +190,25 @@ def main():
                                     C.POINTER(C.c_uint64), C.c_uint32, C.POINTER(Options),
                                     C.c_void_p, C.POINTER(Error))(
                                         vt.entries[VT_DISPATCH_RESIDENT])
+    # Compile first: a cold compile inside the ordered call could outlast
+    # the hold below and hide a missing join.
+    check(dispatch_resident(be, C.byref(ref), hs, 2, None, None, C.byref(err)), err,
+          "dispatch_resident (warm-up)")
+    torch.cuda.synchronize()
+    y.fill_(1)
+    torch.cuda.synchronize()
+    # Hold `side` back 100 ms with a host function (no CUDA call in it):
+    # on an H100 with torch 2.11, torch.cuda._sleep held nothing back.
+    hold = HOST_FN(lambda _: time.sleep(0.1))
     with torch.cuda.stream(side):
-        torch.cuda._sleep(200_000_000)  # ~0.1 s of spinning on `side`
-        y.mul_(3)                        # y = 3, once the sleep is over
-        start = torch.cuda.Event(enable_timing=True)
-        start.record()
+        r = libcuda.cuLaunchHostFunc(C.c_void_p(side.cuda_stream), hold, None)
+        assert r == 0, "cuLaunchHostFunc: CUresult %d" % r
+        y.mul_(3)                        # y = 3, once the hold is over
+        t0 = time.perf_counter()
         check(dispatch_resident(be, C.byref(ref), hs, 2, C.byref(opts), None, C.byref(err)), err,
               "dispatch_resident")
+        wall = time.perf_counter() - t0
         y.add_(1)                        # after vyre's work: y = 2x + 3 + 1
-        end = torch.cuda.Event(enable_timing=True)
-        end.record()
     torch.cuda.synchronize()
     want = 2 * torch.arange(n, dtype=torch.float32, device=dev) + 4
     bad = (y != want).sum().item()
@@ -210,10 +223,11 @@ def main():
     y.add_(0)
     torch.cuda.synchronize()
     assert torch.equal(y, want)
+    assert wall > 0.05, "the call waited for the held stream (%.1f ms)" % (wall * 1e3)
     print("interop_torch: %d-element saxpy on imported torch tensors, ordered on torch stream "
-          "%#x between two torch kernels: correct (%.2f ms from vyre's call to torch's next "
-          "kernel, including the wait); the tensors survived resident_free and destroy"
-          % (n, side.cuda_stream, start.elapsed_time(end)))
+          "%#x between two torch kernels: correct (the call waited %.1f ms for the 100 ms "
+          "hold); the tensors survived resident_free and destroy"
+          % (n, side.cuda_stream, wall * 1e3))
     return 0
 
 
