@@ -69,7 +69,12 @@ typedef struct vyre_cuda_interop {
   /* Wrap `size` bytes of device memory at `device_ptr` (allocated by the
    * host: cuMemAlloc, cudaMalloc, a PyTorch or CuPy tensor) as a resident
    * buffer, without copying.  The range must lie inside one allocation
-   * that the instance's device can address.  *out receives the handle. */
+   * that the instance's device can address, and device_ptr must be
+   * 16-byte aligned (kernels move up to 16 bytes at a time; a tensor view
+   * at an odd offset is refused rather than faulting the context).
+   * Imported bytes do not count against the resident budget
+   * (vyre_device_profile.resident_budget: what vyre itself allocates).
+   * *out receives the handle; refusals are VYRE_INVALID_ARGUMENT. */
   vyre_status (*resident_import)(vyre_backend *self, uint64_t device_ptr, uint64_t size,
                                  vyre_resident *out, vyre_error *err);
 

@@ -1,4 +1,4 @@
-/* backend.c -- the instance: per-module state wired together, create/destroy, profile, prepare, shutdown, metrics, the vtable. */
+/* backend.c -- the instance: per-module state wired together, create/destroy, profile, prepare, shutdown, metrics, the vtable and the interop table. */
 #include "backend.h"
 
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "diskcache.h"
 #include "dispatch.h"
 #include "graph.h"
+#include "interop.h"
 #include "launch.h"
 #include "metrics.h"
 #include "modcache.h"
@@ -35,6 +36,7 @@ typedef struct vc_backend {
   vc_streampool streams;
   vc_deferred deferred;
   vc_resident_store resident;
+  vc_interop interop;
   vc_diskcache disk;
   vc_modcache plans;
   vc_launcher lx;
@@ -66,6 +68,7 @@ static void modules_init(vc_backend *b) {
   vc_streampool_init(&b->streams, cx);
   vc_deferred_init(&b->deferred, cx);
   vc_resident_init(&b->resident, cx, &b->deferred, &b->devpool, &b->hostpool, &b->streams, chunk);
+  vc_interop_init(&b->interop, cx, &b->deferred, &b->resident);
   vc_diskcache_init(&b->disk, prof->compute_major, prof->compute_minor,
                     vc_context_device(cx)->driver_version);
   vc_modcache_init(&b->plans, cx, &b->devpool, &b->disk);
@@ -335,6 +338,39 @@ static vyre_status pipeline_release(vyre_backend *self, vyre_pipeline pipeline, 
   return vc_pipeline_release(&self_of(self)->pipelines, pipeline, err);
 }
 
+/* ------------------------------------------------------------------ */
+/* The CUDA interop extension (vyre_cuda.h): one table for every       */
+/* instance, living until the process exits; each entry finds its     */
+/* instance through `self`                                             */
+/* ------------------------------------------------------------------ */
+static vyre_status interop_context(vyre_backend *self, void **cu_context, int32_t *cu_device,
+                                   vyre_error *err) {
+  return vc_interop_context(&self_of(self)->interop, cu_context, cu_device, err);
+}
+
+static vyre_status interop_import(vyre_backend *self, uint64_t device_ptr, uint64_t size,
+                                  vyre_resident *out, vyre_error *err) {
+  return vc_interop_import(&self_of(self)->interop, device_ptr, size, out, err);
+}
+
+static vyre_status interop_pointer(vyre_backend *self, vyre_resident buffer,
+                                   uint64_t *device_ptr, uint64_t *size, vyre_error *err) {
+  return vc_interop_pointer(&self_of(self)->interop, buffer, device_ptr, size, err);
+}
+
+static const vyre_cuda_interop interop_table = {
+    .head = {sizeof(vyre_cuda_interop), VYRE_CUDA_INTEROP_VERSION},
+    .context = interop_context,
+    .resident_import = interop_import,
+    .resident_pointer = interop_pointer,
+};
+
+static vyre_status get_extension(vyre_backend *self, const char *name, uint32_t version,
+                                 const void **out, vyre_error *err) {
+  (void)self;
+  return vc_interop_lookup(&interop_table, name, version, out, err);
+}
+
 static const vyre_backend_vtable vtable = {
     .struct_size = sizeof(vyre_backend_vtable),
     .reserved = 0,
@@ -363,4 +399,5 @@ static const vyre_backend_vtable vtable = {
     .dispatch_sequence = dispatch_sequence,
     .pipeline_create = pipeline_create,
     .pipeline_release = pipeline_release,
+    .get_extension = get_extension,
 };

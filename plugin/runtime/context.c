@@ -372,6 +372,10 @@ const vyre_device_profile *vc_context_profile(const vc_context *cx) { return &cx
 
 const vc_device_info *vc_context_device(const vc_context *cx) { return &cx->dev; }
 
+CUcontext vc_context_handle(const vc_context *cx) { return cx->ctx; }
+
+CUdevice vc_context_cudevice(const vc_context *cx) { return cx->device; }
+
 CUresult vc_context_push(vc_context *cx) { return VC_CU(cx, cuCtxPushCurrent, (cx->ctx)); }
 
 void vc_context_orphan(vc_context *cx) { cx->orphaned = 1; }

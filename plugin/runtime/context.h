@@ -58,6 +58,11 @@ void vc_context_add_metrics(vc_context *cx, vc_metrics *m);
 /* The profile probed at open (free_memory not filled in) and the limits. */
 const vyre_device_profile *vc_context_profile(const vc_context *cx);
 const vc_device_info *vc_context_device(const vc_context *cx);
+/* The CUcontext the instance runs in (its device's primary context) and
+ * its CUdevice: fixed from open to close (the interop extension hands
+ * them out). */
+CUcontext vc_context_handle(const vc_context *cx);
+CUdevice vc_context_cudevice(const vc_context *cx);
 /* Free and total device memory now (cuMemGetInfo).  Context current. */
 vyre_status vc_context_memory(vc_context *cx, uint64_t *free_bytes, uint64_t *total_bytes,
                               vyre_error *err);

@@ -12,6 +12,7 @@ struct vc_job {
   vc_dispatcher *d;
   vc_deferred_item deferred; /* done and stream are the job's */
   vc_launch L;
+  vc_host_stream host; /* the caller's stream (vyre_cuda_stream), if any */
   CUstream stream;
   CUevent done, t0, t1;
   vc_block dev[VYRE_MAX_BUFFERS];   /* by buffer index */
@@ -143,6 +144,8 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
                          uint64_t t_entry, vc_job **out, vyre_error *err) {
   *out = NULL;
   vyre_status st = vc_check_options(options, err);
+  vc_host_stream host;
+  if (st == VYRE_OK) st = vc_host_stream_read(options, "dispatch", &host, err);
   if (st == VYRE_OK) st = vc_check_timing(timing, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
@@ -151,6 +154,7 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   if (st != VYRE_OK) return st;
   st = job_prepare(d, ref, inputs, input_count, &o, t_entry, out, err);
   if (st != VYRE_OK) vc_leave(d->cx);
+  else (*out)->host = host;
   return st;
 }
 
@@ -173,6 +177,10 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
     st = vc_event_acquire(d->streams, 1, &j->t1, err);
     if (st != VYRE_OK) return st;
   }
+  /* After the host's work on its stream, before any of ours. */
+  st = vc_host_stream_join(cx, d->streams, &j->host, j->stream, err);
+  if (st != VYRE_OK) return st;
+  if (j->host.set) j->enqueued = 1;
   for (uint32_t i = 0; i < prog->buffer_count; i++) {
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (bi->role == VYRE_ROLE_SHARED) continue;
@@ -230,6 +238,10 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
   if (st != VYRE_OK) return st;
   r = VC_CU(cx, cuEventRecord, (j->done, j->stream));
   if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventRecord", kernel, NULL);
+  /* The host's later work on its stream waits for all of ours (what makes
+   * the order hold for dispatch_async; a waiting call has finished anyway). */
+  st = vc_host_stream_release(cx, &j->host, j->done, err);
+  if (st != VYRE_OK) return st;
   vc_launcher_count_dispatch(d->lx);
   return VYRE_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "deferred.h"
+#include "hoststream.h"
 #include "launch.h"
 #include "pipeline.h"
 #include "pools.h"
@@ -40,14 +41,18 @@ vyre_status vc_dispatch_into(vc_dispatcher *d, const vyre_program_ref *program,
 
 /*
  * The job API the async module builds on.
- * begin: the prologue of every host dispatch: the caller's options (and
- * timing, may be NULL) checked and read, the context entered (deferred
+ * begin: the prologue of every host dispatch: the caller's options (their
+ * extension chain included: a vyre_cuda_stream orders the job on the
+ * host's stream) and timing (may be NULL) checked and read, the context
+ * entered (deferred
  * work reaped), plan + geometry for these inputs (t_entry is the call's
  * entry time).  On VYRE_OK the context is current (vc_leave when done) and
  * *out owns the plan; on failure nothing is held.  The rest run with the
  * context current.
  * enqueue: put the whole dispatch on a stream (inputs are copied into
- * pinned staging before it returns); on failure vc_job_abort the job.
+ * pinned staging before it returns), after the host stream's work and
+ * before its later work when one was chained; on failure vc_job_abort
+ * the job.
  * finish: wait, check traps, produce outputs (a new vyre_outputs in *out,
  * or the caller's slots) and timing; the job is freed or deferred.
  * poll: is the work done? (a failed query other than sticky counts as

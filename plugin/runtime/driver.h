@@ -55,6 +55,11 @@
   X(cuEventQuery, 2000, (CUevent event))                                                           \
   X(cuEventSynchronize, 2000, (CUevent event))                                                     \
   X(cuEventElapsedTime, 2000, (float *ms, CUevent start, CUevent end))                             \
+  X(cuStreamWaitEvent, 3020, (CUstream stream, CUevent event, unsigned int flags))                 \
+  X(cuPointerGetAttributes, 7000, (unsigned int n, CUpointer_attribute *attributes, void **data,    \
+                                   CUdeviceptr ptr))                                               \
+  X(cuStreamIsCapturing, 10000, (CUstream stream, CUstreamCaptureStatus * status))                 \
+  X(cuMemGetAddressRange, 3020, (CUdeviceptr * base, size_t *size, CUdeviceptr ptr))               \
   X(cuModuleLoadData, 2000, (CUmodule * module, const void *image))                                \
   X(cuModuleUnload, 2000, (CUmodule module))                                                       \
   X(cuModuleGetFunction, 2000, (CUfunction * fn, CUmodule module, const char *name))               \

@@ -7,7 +7,8 @@ plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/util.h plugin/runtime/metrics.c plugin/runtime/metrics.h \
 	plugin/runtime/driver.c plugin/runtime/driver.h plugin/runtime/context.c plugin/runtime/context.h \
 	plugin/runtime/pools.c plugin/runtime/pools.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
-	plugin/runtime/resident.c plugin/runtime/resident.h \
+	plugin/runtime/resident.c plugin/runtime/resident.h plugin/runtime/interop.c plugin/runtime/interop.h \
+	plugin/runtime/hoststream.c plugin/runtime/hoststream.h \
 	plugin/runtime/diskcache.c plugin/runtime/diskcache.h plugin/runtime/jit.c plugin/runtime/jit.h \
 	plugin/runtime/params.c plugin/runtime/params.h plugin/runtime/modcache.c plugin/runtime/modcache.h \
 	plugin/runtime/program.c plugin/runtime/program.h plugin/runtime/pipeline.c plugin/runtime/pipeline.h \

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hoststream.h"
 #include "launch.h"
 #include "program.h"
 
@@ -101,6 +102,10 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
                           "the handle");
   *out = 0;
   vyre_status st = vc_check_options(options, err);
+  /* The chain is checked like a dispatch's; a stream in it orders nothing
+   * here (pipeline_create enqueues no work). */
+  vc_host_stream unused;
+  if (st == VYRE_OK) st = vc_host_stream_read(options, "pipeline_create", &unused, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
   vc_options_read(options, &o);

@@ -7,11 +7,14 @@
 #include "config.h"
 #include "backend.h"
 #include "plugin/codegen/codegen.h"
+#include "vyre/vyre_cuda.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"
 
 #define PLUGIN_ABI_MINOR_MIN 0
 #define PLUGIN_ABI_MINOR_MAX VYRE_ABI_MINOR
+#define VC_STRINGIFY_(x) #x
+#define VC_STRINGIFY(x) VC_STRINGIFY_(x)
 
 VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
     VYRE_DESCRIPTOR_INIT(PLUGIN_ABI_MINOR_MIN, PLUGIN_ABI_MINOR_MAX, VYRE_BUILD_ID " cuda");
@@ -99,7 +102,8 @@ static void registration_init(void) {
       VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
       VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | (math ? VYRE_CAP_TRANSCENDENTAL : 0);
   registration.op_types = NULL; /* every op at every type its class allows */
-  registration.extensions = NULL;
+  /* What get_extension serves (backend.c). */
+  registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION);
   registration.storage_types = storage;
   registration.create = create;
 }

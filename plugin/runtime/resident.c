@@ -1,4 +1,4 @@
-/* resident.c -- resident buffers: handles, the 90% budget, zero-fill, and pipelined pinned-staged transfers. */
+/* resident.c -- resident buffers: handles, the 90% budget, zero-fill, imported device memory, and pipelined pinned-staged transfers. */
 #include "resident.h"
 
 #include <stdlib.h>
@@ -7,10 +7,12 @@
 #include "util.h"
 
 
-/* A resident buffer: an exact-size cuMemAlloc allocation. */
+/* A resident buffer: an exact-size cuMemAlloc allocation, or (imported)
+ * a range of device memory the host owns and frees. */
 typedef struct vc_resident {
   CUdeviceptr ptr;
   uint64_t size;
+  int imported;
 } vc_resident;
 
 void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
@@ -37,7 +39,7 @@ void vc_resident_destroy(vc_resident_store *store) {
   vc_context *cx = store->cx;
   vc_resident *r;
   while ((r = vyre_handles_pop_any(&store->table)) != NULL) {
-    if (vc_cleanup_ok(cx)) {
+    if (!r->imported && vc_cleanup_ok(cx)) {
       CUresult cr = VC_CU(cx, cuMemFree, (r->ptr));
       if (cr != CUDA_SUCCESS) vc_cu_note(cx, cr, "cuMemFree");
     }
@@ -56,7 +58,7 @@ static vc_resident *resident_get(vc_resident_store *store, vyre_resident h, cons
     vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                    "%s: resident handle 0x%016llx is not a live buffer of this backend (freed, "
                    "never allocated, or from another instance). Fix: pass a handle returned by "
-                   "resident_alloc on this backend and not yet freed",
+                   "resident_alloc (or resident_import) on this backend and not yet freed",
                    what, (unsigned long long)h);
   return r;
 }
@@ -397,12 +399,19 @@ vyre_status vc_resident_free(vc_resident_store *rs, vyre_resident buffer, vyre_e
   vyre_status st = VYRE_OK;
   if (res) {
     pthread_mutex_lock(&rs->lock);
-    rs->bytes -= res->size;
-    rs->count--;
+    if (res->imported) {
+      rs->imported_bytes -= res->size;
+      rs->imported_count--;
+    } else {
+      rs->bytes -= res->size;
+      rs->count--;
+    }
     pthread_mutex_unlock(&rs->lock);
-    /* Whatever baked this buffer in (cached graphs) must never run again. */
+    /* Whatever baked this buffer in (cached graphs) must never run again:
+     * an imported buffer's memory may be freed by its owner from now on. */
     if (rs->on_free) rs->on_free(rs->on_free_user, buffer);
-    if (vc_cleanup_ok(cx)) {
+    /* Imported memory belongs to the host: forgetting the handle is all. */
+    if (!res->imported && vc_cleanup_ok(cx)) {
       CUresult r = VC_CU(cx, cuMemFree, (res->ptr));
       if (r != CUDA_SUCCESS) {
         st = vc_cu_fail(cx, err, r, "cuMemFree", NULL, NULL);
@@ -413,6 +422,37 @@ vyre_status vc_resident_free(vc_resident_store *rs, vyre_resident buffer, vyre_e
   }
   if (!lost) vc_leave(cx);
   return st;
+}
+
+vyre_status vc_resident_import(vc_resident_store *rs, CUdeviceptr ptr, uint64_t size,
+                               vyre_resident *out, vyre_error *err) {
+  *out = 0;
+  vc_resident *res = calloc(1, sizeof *res);
+  if (!res)
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "resident_import: no host memory for the buffer record. Fix: free "
+                          "host memory");
+  res->ptr = ptr;
+  res->size = size;
+  res->imported = 1;
+  /* Counted before the handle exists, so a concurrent free of it never
+   * takes the counters below zero. */
+  pthread_mutex_lock(&rs->lock);
+  rs->imported_bytes += size;
+  rs->imported_count++;
+  pthread_mutex_unlock(&rs->lock);
+  if (vyre_handles_insert(&rs->table, res, out) != 0) {
+    pthread_mutex_lock(&rs->lock);
+    rs->imported_bytes -= size;
+    rs->imported_count--;
+    pthread_mutex_unlock(&rs->lock);
+    free(res);
+    *out = 0;
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "resident_import: the handle table is full or out of host memory. "
+                          "Fix: free resident buffers");
+  }
+  return VYRE_OK;
 }
 
 vyre_status vc_resident_size(vc_resident_store *rs, vyre_resident buffer, uint64_t *size,
@@ -571,11 +611,14 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_resident_store *r = (vc_resident_store *)state;
   pthread_mutex_lock(&r->lock);
   uint64_t rb = r->bytes, rc = r->count, rr = r->budget_rejects;
+  uint64_t ib = r->imported_bytes, ic = r->imported_count;
   pthread_mutex_unlock(&r->lock);
   vc_metric_emit(s, "resident.buffers", rc);
   vc_metric_emit(s, "resident.bytes", rb);
   vc_metric_emit(s, "resident.budget_bytes", vc_context_profile(r->cx)->resident_budget);
   vc_metric_emit(s, "resident.budget_rejects", rr);
+  vc_metric_emit(s, "resident.imported_buffers", ic);
+  vc_metric_emit(s, "resident.imported_bytes", ib);
 }
 
 void vc_resident_add_metrics(vc_resident_store *r, vc_metrics *m) {

@@ -1,4 +1,4 @@
-/* resident.h -- resident buffers (handles, the 90% budget, zero-fill) and pipelined pinned-staged transfers. */
+/* resident.h -- resident buffers (handles, the 90% budget, zero-fill, imported device memory) and pipelined pinned-staged transfers. */
 #ifndef VYRE_PLUGIN_CUDA_RESIDENT_H
 #define VYRE_PLUGIN_CUDA_RESIDENT_H
 
@@ -19,8 +19,9 @@ typedef void (*vc_resident_freed_fn)(void *user, vyre_resident handle);
 typedef struct vc_resident_store {
   vyre_handle_table table;
   pthread_mutex_t lock;
-  uint64_t bytes; /* sum of live sizes */
+  uint64_t bytes; /* sum of live sizes of the buffers vyre allocated */
   uint64_t count;
+  uint64_t imported_bytes, imported_count; /* imported buffers: outside the budget */
   uint64_t budget_rejects;
   uint64_t staging_chunk;
   vc_context *cx;
@@ -46,7 +47,8 @@ void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferre
 void vc_resident_destroy(vc_resident_store *r);
 /* Subscribe to frees (one subscriber; create time only). */
 void vc_resident_on_free(vc_resident_store *r, vc_resident_freed_fn fn, void *user);
-/* Add resident.{buffers, bytes, budget_bytes, budget_rejects}. */
+/* Add resident.{buffers, bytes, budget_bytes, budget_rejects,
+ * imported_buffers, imported_bytes}. */
 void vc_resident_add_metrics(vc_resident_store *r, vc_metrics *m);
 
 /* A live handle's device pointer and size; VYRE_INVALID_HANDLE (naming
@@ -64,6 +66,16 @@ vyre_status vc_transfer(vc_resident_store *r, CUstream stream, const vc_segment 
 vyre_status vc_resident_plan_copies(vc_resident_store *r, const vyre_resident_copy *copies,
                                     uint32_t count, int upload, vc_segment **segs,
                                     vyre_error *err);
+
+/*
+ * Wrap `size` bytes of device memory at `ptr` that the host owns as a
+ * resident handle (*out), without copying: the caller (interop.c) has
+ * checked the range.  The buffer is not counted against the resident
+ * budget; resident_free and destroy forget it and never free the memory.
+ * Thread-safe; needs no current context.
+ */
+vyre_status vc_resident_import(vc_resident_store *r, CUdeviceptr ptr, uint64_t size,
+                               vyre_resident *out, vyre_error *err);
 
 /* The vtable's resident entry points (vyre.h), each thread-safe as vyre.h says. */
 vyre_status vc_resident_alloc(vc_resident_store *r, uint64_t size, vyre_resident *out,

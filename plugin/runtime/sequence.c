@@ -30,6 +30,7 @@ typedef struct seq_run {
   vc_launch *Ls;
   vc_segment *segs;
   vc_graph *g;
+  vc_host_stream host; /* step 0's vyre_cuda_stream, if any */
   CUstream s;
   CUevent t0, t1;
   int enqueued, any_trap, cooperative, stream_bad;
@@ -48,6 +49,19 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
                           what, i, sp->struct_size, sizeof *sp);
   vyre_status st = vc_check_options(sp->options, err);
   if (st != VYRE_OK) return st;
+  vc_host_stream hs;
+  st = vc_host_stream_read(sp->options, what, &hs, err);
+  if (st != VYRE_OK) return st;
+  /* The whole sequence runs on one stream: the first step's options say
+   * which host stream it follows (vyre_cuda.h). */
+  if (i == 0)
+    R->host = hs;
+  else if (hs.set && (!R->host.set || hs.stream != R->host.stream))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "%s: step %u chains vyre_cuda_stream %p, but a sequence is ordered on "
+                          "the stream its first step chains (%s). Fix: chain the stream on "
+                          "step 0's options only",
+                          what, i, (void *)hs.stream, R->host.set ? "another one" : "none");
   vyre_dispatch_options o;
   vc_options_read(sp->options, &o);
   vc_launch *L = &R->Ls[i];
@@ -258,6 +272,12 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
     if (st == VYRE_OK) st = vc_event_acquire(q->streams, 1, &R->t1, err);
     if (st != VYRE_OK) return st;
   }
+  /* After the host's work on its stream.  No join back is needed: the
+   * call returns only once its stream is idle, so whatever the host
+   * enqueues afterwards already follows it. */
+  st = vc_host_stream_join(q->cx, q->streams, &R->host, R->s, err);
+  if (st != VYRE_OK) return st;
+  if (R->host.set) R->enqueued = 1;
   st = enqueue_params(R, err);
   if (st == VYRE_OK) st = enqueue_runs(R, err);
   if (st != VYRE_OK) return st;

@@ -5,6 +5,7 @@
 #include "context.h"
 #include "deferred.h"
 #include "graph.h"
+#include "hoststream.h"
 #include "launch.h"
 #include "pipeline.h"
 #include "pools.h"

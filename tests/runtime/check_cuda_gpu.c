@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vyre/vyre.h"
+#include "vyre/vyre_cuda.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"
 
@@ -925,6 +927,211 @@ START_TEST(test_device_lost) {
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* interop: the CUDA interop extension with memory and streams the     */
+/* test makes itself through libcuda, as a host application would     */
+/* ------------------------------------------------------------------ */
+typedef struct host_driver {
+  int (*push)(void *);
+  int (*pop)(void **);
+  int (*mem_alloc)(uint64_t *, size_t);
+  int (*mem_free)(uint64_t);
+  int (*htod)(uint64_t, const void *, size_t);
+  int (*dtoh)(void *, uint64_t, size_t);
+  int (*memset32)(uint64_t, unsigned, size_t, void *);
+  int (*stream_create)(void **, unsigned);
+  int (*stream_destroy)(void *);
+  int (*stream_sync)(void *);
+  int (*host_func)(void *, void (*)(void *), void *);
+  int (*event_create)(void **, unsigned);
+  int (*event_record)(void *, void *);
+  int (*event_sync)(void *);
+  int (*event_destroy)(void *);
+} host_driver;
+
+/* libcuda's entry points the test uses (the library the plugin loaded:
+ * dlopen hands back the same one). */
+static void host_driver_load(host_driver *d) {
+  const char *path = getenv("VYRE_CUDA_DRIVER");
+  void *dl = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ck_assert_msg(dl != NULL, "libcuda loads: %s", dlerror());
+  static const char *names[] = {"cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuMemAlloc_v2",
+                                "cuMemFree_v2",        "cuMemcpyHtoD_v2",    "cuMemcpyDtoH_v2",
+                                "cuMemsetD32Async",    "cuStreamCreate",     "cuStreamDestroy_v2",
+                                "cuStreamSynchronize", "cuLaunchHostFunc",   "cuEventCreate",
+                                "cuEventRecord",       "cuEventSynchronize", "cuEventDestroy_v2"};
+  void **slots = (void **)d;
+  _Static_assert(sizeof(host_driver) == sizeof names / sizeof names[0] * sizeof(void *),
+                 "one name per entry");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    slots[i] = dlsym(dl, names[i]);
+    ck_assert_msg(slots[i] != NULL, "libcuda exports %s", names[i]);
+  }
+}
+
+/* A host function enqueued on the host's stream: holds the stream back so
+ * that work vyre did not order after it would visibly run too early. */
+static void hold_stream(void *user) { usleep((useconds_t)(uintptr_t)user); }
+
+#define CU_OK(call) ck_assert_msg((call) == 0, "%s succeeds", #call)
+
+START_TEST(test_interop) {
+  host_driver d;
+  host_driver_load(&d);
+  vyre_error err = VYRE_ERROR_INIT;
+  const void *ext = NULL;
+  ck_assert_msg(cuda->vt->get_extension(cuda, VYRE_CUDA_INTEROP_NAME, 1, &ext, &err) == VYRE_OK,
+                "get_extension: %s", err.message);
+  const vyre_cuda_interop *cu = ext;
+  void *ctx = NULL;
+  int32_t dev = -1;
+  ck_assert_int_eq(cu->context(cuda, &ctx, &dev, &err), VYRE_OK);
+  ck_assert_msg(ctx != NULL && dev == 0, "the instance runs in device 0's primary context");
+  CU_OK(d.push(ctx));
+  void *hs = NULL;
+  CU_OK(d.stream_create(&hs, 1 /* CU_STREAM_NON_BLOCKING */));
+
+  /* 64 MiB allocated outside vyre, filled, imported without a copy. */
+  const uint32_t n = 16u << 20;
+  const size_t bytes = (size_t)n * 4;
+  uint32_t *host = malloc(bytes);
+  for (uint32_t i = 0; i < n; i++) host[i] = i;
+  uint64_t mem = 0;
+  CU_OK(d.mem_alloc(&mem, bytes));
+  CU_OK(d.htod(mem, host, bytes));
+  vyre_resident h = 0;
+  ck_assert_msg(cu->resident_import(cuda, mem, bytes, &h, &err) == VYRE_OK, "import: %s",
+                err.message);
+  uint64_t ptr = 0, size = 0;
+  ck_assert_int_eq(cu->resident_pointer(cuda, h, &ptr, &size, &err), VYRE_OK);
+  ck_assert_msg(ptr == mem && size == bytes, "resident_pointer of the import is the memory");
+  ck_assert_uint_eq(metric(cuda, "resident.imported_bytes"), bytes);
+
+  /* Stream order, before: the host's stream is held 100 ms, then a
+   * memset writes 1000 everywhere; the dispatch must see the memset.
+   * The program is compiled first: a cold compile inside the ordered
+   * call could outlast the hold and hide a missing join. */
+  prog inc = prog_inc();
+  vyre_program_ref r = ref_of(&inc);
+  ck_assert_int_eq(cuda->vt->dispatch_resident(cuda, &r, &h, 1, NULL, NULL, &err), VYRE_OK);
+  vyre_cuda_stream cs = {{sizeof cs, VYRE_EXT_CUDA_STREAM, NULL}, hs};
+  vyre_dispatch_options o = {.struct_size = sizeof o, .next = &cs.head};
+  CU_OK(d.host_func(hs, hold_stream, (void *)(uintptr_t)100000));
+  CU_OK(d.memset32(mem, 1000, n, hs));
+  struct timespec w0, w1;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
+  ck_assert_msg(cuda->vt->dispatch_resident(cuda, &r, &h, 1, &o, NULL, &err) == VYRE_OK,
+                "dispatch_resident on the host's stream: %s", err.message);
+  clock_gettime(CLOCK_MONOTONIC, &w1);
+  double wall_ms = (w1.tv_sec - w0.tv_sec) * 1e3 + (w1.tv_nsec - w0.tv_nsec) / 1e6;
+  CU_OK(d.dtoh(host, mem, bytes));
+  for (uint32_t i = 0; i < n; i += 4099)
+    ck_assert_msg(host[i] == 1001, "word %u is %u: the kernel ran after the host's memset (1000) "
+                  "and added 1", i, host[i]);
+  ck_assert_uint_eq(host[n - 1], 1001);
+  ck_assert_msg(wall_ms > 50, "the call waited for the held host stream (%.1f ms)", wall_ms);
+
+  /* The same on the legacy default stream. */
+  vyre_cuda_stream legacy = {{sizeof legacy, VYRE_EXT_CUDA_STREAM, NULL}, NULL};
+  vyre_dispatch_options ol = {.struct_size = sizeof ol, .next = &legacy.head};
+  CU_OK(d.host_func(NULL, hold_stream, (void *)(uintptr_t)50000));
+  CU_OK(d.memset32(mem, 5, n, NULL));
+  ck_assert_msg(cuda->vt->dispatch_resident(cuda, &r, &h, 1, &ol, NULL, &err) == VYRE_OK,
+                "dispatch_resident on the legacy stream: %s", err.message);
+  CU_OK(d.dtoh(host, mem, bytes));
+  ck_assert_msg(host[0] == 6 && host[n / 2] == 6 && host[n - 1] == 6,
+                "after the legacy stream's memset (5) and one increment: %u %u %u", host[0],
+                host[n / 2], host[n - 1]);
+
+  /* A sub-range import: the kernel touches exactly that range. */
+  vyre_resident part = 0;
+  ck_assert_int_eq(cu->resident_import(cuda, mem + 4096, 4096, &part, &err), VYRE_OK);
+  ck_assert_int_eq(cuda->vt->dispatch_resident(cuda, &r, &part, 1, NULL, NULL, &err), VYRE_OK);
+  CU_OK(d.dtoh(host, mem, 3 * 4096));
+  ck_assert_msg(host[1023] == 6 && host[1024] == 7 && host[2047] == 7 && host[2048] == 6,
+                "only words [1024, 2048) were incremented: %u %u %u %u", host[1023], host[1024],
+                host[2047], host[2048]);
+  ck_assert_int_eq(cuda->vt->resident_free(cuda, part, &err), VYRE_OK);
+
+  /* Graph replay over the import on the host's stream; freeing the handle
+   * drops the graph, and the memory stays the host's. */
+  vyre_sequence_step step = {sizeof step, 1, &r, &h, &o};
+  uint32_t first[4];
+  vyre_resident_copy read = {h, 0, first, sizeof first};
+  uint64_t entries = metric(cuda, "graph.entries");
+  CU_OK(d.memset32(mem, 10, n, hs));
+  for (int k = 0; k < 2; k++)
+    ck_assert_msg(cuda->vt->dispatch_sequence(cuda, &step, 1, 4, &read, 1, NULL, &err) == VYRE_OK,
+                  "sequence over the import: %s", err.message);
+  ck_assert_msg(first[0] == 18 && first[3] == 18, "10 + 2 x 4 increments: %u", first[0]);
+  ck_assert_uint_eq(metric(cuda, "graph.entries"), entries + 1);
+  ck_assert_int_eq(cuda->vt->resident_free(cuda, h, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(cuda, "graph.entries"), entries);
+  ck_assert_uint_eq(metric(cuda, "resident.imported_bytes"), 0);
+  CU_OK(d.dtoh(host, mem + (uint64_t)(n - 1) * 4, 4));
+  ck_assert_uint_eq(host[0], 18);
+
+  /* Stream order, after: the host's later work waits for an async
+   * dispatch's (64 MiB in and out). */
+  for (uint32_t i = 0; i < n; i++) host[i] = i;
+  vyre_input in[1] = {{host, bytes}};
+  vyre_pending pend = 0;
+  CU_OK(d.stream_sync(hs));
+  ck_assert_msg(cuda->vt->dispatch_async(cuda, &r, in, 1, &o, &pend, &err) == VYRE_OK,
+                "dispatch_async on the host's stream: %s", err.message);
+  void *ev = NULL;
+  CU_OK(d.event_create(&ev, 2 /* CU_EVENT_DISABLE_TIMING */));
+  CU_OK(d.event_record(ev, hs));
+  CU_OK(d.event_sync(ev));
+  int ready = 0;
+  ck_assert_int_eq(cuda->vt->pending_poll(cuda, pend, &ready, &err), VYRE_OK);
+  ck_assert_msg(ready == 1, "work enqueued on the host's stream after dispatch_async ran after "
+                            "the dispatch's own work");
+  vyre_outputs *out = NULL;
+  ck_assert_int_eq(cuda->vt->pending_wait(cuda, pend, &out, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(((uint32_t *)out->items[0].data)[n - 1], n);
+  cuda->vt->outputs_free(cuda, out);
+  CU_OK(d.event_destroy(ev));
+
+  /* resident_pointer of vyre's own buffer, read outside vyre. */
+  vyre_resident own = 0;
+  ck_assert_int_eq(cuda->vt->resident_alloc(cuda, 4096, &own, &err), VYRE_OK);
+  for (uint32_t i = 0; i < 1024; i++) host[i] = 0xC0DE0000u + i;
+  ck_assert_int_eq(cuda->vt->resident_upload(cuda, own, host, 4096, &err), VYRE_OK);
+  ck_assert_int_eq(cu->resident_pointer(cuda, own, &ptr, &size, &err), VYRE_OK);
+  uint32_t back[1024];
+  CU_OK(d.dtoh(back, ptr, sizeof back));
+  ck_assert_msg(size == 4096 && memcmp(back, host, sizeof back) == 0,
+                "cuMemcpyDtoH of resident_pointer reads what resident_upload wrote");
+  ck_assert_int_eq(cuda->vt->resident_free(cuda, own, &err), VYRE_OK);
+
+  /* Refusals on a real driver: misaligned, past the end, not device memory. */
+  vyre_resident bad = 0;
+  ck_assert_int_eq(cu->resident_import(cuda, mem + 8, 64, &bad, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(cu->resident_import(cuda, mem + bytes - 16, 32, &bad, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "run past") != NULL, "past the end: %s", err.message);
+  ck_assert_int_eq(cu->resident_import(cuda, (uint64_t)(uintptr_t)back & ~15ull, 64, &bad, &err),
+                   VYRE_INVALID_ARGUMENT);
+  /* Plain host memory: unknown to CUDA, or host memory where the kernel
+   * lets the GPU reach pageable memory (HMM): refused either way. */
+  ck_assert_msg(strstr(err.message, "not memory CUDA knows") || strstr(err.message, "host memory"),
+                "host stack: %s", err.message);
+  printf("check_cuda_gpu: interop: 64 MiB imported zero copy, ordered on a host stream (the "
+         "call waited %.1f ms for the 100 ms hold) and the legacy stream, replayed in a graph, "
+         "freed by the host\n",
+         wall_ms);
+
+  CU_OK(d.mem_free(mem));
+  CU_OK(d.stream_destroy(hs));
+  void *popped = NULL;
+  CU_OK(d.pop(&popped));
+  n_features += 6;
+  free(host);
+  free(inc.bytes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 static Suite *suite(void) {
   Suite *s = suite_create("cuda_gpu");
   TCase *progs = tcase_create("programs");
@@ -948,6 +1155,10 @@ static Suite *suite(void) {
   tcase_add_test(feat, test_trap);
   tcase_add_test(feat, test_disk_cache);
   suite_add_tcase(s, feat);
+  TCase *interop = tcase_create("interop");
+  tcase_set_timeout(interop, 600);
+  tcase_add_test(interop, test_interop);
+  suite_add_tcase(s, interop);
   TCase *lost = tcase_create("lost");
   tcase_set_timeout(lost, 600);
   tcase_add_test(lost, test_device_lost);

@@ -26,3 +26,6 @@ tests_runtime_check_cuda_gpu_LDADD = abi/libvyre.la $(CHECK_STATIC_LIBS) -ldl -l
 EXTRA_tests_runtime_check_cuda_gpu_DEPENDENCIES = plugin/runtime/libvyre-cuda.la
 endif
 endif
+# Run by hand on a GPU machine with PyTorch (not a `make check` test: CI
+# has neither): a torch tensor imported zero copy, run on torch's stream.
+EXTRA_DIST += tests/runtime/interop_torch.py

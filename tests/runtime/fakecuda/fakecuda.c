@@ -39,6 +39,7 @@ typedef struct obj {
   /* memory */
   void *mem;
   size_t size;
+  int device; /* of the context current at allocation */
   /* stream */
   struct obj *capture; /* K_GRAPH being captured into */
   /* event */
@@ -98,6 +99,9 @@ static unsigned jit_failures;
 static char jit_log[512];
 static unsigned long pageable_copies;
 static unsigned long reclaimed; /* objects the client never freed */
+static fakecuda_op *ops;
+static unsigned long nops, capops;
+static int allow_legacy;
 static _Thread_local CUcontext stack[MAX_STACK];
 static _Thread_local int depth;
 
@@ -272,6 +276,21 @@ static int is_sticky(int code) {
     return rc_;                   \
   } while (0)
 
+/* Record a stream-ordered call (lock held). */
+static void trace(const char *call, const void *stream, const void *event) {
+  if (nops == capops) {
+    unsigned long cap = capops ? capops * 2 : 256;
+    fakecuda_op *grown = realloc(ops, cap * sizeof *grown);
+    if (!grown) return;
+    ops = grown;
+    capops = cap;
+  }
+  fakecuda_op *op = &ops[nops++];
+  snprintf(op->call, sizeof op->call, "%s", call);
+  op->stream = (void *)stream;
+  op->event = (void *)event;
+}
+
 /* ------------------------------------------------------------------ */
 /* Init, device, context                                               */
 /* ------------------------------------------------------------------ */
@@ -439,6 +458,7 @@ API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t n) {
   }
   memset(o->mem, 0xA5, n);
   o->size = n;
+  o->device = stack[depth - 1]->device;
   device_bytes += n;
   *p = (CUdeviceptr)(uintptr_t)o->mem;
   RETURN(CUDA_SUCCESS);
@@ -475,6 +495,7 @@ API CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t n, unsigned int flags) {
   }
   memset(o->mem, 0x5A, n);
   o->size = n;
+  o->device = stack[depth - 1]->device;
   *pp = o->mem;
   RETURN(CUDA_SUCCESS);
 }
@@ -489,6 +510,46 @@ API CUresult CUDAAPI cuMemFreeHost(void *p) {
   }
   violation("cuMemFreeHost of %p, which is not a live pinned allocation", p);
   RETURN(CUDA_ERROR_INVALID_VALUE);
+}
+
+/* The allocation of kind k holding address p (p < end, unlike mem_find). */
+static obj *mem_holding(kind k, uintptr_t p) {
+  for (obj *o = objs[k]; o; o = o->next) {
+    uintptr_t b = (uintptr_t)o->mem;
+    if (p >= b && p - b < o->size) return o;
+  }
+  return NULL;
+}
+
+API CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs,
+                                            void **data, CUdeviceptr p) {
+  ENTER("cuPointerGetAttributes", 1);
+  if (!n || !attrs || !data) RETURN(CUDA_ERROR_INVALID_VALUE);
+  obj *o = mem_holding(K_DEVMEM, (uintptr_t)p);
+  unsigned type = o ? CU_MEMORYTYPE_DEVICE : 0;
+  if (!o && (o = mem_holding(K_HOSTMEM, (uintptr_t)p)) != NULL) type = CU_MEMORYTYPE_HOST;
+  /* Unknown pointers get default values and success, like the driver. */
+  for (unsigned i = 0; i < n; i++) {
+    if (!data[i]) RETURN(CUDA_ERROR_INVALID_VALUE);
+    switch (attrs[i]) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = type; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = o ? o->device : 0; break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data[i] = o ? &contexts[o->device] : NULL; break;
+    default:
+      violation("cuPointerGetAttributes: attribute %d is not modelled", (int)attrs[i]);
+      RETURN(CUDA_ERROR_INVALID_VALUE);
+    }
+  }
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+  ENTER("cuMemGetAddressRange", 1);
+  obj *o = mem_holding(K_DEVMEM, (uintptr_t)p);
+  if (!o) RETURN(CUDA_ERROR_NOT_FOUND);
+  if (base) *base = (CUdeviceptr)(uintptr_t)o->mem;
+  if (size) *size = o->size;
+  RETURN(CUDA_SUCCESS);
 }
 
 static int stream_ok(CUstream s, const char *call, obj **out) {
@@ -509,6 +570,16 @@ static int stream_ok(CUstream s, const char *call, obj **out) {
   return 1;
 }
 
+/* stream_ok for calls that may name the host's stream: the legacy
+ * default stream is fine there when the test said so. */
+static int host_stream_ok(CUstream s, const char *call, obj **out) {
+  if (!s && allow_legacy) {
+    *out = NULL;
+    return 1;
+  }
+  return stream_ok(s, call, out);
+}
+
 API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
   ENTER("cuMemcpyHtoDAsync", 1);
   obj *so;
@@ -523,6 +594,7 @@ API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t 
   if (!mem_find(K_HOSTMEM, (uintptr_t)src, n)) pageable_copies++;
   memcpy((void *)(uintptr_t)dst, src, n);
   ticks++;
+  trace("cuMemcpyHtoDAsync", s, NULL);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -539,6 +611,7 @@ API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUs
   if (!dst) RETURN(CUDA_ERROR_INVALID_VALUE);
   memcpy(dst, (const void *)(uintptr_t)src, n);
   ticks++;
+  trace("cuMemcpyDtoHAsync", s, NULL);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -554,6 +627,7 @@ API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
   }
   memset((void *)(uintptr_t)dst, v, n);
   ticks++;
+  trace("cuMemsetD8Async", s, NULL);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -621,11 +695,43 @@ API CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
     violation("cuEventRecord of %p, which is not live", (void *)e);
     RETURN(CUDA_ERROR_INVALID_HANDLE);
   }
-  if (!stream_ok(s, "cuEventRecord", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!host_stream_ok(s, "cuEventRecord", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
   o->recorded = 1;
   o->ready = !hold;
   o->tick = ticks;
   o->ev_stream = so;
+  trace("cuEventRecord", s, e);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  ENTER("cuStreamWaitEvent", 1);
+  obj *o = obj_find(K_EVENT, e), *so;
+  if (!o) {
+    violation("cuStreamWaitEvent on event %p, which is not live", (void *)e);
+    RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) violation("cuStreamWaitEvent flags 0x%x", flags);
+  if (!host_stream_ok(s, "cuStreamWaitEvent", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (!o->recorded) violation("cuStreamWaitEvent on an event never recorded (waits for nothing)");
+  trace("cuStreamWaitEvent", s, e);
+  RETURN(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status) {
+  ENTER("cuStreamIsCapturing", 1);
+  obj *so = NULL;
+  if (!status) RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (s) {
+    so = obj_find(K_STREAM, s);
+    if (!so) {
+      violation("cuStreamIsCapturing on stream %p, which is not live", (void *)s);
+      RETURN(CUDA_ERROR_INVALID_HANDLE);
+    }
+  } else if (!allow_legacy) {
+    violation("cuStreamIsCapturing on the legacy default stream");
+  }
+  *status = so && so->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   RETURN(CUDA_SUCCESS);
 }
 
@@ -950,6 +1056,7 @@ static CUresult launch(const char *call, CUfunction f, unsigned gx, unsigned gy,
     return CUDA_SUCCESS;
   }
   run_node(&n, so, 0);
+  trace(call, s, NULL);
   return CUDA_SUCCESS;
 }
 
@@ -1025,6 +1132,7 @@ API CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s) {
     }
     run_node(&x->nodes[i], so, 1);
   }
+  trace("cuGraphLaunch", s, NULL);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -1154,6 +1262,10 @@ static const struct {
     ENTRY(cuEventQuery, 2000, 0),
     ENTRY(cuEventSynchronize, 2000, 0),
     ENTRY(cuEventElapsedTime, 2000, 0),
+    ENTRY(cuStreamWaitEvent, 3020, 0),
+    ENTRY(cuPointerGetAttributes, 7000, 0),
+    ENTRY(cuStreamIsCapturing, 10000, 0),
+    ENTRY(cuMemGetAddressRange, 3020, 0),
     ENTRY(cuModuleLoadData, 2000, 0),
     ENTRY(cuModuleUnload, 2000, 0),
     ENTRY(cuModuleGetFunction, 2000, 0),
@@ -1243,6 +1355,9 @@ API void fakecuda_jit_fail(unsigned count, const char *log);
 API unsigned long fakecuda_pageable_copies(void);
 API int fakecuda_poisoned(void);
 API void fakecuda_fault_launch(unsigned long nth, int code);
+API unsigned long fakecuda_op_count(void);
+API int fakecuda_op_get(unsigned long index, fakecuda_op *out);
+API void fakecuda_allow_legacy_stream(int on);
 
 void fakecuda_reset(void) {
   pthread_mutex_lock(&lock);
@@ -1260,6 +1375,8 @@ void fakecuda_reset(void) {
   reclaimed = 0;
   poisoned = 0; /* a new process: its CUDA state starts clean */
   fault_launch_at = 0;
+  nops = 0;
+  allow_legacy = 0;
   pthread_mutex_unlock(&lock);
 }
 
@@ -1402,6 +1519,9 @@ __attribute__((destructor)) static void fakecuda_fini(void) {
   free(launches);
   launches = NULL;
   nlaunches = caplaunches = 0;
+  free(ops);
+  ops = NULL;
+  nops = capops = 0;
   pthread_mutex_unlock(&lock);
 }
 
@@ -1409,5 +1529,26 @@ void fakecuda_fault_launch(unsigned long nth, int code) {
   pthread_mutex_lock(&lock);
   fault_launch_at = nth ? nlaunches + nth : 0;
   fault_launch_code = code;
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_op_count(void) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = nops;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+int fakecuda_op_get(unsigned long index, fakecuda_op *out) {
+  pthread_mutex_lock(&lock);
+  int ok = index < nops;
+  if (ok) *out = ops[index];
+  pthread_mutex_unlock(&lock);
+  return ok ? 0 : -1;
+}
+
+void fakecuda_allow_legacy_stream(int on) {
+  pthread_mutex_lock(&lock);
+  allow_legacy = on;
   pthread_mutex_unlock(&lock);
 }

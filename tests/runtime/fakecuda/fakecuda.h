@@ -16,6 +16,10 @@
  * is poisoned after its launch succeeded); a sticky code poisons the context until the primary context
  * is reset or released by its last holder, like the real driver.
  *
+ * Pointer queries (cuPointerGetAttributes, cuMemGetAddressRange) answer
+ * for the fake's allocations: device memory of the device whose context
+ * was current at cuMemAlloc, pinned host memory, or unknown.
+ *
  * Device properties come from the environment at load and at
  * fakecuda_reset() (a new process: the sticky-error poison is gone too): FAKECUDA_DEVICES (1), FAKECUDA_INIT_RESULT (0),
  * FAKECUDA_SM (90), FAKECUDA_SMS (132), FAKECUDA_MEM (1 GiB, bytes),
@@ -61,6 +65,14 @@ typedef struct fakecuda_launch {
   unsigned long long params[FAKECUDA_MAX_PARAMS]; /* each parameter's value */
 } fakecuda_launch;
 
+/* One stream-ordered call, in the order they were made (copies, memsets,
+ * launches, graph launches, event records, stream waits). */
+typedef struct fakecuda_op {
+  char call[48];
+  void *stream; /* the CUstream as passed (NULL: the legacy default stream) */
+  void *event;  /* cuEventRecord, cuStreamWaitEvent: the CUevent */
+} fakecuda_op;
+
 /* Called for every executed launch (direct or graph replay), without the
  * fake's lock held; device pointers in params are host addresses. */
 typedef void (*fakecuda_hook)(const fakecuda_launch *launch, void *user);
@@ -102,5 +114,14 @@ typedef int (*fakecuda_poisoned_fn)(void);
  * returns it).  nth = 0 cancels.  Cleared by fakecuda_reset and
  * fakecuda_clear_faults. */
 typedef void (*fakecuda_fault_launch_fn)(unsigned long nth, int code);
+
+/* The stream-ordered calls since the last reset: how many, and the
+ * index-th (0 on success, -1 past the end). */
+typedef unsigned long (*fakecuda_op_count_fn)(void);
+typedef int (*fakecuda_op_get_fn)(unsigned long index, fakecuda_op *out);
+/* on = 1: cuEventRecord, cuStreamWaitEvent and cuStreamIsCapturing on
+ * the legacy default stream are no misuse (a host's stream may be it);
+ * copies and launches there still are.  Cleared by fakecuda_reset. */
+typedef void (*fakecuda_allow_legacy_fn)(int on);
 
 #endif /* VYRE_TESTS_FAKECUDA_H */
