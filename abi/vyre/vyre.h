@@ -542,8 +542,11 @@ typedef struct vyre_registration {
                         vyre_error *err);
   /* 1.1.  NULL, or op_count masks parallel to ops: bit (1 << vyre_type) of
    * each type the op is supported at (the instruction's `type`; for
-   * conversions, the result type).  A 0 mask, like a NULL array, means
-   * every type the op's class allows. */
+   * conversions, the result type; for compares and predicates, whose
+   * type is bool, the operand type: the types of the op table's mask).
+   * A 0 mask, like a NULL array, means every type the op's class allows;
+   * statements have no type.  docs/conformance.md ("Skipped vs failed")
+   * says how a host matches programs against it. */
   const uint32_t *op_types;
   /* 1.1.  NULL, or the extensions get_extension serves, space-separated
    * "name@version" words, e.g. "vyre.cuda.interop@1" (for `vyre list`). */

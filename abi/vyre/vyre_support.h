@@ -58,37 +58,76 @@ void vyre_hex(const uint8_t *bytes, size_t size, char *out);
 /* Handle tables: 64-bit generation-checked handles for plugin objects */
 /* ------------------------------------------------------------------ */
 /*
- * A handle packs (tag:8 | salt:8 | generation:16 | slot+1:32).  A handle
- * from another table (tag or salt differ), a freed slot (generation
- * differs) or an index out of range is rejected, never dereferenced.
- * All calls are thread-safe.
+ * A handle packs, from the top bit down,
+ *
+ *   salt:16 | generation:32 | slot+1:16
+ *
+ * and is never 0 (slot+1 is at least 1).  A handle is accepted only by
+ * the table that made it, only while its object is there:
+ *   - salt: each table draws one from a process-wide counter (table n
+ *     gets n * 0x9e37 + 0x2b41 mod 2^16; the step is odd, so the first
+ *     65,536 tables of a process all differ, consecutive ones in many
+ *     bits), so a handle of another table -- another instance, or another
+ *     kind of object (the kind passed to init needs no bits of its own)
+ *     -- is refused.  Table n and table n + 65,536 share a salt.
+ *   - generation: each slot counts its reuses; a removed handle's slot
+ *     hands out the next generation, so the removed handle stays stale.
+ *     A slot whose generation would wrap (after 2^32 - 1 reuses) is
+ *     retired, never handed out again: no generation of a slot repeats,
+ *     so a stale handle never becomes valid again.
+ *   - slot: at most VYRE_HANDLES_MAX (65,535) live handles per table;
+ *     insert returns VYRE_LIMIT beyond that (and when every slot is live
+ *     or retired).
+ * A handle from another table, a removed or retired slot, a slot past the
+ * table or slot 0 is rejected, never dereferenced.  All calls are
+ * thread-safe.  The fields are public so that tables can be embedded;
+ * only handles.c writes them (tests/abi/check_format.c moves a free
+ * slot's generation to the end of its range, to reach the wrap without
+ * 2^32 reuses).
  */
 typedef struct vyre_handle_slot {
-  void *object;
-  uint32_t generation;
-  uint32_t next_free;
+  void *object;        /* NULL while free or retired */
+  uint32_t generation; /* of the handle naming the slot now (or next, while free) */
+  uint32_t next_free;  /* next free slot index + 1, 0 = none */
 } vyre_handle_slot;
 
 typedef struct vyre_handle_table {
   pthread_mutex_t lock;
   vyre_handle_slot *slots;
-  uint32_t capacity;
+  uint32_t capacity;  /* slots allocated, at most VYRE_HANDLES_MAX */
   uint32_t live;
   uint32_t free_head; /* slot index + 1, 0 = none */
-  uint8_t tag;
-  uint8_t salt;
+  uint32_t retired;   /* slots whose generations ran out */
+  uint16_t salt;
+  uint8_t tag;        /* the kind it was made for (VYRE_HANDLE_*) */
 } vyre_handle_table;
 
-/* Kinds of handle (the tag byte). */
+/* Most live handles in one table (the 16-bit slot field, 0 excluded). */
+#define VYRE_HANDLES_MAX 65535u
+
+/* Kinds of handle (vyre_handles_init's tag). */
 #define VYRE_HANDLE_RESIDENT 0x52u /* 'R' */
 #define VYRE_HANDLE_PENDING 0x50u  /* 'P' */
 #define VYRE_HANDLE_PIPELINE 0x4cu /* 'L' */
 
+/* A new empty table for objects of kind `tag`, with the next salt. */
 void vyre_handles_init(vyre_handle_table *table, uint8_t tag);
-/* Frees the slot array only; the caller drains objects first. */
+/* Frees the slot array only; the caller drains objects first.  Accepts NULL. */
 void vyre_handles_destroy(vyre_handle_table *table);
-/* Insert a non-NULL object; 0 on success, -1 for NULL or when out of memory or slots. */
-int vyre_handles_insert(vyre_handle_table *table, void *object, uint64_t *handle);
+/* Insert a non-NULL object and store its handle in *handle.  VYRE_OK;
+ * VYRE_LIMIT when VYRE_HANDLES_MAX handles are live (or the free slots
+ * are retired); VYRE_OUT_OF_MEMORY when the slot array cannot grow;
+ * VYRE_INVALID_ARGUMENT for a NULL object or handle.  *handle is
+ * untouched on failure. */
+vyre_status vyre_handles_insert(vyre_handle_table *table, void *object, uint64_t *handle);
+/* Fill *err (may be NULL) for a failed insert and return the status to
+ * report: VYRE_LIMIT or VYRE_OUT_OF_MEMORY with a message naming `call`
+ * ("resident_alloc") and the `objects` ("resident buffers"), whose Fix
+ * ends with `fix` ("free the resident buffers you no longer use
+ * (resident_free)"); VYRE_INTERNAL for any other status; VYRE_OK for
+ * VYRE_OK. */
+vyre_status vyre_handles_insert_failed(vyre_error *err, vyre_status status, const char *call,
+                                       const char *objects, const char *fix);
 /* The object, or NULL when the handle is not live in this table. */
 void *vyre_handles_get(vyre_handle_table *table, uint64_t handle);
 /* Remove and return the object, or NULL when the handle is not live. */

@@ -27,7 +27,10 @@ static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_tar
   t->abi_minor = cand.abi_minor;
   t->registration_size = cand.registration_size;
   t->vtable_size = cand.vtable_size;
-  for (uint32_t i = 0; i < cand.op_count; i++) cf_opset_add(&t->offer.ops, cand.ops[i]);
+  /* Per-op types (ABI 1.1; the host fills them for every plugin: "every
+   * type the op allows" where the registration gives none). */
+  for (uint32_t i = 0; i < cand.op_count; i++)
+    cf_offer_claim(&t->offer, cand.ops[i], cand.op_types ? cand.op_types[i] : 0);
   t->offer.caps = cand.capabilities;
   t->offer.storage_types = cand.storage_types;
   if (cand.status == VYRE_HOST_SKIPPED) {

@@ -159,24 +159,62 @@ static inline int cf_opset_has(const cf_opset *s, uint32_t op) {
   return op < 256 && (s->w[op >> 6] >> (op & 63)) & 1;
 }
 
+/*
+ * What a case needs and what a backend offers (docs/conformance.md,
+ * "Skipped vs failed").  Types are per op: an instruction is claimed at
+ * the type cf_inst_type gives, and a backend's registration may support
+ * an op at fewer types than its class allows (vyre_registration.op_types).
+ */
 typedef struct cf_needs {
   cf_opset ops;
   uint64_t caps;          /* VYRE_CAP_* */
   uint64_t storage_types; /* 1 << vyre_type of every buffer */
+  uint32_t op_types[256]; /* per op: VYRE_TBIT of each type its instructions have
+                             (cf_inst_type); 0 for ops without a type (statements) */
 } cf_needs;
 
+/*
+ * The type instruction i of p is claimed at (vyre_registration.op_types):
+ * for compares and predicates the type of the operand (their result is
+ * always bool); for statements (ops whose table type mask is 0: let,
+ * assign, store, if, else, end, loop, block, return, barrier, trap)
+ * VYRE_T_VOID, no type; for every other op the instruction's type field
+ * (the result type: a load's widened type, a cast's target type, an
+ * atomic's element type).  p must be a decoded (validated) program.
+ */
+uint32_t cf_inst_type(const vyre_program *p, uint32_t i);
+
+/*
+ * The needs of a program run with `options` (may be NULL): its ops and
+ * the types each is used at; the capabilities vyre_program_decode derives
+ * (required_caps), plus fixpoint for fixpoint_iterations > 1, int64 when
+ * an instruction's type (cf_inst_type) is u64 or i64, and out_range when
+ * a buffer has VYRE_BUF_OUT_RANGE; the storage type of every buffer.  A
+ * u64/i64 buffer that no instruction loads, stores or updates needs only
+ * its storage type.  A case's `requires` comes on top (cf_case.extra_caps).
+ */
 void cf_program_needs(const vyre_program *p, const vyre_dispatch_options *options,
                       cf_needs *out);
 
-/* What a backend offers: from its registration (and device profile). */
+/* What a backend offers: from its registration (and device profile).
+ * Fill ops and op_types with cf_offer_claim. */
 typedef struct cf_offer {
   cf_opset ops;
   uint64_t caps;
   uint64_t storage_types;
+  uint32_t op_types[256]; /* per claimed op: VYRE_TBIT of each type it is claimed
+                             at; 0 = every type its class allows */
 } cf_offer;
 
-/* 1 when the backend offers everything; else 0 and why[] names the first
- * missing op/capability/type ("op sin not claimed"). */
+/* Claim op at the types in `types` (VYRE_TBIT bits; 0 = every type the
+ * op's class allows, as in vyre_registration.op_types).  Bits the op
+ * cannot have are dropped; an op id of 256 or more is ignored. */
+void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types);
+
+/* 1 when the backend offers everything; else 0 and why[] names what is
+ * missing, every item, "; "-separated: "op sin not claimed", "op add not
+ * claimed at f32", "capability int64 not offered", "storage type u64 not
+ * offered". */
 int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
@@ -358,7 +396,9 @@ uint32_t cf_coverage_report(const cf_coverage *cov, const cf_opset *claimed,
 
 typedef struct cf_op_tally {
   uint32_t passed, failed, skipped;
+  uint32_t reached;         /* cases containing the op that ran (were not skipped) */
   char failed_cases[3][96]; /* the first failing cases blamed on the op */
+  char blocked[256];        /* the first skipped case containing the op: "NAME: why" */
 } cf_op_tally;
 
 typedef struct cf_cert_input {

@@ -110,6 +110,18 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
     sb_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
                   o->grid[2] ? o->grid[2] : 1);
   if (o->fixpoint_iterations) sb_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
+  /* Every capability the case needs, the derived ones included (reading
+   * them back as `requires` changes nothing), so a reader sees them. */
+  cf_needs needs;
+  cf_program_needs(p, o, &needs);
+  uint64_t caps = needs.caps | c->extra_caps;
+  if (caps) {
+    sb_printf(&b, ";@ requires");
+    for (uint32_t bit = 0; bit < 64; bit++)
+      if (((caps >> bit) & 1) && vyre_capability_name(bit))
+        sb_printf(&b, " %s", vyre_capability_name(bit));
+    sb_append(&b, "\n", 1);
+  }
   const char *sname = vyre_status_name(c->expect) + 5;
   char lower[64];
   size_t k = 0;

@@ -31,7 +31,8 @@ typedef struct target_report {
   category_row *rows;
   uint32_t nrows;
   uint32_t n[3];
-  uint32_t untested;     /* claimed ops no case exercised */
+  uint32_t untested;     /* claimed ops that cases reached but none gave a verdict */
+  uint32_t unreachable;  /* claimed ops no case the backend runs contains */
   cf_op_tally ops[256];
 } target_report;
 
@@ -247,8 +248,8 @@ static void write_json(FILE *f, const cf_options *o, const char *hash, cf_case *
     fprintf(f, ", \"static_ok\": %s, \"static\": ", r->static_ok ? "true" : "false");
     cf_json_string(f, r->static_note);
     fprintf(f, ",\n     \"counts\": {\"passed\": %u, \"failed\": %u, \"skipped_unsupported\": %u, "
-               "\"untested_ops\": %u},\n     \"categories\": [",
-            r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP], r->untested);
+               "\"untested_ops\": %u, \"unreachable_ops\": %u},\n     \"categories\": [",
+            r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP], r->untested, r->unreachable);
     for (uint32_t i = 0; i < r->nrows; i++) {
       fprintf(f, "%s{\"name\": ", i ? ", " : "");
       cf_json_string(f, r->rows[i].name);
@@ -424,8 +425,10 @@ static vyre_status corpus_load(const cf_options *o, corpus *cp, vyre_error *err)
 
 /* Passes and skips count for every op of the case; a failure counts
  * against the ops under test (`ops`), or every op when the case names
- * none. */
-static void tally_ops(target_report *r, const cf_case *c, int result) {
+ * none.  A case that ran (passed or failed) reaches every op it
+ * contains; the first skipped case containing an op is kept as the
+ * example of why the op may be unreachable. */
+static void tally_ops(target_report *r, const cf_case *c, const case_outcome *oc) {
   cf_opset seen = {{0}};
   for (uint32_t i = 0; i < c->decoded->inst_count; i++) cf_opset_add(&seen, c->decoded->insts[i].op);
   char name[256];
@@ -433,13 +436,53 @@ static void tally_ops(target_report *r, const cf_case *c, int result) {
   for (uint32_t op = 0; op < 256; op++) {
     if (!cf_opset_has(&seen, op)) continue;
     cf_op_tally *t = &r->ops[op];
-    if (result == R_PASS) {
+    if (oc->result != R_SKIP) t->reached++;
+    if (oc->result == R_PASS) {
       t->passed++;
-    } else if (result == R_SKIP) {
+    } else if (oc->result == R_SKIP) {
       t->skipped++;
+      const char *why = oc->reason;
+      if (strncmp(why, "unsupported: ", 13) == 0) why += 13;
+      if (!t->blocked[0]) snprintf(t->blocked, sizeof t->blocked, "%.100s: %.140s", name, why);
     } else if (!c->focus_set || ((c->focus[op >> 6] >> (op & 63)) & 1)) {
       if (t->failed < 3) snprintf(t->failed_cases[t->failed], sizeof t->failed_cases[0], "%.95s", name);
       t->failed++;
+    }
+  }
+}
+
+/*
+ * The claimed ops no verdict vouches for (docs/conformance.md, "Untested
+ * and unreachable ops").  Unreachable: no case the backend runs contains
+ * the op (every case with it needs something the backend does not claim,
+ * or the corpus has none) -- informational.  Untested: cases containing
+ * it ran, but none passed and none failed against it (each failed on
+ * other ops under test) -- a failure.  With a filter the corpus is not
+ * the whole story: counted, not printed.
+ */
+static void claimed_without_verdict(const cf_options *o, target_report *r) {
+  uint32_t nops = 0;
+  const vyre_op_info *all = vyre_op_all(&nops);
+  for (uint32_t j = 0; j < nops; j++) {
+    uint32_t op = all[j].id;
+    const cf_op_tally *t = &r->ops[op];
+    if (!cf_opset_has(&r->t->offer.ops, op) || t->passed + t->failed) continue;
+    if (t->reached == 0) {
+      r->unreachable++;
+      if (o->filter) continue;
+      if (t->blocked[0])
+        fprintf(o->out, "  unreachable within the claimed subset: %s (no case this backend "
+                        "runs contains it; e.g. %s)\n", all[j].mnemonic, t->blocked);
+      else
+        fprintf(o->out, "  unreachable within the claimed subset: %s (no case of the corpus "
+                        "contains it)\n", all[j].mnemonic);
+    } else {
+      r->untested++;
+      if (o->filter) continue;
+      fprintf(o->out, "  UNTESTED: %s is claimed and %u case%s containing it ran, but each "
+                      "failed on other ops under test. Fix: fix those failures, or add a case "
+                      "that tests %s\n", all[j].mnemonic, t->reached, t->reached == 1 ? "" : "s",
+              all[j].mnemonic);
     }
   }
 }
@@ -563,7 +606,7 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
       } else {
         run_case(o, r, reference, c, oc);
         row = row_for(r, c->category);
-        tally_ops(r, c, oc->result);
+        tally_ops(r, c, oc);
       }
       row->n[oc->result]++;
       r->n[oc->result]++;
@@ -584,17 +627,7 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
     }
     if (tty && !o->verbose) fputc('\n', o->out);
     print_table(o->out, r);
-    /* Every claimed op must be exercised by some case. */
-    uint32_t nops = 0;
-    const vyre_op_info *all = vyre_op_all(&nops);
-    for (uint32_t j = 0; j < nops; j++) {
-      uint32_t op = all[j].id;
-      if (!cf_opset_has(&t->offer.ops, op)) continue;
-      if (r->ops[op].passed + r->ops[op].failed == 0) {
-        if (!o->filter) fprintf(o->out, "  UNTESTED: %s is claimed but no case ran it\n", all[j].mnemonic);
-        r->untested++;
-      }
-    }
+    claimed_without_verdict(o, r);
     if (r->n[R_FAIL] || (r->untested && !o->filter)) exit_code = 1;
   }
   if (o->json_path && write_report(o->json_path, 0, o, &cp, reps, nt) != 0) exit_code = 1;

@@ -142,10 +142,11 @@ vyre_status ref_dispatch_async(vyre_backend *self, const vyre_program_ref *progr
    * the caller's inputs are free once this returns. */
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &pd->job, err);
   if (st) goto fail;
-  if (vyre_handles_insert(&b->pendings, pd, out) != 0) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
-                        "dispatch_async: out of host memory for the pending handle. Fix: wait "
-                        "for or release pending dispatches");
+  st = vyre_handles_insert(&b->pendings, pd, out);
+  if (st != VYRE_OK) {
+    st = vyre_handles_insert_failed(err, st, "dispatch_async", "pending dispatches",
+                                    "wait for or release pending dispatches "
+                                    "(pending_wait, pending_release)");
     goto fail;
   }
   pthread_mutex_lock(&b->q_lock);

@@ -525,11 +525,12 @@ vyre_status ref_pipeline_create(vyre_backend *self, const void *program_bytes,
     vyre_error_prefix(err, "pipeline_create");
     return st;
   }
-  if (vyre_handles_insert(&b->pipelines, plan, out) != 0) {
+  st = vyre_handles_insert(&b->pipelines, plan, out);
+  if (st != VYRE_OK) {
     ref_plan_unref(plan);
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
-                          "pipeline_create: out of host memory for the pipeline handle. Fix: "
-                          "release pipelines you no longer use");
+    return vyre_handles_insert_failed(err, st, "pipeline_create", "pipelines",
+                                      "release the pipelines you no longer use "
+                                    "(pipeline_release)");
   }
   ref_metric_add(b, REF_M_PIPELINES_CREATED, 1);
   return VYRE_OK;

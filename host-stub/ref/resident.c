@@ -67,12 +67,19 @@ vyre_status ref_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident 
   pthread_mutex_unlock(&b->budget_lock);
   ref_metric_max(b, REF_M_RESIDENT_PEAK, live + size);
 
+  vyre_status st = VYRE_OK;
   resident *r = malloc(sizeof *r);
   if (!r) goto fail_struct;
   r->size = size;
   r->data = size <= SIZE_MAX ? calloc((size_t)size, 1) : NULL;
   if (!r->data) goto fail_data;
-  if (vyre_handles_insert(&b->residents, r, out) != 0) goto fail_handle;
+  st = vyre_handles_insert(&b->residents, r, out);
+  if (st != VYRE_OK) {
+    st = vyre_handles_insert_failed(err, st, "resident_alloc", "resident buffers",
+                                    "free the resident buffers you no longer use "
+                                    "(resident_free)");
+    goto fail_handle;
+  }
   return VYRE_OK;
 
 fail_handle:
@@ -81,6 +88,7 @@ fail_data:
   free(r);
 fail_struct:
   budget_release(b, size);
+  if (st != VYRE_OK) return st;
   return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                         "resident_alloc: out of host memory for %llu bytes. Fix: free resident "
                         "buffers or allocate less",

@@ -45,10 +45,11 @@ vyre_status vc_dispatch_async(vc_async *a, const vyre_program_ref *program,
     vc_job_abort(j);
     goto done;
   }
-  if (vyre_handles_insert(&a->pending, j, out) != 0) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                        "dispatch_async: no pending handle available. Fix: wait on or release "
-                        "pending dispatches");
+  st = vyre_handles_insert(&a->pending, j, out);
+  if (st != VYRE_OK) {
+    st = vyre_handles_insert_failed(err, st, "dispatch_async", "pending dispatches",
+                                    "wait for or release pending dispatches "
+                                    "(pending_wait, pending_release)");
     vc_job_abort(j);
     *out = 0;
   }

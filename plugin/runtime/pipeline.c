@@ -132,11 +132,13 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
     pipeline_free(pl, p);
     goto done;
   }
-  if (vyre_handles_insert(&pl->table, p, out) != 0) {
+  st = vyre_handles_insert(&pl->table, p, out);
+  if (st != VYRE_OK) {
     pipeline_free(pl, p);
     *out = 0;
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                        "pipeline_create: no pipeline handle available. Fix: release pipelines");
+    st = vyre_handles_insert_failed(err, st, "pipeline_create", "pipelines",
+                                    "release the pipelines you no longer use "
+                                    "(pipeline_release)");
   }
 done:
   vc_leave(pl->cx);

@@ -342,10 +342,11 @@ vyre_status vc_resident_alloc(vc_resident_store *rs, uint64_t size, vyre_residen
   }
   vc_stream_release(rs->streams, stream);
   stream = NULL;
-  if (vyre_handles_insert(&rs->table, res, out) != 0) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                        "resident_alloc: the handle table is full or out of host memory. Fix: "
-                        "free resident buffers");
+  st = vyre_handles_insert(&rs->table, res, out);
+  if (st != VYRE_OK) {
+    st = vyre_handles_insert_failed(err, st, "resident_alloc", "resident buffers",
+                                    "free the resident buffers you no longer use "
+                                    "(resident_free)");
     goto fail;
   }
   vc_leave(cx);

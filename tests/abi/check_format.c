@@ -142,26 +142,31 @@ START_TEST(handles_core) {
   int objs[100];
   uint64_t h[100];
   for (int i = 0; i < 100; i++) {
-    ck_assert_int_eq(vyre_handles_insert(&t, &objs[i], &h[i]), 0);
+    ck_assert_int_eq(vyre_handles_insert(&t, &objs[i], &h[i]), VYRE_OK);
     EXPECT(h[i] != 0, "0 is never a valid handle");
-    EXPECT((uint8_t)(h[i] >> 56) == VYRE_HANDLE_RESIDENT, "the tag byte is the table's kind");
+    EXPECT((uint16_t)(h[i] >> 48) == t.salt, "the top 16 bits are the table's salt");
+    EXPECT((h[i] & 0xffffu) == (uint64_t)i + 1u, "the low 16 bits are slot + 1");
     for (int j = 0; j < i; j++) EXPECT(h[j] != h[i], "live handles are distinct");
   }
   ck_assert_uint_eq(vyre_handles_live(&t), 100);
   for (int i = 0; i < 100; i++) ck_assert_ptr_eq(vyre_handles_get(&t, h[i]), &objs[i]);
   ck_assert_ptr_null(vyre_handles_get(&t, 0));
-  ck_assert_ptr_null(vyre_handles_get(&t, h[0] + 1000000)); /* slot past the table */
-  ck_assert_ptr_null(vyre_handles_get(&t, h[0] & ~0xffffffffull)); /* slot 0 */
+  ck_assert_ptr_null(vyre_handles_get(&t, h[0] | 0xffffu)); /* slot past the table */
+  ck_assert_ptr_null(vyre_handles_get(&t, h[0] & ~0xffffull)); /* slot 0 */
+  ck_assert_ptr_null(vyre_handles_get(&t, h[0] + (1ull << 16))); /* the next generation */
   ck_assert_ptr_eq(vyre_handles_remove(&t, h[5]), &objs[5]);
   EXPECT(vyre_handles_remove(&t, h[5]) == NULL, "a double remove is refused");
   EXPECT(vyre_handles_get(&t, h[5]) == NULL, "a removed handle is stale");
   uint64_t again;
-  ck_assert_int_eq(vyre_handles_insert(&t, &objs[5], &again), 0);
+  ck_assert_int_eq(vyre_handles_insert(&t, &objs[5], &again), VYRE_OK);
   EXPECT(again != h[5], "a reused slot gets a new generation");
-  EXPECT((again & 0xffffffffull) == (h[5] & 0xffffffffull), "the freed slot is reused first");
+  EXPECT((again & 0xffffu) == (h[5] & 0xffffu), "the freed slot is reused first");
   EXPECT(vyre_handles_get(&t, h[5]) == NULL, "the stale handle stays stale after reuse");
   ck_assert_ptr_eq(vyre_handles_get(&t, again), &objs[5]);
-  ck_assert_int_eq(vyre_handles_insert(&t, NULL, &again), -1);
+  uint64_t untouched = again;
+  ck_assert_int_eq(vyre_handles_insert(&t, NULL, &again), VYRE_INVALID_ARGUMENT);
+  EXPECT(again == untouched, "a failed insert leaves *handle alone");
+  ck_assert_int_eq(vyre_handles_insert(&t, &objs[5], NULL), VYRE_INVALID_ARGUMENT);
   ck_assert_uint_eq(vyre_handles_live(&t), 100);
   int drained = 0;
   while (vyre_handles_pop_any(&t)) drained++;
@@ -202,34 +207,169 @@ START_TEST(handles_foreign_tables) {
 }
 END_TEST
 
-START_TEST(handles_generation_wrap) {
+/* The generation of the handle h (vyre_support.h: salt:16 | generation:32 | slot+1:16). */
+static uint32_t handle_gen(uint64_t h) { return (uint32_t)(h >> 16); }
+
+START_TEST(handles_generations) {
   vyre_handle_table t;
   vyre_handles_init(&t, VYRE_HANDLE_RESIDENT);
   int obj;
   uint64_t first, prev = 0, h = 0;
-  ck_assert_int_eq(vyre_handles_insert(&t, &obj, &first), 0);
+  ck_assert_int_eq(vyre_handles_insert(&t, &obj, &first), VYRE_OK);
   ck_assert_ptr_eq(vyre_handles_remove(&t, first), &obj);
-  /* 70000 reuses of one slot: the 16-bit generation wraps past 0xffff
-   * and skips 0; each handle is stale once its slot is reused. */
-  uint32_t wrapped = 0;
+  /* 70000 reuses of one slot (past where a 16-bit generation wrapped):
+   * the generation steps by one and never repeats, and every earlier
+   * handle of the slot stays stale. */
   for (uint32_t i = 0; i < 70000; i++) {
-    EXPECT(vyre_handles_insert(&t, &obj, &h) == 0, "insert succeeds (cycle %u)", i);
-    uint32_t gen = (uint32_t)(h >> 32) & 0xffffu;
-    EXPECT(gen != 0, "generation 0 is never used (cycle %u)", i);
-    if (prev) {
-      uint32_t pgen = (uint32_t)(prev >> 32) & 0xffffu;
-      EXPECT(gen == (pgen == 0xffffu ? 1u : pgen + 1u), "generation steps by one (cycle %u)", i);
-      if (pgen == 0xffffu) wrapped++;
-      EXPECT(vyre_handles_get(&t, prev) == NULL, "the previous handle is stale (cycle %u)", i);
-    }
-    if (i < 65534) EXPECT(h != first, "a handle does not repeat within 65535 reuses");
+    EXPECT(vyre_handles_insert(&t, &obj, &h) == VYRE_OK, "insert succeeds (cycle %u)", i);
+    EXPECT((h & 0xffffu) == (first & 0xffffu), "the one free slot is reused (cycle %u)", i);
+    EXPECT(handle_gen(h) == handle_gen(first) + 1u + i, "generation steps by one (cycle %u)", i);
+    if (prev) EXPECT(vyre_handles_get(&t, prev) == NULL, "the previous handle is stale (cycle %u)", i);
+    EXPECT(vyre_handles_get(&t, first) == NULL, "the first handle is stale (cycle %u)", i);
     EXPECT(vyre_handles_get(&t, h) == &obj, "the live handle works (cycle %u)", i);
     EXPECT(vyre_handles_remove(&t, h) == &obj, "remove returns the object (cycle %u)", i);
     EXPECT(vyre_handles_remove(&t, h) == NULL, "a double remove is refused (cycle %u)", i);
     prev = h;
   }
-  EXPECT(wrapped == 1, "the generation wrapped once in 70000 reuses (%u)", wrapped);
   vyre_handles_destroy(&t);
+}
+END_TEST
+
+/* A slot whose generation would wrap is retired: never handed out again,
+ * so none of its handles ever becomes valid again.  2^32 reuses take too
+ * long; the test moves the free slot's generation (a public field) to
+ * just before the end, as if it had been reused that often. */
+START_TEST(handles_retire_at_wrap) {
+  vyre_handle_table t;
+  vyre_handles_init(&t, VYRE_HANDLE_PENDING);
+  int obj, other;
+  uint64_t first, keep, h;
+  ck_assert_int_eq(vyre_handles_insert(&t, &obj, &first), VYRE_OK);
+  ck_assert_int_eq(vyre_handles_insert(&t, &other, &keep), VYRE_OK);
+  uint32_t slot = (uint32_t)(first & 0xffffu) - 1u;
+  ck_assert_ptr_eq(vyre_handles_remove(&t, first), &obj);
+  t.slots[slot].generation = UINT32_MAX - 2u;
+  uint64_t seen[3];
+  for (uint32_t k = 0; k < 3; k++) {
+    ck_assert_int_eq(vyre_handles_insert(&t, &obj, &h), VYRE_OK);
+    EXPECT((h & 0xffffu) == slot + 1u, "the slot is reused while its generation lasts");
+    EXPECT(handle_gen(h) == UINT32_MAX - 2u + k, "generation 0x%08x", handle_gen(h));
+    seen[k] = h;
+    ck_assert_ptr_eq(vyre_handles_remove(&t, h), &obj);
+  }
+  EXPECT(t.retired == 1, "the slot whose last generation was used is retired (%u)", t.retired);
+  EXPECT(t.slots[slot].generation == UINT32_MAX, "its generation does not wrap to 0");
+  /* Every later insert takes another slot; no handle of the slot revives. */
+  uint64_t later[200];
+  for (uint32_t k = 0; k < 200; k++) {
+    ck_assert_int_eq(vyre_handles_insert(&t, &obj, &later[k]), VYRE_OK);
+    EXPECT((later[k] & 0xffffu) != slot + 1u, "a retired slot is never handed out again (%u)", k);
+  }
+  EXPECT(vyre_handles_get(&t, first) == NULL, "the first handle of the slot stays stale");
+  for (uint32_t k = 0; k < 3; k++)
+    EXPECT(vyre_handles_get(&t, seen[k]) == NULL, "handle %u of the slot stays stale", k);
+  /* Forged: the retired slot with each of the generations around the wrap. */
+  uint64_t base = first & ~(0xffffffffull << 16);
+  for (uint64_t g = 0; g < 3; g++)
+    EXPECT(vyre_handles_get(&t, base | g << 16) == NULL, "generation %llu of the slot is not live",
+           (unsigned long long)g);
+  EXPECT(vyre_handles_get(&t, keep) == &other, "the other slot is untouched");
+  for (uint32_t k = 0; k < 200; k++) ck_assert_ptr_eq(vyre_handles_remove(&t, later[k]), &obj);
+  ck_assert_ptr_eq(vyre_handles_remove(&t, keep), &other);
+  ck_assert_uint_eq(vyre_handles_live(&t), 0);
+  vyre_handles_destroy(&t);
+}
+END_TEST
+
+/* A table holds VYRE_HANDLES_MAX live handles; the next insert fails
+ * cleanly with VYRE_LIMIT (one less once a slot is retired), and works
+ * again after a remove. */
+START_TEST(handles_capacity) {
+  vyre_handle_table t;
+  vyre_handles_init(&t, VYRE_HANDLE_RESIDENT);
+  static uint64_t h[VYRE_HANDLES_MAX];
+  int obj;
+  for (uint32_t i = 0; i < VYRE_HANDLES_MAX; i++)
+    EXPECT(vyre_handles_insert(&t, &obj, &h[i]) == VYRE_OK, "insert %u of %u", i, VYRE_HANDLES_MAX);
+  ck_assert_uint_eq(vyre_handles_live(&t), VYRE_HANDLES_MAX);
+  ck_assert_uint_eq(t.capacity, VYRE_HANDLES_MAX);
+  uint64_t extra = 12345;
+  EXPECT(vyre_handles_insert(&t, &obj, &extra) == VYRE_LIMIT, "insert 65,536 is VYRE_LIMIT");
+  EXPECT(extra == 12345, "a failed insert leaves *handle alone");
+  ck_assert_uint_eq(vyre_handles_live(&t), VYRE_HANDLES_MAX);
+  for (uint32_t i = 0; i < VYRE_HANDLES_MAX; i += 4099)
+    ck_assert_ptr_eq(vyre_handles_get(&t, h[i]), &obj);
+  /* Free one; its slot serves again. */
+  ck_assert_ptr_eq(vyre_handles_remove(&t, h[777]), &obj);
+  EXPECT(vyre_handles_insert(&t, &obj, &extra) == VYRE_OK, "a freed slot is reused");
+  EXPECT((extra & 0xffffu) == (h[777] & 0xffffu) && extra != h[777], "same slot, new generation");
+  h[777] = extra;
+  /* Retire one (its generation at the end); the table then holds one less. */
+  uint32_t slot = (uint32_t)(h[9] & 0xffffu) - 1u;
+  t.slots[slot].generation = UINT32_MAX;
+  h[9] = ((h[9] & ~(0xffffffffull << 16)) | (uint64_t)UINT32_MAX << 16);
+  ck_assert_ptr_eq(vyre_handles_remove(&t, h[9]), &obj);
+  EXPECT(vyre_handles_insert(&t, &obj, &extra) == VYRE_LIMIT, "the retired slot is not reused");
+  ck_assert_uint_eq(vyre_handles_live(&t), VYRE_HANDLES_MAX - 1u);
+  /* The messages callers report. */
+  vyre_error err = VYRE_ERROR_INIT;
+  EXPECT(vyre_handles_insert_failed(&err, VYRE_LIMIT, "resident_alloc", "resident buffers",
+                                    "free the resident buffers you no longer use") == VYRE_LIMIT,
+         "VYRE_LIMIT is reported as VYRE_LIMIT");
+  EXPECT(strstr(err.message, "resident_alloc: no handle left") && strstr(err.message, "65535 live "
+         "resident buffers") && strstr(err.message, "Fix: free the resident buffers"),
+         "the limit message names the call, the limit and the fix: %s", err.message);
+  EXPECT(vyre_handles_insert_failed(&err, VYRE_OUT_OF_MEMORY, "pipeline_create", "pipelines",
+                                    "release pipelines") == VYRE_OUT_OF_MEMORY &&
+             strstr(err.message, "out of host memory") && strstr(err.message, "Fix:"),
+         "out of memory: %s", err.message);
+  EXPECT(vyre_handles_insert_failed(&err, VYRE_INVALID_ARGUMENT, "x", "y", "z") == VYRE_INTERNAL,
+         "any other failure is an internal error");
+  EXPECT(vyre_handles_insert_failed(NULL, VYRE_OK, "x", "y", "z") == VYRE_OK, "OK stays OK");
+  while (vyre_handles_pop_any(&t)) {
+  }
+  ck_assert_uint_eq(vyre_handles_live(&t), 0);
+  vyre_handles_destroy(&t);
+}
+END_TEST
+
+/* 65,536 tables made one after the other all have distinct salts, so a
+ * handle of any of them is refused by every other. */
+START_TEST(handles_salts) {
+  static uint8_t used[65536];
+  memset(used, 0, sizeof used);
+  vyre_handle_table first, t;
+  vyre_handles_init(&first, VYRE_HANDLE_RESIDENT);
+  int obj;
+  uint64_t h;
+  ck_assert_int_eq(vyre_handles_insert(&first, &obj, &h), VYRE_OK);
+  used[first.salt] = 1;
+  uint16_t prev = first.salt;
+  for (uint32_t n = 1; n < 65536; n++) {
+    vyre_handles_init(&t, n % 3 ? VYRE_HANDLE_RESIDENT : VYRE_HANDLE_PIPELINE);
+    EXPECT(!used[t.salt], "table %u has salt 0x%04x, already taken", n, t.salt);
+    EXPECT(__builtin_popcount((unsigned)(t.salt ^ prev)) >= 2,
+           "consecutive salts differ in more than one bit (table %u)", n);
+    used[t.salt] = 1;
+    prev = t.salt;
+    if (n % 4096 == 0) {
+      /* Same slot, same generation, another table: refused. */
+      uint64_t mine;
+      ck_assert_int_eq(vyre_handles_insert(&t, &obj, &mine), VYRE_OK);
+      EXPECT((mine & 0xffffffffffffull) == (h & 0xffffffffffffull), "same slot and generation");
+      EXPECT(vyre_handles_get(&t, h) == NULL, "table %u refuses the first table's handle", n);
+      EXPECT(vyre_handles_get(&first, mine) == NULL, "the first table refuses table %u's", n);
+      ck_assert_ptr_eq(vyre_handles_remove(&t, mine), &obj);
+    }
+    vyre_handles_destroy(&t);
+  }
+  /* The 65,537th table shares the first one's salt: documented, the limit. */
+  vyre_handles_init(&t, VYRE_HANDLE_RESIDENT);
+  EXPECT(t.salt == first.salt, "salts repeat after 65,536 tables (0x%04x vs 0x%04x)", t.salt,
+         first.salt);
+  vyre_handles_destroy(&t);
+  ck_assert_ptr_eq(vyre_handles_remove(&first, h), &obj);
+  vyre_handles_destroy(&first);
 }
 END_TEST
 
@@ -918,7 +1058,10 @@ static Suite *format_suite(void) {
   tc = tcase_create("handles");
   tcase_add_test(tc, handles_core);
   tcase_add_test(tc, handles_foreign_tables);
-  tcase_add_test(tc, handles_generation_wrap);
+  tcase_add_test(tc, handles_generations);
+  tcase_add_test(tc, handles_retire_at_wrap);
+  tcase_add_test(tc, handles_capacity);
+  tcase_add_test(tc, handles_salts);
   tcase_add_test(tc, handles_threads);
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);

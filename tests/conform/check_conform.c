@@ -703,6 +703,271 @@ START_TEST(test_elf_garbage) {
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* needs and offers                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The needs of a program given as text (no directives needed). */
+static void needs_of(const char *text, cf_needs *needs) {
+  cf_case *c = parse_ok(text, "needs.vyre");
+  cf_program_needs(c->decoded, &c->options, needs);
+  cf_case_free(c);
+}
+
+static const char *const add_f32 =
+    "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+    "%i = gid.x\n%x = load a %i\n%y = add %x %x\nstore out %i %y\n";
+
+/* A small backend's offer: gid load store, add at u32 only, storage u32
+ * u64 f32, no capability. */
+static cf_offer small_offer(void) {
+  cf_offer o;
+  memset(&o, 0, sizeof o);
+  cf_offer_claim(&o, VYRE_OP_INVOCATION_ID, 0);
+  cf_offer_claim(&o, VYRE_OP_LOAD, 0);
+  cf_offer_claim(&o, VYRE_OP_STORE, 0);
+  cf_offer_claim(&o, VYRE_OP_ADD, VYRE_TBIT(VYRE_T_U32));
+  o.storage_types = VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_F32);
+  return o;
+}
+
+/* Each op is needed at the type it is claimed at: the result type, the
+ * operand type for compares and predicates, none for statements. */
+START_TEST(test_needs_op_types) {
+  cf_needs n;
+  needs_of(add_f32, &n);
+  ck_assert_msg(n.op_types[VYRE_OP_ADD] == VYRE_TBIT(VYRE_T_F32), "add is used at f32: 0x%x",
+                n.op_types[VYRE_OP_ADD]);
+  ck_assert_msg(n.op_types[VYRE_OP_LOAD] == VYRE_TBIT(VYRE_T_F32) &&
+                    n.op_types[VYRE_OP_INVOCATION_ID] == VYRE_TBIT(VYRE_T_U32),
+                "load at its result type f32, gid at u32");
+  ck_assert_msg(n.op_types[VYRE_OP_STORE] == 0 && cf_opset_has(&n.ops, VYRE_OP_STORE),
+                "store is needed, at no type (a statement)");
+  needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer b ro u8 [4]\nbuffer out wo u32 [4]\n"
+           "%i = gid.x\n%x = load a %i\n%z = const i32 0\n%c = lt %x %z\n"
+           "%w = load b %i\n%f = cast f32 %w\n%nan = isnan %f\n"
+           "if %c\nstore out %i %w\nelse\nstore out %i %i\nend\n",
+           &n);
+  ck_assert_msg(n.op_types[VYRE_OP_LT] == VYRE_TBIT(VYRE_T_I32),
+                "a compare is needed at its operand type i32, not at bool: 0x%x",
+                n.op_types[VYRE_OP_LT]);
+  ck_assert_msg(n.op_types[VYRE_OP_ISNAN] == VYRE_TBIT(VYRE_T_F32), "a predicate at its operand type");
+  ck_assert_msg(n.op_types[VYRE_OP_CAST] == VYRE_TBIT(VYRE_T_F32), "a cast at its target type");
+  ck_assert_msg(n.op_types[VYRE_OP_LOAD] == (VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_U32)),
+                "a u8 load is a load at u32 (its widened type); the u8 is a storage type");
+  ck_assert_msg(n.storage_types == (VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_U8) | VYRE_TBIT(VYRE_T_U32)),
+                "the storage types of the buffers");
+  ck_assert_msg(cf_opset_has(&n.ops, VYRE_OP_ELSE) && n.op_types[VYRE_OP_ELSE] == 0 &&
+                    n.op_types[VYRE_OP_IF] == 0,
+                "if and else are needed, at no type");
+  ck_assert_msg(!(n.caps & (VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)), "no 64-bit value, no range");
+}
+END_TEST
+
+/* int64: an instruction of type u64/i64; out_range: a ranged output. */
+START_TEST(test_needs_int64_out_range) {
+  cf_needs n;
+  needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u64 [4]\n"
+           "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
+  ck_assert_msg(n.caps & VYRE_CAP_INT64, "loading a u64 makes a u64 value: int64");
+  needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer out wo i64 [4]\n"
+           "%i = gid.x\n%x = load a %i\n%y = cast i64 %x\nstore out %i %y\n", &n);
+  ck_assert_msg(n.caps & VYRE_CAP_INT64, "a cast to i64 makes an i64 value: int64");
+  needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u32 [4]\n"
+           "%i = gid.x\n%n = buflen a\nstore out %i %n\n", &n);
+  ck_assert_msg(!(n.caps & VYRE_CAP_INT64) && (n.storage_types & VYRE_TBIT(VYRE_T_U64)),
+                "a u64 buffer no instruction reads needs its storage type only");
+  needs_of("workgroup 16\nbuffer out wo u32 [16] range 8 16\n"
+           "%i = gid.x\nstore out %i %i\n", &n);
+  ck_assert_msg(n.caps & VYRE_CAP_OUT_RANGE, "an output range: out_range");
+  ck_assert_msg(!(n.caps & VYRE_CAP_INT64), "no 64-bit value");
+}
+END_TEST
+
+/* An offer covers a case only at the types it claims; the reason names
+ * everything missing. */
+START_TEST(test_offer_covers_types) {
+  cf_offer o = small_offer();
+  cf_needs n;
+  char why[512];
+  needs_of("workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
+           "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
+  ck_assert_msg(cf_offer_covers(&o, &n, why, sizeof why) && why[0] == '\0',
+                "a u32 copy is covered: %s", why);
+  needs_of("workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
+           "%i = gid.x\n%x = load a %i\n%y = add %x %x\nstore out %i %y\n", &n);
+  ck_assert_msg(cf_offer_covers(&o, &n, why, sizeof why), "add at u32 is claimed: %s", why);
+  needs_of(add_f32, &n);
+  ck_assert_msg(!cf_offer_covers(&o, &n, why, sizeof why), "add at f32 is not claimed");
+  ck_assert_msg(strcmp(why, "op add not claimed at f32") == 0, "the reason names op and type: %s", why);
+  cf_offer_claim(&o, VYRE_OP_ADD, 0);
+  ck_assert_msg(cf_offer_covers(&o, &n, why, sizeof why), "a 0 mask claims every type: %s", why);
+  o = small_offer();
+  needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer b ro i8 [4]\nbuffer out wo u64 [4] range 0 8\n"
+           "%i = gid.x\n%x = load a %i\n%y = sub %x %x\nstore out %i %y\n", &n);
+  ck_assert_msg(!cf_offer_covers(&o, &n, why, sizeof why), "sub, int64, out_range, i8 missing");
+  ck_assert_msg(strcmp(why, "op sub not claimed; capability int64 not offered; capability "
+                            "out_range not offered; storage type i8 not offered") == 0,
+                "every missing need is named: %s", why);
+  o.caps = VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
+  o.storage_types |= VYRE_TBIT(VYRE_T_I8);
+  cf_offer_claim(&o, VYRE_OP_SUB, VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_U8));
+  ck_assert_msg(o.op_types[VYRE_OP_SUB] == VYRE_TBIT(VYRE_T_U64), "types sub cannot have are dropped");
+  ck_assert_msg(cf_offer_covers(&o, &n, why, sizeof why), "now covered: %s", why);
+  char tiny[8];
+  o = small_offer();
+  ck_assert_msg(!cf_offer_covers(&o, &n, tiny, sizeof tiny) && strlen(tiny) < sizeof tiny,
+                "a short buffer is cut, the answer stays 0");
+  ck_assert_msg(!cf_offer_covers(&o, &n, NULL, 0), "no buffer at all");
+}
+END_TEST
+
+/* Write case files {relative path, text} under tmp("corpus"). */
+static void write_corpus(const char *const (*files)[2], size_t count) {
+  vyre_error err = VYRE_ERROR_INIT;
+  for (size_t k = 0; k < count; k++) {
+    char path[PATH_MAX], dir[PATH_MAX];
+    FORMAT(path, sizeof path, "%s/%s", tmp("corpus"), files[k][0]);
+    FORMAT(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    ck_assert_msg(cf_mkdirs(dir, &err) == VYRE_OK, "%s", err.message);
+    ck_assert_msg(cf_write_file(path, files[k][1], strlen(files[k][1]), &err) == VYRE_OK, "%s",
+                  err.message);
+  }
+}
+
+/* vyre conform over tmp("corpus") with the reference standing in for a
+ * backend that claims `offer`; the exit status, and what it printed in
+ * out[] (NUL-terminated). */
+static int conform_with_offer(const cf_offer *offer, const char *certificate, char *out,
+                              size_t size) {
+  vyre_backend *ref = reference();
+  cf_target t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.id, sizeof t.id, "small");
+  snprintf(t.version, sizeof t.version, "0.0.1");
+  snprintf(t.path, sizeof t.path, "%s", build_path("host-stub/ref/.libs/libvyre-ref.so"));
+  t.loaded = 1;
+  t.abi_major = VYRE_ABI_MAJOR;
+  t.abi_minor = VYRE_ABI_MINOR;
+  t.registration_size = sizeof(vyre_registration);
+  t.vtable_size = sizeof(vyre_backend_vtable);
+  t.offer = *offer;
+  t.backend = ref;
+  FILE *f = tmpfile();
+  ck_assert_msg(f != NULL, "tmpfile: %s", strerror(errno));
+  cf_options o;
+  memset(&o, 0, sizeof o);
+  o.corpus_dir = tmp("corpus");
+  o.capsule_dir = tmp("caps");
+  o.json_path = tmp("report.json");
+  o.certificate_path = certificate;
+  o.tool_version = "check_conform";
+  o.verbose = 1;
+  o.out = f;
+  vyre_error err = VYRE_ERROR_INIT;
+  int rc = cf_conform_run(&o, &t, 1, ref, &err);
+  rewind(f);
+  size_t n = fread(out, 1, size - 1, f);
+  out[n] = '\0';
+  fclose(f);
+  ref->vt->destroy(ref);
+  return rc;
+}
+
+static const char *const small_corpus[][2] = {
+    {"ops/add.u32.vyre", ";@ ops add\n;@ input a iota 4\n"
+                         "workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
+                         "%i = gid.x\n%x = load a %i\n%y = add %x %x\nstore out %i %y\n"},
+    {"ops/add.f32.vyre", ";@ ops add\n;@ input a values 1.5 2 3 4\n"
+                         "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+                         "%i = gid.x\n%x = load a %i\n%y = add %x %x\nstore out %i %y\n"},
+    {"memory/copy.u64.vyre", ";@ input a values 1 2 3 max\n"
+                             "workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u64 [4]\n"
+                             "%i = gid.x\n%x = load a %i\nstore out %i %x\n"},
+    {"memory/range.vyre", "workgroup 4\nbuffer out wo u32 [4] range 4 8\n"
+                          "%i = gid.x\nstore out %i %i\n"},
+    {"control/ifelse.vyre", "workgroup 4\nbuffer out wo u32 [4]\n"
+                            "%i = gid.x\n%two = const u32 2\n%c = lt %i %two\n"
+                            "if %c\nstore out %i %two\nelse\nstore out %i %i\nend\n"},
+};
+
+/* A backend claiming add at u32 only, no int64 and no out_range, and the
+ * structural ops if/else/end without lt: the cases needing more are
+ * skipped (not failed), and the ops only those cases contain are
+ * unreachable within its claimed subset, which is not a failure. */
+START_TEST(test_conform_small_backend) {
+  write_corpus(small_corpus, sizeof small_corpus / sizeof small_corpus[0]);
+  cf_offer offer = small_offer();
+  cf_offer_claim(&offer, VYRE_OP_CONST, VYRE_TBIT(VYRE_T_U32));
+  cf_offer_claim(&offer, VYRE_OP_IF, 0);
+  cf_offer_claim(&offer, VYRE_OP_ELSE, 0);
+  cf_offer_claim(&offer, VYRE_OP_END, 0);
+  static char out[65536];
+  int rc = conform_with_offer(&offer, tmp("cert.json"), out, sizeof out);
+  ck_assert_msg(rc == 0, "nothing the backend claims fails: exit %d\n%s", rc, out);
+  const char *want[] = {
+      "ops/add.u32", "pass",
+      "ops/add.f32", "skip: unsupported: op add not claimed at f32",
+      "memory/copy.u64", "skip: unsupported: capability int64 not offered",
+      "memory/range", "skip: unsupported: capability out_range not offered",
+      "control/ifelse", "skip: unsupported: op lt not claimed",
+  };
+  for (size_t k = 0; k < sizeof want / sizeof want[0]; k += 2) {
+    const char *line = strstr(out, want[k]);
+    ck_assert_msg(line != NULL, "%s is listed:\n%s", want[k], out);
+    const char *eol = strchr(line, '\n');
+    const char *hit = strstr(line, want[k + 1]);
+    ck_assert_msg(hit && (!eol || hit < eol), "%s: %s\n%s", want[k], want[k + 1], out);
+  }
+  ck_assert_msg(strstr(out, "unreachable within the claimed subset: else (no case this backend "
+                            "runs contains it; e.g. control/ifelse: op lt not claimed)"),
+                "else is reported unreachable, with an example:\n%s", out);
+  ck_assert_msg(strstr(out, "unreachable within the claimed subset: if ") &&
+                    strstr(out, "unreachable within the claimed subset: const "),
+                "so are if and const:\n%s", out);
+  ck_assert_msg(!strstr(out, "UNTESTED") && !strstr(out, "FAIL"), "and none is a failure:\n%s", out);
+  ck_assert_msg(!strstr(out, "subset: add") && !strstr(out, "subset: load"), "add and load ran");
+  ck_assert_msg(strstr(out, "CERTIFIED (1 passed, 0 failed, 4 skipped; 0 ops failed, 0 untested, "
+                            "4 unreachable)"),
+                "certified, with the unreachable ops counted:\n%s", out);
+  char *text = NULL;
+  size_t size = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(cf_read_file(tmp("cert.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert_msg(strstr(text, "{\"id\": 196, \"op\": \"else\", \"result\": \"unreachable\"") &&
+                    strstr(text, "\"ops_untested\": 0, \"ops_unreachable\": 4") &&
+                    strstr(text, "{\"id\": 16, \"op\": \"add\", \"result\": \"pass\""),
+                "the certificate says so:\n%s", text);
+  free(text);
+  ck_assert(cf_read_file(tmp("report.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert_msg(strstr(text, "\"untested_ops\": 0, \"unreachable_ops\": 4"), "the report too:\n%s", text);
+  free(text);
+}
+END_TEST
+
+/* A claimed op that cases reach but none gives a verdict (the only case
+ * with mul fails, blamed on add) is still UNTESTED, and fails the run. */
+START_TEST(test_conform_untested_still_fails) {
+  static const char *const files[][2] = {
+      {"ops/muladd.vyre", ";@ ops add\n;@ input a iota 4\n;@ expect-output out values 9 9 9 9\n"
+                          "workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
+                          "%i = gid.x\n%x = load a %i\n%y = mul %x %x\n%z = add %y %x\n"
+                          "store out %i %z\n"},
+  };
+  write_corpus(files, 1);
+  cf_offer offer = small_offer();
+  cf_offer_claim(&offer, VYRE_OP_MUL, 0);
+  static char out[65536];
+  int rc = conform_with_offer(&offer, NULL, out, sizeof out);
+  ck_assert_msg(rc == 1, "a failing case fails the run: exit %d\n%s", rc, out);
+  ck_assert_msg(strstr(out, "UNTESTED: mul is claimed and 1 case containing it ran, but each "
+                            "failed on other ops under test"),
+                "mul was reached but never judged: untested\n%s", out);
+  ck_assert_msg(!strstr(out, "unreachable"), "nothing is unreachable:\n%s", out);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* coverage and certificate                                             */
 /* ------------------------------------------------------------------ */
 
@@ -782,6 +1047,8 @@ START_TEST(test_certificate_shape) {
   ops[VYRE_OP_ADD].passed = 5;
   ops[VYRE_OP_SIN].failed = 1;
   ops[VYRE_OP_SIN].passed = 2;
+  ops[VYRE_OP_MUL].reached = 1;        /* reached, no verdict: untested */
+  cf_opset_add(&claimed, VYRE_OP_ELSE); /* reached by no case: unreachable */
   vyre_device_profile prof;
   memset(&prof, 0, sizeof prof);
   snprintf(prof.name, sizeof prof.name, "Test \"GPU\"");
@@ -826,12 +1093,13 @@ START_TEST(test_certificate_shape) {
                         "\"sha256\": \"abc\"",
                         "\"capabilities\": [\"subgroup\", \"trap\"]",
                         "\"storage_types\": [\"f32\"]",
-                        "\"ops\": [\"add\", \"mul\", \"sin\"]",
+                        "\"ops\": [\"add\", \"mul\", \"sin\", \"else\"]",
                         "{\"id\": 16, \"op\": \"add\", \"result\": \"pass\"",
                         "{\"id\": 84, \"op\": \"sin\", \"result\": \"fail\"",
                         "{\"id\": 18, \"op\": \"mul\", \"result\": \"untested\"",
                         "{\"id\": 17, \"op\": \"sub\", \"result\": \"not-claimed\"",
-                        "\"ops_failed\": 1, \"ops_untested\": 1"};
+                        "{\"id\": 196, \"op\": \"else\", \"result\": \"unreachable\"",
+                        "\"ops_failed\": 1, \"ops_untested\": 1, \"ops_unreachable\": 1"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
     ck_assert_msg(strstr(text, keys[k]) != NULL, "the certificate holds %s:\n%s", keys[k], text);
   ck_assert_msg(strstr(text, sha) != NULL, "the certificate holds the plugin's sha256 %s", sha);
@@ -842,7 +1110,8 @@ START_TEST(test_certificate_shape) {
   in.failed = 0;
   ck_assert(cf_certificate_write(tmp("cert2.json"), &in, &err) == VYRE_OK);
   ck_assert(cf_read_file(tmp("cert2.json"), (void **)&text, &size, &err) == VYRE_OK);
-  ck_assert_msg(strstr(text, "\"certified\": true"), "everything claimed passed: certified");
+  ck_assert_msg(strstr(text, "\"certified\": true"),
+                "everything claimed and reached passed (else is unreachable): certified");
   free(text);
   in.elf_ok = 0;
   ck_assert(cf_certificate_write(tmp("cert3.json"), &in, &err) == VYRE_OK);
@@ -990,14 +1259,15 @@ START_TEST(test_fuzz_race_free_on_reference) {
 END_TEST
 
 START_TEST(test_fuzz_flags_for_offer) {
-  cf_offer o = {{{0}}, 0, 0};
+  cf_offer o;
+  memset(&o, 0, sizeof o);
   uint32_t f = fz_flags_for(&o);
   ck_assert_msg((f & (PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP)) ==
                     (PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_TRANSCENDENTAL | PROGEN_NO_TRAP),
                 "an empty offer excludes everything optional");
   uint32_t n = 0;
   const vyre_op_info *all = vyre_op_all(&n);
-  for (uint32_t i = 0; i < n; i++) cf_opset_add(&o.ops, all[i].id);
+  for (uint32_t i = 0; i < n; i++) cf_offer_claim(&o, all[i].id, 0);
   o.caps = ~0ull;
   o.storage_types = ~0ull;
   ck_assert_msg(fz_flags_for(&o) == 0, "a full offer excludes nothing");
@@ -1089,6 +1359,15 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_elf_plugins);
   tcase_add_test(tc, test_elf_stub_extra_export);
   tcase_add_test(tc, test_elf_garbage);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("needs");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_needs_op_types);
+  tcase_add_test(tc, test_needs_int64_out_range);
+  tcase_add_test(tc, test_offer_covers_types);
+  tcase_add_test(tc, test_conform_small_backend);
+  tcase_add_test(tc, test_conform_untested_still_fails);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("report");

@@ -1,10 +1,17 @@
-/* conform_mutant.c -- a test plugin with a planted bug: the reference backend, except that programs using `mulhi` get bit 0 of their first output byte flipped. */
+/* conform_mutant.c -- test plugins wrapping the reference backend: one with a planted bug (programs using `mulhi` get bit 0 of their first output byte flipped), and with -DMUTANT_SMALL a small backend that claims and runs only a few ops and types. */
 /*
  * `vyre conform --plugin .../libconform_mutant.so` and `vyre fuzz --plugin
  * ...` must find, capsule and minimize exactly that bug (tests/conform/conform.test,
  * tests/fuzz/fuzz.test).  The plugin dlopens the reference plugin
  * ($VYRE_MUTANT_INNER, else the build tree's) and forwards to it; like any
  * plugin it exports only the descriptor and the entry.
+ *
+ * -DMUTANT_SMALL (libconform_small.so, id "small") is a backend as small
+ * as ABI 1.1 lets one be described: the ops of small_ops only, add and
+ * mul at u32 only (registration.op_types), storage u32 u64 f32, neither
+ * int64 nor out_range.  Like a real small backend it refuses, with
+ * VYRE_UNSUPPORTED, any program outside that (small_refuses), so a
+ * harness that ran it on a case beyond its claims would see a failure.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -17,6 +24,14 @@
 #include "vyre/vyre_support.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+#ifdef MUTANT_SMALL
+#define MUTANT_ID "small"
+#define MUTANT_DEVICE "a small backend over the reference (add and mul at u32 only)"
+#else
+#define MUTANT_ID "mutant"
+#define MUTANT_DEVICE "mutant of the reference (mulhi flips a bit)"
+#endif
 
 static const vyre_registration *inner_reg;
 static vyre_registration reg;
@@ -55,17 +70,60 @@ static vyre_status m_profile(vyre_backend *self, vyre_device_profile *out, vyre_
   mutant *m = (mutant *)self;
   vyre_status st = m->inner->vt->device_profile(m->inner, out, err);
   if (st == VYRE_OK) {
-    snprintf(out->name, sizeof out->name, "mutant of the reference (mulhi flips a bit)");
-    snprintf(out->backend_id, sizeof out->backend_id, "mutant");
+    snprintf(out->name, sizeof out->name, "%s", MUTANT_DEVICE);
+    snprintf(out->backend_id, sizeof out->backend_id, "%s", MUTANT_ID);
+    /* The device has what the wrapper offers, no more. */
+    out->capabilities &= reg.capabilities;
   }
   return st;
 }
+
+#ifdef MUTANT_SMALL
+/* What the small backend supports; add and mul only at u32. */
+static const uint16_t small_ops[] = {VYRE_OP_CONST, VYRE_OP_LOAD, VYRE_OP_INVOCATION_ID,
+                                     VYRE_OP_ADD,   VYRE_OP_MUL,  VYRE_OP_STORE,
+                                     VYRE_OP_IF,    VYRE_OP_ELSE, VYRE_OP_END};
+static const uint32_t small_op_types[] = {0, 0, 0, VYRE_TBIT(VYRE_T_U32), VYRE_TBIT(VYRE_T_U32),
+                                          0, 0, 0, 0};
+#define SMALL_STORAGE (VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_F32))
+#define SMALL_OP_COUNT (sizeof small_ops / sizeof small_ops[0])
+
+/* Why the small backend cannot run p, or NULL when it can.  Written from
+ * what it supports, not from the harness's rules. */
+static const char *small_refuses(const vyre_program *p) {
+  for (uint32_t i = 0; i < p->buffer_count; i++) {
+    if (!((SMALL_STORAGE >> p->buffers[i].decl.elem_type) & 1)) return "a buffer type it lacks";
+    if (p->buffers[i].decl.flags & VYRE_BUF_OUT_RANGE) return "output ranges";
+  }
+  for (uint32_t i = 0; i < p->inst_count; i++) {
+    const vyre_inst *in = &p->insts[i];
+    uint32_t k = 0;
+    while (k < SMALL_OP_COUNT && small_ops[k] != in->op) k++;
+    if (k == SMALL_OP_COUNT) return "an op it lacks";
+    if (small_op_types[k] && !((small_op_types[k] >> in->type) & 1)) return "add or mul beyond u32";
+    if (p->value_type[i] == VYRE_T_U64 || p->value_type[i] == VYRE_T_I64) return "64-bit values";
+  }
+  return NULL;
+}
+#endif
 
 static vyre_status m_dispatch(vyre_backend *self, const vyre_program_ref *program,
                               const vyre_input *inputs, uint32_t input_count,
                               const vyre_dispatch_options *options, vyre_outputs **out,
                               vyre_timing *timing, vyre_error *err) {
   mutant *m = (mutant *)self;
+#ifdef MUTANT_SMALL
+  if (program && program->bytes) {
+    vyre_program *q = NULL;
+    vyre_status dst = vyre_program_decode(program->bytes, program->size, &q, err);
+    if (dst != VYRE_OK) return dst;
+    const char *why = small_refuses(q);
+    vyre_program_free(q);
+    if (why)
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0, "small: the program uses %s. Fix: run it "
+                            "on another backend", why);
+  }
+#endif
   vyre_status st = m->inner->vt->dispatch(m->inner, program, inputs, input_count, options, out,
                                           timing, err);
   if (st != VYRE_OK || !program || !program->bytes) return st;
@@ -108,7 +166,7 @@ static vyre_status m_create(const vyre_backend_options *options, vyre_backend **
 }
 
 VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
-    VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "conform mutant");
+    VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "conform " MUTANT_ID);
 
 EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_registration **out,
                                      vyre_error *err);
@@ -123,12 +181,19 @@ EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_
                           "Fix: set VYRE_MUTANT_INNER", load_error);
   reg = *inner_reg;
   reg.struct_size = sizeof reg;
-  reg.id = "mutant";
-  reg.description = "the reference with a planted mulhi bug (conformance tests)";
+  reg.id = MUTANT_ID;
+  reg.description = MUTANT_DEVICE " (conformance tests)";
   reg.precedence = 950;
   /* Only host dispatch is forwarded. */
   reg.capabilities &= ~(VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE | VYRE_CAP_PIPELINE |
                         VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_TIMING);
+#ifdef MUTANT_SMALL
+  reg.op_count = SMALL_OP_COUNT;
+  reg.ops = small_ops;
+  reg.op_types = small_op_types;
+  reg.storage_types = SMALL_STORAGE;
+  reg.capabilities &= ~(VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE);
+#endif
   reg.create = m_create;
   *out = &reg;
   return VYRE_OK;

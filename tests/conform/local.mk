@@ -1,8 +1,8 @@
 # tests/conform/local.mk -- the conformance harness: its unit suite, a planted-bug plugin, the CLI end to end over the corpus.
 
 # A plugin with a planted bug (the reference, with mulhi results flipped):
-# the runner and the fuzzer must find, capsule and minimize it.  A test
-# artifact, never installed: it may name the build tree.
+# the runner and the fuzzer must find, capsule and minimize it.  Test
+# artifacts, never installed: they may name the build tree.
 check_LTLIBRARIES += tests/conform/libconform_mutant.la
 tests_conform_libconform_mutant_la_SOURCES = tests/conform/conform_mutant.c
 tests_conform_libconform_mutant_la_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -10,6 +10,15 @@ tests_conform_libconform_mutant_la_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_conform_libconform_mutant_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
 tests_conform_libconform_mutant_la_LIBADD = abi/libvyre.la -ldl -lpthread
+
+# A small backend from the same source (-DMUTANT_SMALL): a few ops, add
+# and mul at u32 only, neither int64 nor out_range; it refuses programs
+# beyond that.  Certifies with its other claims unreachable, not untested.
+check_LTLIBRARIES += tests/conform/libconform_small.la
+tests_conform_libconform_small_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_small_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_SMALL
+tests_conform_libconform_small_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_small_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
 
 if HAVE_CHECK
 check_PROGRAMS += tests/conform/check_conform

@@ -151,6 +151,32 @@ START_TEST(test_resident_many) {
 }
 END_TEST
 
+/* One instance holds at most VYRE_HANDLES_MAX resident buffers at once:
+ * the next alloc is VYRE_LIMIT with a Fix (and gives its budget back),
+ * and works again after a free. */
+START_TEST(test_resident_handle_limit) {
+  vyre_backend *be = tr_new_backend();
+  const vyre_backend_vtable *vt = be->vt;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_resident *r = malloc(VYRE_HANDLES_MAX * sizeof *r);
+  ck_assert_ptr_nonnull(r);
+  for (uint32_t i = 0; i < VYRE_HANDLES_MAX; i++)
+    ck_assert_msg(vt->resident_alloc(be, 1, &r[i], &err) == VYRE_OK, "alloc %u: %s", i, err.message);
+  vyre_resident extra = 0;
+  ck_assert_int_eq(vt->resident_alloc(be, 1, &extra, &err), VYRE_LIMIT);
+  ck_assert_msg(strstr(err.message, "resident_alloc: no handle left") &&
+                    strstr(err.message, "65535 live resident buffers"),
+                "the message names the call and the limit: %s", err.message);
+  tr_assert_fix(&err);
+  ck_assert_int_eq(vt->resident_free(be, r[100], &err), VYRE_OK);
+  ck_assert_int_eq(vt->resident_alloc(be, 1, &r[100], &err), VYRE_OK);
+  for (uint32_t i = 0; i < VYRE_HANDLES_MAX; i++)
+    ck_assert_msg(vt->resident_free(be, r[i], &err) == VYRE_OK, "free %u: %s", i, err.message);
+  free(r);
+  be->vt->destroy(be);
+}
+END_TEST
+
 START_TEST(test_dispatch_resident) {
   vyre_backend *be = tr_new_backend();
   const vyre_backend_vtable *vt = be->vt;
@@ -668,6 +694,7 @@ void tr_add_api_tcases(Suite *s) {
   tcase_add_test(tc, test_resident_basics);
   tcase_add_test(tc, test_resident_handle_misuse);
   tcase_add_test(tc, test_resident_many);
+  tcase_add_test(tc, test_resident_handle_limit);
   tcase_add_test(tc, test_dispatch_resident);
   tcase_add_test(tc, test_dispatch_sequence);
   suite_add_tcase(s, tc);
