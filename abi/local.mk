@@ -11,6 +11,7 @@ noinst_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
 	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
+	abi/format/version.c \
 	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
