@@ -63,4 +63,5 @@ lib_LIBRARIES += abi/libvyre.a
 abi_libvyre_a_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
 abi_libvyre_a_CFLAGS = $(AM_CFLAGS) -fPIC
 
-EXTRA_DIST += abi/libvyre.map docs/program-format.md docs/program-text.md docs/semantics.md
+EXTRA_DIST += abi/libvyre.map
+dist_doc_DATA += docs/abi.md docs/program-format.md docs/program-text.md docs/semantics.md

@@ -176,7 +176,8 @@ vyre_status vyre_builder_finish(vyre_builder *b, void **bytes, size_t *size,
                                 vyre_error *err);
 
 /* ------------------------------------------------------------------ */
-/* f32 canonical form and f16/bf16 conversions (DESIGN.md semantics)   */
+/* f32 canonical form and f16/bf16 conversions                        */
+/* (share/doc/vyre/semantics.md, "f32" and "Memory")                  */
 /* ------------------------------------------------------------------ */
 #define VYRE_F32_CANONICAL_NAN 0x7fc00000u
 #define VYRE_F16_CANONICAL_NAN 0x7e00u

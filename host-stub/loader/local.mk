@@ -24,4 +24,5 @@ else
 host_stub_loader_libvyre_host_la_LDFLAGS += -export-symbols-regex '^vyre_host_'
 endif
 EXTRA_host_stub_loader_libvyre_host_la_DEPENDENCIES = host-stub/loader/libvyre-host.map
-EXTRA_DIST += docs/host.md host-stub/loader/libvyre-host.map
+EXTRA_DIST += host-stub/loader/libvyre-host.map
+dist_doc_DATA += docs/host.md

@@ -12,4 +12,4 @@ noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/codegen_internal.h
 noinst_PROGRAMS += bench/codegen_bench
 bench_codegen_bench_SOURCES = bench/codegen_bench.c
 bench_codegen_bench_LDADD = plugin/codegen/libvyre-codegen.la plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la
-EXTRA_DIST += docs/kernel-abi.md docs/codegen.md
+dist_doc_DATA += docs/kernel-abi.md docs/codegen.md
