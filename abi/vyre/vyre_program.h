@@ -4,7 +4,7 @@
 
 /*
  * A program is one little-endian byte image, identical in memory and on
- * disk (docs/program-format.md is the full specification):
+ * disk (share/doc/vyre/program-format.md is the full specification):
  *
  *   vyre_program_header          64 bytes at offset 0
  *   vyre_buffer_decl[buffers]    32 bytes each, at header.buffer_offset
@@ -108,7 +108,7 @@ typedef enum vyre_access {
  * The operand schema.  Every op belongs to one class; the class says what
  * each instruction field holds, so the validator, the text assembler and
  * disassembler and the backends read one description instead of each
- * restating it (docs/program-format.md is the prose).
+ * restating it (share/doc/vyre/program-format.md is the prose).
  */
 /* What one of the operand fields a, b, c, d holds. */
 typedef enum vyre_operand_kind {
@@ -486,7 +486,7 @@ const char *vyre_status_text(int status);       /* "success" */
 #define VYRE_FEAT_RETURN (1u << 10)
 #define VYRE_FEAT_LOOP (1u << 11)
 
-/* Buffer roles at dispatch (DESIGN.md "Inputs/outputs"). */
+/* Buffer roles at dispatch (share/doc/vyre/program-format.md, "Buffer declaration"). */
 typedef enum vyre_role {
   VYRE_ROLE_INPUT = 0,  /* ReadOnly, Uniform */
   VYRE_ROLE_INOUT = 1,  /* ReadWrite without the output flag */
@@ -577,7 +577,7 @@ vyre_status vyre_geometry_derive(const vyre_program *program, const uint64_t *in
                                  const vyre_dispatch_options *options, vyre_geometry *out,
                                  vyre_error *err);
 
-/* Number of u32 words of the kernel params block (docs/kernel-abi.md). */
+/* Number of u32 words of the kernel params block (share/doc/vyre/kernel-abi.md). */
 uint32_t vyre_params_word_count(const vyre_program *program);
 /* Fill the params block: words[0] = element count, words[1+i] = element
  * count of buffer i, then zeroed trap and grid-barrier words. */

@@ -21,6 +21,14 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
+/* The library's version                                               */
+/* ------------------------------------------------------------------ */
+/* The libvyre linked at run time (unlike VYRE_ABI_MAJOR/MINOR, which are
+ * the headers a program was built with): its release ("0.1.0") and the
+ * ABI it speaks.  Any pointer may be NULL.  Static data; thread-safe. */
+const char *vyre_version(uint32_t *abi_major, uint32_t *abi_minor);
+
+/* ------------------------------------------------------------------ */
 /* Error records                                                       */
 /* ------------------------------------------------------------------ */
 
@@ -207,7 +215,8 @@ vyre_status vyre_builder_finish(vyre_builder *b, void **bytes, size_t *size,
                                 vyre_error *err);
 
 /* ------------------------------------------------------------------ */
-/* f32 canonical form and f16/bf16 conversions (DESIGN.md semantics)   */
+/* f32 canonical form and f16/bf16 conversions                        */
+/* (share/doc/vyre/semantics.md, "f32" and "Memory")                  */
 /* ------------------------------------------------------------------ */
 #define VYRE_F32_CANONICAL_NAN 0x7fc00000u
 #define VYRE_F16_CANONICAL_NAN 0x7e00u

@@ -1,4 +1,4 @@
-/* vyre_text.h -- the readable text form of programs: assembler and disassembler (docs/program-text.md). */
+/* vyre_text.h -- the readable text form of programs: assembler and disassembler (share/doc/vyre/program-text.md). */
 #ifndef VYRE_VYRE_TEXT_H
 #define VYRE_VYRE_TEXT_H
 

@@ -7,7 +7,7 @@ host_stub_cli_vyre_SOURCES = host-stub/cli/vyre_cli.c host-stub/cli/vyre_cli_lis
 host_stub_cli_vyre_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
-	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la -lm
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la -lm
 
 # `make demo`: the backends found, then example programs on the best one.
 DEMO_EXAMPLES = examples/saxpy.vyre examples/histogram.vyre examples/bitonic_sort.vyre

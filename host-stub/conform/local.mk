@@ -14,4 +14,4 @@ host_stub_conform_libvyre_conform_la_SOURCES = \
 	host-stub/conform/conform_coverage.c \
 	host-stub/conform/conform_cert.c \
 	host-stub/conform/conform_run.c
-EXTRA_DIST += docs/conformance.md
+dist_doc_DATA += docs/conformance.md

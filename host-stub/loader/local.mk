@@ -10,8 +10,19 @@ host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loa
 	host-stub/loader/host_internal.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_PLUGINDIR='"$(plugindir)"' -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
-host_stub_loader_libvyre_host_la_LIBADD = abi/libvyre.la
-# Only the vyre_host_* API is exported; libvyre stays private.
-host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -no-undefined -version-info 0:0:0 \
-	-export-symbols-regex '^vyre_host_'
-EXTRA_DIST += docs/host.md
+# libvyre's API from the installed shared libvyre (a dependency, not a
+# copy); the support layer (environment, log, sized structs) as a private
+# static copy.
+host_stub_loader_libvyre_host_la_LIBADD = abi/libvyre.la abi/libvyre-support.la
+# Exactly the vyre_host_* API is exported, versioned by libvyre-host.map.
+# -shared: no static libvyre-host (a host program dlopens plugins anyway,
+# and the archive would carry a second support layer).
+host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 0:0:0
+if HAVE_LD_VERSION_SCRIPT
+host_stub_loader_libvyre_host_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/host-stub/loader/libvyre-host.map
+else
+host_stub_loader_libvyre_host_la_LDFLAGS += -export-symbols-regex '^vyre_host_'
+endif
+EXTRA_host_stub_loader_libvyre_host_la_DEPENDENCIES = host-stub/loader/libvyre-host.map
+EXTRA_DIST += host-stub/loader/libvyre-host.map
+dist_doc_DATA += docs/host.md

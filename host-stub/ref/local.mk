@@ -15,5 +15,5 @@ host_stub_ref_libvyre_ref_la_CFLAGS = $(AM_CFLAGS) -ffp-contract=off -fno-strict
 # A dlopen'd module exporting only the descriptor and the entry.
 host_stub_ref_libvyre_ref_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
-host_stub_ref_libvyre_ref_la_LIBADD = abi/libvyre.la -lm -lpthread
+host_stub_ref_libvyre_ref_la_LIBADD = abi/libvyre-private.la -lm -lpthread
 EXTRA_DIST += docs/reference-backend.md

@@ -10,4 +10,4 @@ noinst_HEADERS += plugin/ptxmath/ptxmath.h plugin/ptxmath/ptxmath_algo.h \
 # The C model must perform each f64 operation exactly as written: no
 # contraction of a*b+c into an fma that the PTX does not have.
 plugin_ptxmath_libvyre_ptxmath_la_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
-EXTRA_DIST += docs/ulp.md
+dist_doc_DATA += docs/ulp.md

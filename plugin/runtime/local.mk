@@ -21,6 +21,6 @@ plugin_runtime_libvyre_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 plugin_runtime_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
 plugin_runtime_libvyre_cuda_la_LIBADD = plugin/codegen/libvyre-codegen.la \
-	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la -ldl -lpthread
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la -ldl -lpthread
 endif
 EXTRA_DIST += docs/cuda-runtime.md

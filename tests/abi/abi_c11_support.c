@@ -17,6 +17,15 @@ int main(void) {
             abi_c11_vyre(), abi_c11_program(), want_vyre, want_program);
     return EXIT_FAILURE;
   }
+  /* The library linked at run time speaks the headers' ABI. */
+  uint32_t major = 0, minor = 0;
+  const char *release = vyre_version(&major, &minor);
+  if (!release || !release[0] || major != VYRE_ABI_MAJOR || minor != VYRE_ABI_MINOR) {
+    fprintf(stderr, "abi_headers_c11: vyre_version says %s, ABI %u.%u; the headers say ABI %u.%u\n",
+            release ? release : "NULL", (unsigned)major, (unsigned)minor, VYRE_ABI_MAJOR,
+            VYRE_ABI_MINOR);
+    return EXIT_FAILURE;
+  }
   /* The builder and the decoder link and work from a strict C11 client. */
   vyre_builder *b = vyre_builder_new(1, 1, 1);
   if (!b) return EXIT_FAILURE;

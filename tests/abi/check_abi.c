@@ -1,4 +1,6 @@
 /* check_abi.c -- the ABI contract at run time: struct layouts, name tables, the op table and error records. */
+#include "config.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +490,17 @@ START_TEST(capability_names) {
 }
 END_TEST
 
+START_TEST(library_version) {
+  uint32_t major = 0, minor = 0;
+  ck_assert_msg(strcmp(vyre_version(&major, &minor), PACKAGE_VERSION) == 0,
+                "vyre_version names the release libvyre was built from (%s)", PACKAGE_VERSION);
+  ck_assert_msg(major == VYRE_ABI_MAJOR && minor == VYRE_ABI_MINOR,
+                "vyre_version reports ABI %u.%u, the headers %u.%u", (unsigned)major,
+                (unsigned)minor, VYRE_ABI_MAJOR, VYRE_ABI_MINOR);
+  ck_assert_msg(vyre_version(NULL, NULL) != NULL, "vyre_version accepts NULL pointers");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* errors: records never written past struct_size                      */
 /* ------------------------------------------------------------------ */
@@ -596,6 +609,7 @@ static Suite *abi_suite(void) {
   tcase_add_test(tc, op_transcendental_set);
   tcase_add_test(tc, op_class_schema);
   tcase_add_test(tc, capability_names);
+  tcase_add_test(tc, library_version);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, error_set_full);

@@ -2,7 +2,9 @@
 
 # The public headers compile alone as strict C11 and C++17: each of these
 # sources includes one header first, with only the flags named here (no
-# AM_CFLAGS, no _GNU_SOURCE), and the programs call the library.
+# AM_CFLAGS, no _GNU_SOURCE), and the programs call the installed shared
+# libvyre as any client would.  The other suites link the private copy
+# (abi/libvyre-private.la), internals included.
 check_PROGRAMS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
 TESTS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
 tests_abi_abi_headers_c11_SOURCES = tests/abi/abi_c11_vyre.c tests/abi/abi_c11_program.c \
@@ -20,19 +22,19 @@ check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_tex
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_abi_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_format_SOURCES = tests/abi/check_format.c tests/abi/check_format.h \
 	tests/abi/check_format_reject.c tests/abi/check_format_fuzz.c \
 	tests/abi/format_corpus.c tests/abi/format_corpus.h
 tests_abi_check_format_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_format_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre.la $(CHECK_LIBS) -lm
+tests_abi_check_format_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre-private.la $(CHECK_LIBS) -lm
 # The text form: round trips, literals, errors, fuzzing.
 tests_abi_check_text_SOURCES = tests/abi/check_text.c tests/abi/format_corpus.c tests/abi/format_corpus.h
 tests_abi_check_text_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_abi_check_text_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_text_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre.la $(CHECK_LIBS)
+tests_abi_check_text_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre-private.la $(CHECK_LIBS)
 # The support layer: environment, sized structs, the growable buffer.
 tests_abi_check_support_SOURCES = tests/abi/check_support.c
 tests_abi_check_support_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_abi_check_support_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_abi_check_support_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 endif

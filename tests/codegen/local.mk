@@ -5,7 +5,7 @@ TESTS += tests/codegen/check_codegen
 tests_codegen_check_codegen_SOURCES = tests/codegen/check_codegen.c
 tests_codegen_check_codegen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_codegen_check_codegen_LDADD = host-stub/fuzz/libvyre-progen.la plugin/codegen/libvyre-codegen.la \
-	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la $(CHECK_LIBS)
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la $(CHECK_LIBS)
 # The ptxas cases, from the same source: SKIP (77) without a ptxas.
 check_PROGRAMS += tests/codegen/ptxas_codegen
 TESTS += tests/codegen/ptxas_codegen

@@ -9,7 +9,7 @@ tests_conform_libconform_mutant_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMUTANT_INNER_DEFAULT='"$(abs_top_builddir)/host-stub/ref/.libs/libvyre-ref.so"'
 tests_conform_libconform_mutant_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
-tests_conform_libconform_mutant_la_LIBADD = abi/libvyre.la -ldl -lpthread
+tests_conform_libconform_mutant_la_LIBADD = abi/libvyre-private.la -ldl -lpthread
 
 # A small backend from the same source (-DMUTANT_SMALL): a few ops, add
 # and mul at u32 only, neither int64 nor out_range; it refuses programs
@@ -29,7 +29,7 @@ tests_conform_check_conform_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_conform_check_conform_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
-	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la $(CHECK_LIBS) -lm
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
 # The ptxas batches, from the same source: SKIP (77) without a ptxas.
 check_PROGRAMS += tests/conform/ptxas_conform
 TESTS += tests/conform/ptxas_conform

@@ -5,7 +5,7 @@
 # that is never installed.
 STUB_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
 	-export-symbols-regex '^(vyre_plugin_|stub_calls$$)'
-STUB_LIBADD = abi/libvyre.la
+STUB_LIBADD = abi/libvyre-private.la
 noinst_HEADERS += tests/loader/stubs/stub_plugin.h
 
 check_LTLIBRARIES += \
@@ -204,7 +204,7 @@ tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_loader_check_loader_skew_LDADD = abi/libvyre.la $(CHECK_LIBS)
+tests_loader_check_loader_skew_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_loader_check_loader_skew0_SOURCES = $(tests_loader_check_loader_skew_SOURCES)
 tests_loader_check_loader_skew0_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=0 -DVYRE_PLUGINDIR='"/nonexistent"' \

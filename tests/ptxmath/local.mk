@@ -1,5 +1,5 @@
 # tests/ptxmath/local.mk -- ptxmath: the unit suite (model accuracy, special values, ptxas), the GPU accuracy test, the long sweep.
-PTXMATH_TEST_LIBS = plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la
+PTXMATH_TEST_LIBS = plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la
 if HAVE_CHECK
 check_PROGRAMS += tests/ptxmath/check_ptxmath
 TESTS += tests/ptxmath/check_ptxmath

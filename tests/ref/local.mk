@@ -5,5 +5,5 @@ TESTS += tests/ref/check_ref
 tests_ref_check_ref_SOURCES = tests/ref/check_ref.c tests/ref/check_ref_ops.c tests/ref/check_ref_api.c \
 	tests/ref/check_ref.h
 tests_ref_check_ref_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_ref_check_ref_LDADD = abi/libvyre.la $(CHECK_LIBS) -ldl -lpthread -lm
+tests_ref_check_ref_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread -lm
 endif

@@ -14,7 +14,7 @@ TESTS += tests/runtime/check_cuda_fake tests/runtime/check_cuda_gpu
 tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c
 tests_runtime_check_cuda_fake_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_runtime_check_cuda_fake_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_runtime_check_cuda_fake_LDADD = abi/libvyre.la $(CHECK_LIBS) -ldl -lpthread
+tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
 EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
 
@@ -22,7 +22,7 @@ EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfak
 # run with CK_FORK=no (CUDA does not survive fork).
 tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c
 tests_runtime_check_cuda_gpu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_runtime_check_cuda_gpu_LDADD = abi/libvyre.la $(CHECK_STATIC_LIBS) -ldl -lpthread -lm
+tests_runtime_check_cuda_gpu_LDADD = abi/libvyre-private.la $(CHECK_STATIC_LIBS) -ldl -lpthread -lm
 EXTRA_tests_runtime_check_cuda_gpu_DEPENDENCIES = plugin/runtime/libvyre-cuda.la
 endif
 endif

@@ -3,7 +3,7 @@
 #define VYRE_VYRE_HOST_H
 
 /*
- * DISCOVERY (docs/host.md has the full rules)
+ * DISCOVERY (share/doc/vyre/host.md has the full rules)
  *   Candidates are considered in this order; the first plugin found with a
  *   given id wins and later ones are skipped as duplicates:
  *     1. options->search_path, then $VYRE_BACKEND_PATH: colon-separated

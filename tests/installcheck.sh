@@ -1,0 +1,106 @@
+#!/bin/sh
+# installcheck.sh -- the installed tree works on its own (make installcheck; make distcheck runs it).
+#  1. no installed program, library or .pc file names the build or source tree (debug
+#     information aside: checked on stripped copies);
+#  2. every document an installed header cites (share/doc/vyre/NAME.md) is installed;
+#  3. the installed `vyre conform` finds the installed reference backend and corpus;
+#  4. examples/host, built from the installed headers and libraries with
+#     `pkg-config --cflags --libs vyre-host` alone, runs and checks its results;
+#  5. examples/plugin-template, built the same way, passes `vyre conform --plugin`.
+# With DESTDIR the tree is not where it was configured to live: the run
+# points the dynamic linker, pkg-config, the plugin search and the corpus
+# there (LD_LIBRARY_PATH, PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR,
+# VYRE_BACKEND_PATH, VYRE_CONFORM_CORPUS).  Without it the installed vyre
+# must find its plugins and corpus unaided.
+# Called by installcheck-local (Makefile.am), which passes the directories
+# and tools in the environment.
+for v in bindir libdir includedir docdir plugindir conformdir abs_top_builddir abs_top_srcdir CC MAKE; do
+  eval "test -n \"\${$v}\"" || { echo "installcheck: $v is not set. Fix: run make installcheck"; exit 1; }
+done
+D=${DESTDIR}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "installcheck: $*"; exit 1; }
+# Nothing of the build tree may leak in: the installed tree stands alone.
+unset VYRE_BUILD_DIR VYRE_SRC_DIR VYRE_BACKEND VYRE_BACKEND_PATH VYRE_CONFORM_CORPUS
+# Run a command of the installed tree: under DESTDIR, told where the tree
+# is; else as installed.  lib=1 also sets LD_LIBRARY_PATH without DESTDIR
+# (for the examples, which have no run path).
+installed() {
+  (
+    if [ -n "$D" ] || [ "$lib" = 1 ]; then
+      LD_LIBRARY_PATH=$D$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      export LD_LIBRARY_PATH
+    fi
+    if [ -n "$D" ]; then
+      VYRE_BACKEND_PATH=$D$plugindir VYRE_CONFORM_CORPUS=$D$conformdir
+      export VYRE_BACKEND_PATH VYRE_CONFORM_CORPUS
+    fi
+    "$@"
+  )
+}
+lib=0
+
+# 1. No tree paths.
+for f in "$D$bindir/vyre" "$D$libdir/libvyre.so" "$D$libdir/libvyre-host.so" "$D$plugindir"/libvyre-*.so; do
+  test -f "$f" || continue
+  cp "$f" "$tmp/bin" && strip "$tmp/bin" || fail "cannot strip a copy of $f"
+  if grep -q -e "$abs_top_builddir" -e "$abs_top_srcdir" "$tmp/bin"; then
+    fail "$f names the build or source tree"
+  fi
+done
+for f in "$D$libdir/pkgconfig/vyre.pc" "$D$libdir/pkgconfig/vyre-host.pc"; do
+  test -f "$f" || fail "$f is not installed"
+  ! grep -q -e "$abs_top_builddir" -e "$abs_top_srcdir" "$f" || fail "$f names the build or source tree"
+done
+
+# 2. Cited documents.
+for ref in $(cat "$D$includedir"/vyre/*.h | grep -o 'share/doc/vyre/[A-Za-z0-9_.-]*\.md' | sort -u); do
+  test -f "$D$docdir/${ref#share/doc/vyre/}" || fail "an installed header cites $ref, which is not in $D$docdir"
+done
+
+# 3. The installed vyre conform, on the installed reference and corpus.
+(cd "$tmp" && installed "$D$bindir/vyre" conform --backend reference --filter 'ops.int/*') >"$tmp/log" 2>&1
+rc=$?
+tail -n 3 "$tmp/log"
+[ $rc = 0 ] || fail "the installed vyre conform failed"
+
+# 4 and 5 build with pkg-config against the installed .pc files only.
+if [ -z "$PKG_CONFIG" ]; then
+  echo "installcheck: pkg-config was not found by configure: examples/host and examples/plugin-template are not built"
+  exit 0
+fi
+PKG_CONFIG_PATH=$D$libdir/pkgconfig
+export PKG_CONFIG_PATH
+if [ -n "$D" ]; then
+  PKG_CONFIG_SYSROOT_DIR=$D
+  export PKG_CONFIG_SYSROOT_DIR
+fi
+# The examples' own flags, plus -Werror, plus the sanitizers the installed
+# libraries were built with (they need the runtime).
+cflags="-O2 -g -Wall -Wextra -Werror $SAN_FLAGS"
+
+mkdir "$tmp/host" "$tmp/template" || exit 1
+cp "$abs_top_srcdir/examples/host/host.c" "$abs_top_srcdir/examples/host/Makefile" "$tmp/host/" || exit 1
+echo "installcheck: examples/host, with \$(pkg-config --cflags --libs vyre-host):"
+(cd "$tmp/host" && $MAKE --no-print-directory CC="$CC" CFLAGS="$cflags" LDFLAGS="$SAN_FLAGS" PKG_CONFIG="$PKG_CONFIG") >"$tmp/log" 2>&1 ||
+  { cat "$tmp/log"; fail "examples/host does not build against the installed tree"; }
+sed 's/^/  /' "$tmp/log"
+# The example has no run path: the dynamic linker is told where libdir is.
+lib=1
+(cd "$tmp/host" && installed ./host) >"$tmp/log" 2>&1
+rc=$?
+sed 's/^/  /' "$tmp/log"
+[ $rc = 0 ] || fail "examples/host failed"
+
+cp "$abs_top_srcdir/examples/plugin-template/template.c" "$abs_top_srcdir/examples/plugin-template/Makefile" "$tmp/template/" || exit 1
+echo "installcheck: examples/plugin-template, with pkg-config's vyre, then vyre conform --plugin:"
+(cd "$tmp/template" && $MAKE --no-print-directory CC="$CC" CFLAGS="$cflags" LDFLAGS="$SAN_FLAGS" PKG_CONFIG="$PKG_CONFIG") >"$tmp/log" 2>&1 ||
+  { cat "$tmp/log"; fail "examples/plugin-template does not build against the installed tree"; }
+sed 's/^/  /' "$tmp/log"
+lib=0
+(cd "$tmp/template" && installed "$D$bindir/vyre" conform --plugin ./libvyre-template.so) >"$tmp/log" 2>&1
+rc=$?
+grep -e 'static checks' -e '^  total' -e '^conform' -e 'FAIL' -e 'UNTESTED' "$tmp/log" | sed 's/^ */  /'
+[ $rc = 0 ] || { cat "$tmp/log"; fail "vyre conform --plugin rejects examples/plugin-template"; }
+echo "installcheck: the installed tree works on its own"
