@@ -545,7 +545,7 @@ typedef struct vyre_registration {
    * conversions, the result type; for compares and predicates, whose
    * type is bool, the operand type: the types of the op table's mask).
    * A 0 mask, like a NULL array, means every type the op's class allows;
-   * statements have no type.  docs/conformance.md ("Skipped vs failed")
+   * statements have no type.  share/doc/vyre/conformance.md ("Skipped vs failed")
    * says how a host matches programs against it. */
   const uint32_t *op_types;
   /* 1.1.  NULL, or the extensions get_extension serves, space-separated
