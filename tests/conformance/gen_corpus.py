@@ -506,7 +506,12 @@ def gen_clarifications():
 def gen_transcendental():
     specials = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000,
                 0x7FC00000, 0x7F800001, 0x40000000, 0x3F000000, 0x00800000, 0x7F7FFFFF,
-                0x40490FDB, 0x3FC90FDB, 0x42B17218, 0xC2CE8ED0, 0x4E6E6B28]
+                0x40490FDB, 0x3FC90FDB, 0x42B17218, 0xC2CE8ED0, 0x4E6E6B28,
+                # results at the underflow boundary (docs/semantics.md): exp2 of
+                # -126 and its neighbours, exp of ln(2^-126) = -87.3365... and
+                # its neighbours, -87.5 and -104 (results tiny: zeros)
+                0xC2FC0000, 0xC2FC0001, 0xC2FBFFFF, 0xC2AEAC50, 0xC2AEAC4F, 0xC2AEAC51,
+                0xC2AF0000, 0xC2D00000]
     domains = {"rsqrt": (0.0, 1000.0), "exp": (-80.0, 80.0), "exp2": (-120.0, 120.0),
                "log": (0.0, 1e6), "log2": (0.0, 1e6), "sin": (-100.0, 100.0),
                "cos": (-100.0, 100.0), "tan": (-10.0, 10.0), "asin": (-1.0, 1.0),
