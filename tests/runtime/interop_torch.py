@@ -9,7 +9,7 @@ binding exists: the structs below mirror abi/vyre/vyre.h and vyre_cuda.h),
 assembles a saxpy with the build's `vyre asm`, imports two CUDA tensors
 with resident_import, and runs dispatch_resident chained with torch's
 current stream between two torch kernels on that stream.  The first torch
-kernel is held back 100 ms by a host function (cuLaunchHostFunc), so a
+kernel is held back by four large matmuls on the same stream, so a
 dispatch that did not wait for the stream would read y too early, and the
 call's own time shows the wait.  The program is compiled by a warm-up call
 first: a cold compile inside the ordered call could outlast the hold.
@@ -37,7 +37,6 @@ end
 """
 
 VYRE_EXT_CUDA_STREAM = 0x43550001
-HOST_FN = C.CFUNCTYPE(None, C.c_void_p)  # CUhostFn
 
 
 class Error(C.Structure):
@@ -197,12 +196,16 @@ def main():
     torch.cuda.synchronize()
     y.fill_(1)
     torch.cuda.synchronize()
-    # Hold `side` back 100 ms with a host function (no CUDA call in it):
-    # on an H100 with torch 2.11, torch.cuda._sleep held nothing back.
-    hold = HOST_FN(lambda _: time.sleep(0.1))
+    # Hold `side` back with device work: four 8192^3 f32 matmuls (tens of
+    # ms on an H100).  A host function (cuLaunchHostFunc with a Python
+    # callback) held nothing back in practice: the callback ran, under the
+    # GIL, before the ordered call started.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.ones(8192, 8192, device=dev)
+    torch.cuda.synchronize()
     with torch.cuda.stream(side):
-        r = libcuda.cuLaunchHostFunc(C.c_void_p(side.cuda_stream), hold, None)
-        assert r == 0, "cuLaunchHostFunc: CUresult %d" % r
+        for _ in range(4):
+            a = a @ a * (1.0 / 8192)
         y.mul_(3)                        # y = 3, once the hold is over
         t0 = time.perf_counter()
         check(dispatch_resident(be, C.byref(ref), hs, 2, C.byref(opts), None, C.byref(err)), err,
@@ -223,10 +226,10 @@ def main():
     y.add_(0)
     torch.cuda.synchronize()
     assert torch.equal(y, want)
-    assert wall > 0.05, "the call waited for the held stream (%.1f ms)" % (wall * 1e3)
+    assert wall > 0.005, "the call waited for the held stream (%.1f ms)" % (wall * 1e3)
     print("interop_torch: %d-element saxpy on imported torch tensors, ordered on torch stream "
-          "%#x between two torch kernels: correct (the call waited %.1f ms for the 100 ms "
-          "hold); the tensors survived resident_free and destroy"
+          "%#x between two torch kernels: correct (the call waited %.1f ms for the matmuls "
+          "holding the stream); the tensors survived resident_free and destroy"
           % (n, side.cuda_stream, wall * 1e3))
     return 0
 
