@@ -2,7 +2,8 @@
 # Under `make check-valgrind` they run vyre itself under memcheck.
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
-	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh
+	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh \
+	bench/ftz_cost.cu bench/const_fma.vyre
 # examples/data (inputs, expected outputs, manifest.json) is written by
 # examples/gen.py and ships as a directory; check.py verifies it is current.
 EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
