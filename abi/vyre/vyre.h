@@ -17,8 +17,9 @@
  *     min(its own sizeof, struct_size) bytes and treats the rest as zero;
  *     a writer writes only that many.  Structs used as array elements
  *     (vyre_input, vyre_output, vyre_output_slot, vyre_resident_copy,
- *     vyre_metric) are FROZEN: their layout never changes within major 1;
- *     what a call needs beyond them goes into its options' extension chain.
+ *     vyre_metric, vyre_sequence_step) are FROZEN: their layout never
+ *     changes within major 1; what a call needs beyond them goes into its
+ *     options' extension chain.
  *   - Enumerations and bit sets are append-only.  An unknown op id or
  *     capability bit in a registration is ignored by the host (and
  *     reported); an unknown value passed to a call is an error, never UB.
@@ -33,7 +34,9 @@
  *   1.0  the baseline.
  *   1.1  vyre_registration.op_types and .extensions,
  *        vyre_backend_vtable.get_extension, vyre_dispatch_options.next,
- *        vyre_backend_options.next; extension chains (vyre_ext).
+ *        vyre_backend_options.next; extension chains (vyre_ext); the
+ *        capability bits int64 and out_range (granted to 1.0-layout
+ *        registrations by the host).
  *
  * OWNERSHIP RULE (every pointer crossing the boundary)
  *   - Everything a caller passes in is borrowed for the duration of the call

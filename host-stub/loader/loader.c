@@ -279,6 +279,10 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
   /* Bits this host has no name for are a newer plugin's: not offered
    * (the host could not honour them), but kept for `vyre list`. */
   e->capabilities = r.capabilities & VYRE_HOST_KNOWN_CAPS;
+  /* A 1.0-layout registration could not say int64 or out_range (1.1 added
+   * the bits): it offers them, as every 1.0 plugin had to. */
+  if (size < offsetof(vyre_registration, op_types) + sizeof(void *))
+    e->capabilities |= VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
   e->unknown_capabilities = r.capabilities & ~VYRE_HOST_KNOWN_CAPS;
   copy_plugin_string(e->extensions, sizeof e->extensions - 1, r.extensions);
   e->storage_types = r.storage_types;

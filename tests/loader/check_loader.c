@@ -575,6 +575,10 @@ START_TEST(test_op_type_masks) {
     vyre_host_candidate info = info_at(host, i);
     ck_assert_msg(info.status == VYRE_HOST_LOADED, "%s: %s", info.id, info.reason);
     ck_assert_int_eq(info.op_count, 4);
+    /* A 1.0 registration could not say int64/out_range: the host grants them. */
+    uint64_t granted = VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
+    ck_assert_msg((info.capabilities & granted) == (i == 1 ? granted : 0),
+                  "%s: int64/out_range granted only to the 1.0 registration", info.id);
     for (uint32_t k = 0; k < 4; k++) {
       const vyre_op_info *op = vyre_op_lookup(info.ops[k]);
       uint32_t want = op->type_mask;
