@@ -173,24 +173,27 @@ static int check_descriptor(host_entry *e, const void *symbol) {
  * (e->unknown_op_count, shown by `vyre list`), never fatal; a duplicate
  * or an array the count cannot describe is a broken registration.
  */
+/* Op ids are uint16_t: this many values; a list holds fewer. */
+#define HOST_OP_IDS 65536u
+
 static int take_ops(host_entry *e, const vyre_registration *r) {
-  if (r->op_count > 65535u || (r->op_count && !r->ops)) {
+  if (r->op_count >= HOST_OP_IDS || (r->op_count && !r->ops)) {
     host_entry_reason(e, "bad registration of '%s': %u ops at %p. Fix: list each supported op id "
                          "once (at most %u)",
-                      e->id, r->op_count, (const void *)r->ops, (unsigned)VYRE_OP_ID_LIMIT);
+                      e->id, r->op_count, (const void *)r->ops, HOST_OP_IDS - 1u);
     return -1;
   }
-  uint8_t seen[65536];
+  uint64_t seen[HOST_OP_IDS / 64]; /* one bit per possible op id */
   memset(seen, 0, sizeof seen);
   uint32_t known = 0;
   for (uint32_t i = 0; i < r->op_count; i++) {
     uint16_t op = r->ops[i];
-    if (seen[op]) {
+    if (seen[op / 64] >> (op % 64) & 1u) {
       host_entry_reason(e, "bad registration of '%s': op %u listed twice. Fix: list each op once",
                         e->id, op);
       return -1;
     }
-    seen[op] = 1;
+    seen[op / 64] |= 1ull << (op % 64);
     if (vyre_op_lookup(op)) known++;
   }
   e->unknown_op_count = r->op_count - known;
