@@ -322,7 +322,7 @@ void cg_elementwise_body(cg_ctx *c) {
   }
   c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */
   /* count, and the bound of the vector path: min(count, len(b) for bound b). */
-  cg_emit(c, "ld.global.u32 %%minlen, [%%pp];");
+  cg_emit(c, "ld.param.u32 %%minlen, [counts];");
   cg_emit(c, "mov.u32 %%gidx, %%minlen;"); /* %gidx keeps the count for the tail */
   for (uint32_t b = 0; b < nb; b++)
     if (c->ew_flags[b] & EW_BOUND) cg_emit(c, "min.u32 %%minlen, %%minlen, %s;", cg_len(c, b));
