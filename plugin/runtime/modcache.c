@@ -76,15 +76,6 @@ vc_kept_params *vc_plan_kept(vc_plan *plan) { return &plan->kept; }
 /* ------------------------------------------------------------------ */
 /* First level: image bytes -> plan                                    */
 /* ------------------------------------------------------------------ */
-static uint64_t mix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
-
 void vc_bytes_key_init(vc_bytes_key *k, const void *bytes, uint64_t size, const uint32_t wg[3],
                        uint32_t ulp_budget, uint32_t flags) {
   k->bytes = bytes;
@@ -92,21 +83,10 @@ void vc_bytes_key_init(vc_bytes_key *k, const void *bytes, uint64_t size, const 
   memcpy(k->workgroup, wg, sizeof k->workgroup);
   k->ulp_budget = ulp_budget;
   k->flags = flags;
-  /* Not a content hash (equal keys are confirmed byte for byte): a fast
-   * multiply-xor over 8-byte words, a few hundred ns for a 4 KiB image. */
-  const uint8_t *b = bytes;
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ size, a = 0, w;
-  uint64_t i = 0;
-  for (; i + 16 <= size; i += 16) {
-    memcpy(&w, b + i, 8);
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    memcpy(&w, b + i + 8, 8);
-    a = (a ^ w) * 0xc2b2ae3d27d4eb4full;
-  }
-  for (; i < size; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-  h = mix64(h ^ mix64(a));
-  h = mix64(h ^ ((uint64_t)wg[0] << 32 | wg[1]));
-  h = mix64(h ^ ((uint64_t)wg[2] << 32 | ulp_budget) ^ ((uint64_t)flags << 17));
+  /* Not a content hash: equal keys are confirmed byte for byte. */
+  uint64_t h = vc_hash64(bytes, size, 0);
+  h = vc_mix64(h ^ ((uint64_t)wg[0] << 32 | wg[1]));
+  h = vc_mix64(h ^ ((uint64_t)wg[2] << 32 | ulp_budget) ^ ((uint64_t)flags << 17));
   k->hash = h;
 }
 

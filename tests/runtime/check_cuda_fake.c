@@ -1278,6 +1278,27 @@ START_TEST(test_disk_cache) {
   ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
   ck_assert_int_eq(count_files(cubins, "") - 2, 1); /* no temp files left ('.' and '..') */
 
+  /* An entry of another format (the header's format word, after the
+   * magic) is a miss, not corruption, and this build's entry replaces it. */
+  f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 8, SEEK_SET);
+  const uint8_t format1[4] = {1, 0, 0, 0};
+  ck_assert_uint_eq(fwrite(format1, 1, 4, f), 4);
+  fclose(f);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.misses"), 1);
+  ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 0);
+  ck_assert_uint_eq(metric(b, "cache.disk.writes"), 1);
+  b->vt->destroy(b);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 1);
+  b->vt->destroy(b);
+
   /* An unwritable cache directory is not an error. */
   setenv("VYRE_CACHE_DIR", "/proc/vyre-cannot-exist", 1);
   b = mk();
