@@ -232,8 +232,8 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* ------------------------------------------------------------------ */
 /* Register names                                                      */
 /* ------------------------------------------------------------------ */
-const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
-  char *out = c->ring[c->ring_i++ % CG_RING];
+/* "prefix<k>" NUL-terminated at out; returns its length. */
+static size_t put_name(char *out, const char *prefix, uint32_t k) {
   size_t n = 0;
   while (prefix[n]) {
     out[n] = prefix[n];
@@ -245,7 +245,12 @@ const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
   n += digits;
   out[n] = '\0';
   for (size_t at = n; digits--; k /= 10u) out[--at] = (char)('0' + k % 10u);
-  out[sizeof c->ring[0] - 1] = (char)n; /* the length, for vformat */
+  return n;
+}
+
+const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
+  char *out = c->ring[c->ring_i++ % CG_RING];
+  out[sizeof c->ring[0] - 1] = (char)put_name(out, prefix, k); /* the length, for the formatter */
   return out;
 }
 
@@ -278,11 +283,8 @@ const char *cg_val(cg_ctx *c, uint32_t v) {
     /* Copy 0 names are made once and kept (most operands are copy 0); the
      * slot's last byte holds the length, for the formatter. */
     char *cached = c->vname[v];
-    if (!cached[0]) {
-      const char *made = cg_name(c, val_prefix(c->p->value_type[v]), v);
-      memcpy(cached, made, 15);
-      cached[15] = made[sizeof c->ring[0] - 1];
-    }
+    if (!cached[0]) /* "%v" and 10 digits at most: it fits */
+      cached[15] = (char)put_name(cached, val_prefix(c->p->value_type[v]), v);
     return cached;
   }
   return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);
