@@ -240,6 +240,7 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out
   vyre_sha256_init(&ctx);
   vyre_sha256_update(&ctx, prog->sha256, 32);
   vyre_sha256_update(&ctx, w, sizeof w);
+  vyre_sha256_update(&ctx, cg_source_id, strlen(cg_source_id));
   vyre_sha256_final(&ctx, out);
 }
 
