@@ -189,7 +189,10 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list *
 
 static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list *ap) {
   const cg_fmt *e = fmt_parse(c, fmt);
-  char *o = sb_room(&c->body, CG_LINE_ROOM + 2);
+  strbuf *sb = &c->body;
+  /* sb_room's test inline: the buffer is sized up front, so it holds. */
+  char *o = sb->len + CG_LINE_ROOM + 3 <= sb->cap && !sb->failed ? sb->data + sb->len
+                                                                  : sb_room(sb, CG_LINE_ROOM + 2);
   if (!o) return; /* the strbuf remembers the failure */
   size_t n = 0;
   if (indent) o[n++] = '\t';
@@ -202,7 +205,8 @@ static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list *ap) {
     n += l;
   }
   o[n++] = '\n';
-  sb_commit(&c->body, n);
+  o[n] = '\0'; /* sb_commit's work, inline */
+  sb->len += n;
 }
 
 void cg_emit(cg_ctx *c, const char *fmt, ...) {
