@@ -236,19 +236,30 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* ------------------------------------------------------------------ */
 /* Register names                                                      */
 /* ------------------------------------------------------------------ */
-/* "prefix<k>" NUL-terminated at out; returns its length. */
+/* "prefix<k>" NUL-terminated at out; returns its length.  Register
+ * numbers of the elementwise copies run to five digits: two digits a step
+ * from a table, the count from comparisons. */
 static size_t put_name(char *out, const char *prefix, uint32_t k) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                              "25262728293031323334353637383940414243444546474849"
+                              "50515253545556575859606162636465666768697071727374"
+                              "75767778798081828384858687888990919293949596979899";
   size_t n = 0;
   while (prefix[n]) {
     out[n] = prefix[n];
     n++;
   }
-  /* Digits straight into place: count them first. */
-  uint32_t digits = 1;
-  for (uint32_t t = k; t >= 10u; t /= 10u) digits++;
+  uint32_t digits = k < 10u ? 1 : k < 100u ? 2 : k < 1000u ? 3 : k < 10000u ? 4 : 5;
+  for (uint32_t t = k / 100000u; t; t /= 10u) digits++;
   n += digits;
   out[n] = '\0';
-  for (size_t at = n; digits--; k /= 10u) out[--at] = (char)('0' + k % 10u);
+  char *at = out + n;
+  for (; k >= 100u; k /= 100u) {
+    at -= 2;
+    memcpy(at, pairs + 2u * (k % 100u), 2);
+  }
+  if (k >= 10u) memcpy(at - 2, pairs + 2u * k, 2);
+  else at[-1] = (char)('0' + k);
   return n;
 }
 
