@@ -153,10 +153,14 @@ static const cg_fmt *fmt_parse(cg_ctx *c, const char *fmt) {
  * function's time when it copied). */
 static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list *ap) {
   char *o = out;
-  for (uint8_t k = 0; k < e->nparts; k++) {
+  /* Held in locals: stores through char * may alias *e, which would make
+   * the compiler reload them after every 16-byte move. */
+  const uint8_t nparts = e->nparts;
+  for (uint8_t k = 0; k < nparts; k++) {
     const char *lit = e->text + e->off[k];
-    for (uint8_t done = 0; done < e->len[k]; done += 16) memcpy(o + done, lit + done, 16);
-    o += e->len[k];
+    const uint8_t len = e->len[k];
+    for (uint8_t done = 0; done < len; done += 16) memcpy(o + done, lit + done, 16);
+    o += len;
     char spec = e->spec[k];
     if (spec == 0) break;
     if (spec == 's') {
