@@ -227,14 +227,14 @@ def main():
     sizes = [int(s) for s in args] or [1 << 20, 1 << 24, 1 << 28]
     runs = []
     if groups & {"latency", "bandwidth"}:
-        # The latency and bandwidth cases run together (sizes [] = latency only).
+        # The latency cases always run with the bandwidth ones (no sizes: latency only).
         sz = sizes if "bandwidth" in groups else []
-        runs += [(torch_cases, sz), (cupy_cases, sz)]
+        runs += [(torch_cases, (sz,)), (cupy_cases, (sz,))]
     if "compile" in groups:
-        runs.append((cupy_compile_cases, None))
-    for run, arg in runs:
+        runs.append((cupy_compile_cases, ()))
+    for run, args in runs:
         try:
-            run(arg) if arg is not None else run()
+            run(*args)
         except Exception as exc:  # a missing peer is reported, not fatal
             print(json.dumps({"peer": run.__name__, "error": str(exc)}), flush=True)
 

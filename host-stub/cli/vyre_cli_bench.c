@@ -1,4 +1,4 @@
-/* vyre_cli_bench.c -- `vyre bench`: dispatch latency and memory bandwidth of a backend, case for case with bench/peers.py. */
+/* vyre_cli_bench.c -- `vyre bench`: dispatch latency, memory bandwidth and compile latency of a backend, case for case with bench/peers.py. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
