@@ -8,7 +8,13 @@ Each case matches one case of `vyre bench --json` by name:
   graph_1k_x1000         those 100 launches captured in a CUDA graph, replayed 10x: per launch
   saxpy_bw_<n>           y = a*x + y on n resident f32, device time (events) median -> GB/s (12 bytes/elem)
   copy_bw_<n>            y = x device-to-device copy of n f32 (8 bytes/elem), the bandwidth ceiling
+  compile_cold           cupy.RawKernel of y = a*x + y + k, a new source each sample (so NVRTC
+                         compiles): source -> loaded function (NVRTC + cuModuleLoadData), host wall
+  compile_warm_hit       the same source again, a new RawKernel object (CuPy's in-memory cache)
+  compile_disk_hit       a source compiled once, CuPy's in-memory cache cleared, then loaded again
+                         (its kernel cache file: no NVRTC)
 Prints one JSON object per line: {"peer": ..., "case": ..., "median_us": ..., "gbps": ...}.
+usage: peers.py [SIZES...] [--cases latency,bandwidth,compile]   (default: all)
 """
 import json
 import statistics
@@ -151,11 +157,84 @@ def cupy_cases(sizes):
         cupy.get_default_memory_pool().free_all_blocks()
 
 
+SAXPY_K = r'''// %(salt)s
+extern "C" __global__ void saxpy_k(const float* a, const float* x, float* y, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a[0] * x[i] + y[i] + %(k)s;
+}
+'''
+
+
+def cupy_compile_cases(samples=30, warm_iters=1000):
+    """The peer of `vyre bench`'s compile cases: CUDA C source -> loaded function."""
+    import os
+    import random
+    import shutil
+    import tempfile
+    # A private kernel cache (CuPy reads CUPY_CACHE_DIR when it compiles),
+    # and a salt no earlier run used: every cold sample really compiles.
+    cache = tempfile.mkdtemp(prefix="cupy-bench-cache-")
+    old = os.environ.get("CUPY_CACHE_DIR")
+    os.environ["CUPY_CACHE_DIR"] = cache
+    try:
+        import cupy
+        salt = "%016x" % random.getrandbits(64)
+
+        def source(k):
+            return SAXPY_K % {"salt": salt, "k": "%.1ff" % k}
+
+        def load(src):
+            kern = cupy.RawKernel(src, "saxpy_k")
+            return kern.kernel  # compiles (or finds) and loads: a cupy Function
+
+        def timed(src):
+            t0 = time.perf_counter_ns()
+            load(src)
+            return (time.perf_counter_ns() - t0) / 1000.0
+
+        for k in range(3):  # first-use costs of NVRTC and the driver
+            load(source(-1.0 - k))
+        cold = [timed(source(1.0 + i)) for i in range(samples)]
+        emit("cupy", "compile_cold", statistics.median(cold))
+        last = source(float(samples))
+        warm = [timed(last) for _ in range(warm_iters)]
+        emit("cupy", "compile_warm_hit", statistics.median(warm))
+        clear = getattr(cupy, "clear_memo", None) or cupy._util.clear_memo
+        disk = []
+        for i in range(samples):
+            src = source(100000.0 + i)
+            load(src)  # compiled and written to the kernel cache
+            clear()    # forget it in memory
+            disk.append(timed(src))
+        emit("cupy", "compile_disk_hit", statistics.median(disk))
+    finally:
+        if old is None:
+            os.environ.pop("CUPY_CACHE_DIR", None)
+        else:
+            os.environ["CUPY_CACHE_DIR"] = old
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def main():
-    sizes = [int(s) for s in sys.argv[1:]] or [1 << 20, 1 << 24, 1 << 28]
-    for run in (torch_cases, cupy_cases):
+    args = sys.argv[1:]
+    groups = {"latency", "bandwidth", "compile"}
+    if "--cases" in args:
+        at = args.index("--cases")
+        groups = set(args[at + 1].split(",")) if at + 1 < len(args) else set()
+        if "all" in groups:
+            groups = {"latency", "bandwidth", "compile"}
+        del args[at:at + 2]
+    sizes = [int(s) for s in args] or [1 << 20, 1 << 24, 1 << 28]
+    runs = []
+    if groups & {"latency", "bandwidth"}:
+        # The latency cases always run with the bandwidth ones (no sizes: latency only).
+        sz = sizes if "bandwidth" in groups else []
+        runs += [(torch_cases, (sz,)), (cupy_cases, (sz,))]
+    if "compile" in groups:
+        runs.append((cupy_compile_cases, ()))
+    for run, args in runs:
         try:
-            run(sizes)
+            run(*args)
         except Exception as exc:  # a missing peer is reported, not fatal
             print(json.dumps({"peer": run.__name__, "error": str(exc)}), flush=True)
 

@@ -1,10 +1,14 @@
-/* vyre_cli_bench.c -- `vyre bench`: dispatch latency and memory bandwidth of a backend, case for case with bench/peers.py. */
+/* vyre_cli_bench.c -- `vyre bench`: dispatch latency, memory bandwidth and compile latency of a backend, case for case with bench/peers.py. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "host-stub/fuzz/progen.h"
+#include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
 #include "vyre_cli.h"
 
@@ -16,8 +20,14 @@ typedef struct bench_args {
   uint64_t sizes[MAX_SIZES];
   uint32_t size_count;
   uint32_t iters;   /* latency samples; 0 = by backend */
+  uint32_t cases;   /* CASES_* */
   int json;
 } bench_args;
+
+/* Case groups (--cases). */
+#define CASES_LATENCY (1u << 0)
+#define CASES_BANDWIDTH (1u << 1)
+#define CASES_COMPILE (1u << 2)
 
 typedef struct bench {
   const cli_command *cmd;
@@ -268,6 +278,241 @@ static vyre_status case_bandwidth(bench *B, vyre_pipeline pipe, const char *name
   return st;
 }
 
+/* ------------------------------------------------------------------ */
+/* Compile latency: program bytes -> loaded kernel                     */
+/* ------------------------------------------------------------------ */
+/* y[i] = a * x[i] + y[i] + k: each k is another program (a cache miss). */
+static vyre_status build_saxpy_k(float k, void **bytes, size_t *size, vyre_error *err) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, Y)));
+  uint32_t av = vyre_b_load(b, A, vyre_b_u32(b, 0));
+  uint32_t f = vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g));
+  vyre_b_store(b, Y, g, vyre_b_bin(b, VYRE_OP_ADD, f, vyre_b_f32(b, k)));
+  vyre_b_end(b);
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}
+
+/* A backend metric; 0 when the backend does not report it. */
+static int metric_of(vyre_backend *b, const char *name, uint64_t *value) {
+  vyre_metric m[160];
+  uint32_t n = 0;
+  if (!VYRE_HOST_HAS(b, metrics) || b->vt->metrics(b, m, 160, &n, NULL) != VYRE_OK) return 0;
+  for (uint32_t i = 0; i < n && i < 160; i++) {
+    if (strcmp(m[i].name, name) == 0) {
+      *value = m[i].value;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Host wall time of pipeline_create (bytes -> loaded kernel), in us; the
+ * pipeline is released untimed. */
+static vyre_status time_create(bench *B, vyre_backend *b, const void *bytes, size_t size,
+                               double *us) {
+  vyre_pipeline p = 0;
+  uint64_t t0 = now_ns();
+  vyre_status st = b->vt->pipeline_create(b, bytes, size, NULL, &p, &B->err);
+  *us = (double)(now_ns() - t0) / 1e3;
+  if (st == VYRE_OK) b->vt->pipeline_release(b, p, NULL);
+  return st;
+}
+
+/* A fresh instance of the measured backend, its disk cache on or off
+ * (read from the environment when an instance is made). */
+static vyre_status fresh_instance(bench *B, vyre_host *host, uint32_t device, int disk,
+                                  vyre_backend **out) {
+  setenv("VYRE_CUDA_DISK_CACHE", disk ? "1" : "0", 1);
+  vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
+  uint32_t index = 0;
+  return vyre_host_create(host, B->id, &bo, out, &index, &B->err);
+}
+
+/* rm -r of the bench's private cache root (two levels: DIR/cuda/FILE). */
+static void remove_cache_root(const char *root) {
+  char sub[600], path[900];
+  snprintf(sub, sizeof sub, "%s/cuda", root);
+  DIR *d = opendir(sub);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(sub);
+  rmdir(root);
+}
+
+/* codegen_10k: IR -> PTX of progen_bench_program(10000) for this device's
+ * target (sm_90 on a CPU backend): the code generator alone, no driver. */
+static vyre_status case_codegen(bench *B, const vyre_device_profile *prof) {
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_program *p = NULL;
+  vyre_status st = progen_bench_program(10000, 0, &bytes, &size, &B->err);
+  if (!st) st = vyre_program_decode(bytes, size, &p, &B->err);
+  free(bytes);
+  cg_options o;
+  memset(&o, 0, sizeof o);
+  o.sm_major = B->cpu ? 9 : prof->compute_major;
+  o.sm_minor = B->cpu ? 0 : prof->compute_minor;
+  o.workgroup[0] = 256;
+  o.workgroup[1] = o.workgroup[2] = 1;
+  enum { RUNS = 51 };
+  double v[RUNS];
+  for (int r = 0; !st && r < RUNS; r++) {
+    char *ptx = NULL;
+    size_t len = 0;
+    cg_kernel_info info;
+    uint64_t t0 = now_ns();
+    st = cg_emit_ptx(p, &o, &ptx, &len, &info, &B->err);
+    v[r] = (double)(now_ns() - t0) / 1e3;
+    free(ptx);
+    if (st && r == 0 && (o.sm_major != 9 || o.sm_minor != 0)) {
+      /* A target this codegen does not know: measure sm_90's. */
+      o.sm_major = 9;
+      o.sm_minor = 0;
+      st = VYRE_OK;
+      r--;
+    }
+  }
+  char note[96];
+  snprintf(note, sizeof note, "%u instructions -> PTX for sm_%u%u, host", p ? p->inst_count : 0,
+           o.sm_major, o.sm_minor);
+  if (!st) report(B, "codegen_10k", median(v, RUNS), 0, note);
+  vyre_program_free(p);
+  return st;
+}
+
+/*
+ * compile_cold      a new program each sample (saxpy + a constant no sample
+ *                   repeats), disk cache off: decode, codegen, JIT, load
+ * compile_warm_hit  the same bytes again in the same instance
+ * compile_disk_hit  a new program each sample, compiled (and written to a
+ *                   private disk cache) by one instance, then made by a
+ *                   second instance of the same backend that has not seen
+ *                   it: a cubin read from disk and loaded
+ * Every case times pipeline_create from program bytes to a loaded kernel.
+ */
+static vyre_status case_compile(bench *B, vyre_host *host, uint32_t device, uint32_t samples,
+                                uint32_t warm_iters) {
+  char root[] = "/tmp/vyre-bench-cache-XXXXXX";
+  if (!mkdtemp(root))
+    return vyre_error_set(&B->err, VYRE_IO, 0, "bench: cannot make a private cache directory "
+                          "under /tmp. Fix: make /tmp writable");
+  setenv("VYRE_CACHE_DIR", root, 1);
+  vyre_backend *cold = NULL, *writer = NULL, *reader = NULL;
+  double *v = calloc(warm_iters > samples ? warm_iters : samples, sizeof *v);
+  void *bytes = NULL;
+  size_t size = 0;
+  uint64_t m0 = 0, m1 = 0;
+  vyre_status st = v ? VYRE_OK : vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  if (!st) st = fresh_instance(B, host, device, 0, &cold);
+  /* Warm up the instance (first-use costs of the driver and the JIT). */
+  for (uint32_t i = 0; !st && i < 3; i++) {
+    free(bytes);
+    bytes = NULL;
+    st = build_saxpy_k(-1.0f - (float)i, &bytes, &size, &B->err);
+    if (!st) st = time_create(B, cold, bytes, size, &v[0]);
+  }
+  int have_misses = !st && metric_of(cold, "cache.module.misses", &m0);
+  for (uint32_t i = 0; !st && i < samples; i++) {
+    free(bytes);
+    bytes = NULL;
+    st = build_saxpy_k((float)(i + 1), &bytes, &size, &B->err);
+    if (!st) st = time_create(B, cold, bytes, size, &v[i]);
+  }
+  if (!st) {
+    /* Honest figures: every sample must have missed the memory cache. */
+    if (have_misses && metric_of(cold, "cache.module.misses", &m1) && m1 - m0 != samples)
+      st = vyre_error_set(&B->err, VYRE_INTERNAL, 0, "bench: compile_cold saw %llu misses in %u "
+                          "samples", (unsigned long long)(m1 - m0), samples);
+    else report(B, "compile_cold", median(v, samples), 0, "new program: decode + codegen + JIT + load");
+  }
+  /* The last sample's bytes again: the in-memory hit. */
+  for (uint32_t i = 0; !st && i < warm_iters; i++) st = time_create(B, cold, bytes, size, &v[i]);
+  if (!st) report(B, "compile_warm_hit", median(v, warm_iters), 0, "same bytes, same instance");
+
+  if (!st) st = fresh_instance(B, host, device, 1, &writer);
+  if (!st) st = fresh_instance(B, host, device, 1, &reader);
+  for (uint32_t i = 0; !st && i < 3; i++) { /* warm the reader up, as above */
+    free(bytes);
+    bytes = NULL;
+    st = build_saxpy_k(-100.0f - (float)i, &bytes, &size, &B->err);
+    if (!st) st = time_create(B, reader, bytes, size, &v[0]);
+  }
+  int have_disk = !st && metric_of(reader, "cache.disk.hits", &m0);
+  for (uint32_t i = 0; !st && have_disk && i < samples; i++) {
+    double unused;
+    free(bytes);
+    bytes = NULL;
+    st = build_saxpy_k(100000.0f + (float)i, &bytes, &size, &B->err);
+    if (!st) st = time_create(B, writer, bytes, size, &unused);
+    if (!st) st = time_create(B, reader, bytes, size, &v[i]);
+  }
+  if (!st && have_disk) {
+    if (metric_of(reader, "cache.disk.hits", &m1) && m1 - m0 != samples)
+      st = vyre_error_set(&B->err, VYRE_INTERNAL, 0, "bench: compile_disk_hit saw %llu disk hits "
+                          "in %u samples (is the disk cache off?)", (unsigned long long)(m1 - m0),
+                          samples);
+    else report(B, "compile_disk_hit", median(v, samples), 0, "another instance's cubin, from disk");
+  }
+  if (cold) cold->vt->destroy(cold);
+  if (writer) writer->vt->destroy(writer);
+  if (reader) reader->vt->destroy(reader);
+  remove_cache_root(root);
+  free(bytes);
+  free(v);
+  return st;
+}
+
+/* dispatch_bytes_1k: dispatch_resident_1k with the program given as bytes
+ * (a first-level cache hit each time) instead of a pipeline. */
+static vyre_status case_dispatch_bytes(bench *B, const void *bytes, size_t size, uint32_t iters) {
+  res3 r;
+  vyre_status st = res3_make(B, &r, 1024, 1);
+  double *v = calloc(iters, sizeof *v);
+  if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
+    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
+  for (uint32_t i = 0; !st && i < iters; i++) {
+    uint64_t t0 = now_ns();
+    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
+    v[i] = (double)(now_ns() - t0) / 1e3;
+  }
+  if (!st) report(B, "dispatch_bytes_1k", median(v, iters), 0, "as dispatch_resident_1k, program as bytes");
+  free(v);
+  res3_free(B, &r);
+  return st;
+}
+
+static int parse_cases(const char *text, uint32_t *out) {
+  *out = 0;
+  const char *p = text;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    if (n == 7 && strncmp(p, "latency", 7) == 0) *out |= CASES_LATENCY;
+    else if (n == 9 && strncmp(p, "bandwidth", 9) == 0) *out |= CASES_BANDWIDTH;
+    else if (n == 7 && strncmp(p, "compile", 7) == 0) *out |= CASES_COMPILE;
+    else if (n == 3 && strncmp(p, "all", 3) == 0) *out |= CASES_LATENCY | CASES_BANDWIDTH | CASES_COMPILE;
+    else return -1;
+    p += n;
+    if (*p == ',') p++;
+  }
+  return *out ? 0 : -1;
+}
+
 static int parse_sizes(const char *text, bench_args *a) {
   a->size_count = 0;
   const char *p = text;
@@ -302,6 +547,9 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--iters", &val)) != 0) {
       if (m < 0 || cli_parse_u32(val, 10, 1000000, &a.iters))
         return cli_usage(self, "--iters takes 10..1000000");
+    } else if ((m = cli_opt_value(self, argc, argv, &i, "--cases", &val)) != 0) {
+      if (m < 0 || parse_cases(val, &a.cases))
+        return cli_usage(self, "--cases takes latency, bandwidth, compile or all, comma-separated");
     } else if (cli_opt_flag(argv, i, "--json")) {
       a.json = 1;
       i++;
@@ -310,6 +558,7 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     }
   }
 
+  if (!a.cases) a.cases = CASES_LATENCY | CASES_BANDWIDTH | CASES_COMPILE;
   bench B;
   memset(&B, 0, sizeof B);
   B.cmd = self;
@@ -370,12 +619,22 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
   if (!B.json)
     printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
            prof.compute_units);
-  vyre_status st = case_dispatch_resident(&B, psaxpy, lat_iters);
-  if (!st) st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
-  if (!st) st = case_sequence(&B, psaxpy, B.cpu ? 3 : 30);
-  for (uint32_t k = 0; !st && k < a.size_count; k++) {
+  vyre_status st = VYRE_OK;
+  if (a.cases & CASES_LATENCY) {
+    st = case_dispatch_resident(&B, psaxpy, lat_iters);
+    if (!st) st = case_dispatch_bytes(&B, saxpy, saxpy_size, lat_iters);
+    if (!st) st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
+    if (!st) st = case_sequence(&B, psaxpy, B.cpu ? 3 : 30);
+  }
+  for (uint32_t k = 0; !st && (a.cases & CASES_BANDWIDTH) && k < a.size_count; k++) {
     st = case_bandwidth(&B, psaxpy, "saxpy_bw", a.sizes[k], 12.0, 1, bw_iters);
     if (!st) st = case_bandwidth(&B, pcopy, "copy_bw", a.sizes[k], 8.0, 0, bw_iters);
+  }
+  if (!st && (a.cases & CASES_COMPILE)) {
+    st = case_codegen(&B, &prof);
+    /* Last: it sets VYRE_CACHE_DIR and VYRE_CUDA_DISK_CACHE for the
+     * instances it makes. */
+    if (!st) st = case_compile(&B, host, a.device, B.cpu ? 10 : 30, a.iters ? a.iters : 1000);
   }
   if (st) {
     rc = cli_fail(self, "%s", B.err.message);
@@ -396,22 +655,36 @@ done:
 
 const cli_command cli_cmd_bench = {
     "bench",
-    "bench [--backend ID] [--device N] [--sizes N,N,...] [--iters N] [--json]",
-    "measure dispatch latency and memory bandwidth of a backend",
+    "bench [--backend ID] [--device N] [--cases LIST] [--sizes N,N,...] [--iters N] [--json]",
+    "measure dispatch latency, memory bandwidth and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
+    "latency:\n"
     "  dispatch_resident_1k  y = a*x + y on 1024 resident floats through a\n"
     "                        compile-ahead pipeline: launch + wait, host wall median\n"
+    "  dispatch_bytes_1k     the same with the program passed as bytes (a plan\n"
+    "                        cache hit each time)\n"
     "  roundtrip_1k          1024 floats host -> device -> host (dispatch_into)\n"
     "  sequence_1k_x100      a resident sequence of 100 such steps, per step\n"
     "  graph_1k_x1000        the same sequence repeated 10 times (graph replay), per step\n"
+    "bandwidth:\n"
     "  saxpy_bw_N            y = a*x + y on N floats: device time, GB/s at 12 bytes/elem\n"
     "  copy_bw_N             y = x on N floats: device time, GB/s at 8 bytes/elem\n"
-    "Bandwidth cases alternate two buffer sets so runs do not hit in L2.\n\n"
+    "compile (pipeline_create, program bytes -> loaded kernel, host wall median):\n"
+    "  codegen_10k           IR -> PTX of a 10,000-instruction program (code generator\n"
+    "                        alone, no driver)\n"
+    "  compile_cold          y = a*x + y + k, a new k each sample, disk cache off\n"
+    "  compile_warm_hit      the same bytes again (in-memory cache)\n"
+    "  compile_disk_hit      a new program compiled by one instance, then made by a\n"
+    "                        second one that has not seen it (cubin from disk)\n"
+    "Bandwidth cases alternate two buffer sets so runs do not hit in L2.  The\n"
+    "compile cases use a private cache directory under /tmp, removed afterwards.\n\n"
     "options:\n"
     "  --backend ID   backend to measure (default: the best)\n"
+    "  --cases LIST   latency, bandwidth, compile or all, comma-separated (default all)\n"
     "  --sizes LIST   element counts for the bandwidth cases (default 2^20,2^24,2^28\n"
     "                 on a GPU, 2^20 on a CPU backend)\n"
-    "  --iters N      latency samples (default 2000 on a GPU, 100 on a CPU)\n"
+    "  --iters N      latency samples and compile_warm_hit samples (default 2000\n"
+    "                 on a GPU, 100 on a CPU; compile_warm_hit 1000)\n"
     "  --json         one JSON object per case, as bench/peers.py prints\n",
     run_bench,
     NULL,

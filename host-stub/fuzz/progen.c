@@ -1140,3 +1140,45 @@ vyre_status progen_generate(uint64_t seed, const progen_options *o, progen_progr
                       (unsigned long long)seed, o ? o->flags : 0u, ATTEMPTS);
   return last.status ? (vyre_status)last.status : VYRE_INTERNAL;
 }
+
+vyre_status progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
+                                 vyre_error *err) {
+  *bytes = NULL;
+  *size = 0;
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "progen: out of memory");
+  uint32_t x = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t k = vyre_b_buffer(b, "k", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t acc = vyre_b_local(b, VYRE_T_F32), cnt = vyre_b_local(b, VYRE_T_U32);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_let(b, acc, vyre_b_load(b, x, g));
+  vyre_b_let(b, cnt, vyre_b_load(b, k, g));
+  uint32_t round = 0;
+  while (vyre_b_inst_count(b) + 30 < target) {
+    uint32_t a = vyre_b_get(b, acc), c = vyre_b_get(b, cnt);
+    uint32_t idx = elementwise ? g : vyre_b_bin(b, VYRE_OP_AND, vyre_b_bin(b, VYRE_OP_ADD, g, c), vyre_b_u32(b, 1023));
+    uint32_t v = vyre_b_load(b, x, idx);
+    uint32_t m = vyre_b_fma(b, a, v, vyre_b_f32(b, 0.5f + (float)(round % 7)));
+    uint32_t d = vyre_b_bin(b, VYRE_OP_DIV, m, vyre_b_bin(b, VYRE_OP_ADD, v, vyre_b_f32(b, 3.0f)));
+    uint32_t mx = vyre_b_bin(b, VYRE_OP_MAX, d, vyre_b_un(b, VYRE_OP_FLOOR, m));
+    uint32_t ci = vyre_b_bin(b, VYRE_OP_XOR, vyre_b_bin(b, VYRE_OP_MUL, c, vyre_b_u32(b, 2654435761u)),
+                             vyre_b_bin(b, VYRE_OP_SHR, c, vyre_b_u32(b, 13)));
+    uint32_t q = vyre_b_bin(b, VYRE_OP_MOD, ci, vyre_b_u32(b, 97 + round));
+    uint32_t cond = vyre_b_bin(b, VYRE_OP_LT, mx, vyre_b_cast(b, VYRE_T_F32, q));
+    vyre_b_if(b, cond);
+    vyre_b_assign(b, acc, vyre_b_select(b, vyre_b_bin(b, VYRE_OP_GT, mx, a), mx, a));
+    vyre_b_else(b);
+    vyre_b_assign(b, cnt, vyre_b_bin(b, VYRE_OP_SAT_ADD, ci, q));
+    vyre_b_end(b);
+    if (round % 8 == 7) {
+      vyre_b_store(b, y, g, vyre_b_get(b, acc));
+      vyre_b_store(b, k, g, vyre_b_get(b, cnt));
+    }
+    round++;
+  }
+  vyre_b_store(b, y, g, vyre_b_get(b, acc));
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}

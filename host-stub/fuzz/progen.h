@@ -98,4 +98,15 @@ vyre_status progen_generate(uint64_t seed, const progen_options *options, progen
 /* Free what progen_generate handed out and empty *p; NULL and empty are fine. */
 void progen_program_free(progen_program *p);
 
+/*
+ * The codegen speed benchmark's program (bench/codegen_bench, `vyre bench`
+ * case codegen_10k): about `target` instructions of a fixed, realistic mix
+ * (loads, f32 and integer arithmetic, compares, selects, locals, if/else,
+ * stores) in a 256-invocation workgroup.  elementwise: every access at
+ * gid.x, so it takes backends' elementwise paths (keep target <= 4096 for
+ * the CUDA one).  Deterministic.  *bytes is malloc'd (free()).
+ */
+vyre_status progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
+                                 vyre_error *err);
+
 #endif /* VYRE_PROGEN_H */

@@ -60,19 +60,17 @@ static char *put_conv(char *o, char spec, va_list *ap) {
 /* Format one line into `out` (at most CG_LINE_MAX - 1 bytes; longer text is
  * cut, which no PTX line comes near).  Returns the length. */
 #define CG_LINE_MAX 1024
-static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
+static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list *ap) {
   /* Format strings are short literals and %s arguments are register names
    * or mnemonics: only %s is bounded, once per argument. */
   char *o = out, *const stop = out + CG_LINE_MAX - 80;
-  va_list aq; /* a copy, so conversions can take it by pointer */
-  va_copy(aq, ap);
   for (const char *f = fmt; *f; f++) {
     if (*f != '%') {
       *o++ = *f;
       continue;
     }
     if (f[1] == 's') {
-      const char *str = va_arg(aq, const char *);
+      const char *str = va_arg(*ap, const char *);
       f++;
       if (str >= c->ring[0] && str < c->ring[CG_RING] && o + 32 < stop) {
         /* A register name from the ring: its length is in the slot's last
@@ -86,7 +84,7 @@ static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
       continue;
     }
     char spec = *++f;
-    char *next = spec == '%' ? NULL : put_conv(o, spec, &aq);
+    char *next = spec == '%' ? NULL : put_conv(o, spec, ap);
     if (next) {
       o = next;
     } else if (spec == '%') {
@@ -96,7 +94,6 @@ static size_t vformat(const cg_ctx *c, char *out, const char *fmt, va_list ap) {
       *o++ = '%';
     }
   }
-  va_end(aq);
   return (size_t)(o - out);
 }
 
@@ -151,19 +148,23 @@ static const cg_fmt *fmt_parse(cg_ctx *c, const char *fmt) {
   return NULL;
 }
 
-static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list ap) {
-  /* A copy, so conversions can take it by pointer (va_list may be an array). */
-  va_list aq;
-  va_copy(aq, ap);
+/* The arguments come by pointer, not as a va_copy: copying the va_list
+ * right after va_start stalls on store forwarding (a quarter of this
+ * function's time when it copied). */
+static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list *ap) {
   char *o = out;
-  for (uint8_t k = 0; k < e->nparts; k++) {
+  /* Held in locals: stores through char * may alias *e, which would make
+   * the compiler reload them after every 16-byte move. */
+  const uint8_t nparts = e->nparts;
+  for (uint8_t k = 0; k < nparts; k++) {
     const char *lit = e->text + e->off[k];
-    for (uint8_t done = 0; done < e->len[k]; done += 16) memcpy(o + done, lit + done, 16);
-    o += e->len[k];
+    const uint8_t len = e->len[k];
+    for (uint8_t done = 0; done < len; done += 16) memcpy(o + done, lit + done, 16);
+    o += len;
     char spec = e->spec[k];
     if (spec == 0) break;
     if (spec == 's') {
-      const char *str = va_arg(aq, const char *);
+      const char *str = va_arg(*ap, const char *);
       if (str >= c->ring[0] && str < c->ring[CG_RING]) {
         /* A ring name: length in the slot's last byte, 48-byte slot. */
         memcpy(o, str, 32);
@@ -173,17 +174,16 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list a
         memcpy(o, str, 16);
         o += (unsigned char)str[15];
       } else {
-        size_t l = strnlen(str, 256);
-        memcpy(o, str, l);
-        o += l;
+        /* Mnemonics and type suffixes: a few bytes, cheaper copied inline
+         * than through strnlen and memcpy calls. */
+        for (size_t l = 0; l < 256 && str[l]; l++) *o++ = str[l];
       }
       continue;
     }
-    char *next = put_conv(o, spec, &aq);
+    char *next = put_conv(o, spec, ap);
     if (next) o = next;
     else *o++ = spec; /* %% */
   }
-  va_end(aq);
   return (size_t)(o - out);
 }
 
@@ -191,9 +191,12 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list a
  * conversions of at most 256 bytes each stays far below this. */
 #define CG_LINE_ROOM (CG_FMT_TEXT + 16 + CG_FMT_PARTS * 264)
 
-static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list ap) {
+static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list *ap) {
   const cg_fmt *e = fmt_parse(c, fmt);
-  char *o = sb_room(&c->body, CG_LINE_ROOM + 2);
+  strbuf *sb = &c->body;
+  /* sb_room's test inline: the buffer is sized up front, so it holds. */
+  char *o = sb->len + CG_LINE_ROOM + 3 <= sb->cap && !sb->failed ? sb->data + sb->len
+                                                                  : sb_room(sb, CG_LINE_ROOM + 2);
   if (!o) return; /* the strbuf remembers the failure */
   size_t n = 0;
   if (indent) o[n++] = '\t';
@@ -206,20 +209,21 @@ static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list ap) {
     n += l;
   }
   o[n++] = '\n';
-  sb_commit(&c->body, n);
+  o[n] = '\0'; /* sb_commit's work, inline */
+  sb->len += n;
 }
 
 void cg_emit(cg_ctx *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  emit_line(c, 1, fmt, ap);
+  emit_line(c, 1, fmt, &ap);
   va_end(ap);
 }
 
 void cg_line(cg_ctx *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  emit_line(c, 0, fmt, ap);
+  emit_line(c, 0, fmt, &ap);
   va_end(ap);
 }
 
@@ -236,20 +240,36 @@ vyre_status cg_fail(cg_ctx *c, vyre_status st, const char *fmt, ...) {
 /* ------------------------------------------------------------------ */
 /* Register names                                                      */
 /* ------------------------------------------------------------------ */
-const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
-  char *out = c->ring[c->ring_i++ % CG_RING];
+/* "prefix<k>" NUL-terminated at out; returns its length.  Register
+ * numbers of the elementwise copies run to five digits: two digits a step
+ * from a table, the count from comparisons. */
+static size_t put_name(char *out, const char *prefix, uint32_t k) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                              "25262728293031323334353637383940414243444546474849"
+                              "50515253545556575859606162636465666768697071727374"
+                              "75767778798081828384858687888990919293949596979899";
   size_t n = 0;
   while (prefix[n]) {
     out[n] = prefix[n];
     n++;
   }
-  /* Digits straight into place: count them first. */
-  uint32_t digits = 1;
-  for (uint32_t t = k; t >= 10u; t /= 10u) digits++;
+  uint32_t digits = k < 10u ? 1 : k < 100u ? 2 : k < 1000u ? 3 : k < 10000u ? 4 : 5;
+  for (uint32_t t = k / 100000u; t; t /= 10u) digits++;
   n += digits;
   out[n] = '\0';
-  for (size_t at = n; digits--; k /= 10u) out[--at] = (char)('0' + k % 10u);
-  out[sizeof c->ring[0] - 1] = (char)n; /* the length, for vformat */
+  char *at = out + n;
+  for (; k >= 100u; k /= 100u) {
+    at -= 2;
+    memcpy(at, pairs + 2u * (k % 100u), 2);
+  }
+  if (k >= 10u) memcpy(at - 2, pairs + 2u * k, 2);
+  else at[-1] = (char)('0' + k);
+  return n;
+}
+
+const char *cg_name(cg_ctx *c, const char *prefix, uint32_t k) {
+  char *out = c->ring[c->ring_i++ % CG_RING];
+  out[sizeof c->ring[0] - 1] = (char)put_name(out, prefix, k); /* the length, for the formatter */
   return out;
 }
 
@@ -282,11 +302,8 @@ const char *cg_val(cg_ctx *c, uint32_t v) {
     /* Copy 0 names are made once and kept (most operands are copy 0); the
      * slot's last byte holds the length, for the formatter. */
     char *cached = c->vname[v];
-    if (!cached[0]) {
-      const char *made = cg_name(c, val_prefix(c->p->value_type[v]), v);
-      memcpy(cached, made, 15);
-      cached[15] = made[sizeof c->ring[0] - 1];
-    }
+    if (!cached[0]) /* "%v" and 10 digits at most: it fits */
+      cached[15] = (char)put_name(cached, val_prefix(c->p->value_type[v]), v);
     return cached;
   }
   return cg_name(c, val_prefix(c->p->value_type[v]), copy * c->n + v);

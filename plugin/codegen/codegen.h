@@ -11,6 +11,12 @@
  * cache key (memory and disk). */
 #define CG_VERSION 7u
 
+/* "CRC-LENGTH" of the code generator's and ptxmath's sources (cksum),
+ * made by the build: also part of every cache key, so a build whose
+ * generator differs in any way never reuses another build's cubins, even
+ * when CG_VERSION was not bumped. */
+extern const char cg_source_id[];
+
 /* cg_options.flags */
 #define CG_NO_FASTPATH (1u << 0) /* never use the vectorised elementwise path */
 

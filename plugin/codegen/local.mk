@@ -6,10 +6,27 @@ plugin_codegen_libvyre_codegen_la_SOURCES = \
 	plugin/codegen/codegen.c plugin/codegen/codegen_expr.c plugin/codegen/codegen_mem.c \
 	plugin/codegen/codegen_math.c plugin/codegen/codegen_elementwise.c
 plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
+
+# cg_source_id (codegen.h): a checksum of every source that shapes the
+# PTX, made by the build and part of every plan and disk cache key, so an
+# edited code generator never reuses a cubin of the old one, CG_VERSION
+# bumped or not.  cksum is POSIX; the file is made in the build tree.
+CG_SOURCE_ID_INPUTS = $(plugin_codegen_libvyre_codegen_la_SOURCES) \
+	plugin/codegen/codegen.h plugin/codegen/codegen_internal.h \
+	$(plugin_ptxmath_libvyre_ptxmath_la_SOURCES) plugin/ptxmath/ptxmath.h \
+	plugin/ptxmath/ptxmath_algo.h plugin/ptxmath/ptxmath_dsl.h
+nodist_plugin_codegen_libvyre_codegen_la_SOURCES = plugin/codegen/cg_source_id.c
+CLEANFILES += plugin/codegen/cg_source_id.c
+plugin/codegen/cg_source_id.c: $(CG_SOURCE_ID_INPUTS)
+	$(AM_V_GEN)$(MKDIR_P) plugin/codegen && \
+	sum=`(cd $(srcdir) && cat $(CG_SOURCE_ID_INPUTS)) | cksum | sed 's/[^0-9][^0-9]*/-/g; s/-$$//'` && \
+	{ echo '/* cg_source_id.c -- made by plugin/codegen/local.mk: cksum of the code generator'"'"'s sources. */'; \
+	  echo '#include "plugin/codegen/codegen.h"'; \
+	  echo "const char cg_source_id[] = \"$$sum\";"; } >$@.tmp && mv $@.tmp $@
 noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/codegen_internal.h
 
 # Codegen speed (docs/codegen.md): not a test, a program to run by hand.
 noinst_PROGRAMS += bench/codegen_bench
 bench_codegen_bench_SOURCES = bench/codegen_bench.c
-bench_codegen_bench_LDADD = plugin/codegen/libvyre-codegen.la plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la
+bench_codegen_bench_LDADD = host-stub/fuzz/libvyre-progen.la plugin/codegen/libvyre-codegen.la plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la
 dist_doc_DATA += docs/kernel-abi.md docs/codegen.md

@@ -10,6 +10,18 @@
 #include "vyre/vyre_support.h"
 
 #define MODCACHE_CAPACITY 64u
+#define PLAN_BINDINGS 2
+
+/* One first-level binding: image bytes (those of plan->program) and the
+ * settings they were planned under.  Lives in its plan; chained in a
+ * bucket while the plan is cached. */
+struct vc_bytes_entry {
+  uint64_t hash;
+  uint32_t workgroup[3], ulp_budget, flags;
+  int bound;
+  struct vc_plan *plan;
+  vc_bytes_entry *next;
+};
 
 struct vc_plan {
   atomic_uint refs;
@@ -18,6 +30,7 @@ struct vc_plan {
   CUmodule module;
   struct vc_plan *prev, *next; /* LRU list, guarded by the cache lock */
   int cached;
+  vc_bytes_entry bind[PLAN_BINDINGS]; /* guarded by the cache lock */
 };
 
 static void put_u32(uint8_t *p, uint32_t v) {
@@ -33,6 +46,12 @@ void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk) {
   c->cx = cx;
   c->disk = disk;
   c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
+  /* Two buckets per plan: chains stay short at every capacity.  Without
+   * the memory every lookup takes the decoding path, which still works. */
+  uint32_t n = 64;
+  while (n < 2u * c->capacity) n *= 2u;
+  c->buckets = calloc(n, sizeof *c->buckets);
+  c->bucket_mask = c->buckets ? n - 1u : 0;
 }
 
 static void plan_free(vc_modcache *c, vc_plan *p) {
@@ -48,6 +67,101 @@ void vc_plan_unref(vc_modcache *c, vc_plan *plan) {
 }
 
 const vc_kernel *vc_plan_kernel(const vc_plan *plan) { return &plan->k; }
+
+/* ------------------------------------------------------------------ */
+/* First level: image bytes -> plan                                    */
+/* ------------------------------------------------------------------ */
+void vc_bytes_key_init(vc_bytes_key *k, const void *bytes, uint64_t size, const uint32_t wg[3],
+                       uint32_t ulp_budget, uint32_t flags) {
+  k->bytes = bytes;
+  k->size = size;
+  memcpy(k->workgroup, wg, sizeof k->workgroup);
+  k->ulp_budget = ulp_budget;
+  k->flags = flags;
+  /* Not a content hash: equal keys are confirmed byte for byte. */
+  uint64_t h = vc_hash64(bytes, size, 0);
+  h = vc_mix64(h ^ ((uint64_t)wg[0] << 32 | wg[1]));
+  h = vc_mix64(h ^ ((uint64_t)wg[2] << 32 | ulp_budget) ^ ((uint64_t)flags << 17));
+  k->hash = h;
+}
+
+static int entry_matches(const vc_bytes_entry *e, const vc_bytes_key *k) {
+  const vyre_program *prog = e->plan->program;
+  return e->hash == k->hash && e->ulp_budget == k->ulp_budget && e->flags == k->flags &&
+         memcmp(e->workgroup, k->workgroup, sizeof e->workgroup) == 0 && prog->size == k->size &&
+         memcmp(prog->bytes, k->bytes, (size_t)k->size) == 0;
+}
+
+/* Lock held: drop the plan's bindings from the buckets. */
+static void plan_unbind(vc_modcache *c, vc_plan *p) {
+  for (int i = 0; i < PLAN_BINDINGS; i++) {
+    vc_bytes_entry *e = &p->bind[i];
+    if (!e->bound) continue;
+    for (vc_bytes_entry **at = &c->buckets[e->hash & c->bucket_mask]; *at; at = &(*at)->next) {
+      if (*at == e) {
+        *at = e->next;
+        break;
+      }
+    }
+    e->bound = 0;
+    e->next = NULL;
+  }
+}
+
+static void lru_unlink(vc_modcache *c, vc_plan *p);
+static void lru_push_front(vc_modcache *c, vc_plan *p);
+
+int vc_plan_find_bytes(vc_modcache *c, const vc_bytes_key *k, vc_plan **out) {
+  *out = NULL;
+  if (!c->buckets) return 0;
+  pthread_mutex_lock(&c->lock);
+  for (vc_bytes_entry *e = c->buckets[k->hash & c->bucket_mask]; e; e = e->next) {
+    if (!entry_matches(e, k)) continue;
+    vc_plan *p = e->plan;
+    if (c->head != p) {
+      lru_unlink(c, p);
+      lru_push_front(c, p);
+    }
+    vc_plan_ref(p);
+    c->hits++;
+    c->byte_hits++;
+    pthread_mutex_unlock(&c->lock);
+    *out = p;
+    return 1;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return 0;
+}
+
+void vc_plan_bind_bytes(vc_modcache *c, vc_plan *plan, const vc_bytes_key *k) {
+  if (!c->buckets) return;
+  pthread_mutex_lock(&c->lock);
+  /* Only a cached plan: an evicted one could not be unbound later. */
+  if (plan->cached) {
+    vc_bytes_entry *slot = NULL;
+    for (int i = 0; i < PLAN_BINDINGS; i++) {
+      vc_bytes_entry *e = &plan->bind[i];
+      if (e->bound && entry_matches(e, k)) {
+        slot = NULL;
+        break;
+      }
+      if (!e->bound && !slot) slot = e;
+    }
+    if (slot && plan->program->size == k->size &&
+        memcmp(plan->program->bytes, k->bytes, (size_t)k->size) == 0) {
+      slot->hash = k->hash;
+      memcpy(slot->workgroup, k->workgroup, sizeof slot->workgroup);
+      slot->ulp_budget = k->ulp_budget;
+      slot->flags = k->flags;
+      slot->plan = plan;
+      slot->bound = 1;
+      vc_bytes_entry **head = &c->buckets[k->hash & c->bucket_mask];
+      slot->next = *head;
+      *head = slot;
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+}
 
 static void lru_unlink(vc_modcache *c, vc_plan *p) {
   if (p->prev) p->prev->next = p->next;
@@ -74,7 +188,10 @@ void vc_modcache_trim(vc_modcache *c) {
     pthread_mutex_lock(&c->lock);
     vc_plan *p = c->head;
     while (p && atomic_load(&p->refs) > 1) p = p->next;
-    if (p) lru_unlink(c, p);
+    if (p) {
+      plan_unbind(c, p);
+      lru_unlink(c, p);
+    }
     pthread_mutex_unlock(&c->lock);
     if (!p) break;
     vc_plan_unref(c, p);
@@ -86,12 +203,17 @@ void vc_modcache_destroy(vc_modcache *c) {
   for (;;) {
     pthread_mutex_lock(&c->lock);
     vc_plan *p = c->head;
-    if (p) lru_unlink(c, p);
+    if (p) {
+      plan_unbind(c, p);
+      lru_unlink(c, p);
+    }
     pthread_mutex_unlock(&c->lock);
     if (!p) break;
     vc_plan_unref(c, p);
   }
   pthread_mutex_destroy(&c->lock);
+  free(c->buckets);
+  c->buckets = NULL;
   c->cx = NULL;
 }
 
@@ -113,6 +235,7 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out
   vyre_sha256_init(&ctx);
   vyre_sha256_update(&ctx, prog->sha256, 32);
   vyre_sha256_update(&ctx, w, sizeof w);
+  vyre_sha256_update(&ctx, cg_source_id, strlen(cg_source_id));
   vyre_sha256_final(&ctx, out);
 }
 
@@ -240,6 +363,7 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
   vc_plan *evict = NULL;
   if (c->count > c->capacity) {
     evict = c->tail;
+    plan_unbind(c, evict);
     lru_unlink(c, evict);
     c->evictions++;
   }
@@ -252,10 +376,11 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
 static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_modcache *c = (vc_modcache *)state;
   pthread_mutex_lock(&c->lock);
-  uint64_t mh = c->hits, mm = c->misses, me = c->count;
+  uint64_t mh = c->hits, mb = c->byte_hits, mm = c->misses, me = c->count;
   uint64_t mcap = c->capacity, mev = c->evictions, mco = c->compiles;
   pthread_mutex_unlock(&c->lock);
   vc_metric_emit(s, "cache.module.hits", mh);
+  vc_metric_emit(s, "cache.module.byte_hits", mb);
   vc_metric_emit(s, "cache.module.misses", mm);
   vc_metric_emit(s, "cache.module.entries", me);
   vc_metric_emit(s, "cache.module.capacity", mcap);

@@ -83,10 +83,7 @@ vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
     pthread_mutex_unlock(&pipe->lock);
     return st;
   }
-  vyre_program *prog = NULL;
-  vyre_status st = vc_program_decode(ref->bytes, ref->size, &prog, err);
-  if (st != VYRE_OK) return st;
-  return vc_program_plan(pl->cx, pl->plans, prog, o, 0, out, err);
+  return vc_program_plan_bytes(pl->cx, pl->plans, ref->bytes, ref->size, o, 0, out, err);
 }
 
 static void pipeline_free(vc_pipelines *pl, vc_pipeline_obj *p) {
@@ -115,23 +112,17 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
   vc_options_read(options, &o);
   /* A grid is per dispatch; the pipeline keeps the fast path when it can. */
   memset(o.grid, 0, sizeof o.grid);
-  vyre_program *prog = NULL;
-  st = vc_program_decode(program_bytes, program_size, &prog, err);
-  if (st != VYRE_OK) return st;
   st = vc_deferred_enter(pl->deferred, err);
-  if (st != VYRE_OK) {
-    vyre_program_free(prog);
-    return st;
-  }
+  if (st != VYRE_OK) return st;
   vc_pipeline_obj *p = calloc(1, sizeof *p);
   if (!p) {
-    vyre_program_free(prog);
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
                         "pipeline_create: no host memory. Fix: free host memory");
     goto done;
   }
   pthread_mutex_init(&p->lock, NULL);
-  st = vc_program_plan(pl->cx, pl->plans, prog, &o, 0, &p->plan, err);
+  st = vc_program_plan_bytes(pl->cx, pl->plans, program_bytes, program_size, &o, 0, &p->plan,
+                             err);
   if (st != VYRE_OK) {
     pipeline_free(pl, p);
     goto done;

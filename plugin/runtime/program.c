@@ -111,3 +111,23 @@ vyre_status vc_program_decode(const void *bytes, uint64_t size, vyre_program **p
   return vyre_program_decode(bytes, (size_t)size, prog, err);
 }
 
+vyre_status vc_program_plan_bytes(vc_context *cx, vc_modcache *plans, const void *bytes,
+                                  uint64_t size, const vyre_dispatch_options *o,
+                                  uint32_t extra_flags, vc_plan **out, vyre_error *err) {
+  *out = NULL;
+  /* Everything vc_program_plan derives the codegen options from, besides
+   * the image and the device. */
+  uint32_t flags = extra_flags | (vc_has_grid_override(o) ? CG_NO_FASTPATH : 0u);
+  vc_bytes_key key;
+  int keyed = bytes && size && size <= (uint64_t)SIZE_MAX;
+  if (keyed) {
+    vc_bytes_key_init(&key, bytes, size, o->workgroup, o->ulp_budget, flags);
+    if (vc_plan_find_bytes(plans, &key, out)) return VYRE_OK;
+  }
+  vyre_program *prog = NULL;
+  vyre_status st = vc_program_decode(bytes, size, &prog, err);
+  if (st != VYRE_OK) return st;
+  st = vc_program_plan(cx, plans, prog, o, extra_flags, out, err);
+  if (st == VYRE_OK && keyed) vc_plan_bind_bytes(plans, *out, &key);
+  return st;
+}

@@ -25,4 +25,15 @@ vyre_status vc_program_plan(vc_context *cx, vc_modcache *plans, vyre_program *pr
                             const vyre_dispatch_options *o, uint32_t extra_flags, vc_plan **out,
                             vyre_error *err);
 
+/*
+ * vc_program_decode + vc_program_plan for an image, through the plan
+ * cache's first level: bytes and settings seen before get their plan
+ * without a decode, a validation or a device check (identical bytes and
+ * settings give an identical plan).  *out holds one reference.  Context
+ * current.
+ */
+vyre_status vc_program_plan_bytes(vc_context *cx, vc_modcache *plans, const void *bytes,
+                                  uint64_t size, const vyre_dispatch_options *o,
+                                  uint32_t extra_flags, vc_plan **out, vyre_error *err);
+
 #endif /* VYRE_PLUGIN_CUDA_PROGRAM_H */

@@ -101,6 +101,17 @@ static vyre_program *saxpy(vyre_type t) {
 /* ------------------------------------------------------------------ */
 /* core: structure of the generated PTX                                */
 /* ------------------------------------------------------------------ */
+START_TEST(test_source_id) {
+  /* The build's checksum of the generator's sources (a cache key part):
+   * "CRC-LENGTH", both decimal. */
+  size_t n = strlen(cg_source_id), digits = strspn(cg_source_id, "0123456789");
+  ck_assert_msg(digits > 0 && cg_source_id[digits] == '-' &&
+                    strspn(cg_source_id + digits + 1, "0123456789") == n - digits - 1 &&
+                    n > digits + 1,
+                "cg_source_id '%s' is cksum's CRC-LENGTH", cg_source_id);
+}
+END_TEST
+
 START_TEST(test_signature_and_target) {
   vyre_program *p = saxpy(VYRE_T_F32);
   cg_kernel_info info;
@@ -1192,6 +1203,7 @@ static Suite *codegen_suite(void) {
     return s;
   }
   TCase *core = tcase_create("core");
+  tcase_add_test(core, test_source_id);
   tcase_add_test(core, test_signature_and_target);
   tcase_add_test(core, test_elementwise_saxpy);
   tcase_add_test(core, test_semantic_sequences);

@@ -1220,6 +1220,98 @@ START_TEST(test_module_cache) {
 }
 END_TEST
 
+/* Dispatch p's bytes (from wherever they lie) with options o. */
+static vyre_status run_bytes(vyre_backend *b, const void *bytes, size_t size,
+                             const vyre_dispatch_options *o, vyre_error *err) {
+  uint32_t in[64] = {0};
+  vyre_input inputs[1] = {{in, sizeof in}};
+  vyre_program_ref r = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *out = NULL;
+  vyre_status st = b->vt->dispatch(b, &r, inputs, 1, o, &out, NULL, err);
+  if (st == VYRE_OK) b->vt->outputs_free(b, out);
+  return st;
+}
+
+START_TEST(test_byte_cache) {
+  /* The first level: image bytes + settings -> plan, no decode on a hit. */
+  setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
+  setenv("VYRE_CUDA_MODULE_CACHE", "3", 1);
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64), q = prog_scale(64, 3, 64);
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.misses"), 1);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 1);
+  ck_assert_uint_eq(metric(b, "cache.module.hits"), 1);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 1);
+
+  /* Equal bytes elsewhere in memory hit; the key is the content. */
+  void *copy = malloc(p.size);
+  ck_assert_ptr_nonnull(copy);
+  memcpy(copy, p.bytes, p.size);
+  ck_assert_int_eq(run_bytes(b, copy, p.size, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 2);
+
+  /* Another program misses. */
+  ck_assert_int_eq(run_bytes(b, q.bytes, q.size, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.misses"), 2);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 2);
+
+  /* Settings are part of the key: a ulp budget or a workgroup override
+   * is a different entry (compiled under other codegen options). */
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.ulp_budget = 4;
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, &o, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 2);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 3);
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, &o, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 3);
+  /* An override equal to the program's workgroup reaches the same plan
+   * through the second level, then gets a binding of its own. */
+  o.ulp_budget = 0;
+  o.workgroup[0] = 64;
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, &o, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 3);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 3);
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, &o, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), 4);
+  /* A grid override turns the fast path off: another plan. */
+  memset(o.workgroup, 0, sizeof o.workgroup);
+  o.grid[0] = 1;
+  ck_assert_int_eq(run_bytes(b, p.bytes, p.size, &o, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), 4);
+
+  /* A pipeline made from the bytes hits too. */
+  vyre_pipeline pipe = 0;
+  uint64_t before = metric(b, "cache.module.byte_hits");
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, NULL, &pipe, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "cache.module.byte_hits"), before + 1);
+  ck_assert_int_eq(b->vt->pipeline_release(b, pipe, &err), VYRE_OK);
+
+  /* Evicted plans leave the first level: capacity 3, four plans made, so
+   * the oldest (q) was evicted and compiles again, found by nothing stale. */
+  ck_assert_uint_eq(metric(b, "cache.module.evictions") >= 1, 1);
+  unsigned long links = fk.calls("cuLinkAddData");
+  ck_assert_int_eq(run_bytes(b, q.bytes, q.size, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), links + 1);
+  ck_assert_int_eq(run_bytes(b, q.bytes, q.size, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.calls("cuLinkAddData"), links + 1);
+
+  /* Invalid bytes still fail the way decoding says, every time. */
+  memset(copy, 0xff, 16);
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(run_bytes(b, copy, p.size, NULL, &err), VYRE_INVALID_PROGRAM);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("byte cache");
+  free(copy);
+  free(p.bytes);
+  free(q.bytes);
+}
+END_TEST
+
 START_TEST(test_disk_cache) {
   char dump[512], cubins[512];
   snprintf(dump, sizeof dump, "%s/ptx", tmpdir);
@@ -1277,6 +1369,27 @@ START_TEST(test_disk_cache) {
   b->vt->destroy(b);
   ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
   ck_assert_int_eq(count_files(cubins, "") - 2, 1); /* no temp files left ('.' and '..') */
+
+  /* An entry of another format (the header's format word, after the
+   * magic) is a miss, not corruption, and this build's entry replaces it. */
+  f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 8, SEEK_SET);
+  const uint8_t format1[4] = {1, 0, 0, 0};
+  ck_assert_uint_eq(fwrite(format1, 1, 4, f), 4);
+  fclose(f);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.misses"), 1);
+  ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 0);
+  ck_assert_uint_eq(metric(b, "cache.disk.writes"), 1);
+  b->vt->destroy(b);
+  b = mk();
+  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 1);
+  b->vt->destroy(b);
 
   /* An unwritable cache directory is not an error. */
   setenv("VYRE_CACHE_DIR", "/proc/vyre-cannot-exist", 1);
@@ -2402,6 +2515,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(caches, setup, teardown);
   tcase_set_timeout(caches, 60);
   tcase_add_test(caches, test_module_cache);
+  tcase_add_test(caches, test_byte_cache);
   tcase_add_test(caches, test_disk_cache);
   tcase_add_test(caches, test_disk_cache_concurrent);
   tcase_add_test(caches, test_jit_failure);
