@@ -375,7 +375,7 @@ static int quantified_gen(wl_instance *w, double scale) {
   set_var(w, "N", n);
   add_buf(w, off, (uint64_t)n * 12, 0, 0);
   add_buf(w, cond, 32 * 4, 0, 0);
-  add_buf(w, NULL, (uint64_t)n * 4, 1, 0);
+  add_buf(w, NULL, (uint64_t)n * 2, 1, 0);
   return alloc_expect(w);
 }
 
@@ -383,7 +383,7 @@ static void quantified_par(void *p, uint32_t tid, uint32_t nt) {
   wl_instance *w = ((par_ctx *)p)->w;
   const uint16_t *off = w->buf[0].data;
   const uint32_t *cond = w->buf[1].data;
-  uint32_t *mask = w->expect[0];
+  uint16_t *mask = w->expect[0];
   uint32_t lo_[16], hi_[16], k_[16], kind_[16];
   for (int q = 0; q < 16; q++) {
     lo_[q] = cond[2 * q] & 0xffff;
@@ -404,7 +404,7 @@ static void quantified_par(void *p, uint32_t tid, uint32_t nt) {
       uint32_t t = kind_[q] == 0 ? in >= k_[q] : kind_[q] == 1 ? in == 6 : kind_[q] == 2 ? in == 0 : pres == k_[q];
       m |= t << q;
     }
-    mask[i] = m;
+    mask[i] = (uint16_t)m;
   }
 }
 
@@ -432,10 +432,12 @@ static int compaction_gen(wl_instance *w, double scale) {
   par[2] = 0x1;
   w->items = n;
   set_var(w, "N", n);
+  set_var(w, "CAP", n / 4);
+  w->grid = n / 256; /* the outputs are shorter than the records */
   add_buf(w, rec, (uint64_t)n * 12, 0, 0);
   add_buf(w, par, 16, 0, 0);
   add_buf(w, NULL, 4, 1, 1);
-  add_buf(w, NULL, (uint64_t)n * 4, 1, 0);
+  add_buf(w, NULL, (uint64_t)n, 1, 0); /* n / 4 indices */
   return alloc_expect(w);
 }
 
@@ -486,6 +488,11 @@ static int compaction_check(const wl_instance *w, void *const *got, char *why, s
   uint32_t want = *(const uint32_t *)w->expect[0], have = *(const uint32_t *)got[0];
   if (have != want) {
     snprintf(why, why_size, "count is %u, the baseline's %u", have, want);
+    return -1;
+  }
+  if (have > w->buf[3].size / 4) {
+    snprintf(why, why_size, "%u kept, over the output's %llu slots", have,
+             (unsigned long long)(w->buf[3].size / 4));
     return -1;
   }
   qsort(got[1], have, 4, cmp_u32);
