@@ -12,6 +12,14 @@
 
 #define FULL_ITEMS (1u << 20)
 
+/* Hot baseline loops get an AVX2 clone picked at load time (GCC ifunc),
+ * so the binary still runs on any x86-64. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define WL_SIMD __attribute__((target_clones("avx2", "default")))
+#else
+#define WL_SIMD
+#endif
+
 /* Items at `scale`: a multiple of 256, at least 256. */
 static uint32_t scaled(uint32_t full, double scale) {
   double v = (double)full * scale;
@@ -111,6 +119,49 @@ typedef struct par_ctx {
   uint32_t phase;
 } par_ctx;
 
+/* Items in blocks of RB, counts transposed (one array per pattern), then
+ * rule by rule over the block: every inner loop is branch-free and
+ * vectorises. */
+#define RB 256
+
+WL_SIMD static void rule_eval_block(const uint32_t *items, uint32_t nb, const rule *R,
+                                    uint32_t *mask) {
+  uint32_t c[8][RB], sz[RB], m[RB];
+  for (uint32_t i = 0; i < nb; i++) {
+    uint32_t w0 = items[3 * i], w1 = items[3 * i + 1];
+    for (int k = 0; k < 4; k++) {
+      c[k][i] = (w0 >> (8 * k)) & 255;
+      c[k + 4][i] = (w1 >> (8 * k)) & 255;
+    }
+    sz[i] = items[3 * i + 2];
+    m[i] = 0;
+  }
+  for (uint32_t r = 0; r < 32; r++) {
+    const rule *q = &R[r];
+    const uint32_t *ca = c[q->a], *cb = c[q->b], *cc = c[q->c];
+    uint32_t ta = q->ta, tb = q->tb, tc = q->tc, smin = q->smin, span = q->smax - q->smin;
+    switch (q->op) {
+    case 0:
+      for (uint32_t i = 0; i < nb; i++)
+        m[i] |= (uint32_t)((ca[i] >= ta) & ((cb[i] >= tb) | (cc[i] >= tc)) & (sz[i] - smin <= span)) << r;
+      break;
+    case 1:
+      for (uint32_t i = 0; i < nb; i++)
+        m[i] |= (uint32_t)((ca[i] >= ta) & (cb[i] >= tb) & (cc[i] < tc) & (sz[i] - smin <= span)) << r;
+      break;
+    case 2:
+      for (uint32_t i = 0; i < nb; i++)
+        m[i] |= (uint32_t)(((ca[i] >= ta) | (cb[i] >= tb)) & (cc[i] >= tc) & (sz[i] - smin <= span)) << r;
+      break;
+    default:
+      for (uint32_t i = 0; i < nb; i++)
+        m[i] |= (uint32_t)((ca[i] >= ta) & (cb[i] < tb) & (sz[i] - smin <= span)) << r;
+      break;
+    }
+  }
+  memcpy(mask, m, (size_t)nb * 4);
+}
+
 static void rule_eval_par(void *p, uint32_t tid, uint32_t nt) {
   wl_instance *w = ((par_ctx *)p)->w;
   const uint32_t *items = w->buf[0].data, *rw = w->buf[1].data;
@@ -123,27 +174,9 @@ static void rule_eval_par(void *p, uint32_t tid, uint32_t nt) {
   }
   uint64_t lo, hi;
   wl_chunk(w->items, tid, nt, &lo, &hi);
-  for (uint64_t i = lo; i < hi; i++) {
-    uint8_t cnt[8];
-    uint32_t w0 = items[3 * i], w1 = items[3 * i + 1], size = items[3 * i + 2];
-    for (int k = 0; k < 4; k++) {
-      cnt[k] = (uint8_t)(w0 >> (8 * k));
-      cnt[k + 4] = (uint8_t)(w1 >> (8 * k));
-    }
-    uint32_t m = 0;
-    for (int r = 0; r < 32; r++) {
-      const rule *q = &R[r];
-      if (size < q->smin || size > q->smax) continue;
-      int A = cnt[q->a] >= q->ta, B = cnt[q->b] >= q->tb, C = cnt[q->c] >= q->tc, e;
-      switch (q->op) {
-      case 0: e = A & (B | C); break;
-      case 1: e = A & B & !C; break;
-      case 2: e = (A | B) & C; break;
-      default: e = A & !B; break;
-      }
-      m |= (uint32_t)e << r;
-    }
-    mask[i] = m;
+  for (uint64_t i = lo; i < hi; i += RB) {
+    uint32_t nb = hi - i < RB ? (uint32_t)(hi - i) : RB;
+    rule_eval_block(items + 3 * i, nb, R, mask + i);
   }
 }
 
@@ -379,32 +412,68 @@ static int quantified_gen(wl_instance *w, double scale) {
   return alloc_expect(w);
 }
 
+/* Blocks of QB items, offsets transposed; lo <= o < hi is one unsigned
+ * compare, o - lo < hi - lo, which also rejects an absent 0xffff since
+ * hi <= 0xffff. */
+#define QB 256
+
+typedef struct qcond {
+  uint32_t lo, span, k, kind;
+} qcond;
+
+WL_SIMD static void quantified_block(const uint16_t *off, uint32_t nb, const qcond *Q,
+                                     uint16_t *mask) {
+  uint32_t o[6][QB], pres[QB], m[QB], in[QB];
+  for (uint32_t i = 0; i < nb; i++) {
+    uint32_t p = 0;
+    for (int j = 0; j < 6; j++) {
+      o[j][i] = off[6 * i + j];
+      p += o[j][i] != 0xffff;
+    }
+    pres[i] = p;
+    m[i] = 0;
+  }
+  for (uint32_t q = 0; q < 16; q++) {
+    uint32_t lo = Q[q].lo, span = Q[q].span, k = Q[q].k;
+    if (Q[q].kind == 3) {
+      for (uint32_t i = 0; i < nb; i++) m[i] |= (uint32_t)(pres[i] == k) << q;
+      continue;
+    }
+    for (uint32_t i = 0; i < nb; i++) {
+      uint32_t c = 0;
+      for (int j = 0; j < 6; j++) c += o[j][i] - lo < span;
+      in[i] = c;
+    }
+    switch (Q[q].kind) {
+    case 0:
+      for (uint32_t i = 0; i < nb; i++) m[i] |= (uint32_t)(in[i] >= k) << q;
+      break;
+    case 1:
+      for (uint32_t i = 0; i < nb; i++) m[i] |= (uint32_t)(in[i] == 6) << q;
+      break;
+    default:
+      for (uint32_t i = 0; i < nb; i++) m[i] |= (uint32_t)(in[i] == 0) << q;
+      break;
+    }
+  }
+  for (uint32_t i = 0; i < nb; i++) mask[i] = (uint16_t)m[i];
+}
+
 static void quantified_par(void *p, uint32_t tid, uint32_t nt) {
   wl_instance *w = ((par_ctx *)p)->w;
   const uint16_t *off = w->buf[0].data;
   const uint32_t *cond = w->buf[1].data;
   uint16_t *mask = w->expect[0];
-  uint32_t lo_[16], hi_[16], k_[16], kind_[16];
+  qcond Q[16];
   for (int q = 0; q < 16; q++) {
-    lo_[q] = cond[2 * q] & 0xffff;
-    hi_[q] = cond[2 * q] >> 16;
-    k_[q] = cond[2 * q + 1] & 0xffff;
-    kind_[q] = cond[2 * q + 1] >> 16;
+    uint32_t lo = cond[2 * q] & 0xffff, hi = cond[2 * q] >> 16;
+    Q[q] = (qcond){lo, hi > lo ? hi - lo : 0, cond[2 * q + 1] & 0xffff, cond[2 * q + 1] >> 16};
   }
   uint64_t lo, hi;
   wl_chunk(w->items, tid, nt, &lo, &hi);
-  for (uint64_t i = lo; i < hi; i++) {
-    const uint16_t *o = off + 6 * i;
-    uint32_t pres = 0;
-    for (int j = 0; j < 6; j++) pres += o[j] != 0xffff;
-    uint32_t m = 0;
-    for (int q = 0; q < 16; q++) {
-      uint32_t in = 0;
-      for (int j = 0; j < 6; j++) in += o[j] != 0xffff && o[j] >= lo_[q] && o[j] < hi_[q];
-      uint32_t t = kind_[q] == 0 ? in >= k_[q] : kind_[q] == 1 ? in == 6 : kind_[q] == 2 ? in == 0 : pres == k_[q];
-      m |= t << q;
-    }
-    mask[i] = (uint16_t)m;
+  for (uint64_t i = lo; i < hi; i += QB) {
+    uint32_t nb = hi - i < QB ? (uint32_t)(hi - i) : QB;
+    quantified_block(off + 6 * i, nb, Q, mask + i);
   }
 }
 
@@ -694,27 +763,34 @@ static int int4_linear_gen(wl_instance *w, double scale) {
   return alloc_expect(w);
 }
 
+/* One row: its nibbles unpacked to int16, then 32 group dots of 128
+ * int16 products (pmaddwd), summed in the program's order. */
+WL_SIMD static float int4_row(const uint8_t *row, const int16_t *x, const float *sc) {
+  int16_t wv[I4_IN];
+  for (uint32_t b = 0; b < I4_IN / 2; b++) {
+    wv[2 * b] = (int16_t)((int8_t)(uint8_t)(row[b] << 4) >> 4);
+    wv[2 * b + 1] = (int16_t)((int8_t)row[b] >> 4);
+  }
+  float acc = 0.0f;
+  for (uint32_t g = 0; g < I4_GROUPS; g++) {
+    int32_t dot = 0;
+    for (uint32_t k = g * 128; k < g * 128 + 128; k++) dot += (int32_t)wv[k] * x[k];
+    acc = fmaf(sc[g], (float)dot, acc); /* one rounding each, as the program */
+  }
+  return acc;
+}
+
 static void int4_linear_par(void *p, uint32_t tid, uint32_t nt) {
   wl_instance *w = ((par_ctx *)p)->w;
   const uint8_t *wt = w->buf[0].data;
-  const int8_t *x = w->buf[1].data;
+  const int8_t *x8 = w->buf[1].data;
   const float *sc = w->buf[2].data;
   float *y = w->expect[0];
+  int16_t x[I4_IN];
+  for (uint32_t k = 0; k < I4_IN; k++) x[k] = x8[k];
   uint64_t lo, hi;
   wl_chunk(I4_OUT, tid, nt, &lo, &hi);
-  for (uint64_t o = lo; o < hi; o++) {
-    const uint8_t *row = wt + o * (I4_IN / 2);
-    float acc = 0.0f;
-    for (uint32_t g = 0; g < I4_GROUPS; g++) {
-      int32_t dot = 0;
-      for (uint32_t k = g * 128; k < g * 128 + 128; k += 2) {
-        uint8_t b = row[k / 2];
-        dot += (int32_t)((int8_t)(uint8_t)(b << 4) >> 4) * x[k] + (int32_t)((int8_t)b >> 4) * x[k + 1];
-      }
-      acc = fmaf(sc[o * I4_GROUPS + g], (float)dot, acc); /* the program's order, one rounding each */
-    }
-    y[o] = acc;
-  }
+  for (uint64_t o = lo; o < hi; o++) y[o] = int4_row(wt + o * (I4_IN / 2), x, sc + o * I4_GROUPS);
 }
 
 static void int4_linear_base(wl_instance *w, wl_pool *pool) {
