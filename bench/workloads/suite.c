@@ -212,35 +212,44 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
   return alloc_expect(w);
 }
 
-static inline void or_bits(uint32_t *word, uint32_t m) {
-  /* Most bits are set already: test before the locked RMW. */
-  if ((__atomic_load_n(word, __ATOMIC_RELAXED) & m) != m) __atomic_fetch_or(word, m, __ATOMIC_RELAXED);
-}
-
+/* Each thread ORs its events into a private bitmap pair (no atomics: a
+ * locked RMW per event costs more than the merge), then the threads OR
+ * the private bitmaps together, each a range of words. */
 static void bitmap_scatter_par(void *p, uint32_t tid, uint32_t nt) {
   par_ctx *c = p;
   wl_instance *w = c->w;
-  uint32_t *pat = w->expect[0], *pos = w->expect[1];
+  uint64_t words = 2048 + w->buf[2].size / 4; /* pat then pos, one array */
+  uint32_t *priv = c->scratch;
   uint64_t lo, hi;
   if (c->phase == 0) {
-    wl_chunk(w->buf[2].size / 4, tid, nt, &lo, &hi);
-    memset(pos + lo, 0, (hi - lo) * 4);
-    if (tid == 0) memset(pat, 0, 2048 * 4);
+    uint32_t *mine = priv + tid * words, *pat = mine, *pos = mine + 2048;
+    memset(mine, 0, words * 4);
+    const uint32_t *ev = w->buf[0].data;
+    wl_chunk(w->items, tid, nt, &lo, &hi);
+    for (uint64_t i = lo; i < hi; i++) {
+      uint32_t pt = ev[3 * i], start = ev[3 * i + 1], len = ev[3 * i + 2];
+      pat[pt >> 5] |= 1u << (pt & 31);
+      uint64_t m = (len == 32 ? 0xffffffffull : (1ull << len) - 1) << (start & 31);
+      pos[start >> 5] |= (uint32_t)m;
+      pos[(start >> 5) + 1] |= (uint32_t)(m >> 32); /* in range: start < span - 32 */
+    }
     return;
   }
-  const uint32_t *ev = w->buf[0].data;
-  wl_chunk(w->items, tid, nt, &lo, &hi);
+  uint32_t *pat = w->expect[0], *pos = w->expect[1];
+  wl_chunk(words, tid, nt, &lo, &hi);
   for (uint64_t i = lo; i < hi; i++) {
-    uint32_t pt = ev[3 * i], start = ev[3 * i + 1], len = ev[3 * i + 2];
-    or_bits(&pat[pt >> 5], 1u << (pt & 31));
-    uint64_t m = (len == 32 ? 0xffffffffull : (1ull << len) - 1) << (start & 31);
-    or_bits(&pos[start >> 5], (uint32_t)m);
-    if (m >> 32) or_bits(&pos[(start >> 5) + 1], (uint32_t)(m >> 32));
+    uint32_t m = 0;
+    for (uint32_t t = 0; t < nt; t++) m |= priv[t * words + i];
+    if (i < 2048) pat[i] = m;
+    else pos[i - 2048] = m;
   }
 }
 
 static void bitmap_scatter_base(wl_instance *w, wl_pool *pool) {
-  par_ctx c = {w, NULL, 0};
+  uint64_t words = 2048 + w->buf[2].size / 4;
+  if (!w->scratch) w->scratch = malloc(wl_pool_threads(pool) * words * 4);
+  if (!w->scratch) return;
+  par_ctx c = {w, w->scratch, 0};
   wl_pool_run(pool, bitmap_scatter_par, &c);
   c.phase = 1;
   wl_pool_run(pool, bitmap_scatter_par, &c);
