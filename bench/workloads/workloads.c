@@ -54,6 +54,7 @@ typedef struct driver {
   vyre_pipeline clear_pipe;
   vyre_error err;
   int failures;
+  char last[8192]; /* the last failure, for the JSON line */
 } driver;
 
 static uint64_t now_ns(void) {
@@ -80,21 +81,31 @@ static stats summarize(double *v, uint32_t n) {
 static void fail(driver *d, const char *wl, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "workloads: %s: ", wl);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(d->last, sizeof d->last, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "workloads: %s: %s\n", wl, d->last);
   d->failures++;
 }
 
+/* s as the inside of a JSON string. */
+static void json_text(const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+}
+
 /* NAME.vyre from the directory, with every ${VAR} replaced; malloc'd. */
-static char *read_program(const driver *d, const char *name, const wl_instance *w, size_t *len) {
+static char *read_program(driver *d, const char *name, const wl_instance *w, size_t *len) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.vyre", d->a.dir, name);
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "workloads: %s: cannot open %s: %s. Fix: pass --dir DIR\n", name, path,
-            strerror(errno));
+    snprintf(d->last, sizeof d->last, "cannot open %s: %s. Fix: pass --dir DIR", path,
+             strerror(errno));
+    fprintf(stderr, "workloads: %s: %s\n", name, d->last);
     return NULL;
   }
   char *src = NULL, *out = NULL;
@@ -118,7 +129,8 @@ static char *read_program(const driver *d, const char *name, const wl_instance *
             !memcmp(w->var_name[k], src + i + 2, (size_t)(end - src - i - 2)))
           break;
       if (!end || !w || k == w->var_count) {
-        fprintf(stderr, "workloads: %s: unknown variable at byte %zu of %s\n", name, i, path);
+        snprintf(d->last, sizeof d->last, "%s: byte %zu: no value for this ${...} placeholder", path, i);
+        fprintf(stderr, "workloads: %s: %s\n", name, d->last);
         free(out);
         out = NULL;
         goto done;
@@ -145,7 +157,10 @@ static int assemble(driver *d, const char *name, const wl_instance *w, void **by
   snprintf(file, sizeof file, "%s.vyre", name);
   vyre_status st = vyre_text_assemble(text, len, file, bytes, size, &d->err);
   free(text);
-  if (st != VYRE_OK) fprintf(stderr, "workloads: %s\n", d->err.message);
+  if (st != VYRE_OK) {
+    snprintf(d->last, sizeof d->last, "%s", d->err.message);
+    fprintf(stderr, "workloads: %s\n", d->err.message);
+  }
   return st == VYRE_OK ? 0 : -1;
 }
 
@@ -167,16 +182,26 @@ static int check_outputs(const wl_workload *wl, const wl_instance *w, void *cons
   return 0;
 }
 
+/* One row; error non-NULL: the mode failed before it could be timed. */
 static void report(const driver *d, const char *name, const char *mode, const wl_instance *w,
-                   stats s, stats base, int ok) {
+                   stats s, stats base, int ok, const char *error) {
   double speed = s.p50 > 0 ? base.p50 / s.p50 : 0;
   if (d->a.json) {
     printf("{\"workload\":\"%s\",\"backend\":\"%s\",\"mode\":\"%s\",\"p50_us\":%.2f,"
            "\"p95_us\":%.2f,\"baseline_p50_us\":%.2f,\"baseline_p95_us\":%.2f,\"speedup\":%.3f,"
-           "\"items\":%llu,\"input_bytes\":%llu,\"threads\":%u,\"scale\":%g,\"ok\":%s}\n",
+           "\"items\":%llu,\"input_bytes\":%llu,\"threads\":%u,\"scale\":%g,\"ok\":%s",
            name, d->id, mode, s.p50, s.p95, base.p50, base.p95, speed,
            (unsigned long long)w->items, (unsigned long long)w->input_bytes,
            wl_pool_threads(d->pool), d->a.scale, ok ? "true" : "false");
+    if (error) {
+      printf(",\"error\":\"");
+      json_text(error);
+      putchar('"');
+    }
+    printf("}\n");
+  } else if (error) {
+    printf("%-15s %-9s %9llu %8.2f  FAILED (see stderr)\n", name, mode,
+           (unsigned long long)w->items, (double)w->input_bytes / 1e6);
   } else {
     printf("%-15s %-9s %9llu %8.2f %11.1f %11.1f %11.1f %9.2fx  %s\n", name, mode,
            (unsigned long long)w->items, (double)w->input_bytes / 1e6, s.p50, s.p95, base.p50,
@@ -220,7 +245,7 @@ static int run_host(driver *d, const wl_workload *wl, wl_instance *w, const void
   uint32_t nout = 0;
   uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 30);
   double *v = calloc(runs, sizeof *v);
-  int rc = -1, ok = 0;
+  int rc = -1, ok = 0, reported = 0;
   if (!v || make_slots(w, got, slot, &nout)) {
     fail(d, wl->name, "out of memory");
     goto done;
@@ -244,9 +269,11 @@ static int run_host(driver *d, const wl_workload *wl, wl_instance *w, const void
       if (!ok) fail(d, wl->name, "host dispatch: %s", why);
     }
   }
-  report(d, wl->name, "host", w, summarize(v, runs), base, ok);
+  report(d, wl->name, "host", w, summarize(v, runs), base, ok, NULL);
+  reported = 1;
   rc = ok ? 0 : -1;
 done:
+  if (!reported) report(d, wl->name, "host", w, (stats){0, 0}, base, 0, d->last);
   free(v);
   free_slots(got);
   return rc;
@@ -263,7 +290,7 @@ static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, const 
   void *got[WL_MAX_BUFFERS] = {0};
   uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 30);
   double *v = calloc(runs, sizeof *v);
-  int rc = -1, ok = 0;
+  int rc = -1, ok = 0, reported = 0;
   vyre_dispatch_options opt;
   dispatch_options(w, &opt);
   if (!v) {
@@ -336,9 +363,11 @@ static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, const 
   char why[256];
   ok = check_outputs(wl, w, got, why, sizeof why) == 0;
   if (!ok) fail(d, wl->name, "resident dispatch: %s", why);
-  report(d, wl->name, "resident", w, summarize(v, runs), base, ok);
+  report(d, wl->name, "resident", w, summarize(v, runs), base, ok, NULL);
+  reported = 1;
   rc = ok ? 0 : -1;
 done:
+  if (!reported) report(d, wl->name, "resident", w, (stats){0, 0}, base, 0, d->last);
   for (uint32_t i = 0; i < WL_MAX_BUFFERS; i++)
     if (h[i]) b->vt->resident_free(b, h[i], NULL);
   if (pipe) b->vt->pipeline_release(b, pipe, NULL);
@@ -381,21 +410,26 @@ static void run_workload(driver *d, const wl_workload *wl) {
   memset(&w, 0, sizeof w);
   void *bytes = NULL;
   size_t size = 0;
+  stats base = {0, 0};
   if (wl->gen(&w, d->a.scale)) {
     fail(d, wl->name, "generating the data: out of memory");
-    goto done;
+    goto failed;
   }
   if (assemble(d, wl->name, &w, &bytes, &size)) {
     d->failures++;
-    goto done;
+    goto failed;
   }
-  stats base = run_baseline(d, wl, &w);
+  base = run_baseline(d, wl, &w);
   if (!d->a.json)
     printf("%-15s %-9s %9llu %8.2f %11.1f %11.1f %11s %10s  %u threads\n", wl->name, "baseline",
            (unsigned long long)w.items, (double)w.input_bytes / 1e6, base.p50, base.p95, "", "",
            wl_pool_threads(d->pool));
   if (d->a.host) run_host(d, wl, &w, bytes, size, base);
   if (d->a.resident) run_resident(d, wl, &w, bytes, size, base);
+  goto done;
+failed:
+  if (d->a.host) report(d, wl->name, "host", &w, base, base, 0, d->last);
+  if (d->a.resident) report(d, wl->name, "resident", &w, base, base, 0, d->last);
 done:
   free(bytes);
   wl->release(&w);
