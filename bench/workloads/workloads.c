@@ -20,7 +20,7 @@
 static const char usage[] =
     "usage: workloads [--backend ID] [--device N] [--json] [--only NAME[,NAME...]]\n"
     "                 [--runs N] [--baseline-runs N] [--scale F] [--threads N]\n"
-    "                 [--mode host|resident|both] [--dir DIR] [--list]\n"
+    "                 [--mode host|resident|both|baseline] [--dir DIR] [--list]\n"
     "Runs each workload of bench/workloads/README.md on a vyre backend (default: the\n"
     "best) and as a multithreaded C baseline, checks the backend's outputs against the\n"
     "baseline's, and reports wall p50/p95 per dispatch and the speedup.\n"
@@ -28,7 +28,8 @@ static const char usage[] =
     "  --baseline-runs N timed baseline runs (default 10)\n"
     "  --scale F         fraction of the full size, 0 < F <= 1 (default 1)\n"
     "  --threads N       baseline threads (default: the online CPUs)\n"
-    "  --mode M          host (dispatch from host memory), resident, or both (default)\n"
+    "  --mode M          host (dispatch from host memory), resident, both (default), or\n"
+    "                    baseline (the C baseline alone)\n"
     "  --dir DIR         where NAME.vyre are (default " VYRE_WORKLOADS_DIR ")\n"
     "Exit status: 0 when every output matched, 1 when one did not or a run failed, 2 usage.\n";
 
@@ -420,7 +421,13 @@ static void run_workload(driver *d, const wl_workload *wl) {
     goto failed;
   }
   base = run_baseline(d, wl, &w);
-  if (!d->a.json)
+  if (d->a.json)
+    printf("{\"workload\":\"%s\",\"backend\":\"c\",\"mode\":\"baseline\",\"p50_us\":%.2f,"
+           "\"p95_us\":%.2f,\"baseline_p50_us\":%.2f,\"baseline_p95_us\":%.2f,\"speedup\":1,"
+           "\"items\":%llu,\"input_bytes\":%llu,\"threads\":%u,\"scale\":%g,\"ok\":true}\n",
+           wl->name, base.p50, base.p95, base.p50, base.p95, (unsigned long long)w.items,
+           (unsigned long long)w.input_bytes, wl_pool_threads(d->pool), d->a.scale);
+  else
     printf("%-15s %-9s %9llu %8.2f %11.1f %11.1f %11s %10s  %u threads\n", wl->name, "baseline",
            (unsigned long long)w.items, (double)w.input_bytes / 1e6, base.p50, base.p95, "", "",
            wl_pool_threads(d->pool));
@@ -480,8 +487,8 @@ static int parse_args(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--mode")) {
       a->host = !strcmp(v, "host") || !strcmp(v, "both");
       a->resident = !strcmp(v, "resident") || !strcmp(v, "both");
-      if (!a->host && !a->resident) {
-        fprintf(stderr, "workloads: --mode takes host, resident or both, not '%s'\n", v);
+      if (!a->host && !a->resident && strcmp(v, "baseline")) {
+        fprintf(stderr, "workloads: --mode takes host, resident, both or baseline, not '%s'\n", v);
         return -1;
       }
       i++;
