@@ -24,20 +24,21 @@ static const char usage[] =
     "Runs each workload of bench/workloads/README.md on a vyre backend (default: the\n"
     "best) and as a multithreaded C baseline, checks the backend's outputs against the\n"
     "baseline's, and reports wall p50/p95 per dispatch and the speedup.\n"
-    "  --runs N          timed dispatches per mode (default 30 on a GPU, 1 on a CPU backend)\n"
+    "  --runs N          timed dispatches per mode (default 50 on a GPU, 1 on a CPU backend)\n"
     "  --baseline-runs N timed baseline runs (default 10)\n"
     "  --scale F         fraction of the full size, 0 < F <= 1 (default 1)\n"
     "  --threads N       baseline threads (default: the online CPUs)\n"
     "  --mode M          host (dispatch from host memory), resident, both (default), or\n"
     "                    baseline (the C baseline alone)\n"
-    "  --dir DIR         where NAME.vyre are (default " VYRE_WORKLOADS_DIR ")\n"
+    "  --dir DIR         where NAME.vyre are (default " VYRE_WORKLOADS_DIR ",\n"
+    "                    else ./bench/workloads when that is missing)\n"
     "Exit status: 0 when every output matched, 1 when one did not or a run failed, 2 usage.\n";
 
 typedef struct args {
   const char *backend, *only, *dir;
   uint32_t device, runs, baseline_runs, threads;
   double scale;
-  int json, host, resident, list;
+  int json, host, resident, list, dir_given;
 } args;
 
 typedef struct stats {
@@ -244,7 +245,7 @@ static int run_host(driver *d, const wl_workload *wl, wl_instance *w, const void
   void *got[WL_MAX_BUFFERS] = {0};
   vyre_output_slot slot[WL_MAX_BUFFERS];
   uint32_t nout = 0;
-  uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 30);
+  uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 50);
   double *v = calloc(runs, sizeof *v);
   int rc = -1, ok = 0, reported = 0;
   if (!v || make_slots(w, got, slot, &nout)) {
@@ -289,7 +290,7 @@ static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, const 
   vyre_resident h[WL_MAX_BUFFERS] = {0};
   vyre_pipeline pipe = 0;
   void *got[WL_MAX_BUFFERS] = {0};
-  uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 30);
+  uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 50);
   double *v = calloc(runs, sizeof *v);
   int rc = -1, ok = 0, reported = 0;
   vyre_dispatch_options opt;
@@ -471,7 +472,7 @@ static int parse_args(int argc, char **argv, args *a) {
       return -1;
     } else if (!strcmp(o, "--backend")) a->backend = v, i++;
     else if (!strcmp(o, "--only")) a->only = v, i++;
-    else if (!strcmp(o, "--dir")) a->dir = v, i++;
+    else if (!strcmp(o, "--dir")) a->dir = v, a->dir_given = 1, i++;
     else if (!strcmp(o, "--device") && !parse_u32(v, 0, 1024, &a->device)) i++;
     else if (!strcmp(o, "--runs") && !parse_u32(v, 1, 100000, &a->runs)) i++;
     else if (!strcmp(o, "--baseline-runs") && !parse_u32(v, 1, 100000, &a->baseline_runs)) i++;
@@ -518,6 +519,10 @@ int main(int argc, char **argv) {
   memset(&d, 0, sizeof d);
   d.err.struct_size = sizeof d.err;
   if (parse_args(argc, argv, &d.a)) return 2;
+  /* The compiled-in directory is the source tree's; a tree copied
+   * elsewhere (a GPU machine) has the programs under the working directory. */
+  if (!d.a.dir_given && access(d.a.dir, R_OK) != 0 && access("bench/workloads/clear.vyre", R_OK) == 0)
+    d.a.dir = "bench/workloads";
   if (d.a.list) {
     for (uint32_t k = 0; k < wl_suite_count; k++) printf("%-15s %s\n", wl_suite[k].name, wl_suite[k].about);
     return 0;
