@@ -360,7 +360,7 @@ static int entropy_gen(wl_instance *w, double scale) {
   set_var(w, "NW", nw);
   add_buf(w, bytes, words * 4, 0, 0);
   add_buf(w, dt, 256 * 4, 0, 0);
-  add_buf(w, NULL, (uint64_t)nw * 4, 1, 0);
+  add_buf(w, NULL, (uint64_t)nw * 2, 1, 0); /* u16: the sum >> 11 */
   return alloc_expect(w);
 }
 
@@ -368,7 +368,7 @@ static void entropy_par(void *p, uint32_t tid, uint32_t nt) {
   wl_instance *w = ((par_ctx *)p)->w;
   const uint8_t *bytes = w->buf[0].data;
   const uint32_t *dt = w->buf[1].data;
-  uint32_t *ent = w->expect[0];
+  uint16_t *ent = w->expect[0];
   uint64_t lo, hi;
   wl_chunk(w->items, tid, nt, &lo, &hi);
   if (lo >= hi) return;
@@ -377,14 +377,14 @@ static void entropy_par(void *p, uint32_t tid, uint32_t nt) {
   uint32_t sum = 0;
   const uint8_t *b = bytes + lo * 12;
   for (int i = 0; i < ENT_WINDOW_WORDS * 4; i++) sum += dt[h[b[i]]++];
-  ent[lo] = sum;
+  ent[lo] = (uint16_t)(sum >> 11);
   for (uint64_t win = lo + 1; win < hi; win++) {
     const uint8_t *out = bytes + (win - 1) * 12, *in = out + ENT_WINDOW_WORDS * 4;
     for (int i = 0; i < 12; i++) {
       sum -= dt[--h[out[i]]];
       sum += dt[h[in[i]]++];
     }
-    ent[win] = sum;
+    ent[win] = (uint16_t)(sum >> 11);
   }
 }
 
