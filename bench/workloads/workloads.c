@@ -235,9 +235,10 @@ static void free_slots(void **got) {
   for (int k = 0; k < WL_MAX_BUFFERS; k++) free(got[k]);
 }
 
-/* From host memory: dispatch_into with every input, every time. */
-static int run_host(driver *d, const wl_workload *wl, wl_instance *w, const void *bytes,
-                    size_t size, stats base) {
+/* From host memory: dispatch_into with every input, every time, through
+ * the workload's pipeline. */
+static int run_host(driver *d, const wl_workload *wl, wl_instance *w, vyre_pipeline pipe,
+                    stats base) {
   vyre_input in[WL_MAX_BUFFERS];
   uint32_t nin = 0;
   for (uint32_t i = 0; i < w->buf_count; i++)
@@ -254,7 +255,7 @@ static int run_host(driver *d, const wl_workload *wl, wl_instance *w, const void
   }
   vyre_dispatch_options opt;
   dispatch_options(w, &opt);
-  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   /* The first run is checked; on a CPU backend it is also the timed one. */
   for (uint32_t i = 0; i < warm + runs; i++) {
     uint64_t t0 = now_ns();
@@ -281,14 +282,13 @@ done:
   return rc;
 }
 
-/* Resident: buffers uploaded once, then dispatch_resident through a
+/* Resident: buffers uploaded once, then dispatch_resident through the
  * pipeline; a workload whose outputs accumulate runs a two-step sequence
  * (clear, then the program) with one synchronisation instead. */
-static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, const void *bytes,
-                        size_t size, stats base) {
+static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, vyre_pipeline pipe,
+                        stats base) {
   vyre_backend *b = d->b;
   vyre_resident h[WL_MAX_BUFFERS] = {0};
-  vyre_pipeline pipe = 0;
   void *got[WL_MAX_BUFFERS] = {0};
   uint32_t warm = d->cpu ? 0 : 3, runs = d->a.runs ? d->a.runs : (d->cpu ? 1 : 50);
   double *v = calloc(runs, sizeof *v);
@@ -297,10 +297,6 @@ static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, const 
   dispatch_options(w, &opt);
   if (!v) {
     fail(d, wl->name, "out of memory");
-    goto done;
-  }
-  if (b->vt->pipeline_create(b, bytes, size, NULL, &pipe, &d->err) != VYRE_OK) {
-    fail(d, wl->name, "pipeline_create: %s", d->err.message);
     goto done;
   }
   vyre_resident_copy up[WL_MAX_BUFFERS];
@@ -372,7 +368,6 @@ done:
   if (!reported) report(d, wl->name, "resident", w, (stats){0, 0}, base, 0, d->last);
   for (uint32_t i = 0; i < WL_MAX_BUFFERS; i++)
     if (h[i]) b->vt->resident_free(b, h[i], NULL);
-  if (pipe) b->vt->pipeline_release(b, pipe, NULL);
   free_slots(got);
   free(v);
   return rc;
@@ -412,6 +407,7 @@ static void run_workload(driver *d, const wl_workload *wl) {
   memset(&w, 0, sizeof w);
   void *bytes = NULL;
   size_t size = 0;
+  vyre_pipeline pipe = 0;
   stats base = {0, 0};
   if (wl->gen(&w, d->a.scale)) {
     fail(d, wl->name, "generating the data: out of memory");
@@ -419,6 +415,11 @@ static void run_workload(driver *d, const wl_workload *wl) {
   }
   if (assemble(d, wl->name, &w, &bytes, &size)) {
     d->failures++;
+    goto failed;
+  }
+  /* Compiled once (validation, lowering, JIT), outside the timed runs. */
+  if (d->b->vt->pipeline_create(d->b, bytes, size, NULL, &pipe, &d->err) != VYRE_OK) {
+    fail(d, wl->name, "pipeline_create: %s", d->err.message);
     goto failed;
   }
   base = run_baseline(d, wl, &w);
@@ -432,13 +433,14 @@ static void run_workload(driver *d, const wl_workload *wl) {
     printf("%-15s %-9s %9llu %8.2f %11.1f %11.1f %11s %10s  %u threads\n", wl->name, "baseline",
            (unsigned long long)w.items, (double)w.input_bytes / 1e6, base.p50, base.p95, "", "",
            wl_pool_threads(d->pool));
-  if (d->a.host) run_host(d, wl, &w, bytes, size, base);
-  if (d->a.resident) run_resident(d, wl, &w, bytes, size, base);
+  if (d->a.host) run_host(d, wl, &w, pipe, base);
+  if (d->a.resident) run_resident(d, wl, &w, pipe, base);
   goto done;
 failed:
   if (d->a.host) report(d, wl->name, "host", &w, base, base, 0, d->last);
   if (d->a.resident) report(d, wl->name, "resident", &w, base, base, 0, d->last);
 done:
+  if (pipe) d->b->vt->pipeline_release(d->b, pipe, NULL);
   free(bytes);
   wl->release(&w);
 }
