@@ -1,12 +1,41 @@
 #!/bin/sh
-# run.sh -- on a GPU machine: `vyre bench` and the PyTorch/CuPy peers in one run, then the ratio table.
+# run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, PyTorch and CuPy (bench/peers.py) and the workloads; then the ratio table and the plot.
 # usage: bench/run.sh BUILD_DIR OUT_DIR [SIZES]   (SIZES: comma-separated element counts)
-set -eu
+# OUT_DIR gets each part's raw JSON lines (floor.jsonl, vyre.jsonl,
+# peers.jsonl, workloads.jsonl), the log of each part (*.log), machine.txt,
+# table.md (bench/compare.py) and ratios.svg (bench/plot.py).  Copy OUT_DIR
+# to bench/results/DATE-GPU/ and run bench/report.py on it to refresh
+# BENCHMARKS.md.  A part that cannot run (no PyTorch, say) is logged and
+# left out; the others still run.
+set -u
 build=${1:?build dir}
 out=${2:?output dir}
 sizes=${3:-1048576,16777216,268435456}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-"$build/host-stub/cli/vyre" bench --backend cuda --sizes "$sizes" --json | tee "$out/vyre.jsonl"
-PYTHONUNBUFFERED=1 python3 "$here/peers.py" $(echo "$sizes" | tr , ' ') | tee "$out/peers.jsonl"
-python3 "$here/compare.py" "$out/vyre.jsonl" "$out/peers.jsonl" | tee "$out/table.md"
+vyre=$build/host-stub/cli/vyre
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
+  python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1
+  python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
+  nproc
+} > "$out/machine.txt"
+cat "$out/machine.txt"
+
+part() { # part NAME COMMAND...: JSON lines to NAME.jsonl, stderr to NAME.log
+  name=$1
+  shift
+  echo "== $name: $*" >&2
+  "$@" > "$out/$name.jsonl" 2> "$out/$name.log" || echo "== $name: exit $?" | tee -a "$out/$name.log" >&2
+}
+
+part floor "$build/bench/floor" --sizes "$sizes"
+part vyre "$vyre" bench --backend cuda --sizes "$sizes" --json
+PYTHONUNBUFFERED=1 part peers python3 "$here/peers.py" $(echo "$sizes" | tr , ' ')
+if [ -x "$build/bench/workloads/workloads" ]; then
+  part workloads "$build/bench/workloads/workloads" --backend cuda --json
+fi
+python3 "$here/compare.py" "$out/vyre.jsonl" "$out/floor.jsonl" "$out/peers.jsonl" > "$out/table.md"
+python3 "$here/plot.py" "$out/ratios.svg" "$out/vyre.jsonl" "$out/peers.jsonl"
+cat "$out/table.md"

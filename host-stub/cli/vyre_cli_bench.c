@@ -198,15 +198,37 @@ static vyre_status case_sequence(bench *B, vyre_pipeline pipe, uint32_t rounds) 
                {"graph_1k_x1000", 10, "per step: 100 steps replayed 10x, one wait"}};
   double *v = calloc(rounds, sizeof *v);
   if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  double *dev = calloc(rounds, sizeof *dev), *enq = calloc(rounds, sizeof *enq);
+  if (!st && (!dev || !enq))
+    st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
   for (int k = 0; !st && k < 2; k++) {
+    int have_device = 1;
     for (uint32_t i = 0; !st && i < rounds + 3; i++) {
+      vyre_timing t;
+      memset(&t, 0, sizeof t);
+      t.struct_size = sizeof t;
       uint64_t t0 = now_ns();
-      st = B->b->vt->dispatch_sequence(B->b, steps, STEPS, kinds[k].repeat, NULL, 0, NULL,
+      st = B->b->vt->dispatch_sequence(B->b, steps, STEPS, kinds[k].repeat, NULL, 0, &t,
                                        &B->err);
-      if (i >= 3) v[i - 3] = (double)(now_ns() - t0) / 1e3 / (STEPS * kinds[k].repeat);
+      double per = STEPS * kinds[k].repeat;
+      if (i >= 3) {
+        v[i - 3] = (double)(now_ns() - t0) / 1e3 / per;
+        enq[i - 3] = (double)t.enqueue_ns / 1e3 / per;
+        dev[i - 3] = (double)t.device_ns / 1e3 / per;
+        if (!(t.valid & VYRE_TIMING_DEVICE)) have_device = 0;
+      }
     }
-    if (!st) report(B, kinds[k].name, median(v, rounds), 0, kinds[k].note);
+    if (st) break;
+    /* Where the time goes: the host's part before the last launch is
+     * queued (enqueue) and the device's, between the first and the last
+     * launch (device). */
+    char note[160];
+    double e = median(enq, rounds), d = have_device ? median(dev, rounds) : 0;
+    snprintf(note, sizeof note, "%s; enqueue %.3f us, device %.3f us", kinds[k].note, e, d);
+    report(B, kinds[k].name, median(v, rounds), 0, note);
   }
+  free(dev);
+  free(enq);
   free(v);
   res3_free(B, &r);
   return st;

@@ -624,7 +624,7 @@ static void emit_prologue(cg_ctx *c) {
     cg_emit(c, "ld.param.u64 %s, [b%u];", cg_name(c, "%bp", b), bi->kernel_index);
     cg_emit(c, "cvta.to.global.u64 %s, %s;", cg_name(c, "%bp", b), cg_name(c, "%bp", b));
     if (!bi->decl.count)
-      cg_emit(c, "ld.global.u32 %s, [%%pp+%u];", cg_name(c, "%len", b), 4u * (1u + b));
+      cg_emit(c, "ld.param.u32 %s, [counts+%u];", cg_name(c, "%len", b), 4u * (1u + b));
   }
   cg_emit(c, "mov.u32 %%ltid, %%tid.x;");
   if (c->wg[1] > 1 || c->wg[2] > 1) {
@@ -681,6 +681,9 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
   if (c->funcs.len) sb_append(out, c->funcs.data, c->funcs.len);
   sb_printf(out, ".visible .entry %s(\n", info->entry);
   for (uint32_t k = 0; k < p->kernel_buffer_count; k++) sb_printf(out, "\t.param .u64 b%u,\n", k);
+  /* The count words by value (constant bank: no memory round trip before
+   * the first load); the params block only for trap and grid words. */
+  sb_printf(out, "\t.param .align 4 .b8 counts[%u],\n", 4u * (1u + p->buffer_count));
   sb_puts(out, "\t.param .u64 params\n)\n");
   sb_printf(out, ".reqntid %u, %u, %u\n{\n", c->wg[0], c->wg[1], c->wg[2]);
   uint32_t nv = c->n * c->ncopies, nl = (p->local_count ? p->local_count : 1) * c->ncopies;

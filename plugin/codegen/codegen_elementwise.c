@@ -198,7 +198,7 @@ static const char *quad_operands(cg_ctx *c, uint32_t b, uint32_t q, const char *
 
 /* Per buffer the vector path loads (or stores conditionally): the
  * thread's elements as vectors into per-copy registers. */
-static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
+static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16], char guard[CG_QUADS][16]) {
   const vyre_program *p = c->p;
   uint32_t nb = p->buffer_count;
   for (uint32_t b = 0; b < nb; b++) {
@@ -215,18 +215,19 @@ static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
     for (uint32_t q = 0; q < CG_QUADS; q++) {
       char n[4][12];
       const char *a = quad_operands(c, b, q, quad_base[q], size, n);
-      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3];
+      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3], *g = guard[q];
       if (size == 4) {
-        cg_emit(c, "ld.global%s.v4.%s {%s, %s, %s, %s}, [%s];", nc, vec_ty(et), n0, n1, n2, n3, a);
+        cg_emit(c, "%sld.global%s.v4.%s {%s, %s, %s, %s}, [%s];", g, nc, vec_ty(et), n0, n1, n2, n3,
+                a);
       } else if (size == 8) {
-        cg_emit(c, "ld.global%s.v2.u64 {%s, %s}, [%s];", nc, n0, n1, a);
-        cg_emit(c, "ld.global%s.v2.u64 {%s, %s}, [%s+16];", nc, n2, n3, a);
+        cg_emit(c, "%sld.global%s.v2.u64 {%s, %s}, [%s];", g, nc, n0, n1, a);
+        cg_emit(c, "%sld.global%s.v2.u64 {%s, %s}, [%s+16];", g, nc, n2, n3, a);
       } else if (size == 2) {
-        cg_emit(c, "ld.global%s.v2.u32 {%s, %s}, [%s];", nc, n0, n2, a);
+        cg_emit(c, "%sld.global%s.v2.u32 {%s, %s}, [%s];", g, nc, n0, n2, a);
         cg_emit(c, "shr.u32 %s, %s, 16;", n1, n0);
         cg_emit(c, "shr.u32 %s, %s, 16;", n3, n2);
       } else {
-        cg_emit(c, "ld.global%s.u32 %s, [%s];", nc, n0, a);
+        cg_emit(c, "%sld.global%s.u32 %s, [%s];", g, nc, n0, a);
         cg_emit(c, "shr.u32 %s, %s, 8;", n1, n0);
         cg_emit(c, "shr.u32 %s, %s, 16;", n2, n0);
         cg_emit(c, "shr.u32 %s, %s, 24;", n3, n0);
@@ -237,7 +238,7 @@ static void ew_preload(cg_ctx *c, char quad_base[CG_QUADS][16]) {
 }
 
 /* Per stored buffer: the per-copy registers back out as vectors. */
-static void ew_store(cg_ctx *c, char quad_base[CG_QUADS][16]) {
+static void ew_store(cg_ctx *c, char quad_base[CG_QUADS][16], char guard[CG_QUADS][16]) {
   const vyre_program *p = c->p;
   uint32_t nb = p->buffer_count;
   for (uint32_t b = 0; b < nb; b++) {
@@ -246,23 +247,23 @@ static void ew_store(cg_ctx *c, char quad_base[CG_QUADS][16]) {
     for (uint32_t q = 0; q < CG_QUADS; q++) {
       char n[4][12];
       const char *a = quad_operands(c, b, q, quad_base[q], size, n);
-      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3];
+      const char *n0 = n[0], *n1 = n[1], *n2 = n[2], *n3 = n[3], *g = guard[q];
       if (size == 4) {
-        cg_emit(c, "st.global.v4.%s [%s], {%s, %s, %s, %s};", vec_ty(et), a, n0, n1, n2, n3);
+        cg_emit(c, "%sst.global.v4.%s [%s], {%s, %s, %s, %s};", g, vec_ty(et), a, n0, n1, n2, n3);
       } else if (size == 8) {
-        cg_emit(c, "st.global.v2.u64 [%s], {%s, %s};", a, n0, n1);
-        cg_emit(c, "st.global.v2.u64 [%s+16], {%s, %s};", a, n2, n3);
+        cg_emit(c, "%sst.global.v2.u64 [%s], {%s, %s};", g, a, n0, n1);
+        cg_emit(c, "%sst.global.v2.u64 [%s+16], {%s, %s};", g, a, n2, n3);
       } else if (size == 2) {
         const char *w0 = cg_t32(c), *w1 = cg_t32(c);
         cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w0, n0, n1);
         cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w1, n2, n3);
-        cg_emit(c, "st.global.v2.u32 [%s], {%s, %s};", a, w0, w1);
+        cg_emit(c, "%sst.global.v2.u32 [%s], {%s, %s};", g, a, w0, w1);
       } else {
         const char *x = cg_t32(c), *y = cg_t32(c), *w = cg_t32(c);
         cg_emit(c, "prmt.b32 %s, %s, %s, 0x0040;", x, n0, n1);
         cg_emit(c, "prmt.b32 %s, %s, %s, 0x0040;", y, n2, n3);
         cg_emit(c, "prmt.b32 %s, %s, %s, 0x5410;", w, x, y);
-        cg_emit(c, "st.global.u32 [%s], %s;", a, w);
+        cg_emit(c, "%sst.global.u32 [%s], %s;", g, a, w);
       }
     }
   }
@@ -322,36 +323,50 @@ void cg_elementwise_body(cg_ctx *c) {
   }
   c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */
   /* count, and the bound of the vector path: min(count, len(b) for bound b). */
-  cg_emit(c, "ld.global.u32 %%minlen, [%%pp];");
+  cg_emit(c, "ld.param.u32 %%minlen, [counts];");
   cg_emit(c, "mov.u32 %%gidx, %%minlen;"); /* %gidx keeps the count for the tail */
   for (uint32_t b = 0; b < nb; b++)
     if (c->ew_flags[b] & EW_BOUND) cg_emit(c, "min.u32 %%minlen, %%minlen, %s;", cg_len(c, b));
   const char *cta = cg_t32(c);
   cg_emit(c, "mov.u32 %s, %%ctaid.x;", cta);
   cg_emit(c, "mul.wide.u32 %%ebase, %s, %u;", cta, wg * CG_EPT);
-  /* The thread's last element + 1 = ebase + (QUADS-1)*wg*4 + tid*4 + 4. */
-  const char *last = cg_t64(c), *lim = cg_t64(c), *qv = cg_tp(c);
+  /* The vector path takes a thread whose first quad lies below every
+   * bound (minlen) and whose every later quad lies either below minlen
+   * too, or wholly at or past the element count: such a quad has no
+   * element to run, so its loads and stores are predicated off (a
+   * dispatch smaller than a block's span stays vectorised).  Any other
+   * thread runs the scalar tail. */
   char tid4[16]; /* held across the whole body: keep a copy, the ring moves on */
   snprintf(tid4, sizeof tid4, "%s", cg_t32(c));
   cg_emit(c, "shl.b32 %s, %%ltid, 2;", tid4);
-  cg_emit(c, "cvt.u64.u32 %s, %s;", last, tid4);
-  cg_emit(c, "add.s64 %s, %s, %%ebase;", last, last);
-  cg_emit(c, "add.s64 %s, %s, %u;", last, last, (CG_QUADS - 1u) * wg * 4u + 4u);
+  char lim[16], cnt[16];
+  snprintf(lim, sizeof lim, "%s", cg_t64(c));
+  snprintf(cnt, sizeof cnt, "%s", cg_t64(c));
   cg_emit(c, "cvt.u64.u32 %s, %%minlen;", lim);
-  cg_emit(c, "setp.gt.u64 %s, %s, %s;", qv, last, lim);
-  cg_emit(c, "@%s bra $EWTAIL;", qv);
-
-  /* Vector path: every element of this thread is below every bound. */
-  char quad_base[CG_QUADS][16];
+  cg_emit(c, "cvt.u64.u32 %s, %%gidx;", cnt);
+  char quad_base[CG_QUADS][16], guard[CG_QUADS][16];
   for (uint32_t q = 0; q < CG_QUADS; q++) {
     const char *e64 = cg_t64(c), *e = cg_t32(c);
     cg_emit(c, "cvt.u64.u32 %s, %s;", e64, tid4);
     cg_emit(c, "add.s64 %s, %s, %%ebase;", e64, e64);
     if (q) cg_emit(c, "add.s64 %s, %s, %u;", e64, e64, q * wg * 4u);
+    const char *end = cg_t64(c), *in = cg_tp(c);
+    cg_emit(c, "add.s64 %s, %s, 4;", end, e64);
+    cg_emit(c, "setp.le.u64 %s, %s, %s;", in, end, lim);
+    guard[q][0] = 0;
+    if (q) {
+      snprintf(guard[q], sizeof guard[q], "@%s ", in);
+      const char *past = cg_tp(c), *ok = cg_tp(c);
+      cg_emit(c, "setp.ge.u64 %s, %s, %s;", past, e64, cnt);
+      cg_emit(c, "or.pred %s, %s, %s;", ok, in, past);
+      cg_emit(c, "@!%s bra $EWTAIL;", ok);
+    } else {
+      cg_emit(c, "@!%s bra $EWTAIL;", in);
+    }
     cg_emit(c, "cvt.u32.u64 %s, %s;", e, e64);
     snprintf(quad_base[q], sizeof quad_base[q], "%s", e);
   }
-  ew_preload(c, quad_base);
+  ew_preload(c, quad_base, guard);
   c->mode = CG_MODE_VEC;
   c->gid_reg = c->gid_name;
   for (uint32_t e = 0; e < CG_EPT && !c->st; e++) {
@@ -362,7 +377,7 @@ void cg_elementwise_body(cg_ctx *c) {
     c->pred_depth = 0;
     cg_lower_range(c, 0, c->n);
   }
-  ew_store(c, quad_base);
+  ew_store(c, quad_base, guard);
   cg_emit(c, "exit;");
   ew_tail(c, tid4);
 }

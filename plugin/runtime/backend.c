@@ -71,7 +71,7 @@ static void modules_init(vc_backend *b) {
   vc_interop_init(&b->interop, cx, &b->deferred, &b->resident);
   vc_diskcache_init(&b->disk, prof->compute_major, prof->compute_minor,
                     vc_context_device(cx)->driver_version);
-  vc_modcache_init(&b->plans, cx, &b->devpool, &b->disk);
+  vc_modcache_init(&b->plans, cx, &b->disk);
   vc_launcher_init(&b->lx, cx, &b->devpool, &b->hostpool, &b->plans);
   vc_graphs_init(&b->graphs, cx, &b->devpool, &b->plans, &b->lx);
   vc_pipelines_init(&b->pipelines, cx, &b->plans, &b->deferred);

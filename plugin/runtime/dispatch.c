@@ -210,7 +210,7 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
       }
     }
   }
-  st = vc_launch_stage_params(d->lx, L, 1, err);
+  st = vc_launch_stage_params(d->lx, L, err);
   if (st != VYRE_OK) return st;
   st = vc_launch_upload_params(d->lx, L, j->stream, err);
   if (st != VYRE_OK) return st;
@@ -278,7 +278,6 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   }
   uint64_t t_done = vc_now_ns();
   vyre_status st = vc_launch_check_trap(d->lx, &j->L, -1, err);
-  if (st == VYRE_OK) vc_launch_keep_params(d->lx, &j->L);
   if (st == VYRE_OK && out) {
     uint64_t total = sizeof(vyre_outputs) + (uint64_t)prog->output_count * sizeof(vyre_output);
     for (uint32_t i = 0; i < prog->buffer_count; i++)

@@ -19,6 +19,12 @@ struct vc_graph {
   CUgraph graph;
   CUgraphExec exec;
   int busy, stale;
+  /* The fast key: the caller's step list as passed (vc_graph_set_fast);
+   * NULL until a run that may take the fast path has used this graph. */
+  uint8_t *fast;
+  size_t fast_len;
+  uint64_t fast_hash;
+  uint32_t replay_launches, replay_fastpath; /* launches per replay, for the counters */
   vc_graph *next;
 };
 
@@ -53,6 +59,7 @@ static void graph_destroy(vc_graphcache *c, vc_graph *g) {
   free(g->params_dev);
   free(g->plans);
   free(g->handles);
+  free(g->fast);
   free(g);
 }
 
@@ -134,12 +141,35 @@ void vc_graph_key(const vc_launch *Ls, uint32_t n, const vyre_sequence_step *ste
   vyre_sha256_final(&ctx, out);
 }
 
-vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy) {
+uint64_t vc_graph_fast_hash(const uint8_t *m, size_t len) {
+  uint64_t h = 0x243f6a8885a308d3ull ^ len;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, m + i, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  for (; i < len; i++) h = (h ^ m[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static int fast_matches(const vc_graph *g, const uint8_t *m, size_t len, uint64_t hash) {
+  return g->fast && g->fast_hash == hash && g->fast_len == len && memcmp(g->fast, m, len) == 0;
+}
+
+static int full_matches(const vc_graph *g, const uint8_t *key) {
+  return memcmp(g->key, key, 32) == 0;
+}
+
+/* The lookup both keys share: the first graph `match` accepts, made busy. */
+static vc_graph *lookup(vc_graphcache *c, int (*match)(const vc_graph *, const void *),
+                        const void *arg, int fast, int *busy) {
   *busy = 0;
   pthread_mutex_lock(&c->lock);
   vc_graph **pp = &c->head, *g = NULL;
   while (*pp) {
-    if (memcmp((*pp)->key, key, 32) == 0) {
+    if (match(*pp, arg)) {
       g = *pp;
       if (g->busy) {
         g = NULL;
@@ -151,6 +181,7 @@ vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy) {
       c->head = g;
       g->busy = 1;
       c->hits++;
+      if (fast) c->fast_hits++;
       break;
     }
     pp = &(*pp)->next;
@@ -158,6 +189,46 @@ vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy) {
   if (!g && !*busy) c->misses++;
   pthread_mutex_unlock(&c->lock);
   return g;
+}
+
+static int match_full(const vc_graph *g, const void *key) { return full_matches(g, key); }
+
+typedef struct fast_arg {
+  const uint8_t *m;
+  size_t len;
+  uint64_t hash;
+} fast_arg;
+
+static int match_fast(const vc_graph *g, const void *arg) {
+  const fast_arg *a = arg;
+  return fast_matches(g, a->m, a->len, a->hash);
+}
+
+vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy) {
+  return lookup(c, match_full, key, 0, busy);
+}
+
+vc_graph *vc_graph_lookup_fast(vc_graphcache *c, const uint8_t *m, size_t len, uint64_t hash,
+                               int *busy) {
+  fast_arg a = {m, len, hash};
+  return lookup(c, match_fast, &a, 1, busy);
+}
+
+void vc_graph_set_fast(vc_graph *g, const uint8_t *m, size_t len, uint64_t hash,
+                       uint32_t launches, uint32_t fastpath) {
+  if (g->fast) return;
+  g->fast = malloc(len ? len : 1);
+  if (!g->fast) return; /* no fast key: the full path still finds the graph */
+  memcpy(g->fast, m, len);
+  g->fast_len = len;
+  g->fast_hash = hash;
+  g->replay_launches = launches;
+  g->replay_fastpath = fastpath;
+}
+
+void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath) {
+  *launches = g->replay_launches;
+  *fastpath = g->replay_fastpath;
 }
 
 void vc_graph_insert(vc_graphcache *c, vc_graph *g) {
@@ -278,9 +349,10 @@ void vc_graphs_destroy(vc_graphcache *c) {
 static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_graphcache *c = (vc_graphcache *)state;
   pthread_mutex_lock(&c->lock);
-  uint64_t gh = c->hits, gm = c->misses, ge = c->count, gl = c->launches;
+  uint64_t gh = c->hits, gm = c->misses, ge = c->count, gl = c->launches, gf = c->fast_hits;
   pthread_mutex_unlock(&c->lock);
   vc_metric_emit(s, "graph.hits", gh);
+  vc_metric_emit(s, "graph.fast_hits", gf);
   vc_metric_emit(s, "graph.misses", gm);
   vc_metric_emit(s, "graph.entries", ge);
   vc_metric_emit(s, "graph.launches", gl);

@@ -19,7 +19,7 @@ typedef struct vc_graphcache {
   pthread_mutex_t lock;
   vc_graph *head; /* most recently used first */
   uint32_t count, capacity;
-  uint64_t hits, misses, launches;
+  uint64_t hits, misses, launches, fast_hits; /* fast_hits: hits by the fast key */
   vc_context *cx;
   vc_mempool *devpool;
   vc_modcache *plans;
@@ -35,7 +35,7 @@ void vc_graphs_destroy(vc_graphcache *c);
 /* Forget cached graphs that use resident handle h (it is being freed):
  * a vc_resident_freed_fn, `user` is the cache. */
 void vc_graphs_forget_resident(void *user, vyre_resident h);
-/* Add graph.{hits, misses, entries, launches}. */
+/* Add graph.{hits, fast_hits, misses, entries, launches}. */
 void vc_graphs_add_metrics(vc_graphcache *c, vc_metrics *m);
 
 /* Key of a step list: every plan, launch shape, buffer pointer, handle
@@ -45,6 +45,21 @@ void vc_graph_key(const vc_launch *Ls, uint32_t n, const vyre_sequence_step *ste
 /* The cached graph for key, marked busy; NULL on a miss, or when another
  * thread is replaying it (*busy = 1: take the plain path).  Thread-safe. */
 vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy);
+/*
+ * The fast key: the caller's step list as passed (pipeline handles,
+ * options, resident handles), for a graph every step of which was checked
+ * once and has no trap words.  A hit may skip resolving the steps: the
+ * resident handles are live (freeing one forgets its graphs) and the
+ * caller checks the pipeline handles.  Same busy rule as vc_graph_lookup.
+ */
+uint64_t vc_graph_fast_hash(const uint8_t *m, size_t len);
+vc_graph *vc_graph_lookup_fast(vc_graphcache *c, const uint8_t *m, size_t len, uint64_t hash,
+                               int *busy);
+/* Give g (busy, ours) its fast key, once; launches and fastpath are the
+ * counts one replay adds to the dispatch counters. */
+void vc_graph_set_fast(vc_graph *g, const uint8_t *m, size_t len, uint64_t hash,
+                       uint32_t launches, uint32_t fastpath);
+void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath);
 /*
  * Capture the steps' launches (no copies) on s into a new graph, marked
  * busy and owning the steps' params blocks (emptied in Ls).  On failure

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params.h"
 #include "util.h"
 
 void vc_launcher_init(vc_launcher *lx, vc_context *cx, vc_mempool *devpool, vc_mempool *hostpool,
@@ -32,7 +31,7 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_metric_emit(s, "dispatch.launches", atomic_load(&lx->launches));
   vc_metric_emit(s, "dispatch.fastpath_launches", atomic_load(&lx->fastpath_launches));
   vc_metric_emit(s, "dispatch.sequences", atomic_load(&lx->sequences));
-  vc_metric_emit(s, "dispatch.params_reused", atomic_load(&lx->params_reused));
+  vc_metric_emit(s, "dispatch.params_skipped", atomic_load(&lx->params_skipped));
   vc_metric_emit(s, "dispatch.traps", atomic_load(&lx->traps));
   vc_metric_emit(s, "dispatch.in_flight", atomic_load(&lx->in_flight));
 }
@@ -94,49 +93,33 @@ vyre_status vc_launch_shape(vc_launcher *lx, vc_launch *L, const uint64_t *input
 
 static uint32_t trap_word(const vc_launch *L) { return 1u + L->k->program->buffer_count; }
 
-/* A kernel without trap or grid-barrier words only reads its params block,
- * so one block per plan can stay on the device and serve every launch with
- * the same words: no upload on the hot path of repeated dispatches. */
-static int params_reusable(const vc_launch *L) {
+/* A kernel without trap or grid-barrier words never reads its params
+ * block: its count words come by value (docs/kernel-abi.md), so it gets
+ * no device block and no upload at all. */
+static int has_no_block(const vc_launch *L) {
   return !L->k->info.uses_trap && !L->k->info.uses_grid_barrier;
 }
 
-/* Use the plan's kept block when it holds exactly these words. */
-static int params_use_kept(vc_launcher *lx, vc_launch *L) {
-  const uint32_t *words = (const uint32_t *)(uintptr_t)L->params_host.ptr;
-  if (!vc_kept_use(vc_plan_kept(L->plan), words, L->params_words, &L->params_dev)) return 0;
-  L->params_shared = 1;
-  atomic_fetch_add(&lx->params_reused, 1);
-  return 1;
-}
-
-/* After a launch completed, the plan keeps its block if it has none yet
- * (only a completed upload can be shared: other streams read it at once). */
-void vc_launch_keep_params(vc_launcher *lx, vc_launch *L) {
-  (void)lx;
-  if (!L->plan || !params_reusable(L) || L->params_shared || !L->params_dev.ptr) return;
-  vc_kept_offer(vc_plan_kept(L->plan), &L->params_dev,
-                (const uint32_t *)(uintptr_t)L->params_host.ptr, L->params_words);
-}
-
-/* Stage the params block: pinned copy filled, then the plan's kept device
- * block (when reuse is allowed and the words match) or a new one to upload. */
-vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, int allow_kept,
-                                   vyre_error *err) {
+/* Stage the params words in the pinned copy (the kernel's counts argument
+ * and, for kernels with trap or grid words, the block to upload). */
+vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, vyre_error *err) {
   uint64_t bytes = (uint64_t)L->params_words * 4u;
   vyre_status st = vc_mempool_acquire(lx->hostpool, bytes * 2u, &L->params_host, err);
   if (st != VYRE_OK) return st;
   uint32_t *words = (uint32_t *)(uintptr_t)L->params_host.ptr;
   memset(words, 0, (size_t)bytes * 2u);
   vyre_params_fill(L->k->program, &L->geo, words);
-  if (allow_kept && params_reusable(L) && params_use_kept(lx, L)) return VYRE_OK;
+  if (has_no_block(L)) {
+    atomic_fetch_add(&lx->params_skipped, 1);
+    return VYRE_OK;
+  }
   return vc_mempool_acquire(lx->devpool, bytes, &L->params_dev, err);
 }
 
 vyre_status vc_launch_upload_params(vc_launcher *lx, const vc_launch *L, CUstream s,
                                     vyre_error *err) {
   vc_context *cx = lx->cx;
-  if (L->params_shared) return VYRE_OK; /* the plan's kept block holds these words */
+  if (!L->params_dev.ptr) return VYRE_OK; /* the kernel reads no params block */
   CUresult r = VC_CU(cx, cuMemcpyHtoDAsync, ((CUdeviceptr)L->params_dev.ptr,
                                             (const void *)(uintptr_t)L->params_host.ptr,
                                             (size_t)L->params_words * 4u, s));
@@ -180,14 +163,17 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   if (!L->grid[0] || !L->grid[1] || !L->grid[2]) return VYRE_OK; /* no elements: no launch */
   const vc_kernel *p = L->k;
   CUdeviceptr vals[VYRE_MAX_BUFFERS + 1];
-  void *args[VYRE_MAX_BUFFERS + 1];
+  void *args[VYRE_MAX_BUFFERS + 2];
   uint32_t n = p->info.kernel_buffers;
   for (uint32_t i = 0; i < n; i++) {
     vals[i] = L->ptrs[i];
     args[i] = &vals[i];
   }
+  /* counts: the params words themselves, by value (the driver copies
+   * them at the launch, or into the graph node at capture). */
+  args[n] = (void *)(uintptr_t)L->params_host.ptr;
   vals[n] = (CUdeviceptr)L->params_dev.ptr;
-  args[n] = &vals[n];
+  args[n + 1] = &vals[n];
   for (uint32_t it = 0; it < L->iterations; it++) {
     CUresult r;
     if (p->info.uses_grid_barrier) {
@@ -208,17 +194,21 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   return VYRE_OK;
 }
 
-void vc_launch_count_replay(vc_launcher *lx, const vc_launch *L) {
+void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath) {
+  *launches = *fastpath = 0;
   if (!L->grid[0] || !L->grid[1] || !L->grid[2]) return;
-  atomic_fetch_add(&lx->launches, L->iterations);
-  if (L->k->info.grid_mode == CG_GRID_ELEMENTWISE)
-    atomic_fetch_add(&lx->fastpath_launches, L->iterations);
+  *launches = L->iterations;
+  if (L->k->info.grid_mode == CG_GRID_ELEMENTWISE) *fastpath = L->iterations;
+}
+
+void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath) {
+  atomic_fetch_add(&lx->launches, launches);
+  atomic_fetch_add(&lx->fastpath_launches, fastpath);
 }
 
 void vc_launch_release(vc_launcher *lx, vc_launch *L) {
   vc_mempool_release(lx->hostpool, &L->params_host);
-  if (!L->params_shared) vc_mempool_release(lx->devpool, &L->params_dev);
-  L->params_shared = 0;
+  vc_mempool_release(lx->devpool, &L->params_dev);
   if (L->plan) vc_plan_unref(lx->plans, L->plan);
   L->plan = NULL;
   L->k = NULL;

@@ -17,7 +17,7 @@ typedef struct vc_launcher {
   vc_context *cx;
   vc_mempool *devpool, *hostpool;
   vc_modcache *plans;
-  atomic_ullong dispatches, launches, fastpath_launches, sequences, params_reused, traps,
+  atomic_ullong dispatches, launches, fastpath_launches, sequences, params_skipped, traps,
       in_flight;
 } vc_launcher;
 
@@ -31,15 +31,15 @@ typedef struct vc_launch {
   uint32_t iterations;
   CUdeviceptr ptrs[VYRE_MAX_BUFFERS]; /* by kernel_index */
   uint32_t params_words;
-  vc_block params_dev;
-  vc_block params_host; /* pinned: the block as uploaded, then the trap readback */
-  int params_shared;    /* params_dev is the plan's kept block: not ours to release */
+  vc_block params_dev;  /* kernels with trap or grid words only; else empty */
+  vc_block params_host; /* pinned: the words (the counts argument, the block as
+                           uploaded), then the trap readback */
 } vc_launch;
 
 void vc_launcher_init(vc_launcher *lx, vc_context *cx, vc_mempool *devpool, vc_mempool *hostpool,
                       vc_modcache *plans);
 /* Add dispatch.{count, launches, fastpath_launches, sequences,
- * params_reused, traps, in_flight}. */
+ * params_skipped, traps, in_flight}. */
 void vc_launcher_add_metrics(vc_launcher *lx, vc_metrics *m);
 /* Counters kept here for the dispatch modules (thread-safe). */
 void vc_launcher_count_dispatch(vc_launcher *lx);
@@ -55,26 +55,24 @@ void vc_launcher_in_flight(vc_launcher *lx, int delta);
 vyre_status vc_launch_shape(vc_launcher *lx, vc_launch *L, const uint64_t *input_sizes,
                             const uint64_t *resident_sizes, const vyre_dispatch_options *o,
                             vyre_error *err);
-/* Fill the pinned params copy, then take the plan's kept device block
- * (allow_kept, words equal) or a new one to upload. */
-vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, int allow_kept,
-                                   vyre_error *err);
-/* Enqueue the params upload on s (nothing when the kept block is used). */
+/* Fill the pinned params words; a kernel with trap or grid words also
+ * gets a device block to upload them to. */
+vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, vyre_error *err);
+/* Enqueue the params upload on s (nothing for a kernel without a block). */
 vyre_status vc_launch_upload_params(vc_launcher *lx, const vc_launch *L, CUstream s,
                                     vyre_error *err);
 /* Enqueue the launch (all fixpoint iterations) on s; count: add them to
  * the launch counters (captured launches do not run). */
 vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, int count,
                               vyre_error *err);
-/* Count one replay of L's launches (graph launch). */
-void vc_launch_count_replay(vc_launcher *lx, const vc_launch *L);
+/* What one replay of L adds to the launch counters (graph launch). */
+void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath);
+void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath);
 /* Enqueue the trap words' readback on s (kernels with a trap). */
 vyre_status vc_launch_read_trap(vc_launcher *lx, const vc_launch *L, CUstream s, vyre_error *err);
 /* After completion: VYRE_TRAP when the kernel recorded a trap (step >= 0
  * names the sequence step). */
 vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, vyre_error *err);
-/* After a launch completed: offer its params block to the plan. */
-void vc_launch_keep_params(vc_launcher *lx, vc_launch *L);
 /* Release the params blocks and the plan reference. */
 void vc_launch_release(vc_launcher *lx, vc_launch *L);
 

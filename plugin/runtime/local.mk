@@ -10,7 +10,7 @@ plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/resident.c plugin/runtime/resident.h plugin/runtime/interop.c plugin/runtime/interop.h \
 	plugin/runtime/hoststream.c plugin/runtime/hoststream.h \
 	plugin/runtime/diskcache.c plugin/runtime/diskcache.h plugin/runtime/jit.c plugin/runtime/jit.h \
-	plugin/runtime/params.c plugin/runtime/params.h plugin/runtime/modcache.c plugin/runtime/modcache.h \
+	plugin/runtime/modcache.c plugin/runtime/modcache.h \
 	plugin/runtime/program.c plugin/runtime/program.h plugin/runtime/pipeline.c plugin/runtime/pipeline.h \
 	plugin/runtime/launch.c plugin/runtime/launch.h plugin/runtime/graph.c plugin/runtime/graph.h \
 	plugin/runtime/dispatch.c plugin/runtime/dispatch.h plugin/runtime/async.c plugin/runtime/async.h \

@@ -16,7 +16,6 @@ struct vc_plan {
   vc_kernel k;           /* k.program is `program` */
   vyre_program *program; /* owned */
   CUmodule module;
-  vc_kept_params kept;
   struct vc_plan *prev, *next; /* LRU list, guarded by the cache lock */
   int cached;
 };
@@ -28,18 +27,16 @@ static void put_u32(uint8_t *p, uint32_t v) {
 /* ------------------------------------------------------------------ */
 /* Memory cache                                                        */
 /* ------------------------------------------------------------------ */
-void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_mempool *devpool, vc_diskcache *disk) {
+void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk) {
   memset(c, 0, sizeof *c);
   pthread_mutex_init(&c->lock, NULL);
   c->cx = cx;
-  c->devpool = devpool;
   c->disk = disk;
   c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
 }
 
 static void plan_free(vc_modcache *c, vc_plan *p) {
   vc_jit_unload(c->cx, p->module);
-  vc_kept_release(&p->kept, c->devpool);
   vyre_program_free(p->program);
   free(p);
 }
@@ -51,8 +48,6 @@ void vc_plan_unref(vc_modcache *c, vc_plan *plan) {
 }
 
 const vc_kernel *vc_plan_kernel(const vc_plan *plan) { return &plan->k; }
-
-vc_kept_params *vc_plan_kept(vc_plan *plan) { return &plan->kept; }
 
 static void lru_unlink(vc_modcache *c, vc_plan *p) {
   if (p->prev) p->prev->next = p->next;
@@ -212,7 +207,6 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
   pthread_mutex_unlock(&c->lock);
 
   vc_plan *p = calloc(1, sizeof *p);
-  if (p) vc_kept_init(&p->kept);
   if (!p) {
     vyre_program_free(program);
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,

@@ -8,7 +8,6 @@
 #include "context.h"
 #include "diskcache.h"
 #include "metrics.h"
-#include "params.h"
 #include "plugin/codegen/codegen.h"
 #include "pools.h"
 #include "vyre/vyre_program.h"
@@ -33,12 +32,11 @@ typedef struct vc_modcache {
   uint32_t count, capacity;
   uint64_t hits, misses, evictions, compiles;
   vc_context *cx;
-  vc_mempool *devpool; /* where kept params blocks go back */
   vc_diskcache *disk;
 } vc_modcache;
 
 /* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64). */
-void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_mempool *devpool, vc_diskcache *disk);
+void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk);
 /* Drop every cached plan no one else holds (shutdown).  Context current. */
 void vc_modcache_trim(vc_modcache *c);
 /* Drop every cached plan (destroy).  Context current unless lost. */
@@ -58,7 +56,5 @@ void vc_plan_ref(vc_plan *plan);
 void vc_plan_unref(vc_modcache *c, vc_plan *plan);
 /* The plan's kernel (valid while a reference is held). */
 const vc_kernel *vc_plan_kernel(const vc_plan *plan);
-/* The plan's kept params block (params.h). */
-vc_kept_params *vc_plan_kept(vc_plan *plan);
 
 #endif /* VYRE_PLUGIN_CUDA_MODCACHE_H */

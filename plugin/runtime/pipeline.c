@@ -22,6 +22,10 @@ void vc_pipelines_init(vc_pipelines *pl, vc_context *cx, vc_modcache *plans, vc_
   pl->deferred = deferred;
 }
 
+int vc_pipeline_live(vc_pipelines *pl, vyre_pipeline pipeline) {
+  return pipeline && vyre_handles_get(&pl->table, pipeline) != NULL;
+}
+
 vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
                                 const vyre_dispatch_options *o, vc_plan **out, vyre_error *err) {
   *out = NULL;

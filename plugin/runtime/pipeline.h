@@ -28,6 +28,8 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
                                vyre_error *err);
 vyre_status vc_pipeline_release(vc_pipelines *pl, vyre_pipeline pipeline, vyre_error *err);
 
+/* 1 when `pipeline` is a live handle of this instance.  Thread-safe. */
+int vc_pipeline_live(vc_pipelines *pl, vyre_pipeline pipeline);
 /*
  * The plan a dispatch runs: the pipeline's (checked against the
  * workgroup override; a grid override on an elementwise kernel gets a

@@ -35,6 +35,11 @@ typedef struct seq_run {
   CUevent t0, t1;
   int enqueued, any_trap, cooperative, stream_bad;
   uint64_t t_entry, t_enqueued;
+  /* The fast key (vc_graph_lookup_fast): the step list as passed. */
+  uint8_t *fast;
+  size_t fast_len;
+  uint64_t fast_hash;
+  int fast_hit; /* the graph was found by it: no step was resolved */
 } seq_run;
 
 /* Check step i and shape its launch; nothing is queued. */
@@ -84,17 +89,80 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
   }
   st = vc_launch_shape(q->lx, L, NULL, sizes, &o, err);
   if (st != VYRE_OK) return st;
-  /* Repeated sequences are captured into graphs that own their params. */
-  st = vc_launch_stage_params(q->lx, L, R->repeat <= 1, err);
+  st = vc_launch_stage_params(q->lx, L, err);
   if (st != VYRE_OK) return st;
   if (L->k->info.uses_trap) R->any_trap = 1;
   if (L->k->info.uses_grid_barrier) R->cooperative = 1;
   return VYRE_OK;
 }
 
+/* The fast key of a repeated step list: each step's pipeline handle,
+ * options and resident handles as passed.  0 (no key) when a step gives
+ * its program as bytes (their contents may change between calls), chains
+ * extensions, or is malformed (the full path reports it). */
+static int make_fast_key(seq_run *R) {
+  if (R->repeat <= 1 || !R->n) return 0;
+  size_t len = 0;
+  for (uint32_t i = 0; i < R->n; i++) {
+    const vyre_sequence_step *sp = &R->steps[i];
+    if (sp->struct_size != sizeof *sp || !sp->program ||
+        sp->program->struct_size < sizeof *sp->program || !sp->program->pipeline ||
+        (sp->buffer_count && !sp->buffers) || sp->buffer_count > VYRE_MAX_BUFFERS)
+      return 0;
+    if (sp->options && (sp->options->struct_size < 8 ||
+                        (sp->options->struct_size >= sizeof *sp->options && sp->options->next)))
+      return 0;
+    len += sizeof(uint64_t) + sizeof(vyre_dispatch_options) + sizeof(uint32_t) +
+           (size_t)sp->buffer_count * sizeof(vyre_resident);
+  }
+  uint8_t *m = malloc(len);
+  if (!m) return 0;
+  size_t at = 0;
+  for (uint32_t i = 0; i < R->n; i++) {
+    const vyre_sequence_step *sp = &R->steps[i];
+    vyre_dispatch_options o;
+    memset(&o, 0, sizeof o);
+    vc_options_read(sp->options, &o);
+    o.struct_size = 0; /* a shorter struct means the same as its zeroed tail */
+    memcpy(m + at, &sp->program->pipeline, sizeof(uint64_t));
+    at += sizeof(uint64_t);
+    memcpy(m + at, &o, sizeof o);
+    at += sizeof o;
+    memcpy(m + at, &sp->buffer_count, sizeof(uint32_t));
+    at += sizeof(uint32_t);
+    if (sp->buffer_count) memcpy(m + at, sp->buffers, sp->buffer_count * sizeof(vyre_resident));
+    at += (size_t)sp->buffer_count * sizeof(vyre_resident);
+  }
+  R->fast = m;
+  R->fast_len = len;
+  R->fast_hash = vc_graph_fast_hash(m, len);
+  return 1;
+}
+
+/* The cached graph of a step list checked before, found by its fast key;
+ * its pipelines must still be live (its resident handles are: freeing one
+ * forgets the graph).  On any doubt the full path runs. */
+static void try_fast(seq_run *R) {
+  vc_sequencer *q = R->q;
+  if (!make_fast_key(R)) return;
+  int busy = 0;
+  vc_graph *g = vc_graph_lookup_fast(q->graphs, R->fast, R->fast_len, R->fast_hash, &busy);
+  if (!g) return;
+  for (uint32_t i = 0; i < R->n; i++) {
+    vyre_pipeline p = R->steps[i].program->pipeline;
+    if ((i == 0 || p != R->steps[i - 1].program->pipeline) && !vc_pipeline_live(q->pipelines, p)) {
+      vc_graph_release(q->graphs, g); /* the full path reports the stale handle */
+      return;
+    }
+  }
+  R->g = g;
+  R->fast_hit = 1;
+}
+
 /* Check everything before any work is queued: every step, every read. */
 static vyre_status check_all(seq_run *R, vyre_error *err) {
-  for (uint32_t i = 0; i < R->n; i++) {
+  /* A fast hit's steps were checked when its graph was made. */
+  for (uint32_t i = 0; !R->fast_hit && i < R->n; i++) {
     vyre_status st = check_step(R, i, err);
     if (st != VYRE_OK) {
       /* A bad struct_size is reported as it is (it names the step). */
@@ -114,6 +182,21 @@ static vyre_status check_all(seq_run *R, vyre_error *err) {
   return VYRE_OK;
 }
 
+/* A graph found or captured by the full path takes the run's fast key,
+ * when every step is one the fast path can replay unchecked: no trap
+ * words to reset. */
+static void set_fast(seq_run *R) {
+  if (!R->fast || R->any_trap || R->cooperative) return;
+  uint32_t launches = 0, fastpath = 0;
+  for (uint32_t i = 0; i < R->n; i++) {
+    uint32_t l, f;
+    vc_launch_replay_counts(&R->Ls[i], &l, &f);
+    launches += l;
+    fastpath += f;
+  }
+  vc_graph_set_fast(R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath);
+}
+
 /* Params first (outside any graph, so every run starts from the same
  * params, trap and grid-barrier words); with repeat > 1 the launches are
  * captured into a graph, or the cached one is used. */
@@ -121,6 +204,7 @@ static vyre_status enqueue_params(seq_run *R, vyre_error *err) {
   vc_sequencer *q = R->q;
   uint32_t n = R->n;
   uint8_t key[32];
+  if (R->fast_hit) return VYRE_OK; /* no step of it has a params block */
   int use_graph = R->repeat > 1 && n > 0 && !R->cooperative;
   if (use_graph) {
     vc_graph_key(R->Ls, n, R->steps, key);
@@ -138,6 +222,7 @@ static vyre_status enqueue_params(seq_run *R, vyre_error *err) {
     if (st != VYRE_OK) return st;
     R->enqueued = 1;
   }
+  if (R->g) set_fast(R);
   if (!use_graph || R->g) return VYRE_OK;
   /* Let the uploads finish first: if the capture fails, nothing that is
    * still enqueued can use the params blocks we then release. */
@@ -148,6 +233,7 @@ static vyre_status enqueue_params(seq_run *R, vyre_error *err) {
       vc_graph_capture(q->graphs, R->Ls, n, R->steps, key, R->s, &R->stream_bad, &R->g, err);
   if (st != VYRE_OK) return st;
   for (uint32_t i = 0; i < n; i++) R->Ls[i].params_dev = vc_graph_params(R->g, i);
+  set_fast(R);
   vc_graph_insert(q->graphs, R->g);
   return VYRE_OK;
 }
@@ -158,6 +244,7 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
   vc_sequencer *q = R->q;
   CUresult r;
   vyre_status st;
+  R->enqueued = 1; /* from here a failure leaves work to wait for */
   if (R->t0) {
     r = VC_CU(q->cx, cuEventRecord, (R->t0, R->s));
     if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuEventRecord", NULL, NULL);
@@ -166,7 +253,6 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
     if (R->g) {
       st = vc_graph_launch(q->graphs, R->g, R->s, err);
       if (st != VYRE_OK) return st;
-      for (uint32_t i = 0; i < R->n; i++) vc_launch_count_replay(q->lx, &R->Ls[i]);
       continue;
     }
     for (uint32_t i = 0; i < R->n; i++) {
@@ -177,11 +263,26 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
       }
     }
   }
+  if (R->g) {
+    uint32_t launches = 0, fastpath = 0;
+    if (R->fast_hit) {
+      vc_graph_replay_counts(R->g, &launches, &fastpath);
+    } else {
+      for (uint32_t i = 0; i < R->n; i++) {
+        uint32_t l, f;
+        vc_launch_replay_counts(&R->Ls[i], &l, &f);
+        launches += l;
+        fastpath += f;
+      }
+    }
+    vc_launcher_count_replays(q->lx, (uint64_t)launches * R->repeat,
+                              (uint64_t)fastpath * R->repeat);
+  }
   if (R->t1) {
     r = VC_CU(q->cx, cuEventRecord, (R->t1, R->s));
     if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuEventRecord", NULL, NULL);
   }
-  for (uint32_t i = 0; i < R->n; i++) {
+  for (uint32_t i = 0; !R->fast_hit && i < R->n; i++) {
     st = vc_launch_read_trap(q->lx, &R->Ls[i], R->s, err);
     if (st != VYRE_OK) return st;
   }
@@ -198,7 +299,7 @@ static vyre_status complete(seq_run *R, vyre_error *err) {
     CUresult r = VC_CU(q->cx, cuStreamSynchronize, (R->s));
     if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuStreamSynchronize", NULL, NULL);
     R->enqueued = 0;
-    for (uint32_t i = 0; i < R->n; i++) {
+    for (uint32_t i = 0; !R->fast_hit && i < R->n; i++) {
       st = vc_launch_check_trap(q->lx, &R->Ls[i], R->n > 1 ? (int)i : -1, err);
       if (st != VYRE_OK) return st;
     }
@@ -241,7 +342,7 @@ static void run_release(seq_run *R, vyre_status st) {
   }
   if (R->g) {
     /* Blocks owned by the graph are not the steps' to release. */
-    for (uint32_t i = 0; i < R->n; i++) {
+    for (uint32_t i = 0; R->Ls && i < R->n; i++) {
       R->Ls[i].params_dev.ptr = 0;
       R->Ls[i].params_dev.size = 0;
     }
@@ -250,6 +351,7 @@ static void run_release(seq_run *R, vyre_status st) {
   for (uint32_t i = 0; R->Ls && i < R->n; i++) vc_launch_release(q->lx, &R->Ls[i]);
   free(R->Ls);
   free(R->segs);
+  free(R->fast);
   vc_event_release(q->streams, 1, R->t0);
   vc_event_release(q->streams, 1, R->t1);
   if (R->stream_bad) vc_stream_discard(q->streams, R->s);
@@ -259,7 +361,9 @@ static void run_release(seq_run *R, vyre_status st) {
 /* The work of a run once the context is current. */
 static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
   vc_sequencer *q = R->q;
-  if (R->n && !R->Ls)
+  try_fast(R);
+  if (!R->fast_hit && R->n) R->Ls = calloc(R->n, sizeof *R->Ls);
+  if (!R->fast_hit && R->n && !R->Ls)
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
                           "%s: no host memory for %u step records. Fix: free host memory",
                           R->what, R->n);
@@ -284,8 +388,6 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
   R->t_enqueued = vc_now_ns();
   st = complete(R, err);
   if (st != VYRE_OK) return st;
-  if (!R->g)
-    for (uint32_t i = 0; i < R->n; i++) vc_launch_keep_params(q->lx, &R->Ls[i]);
   vc_launcher_count_sequence(q->lx);
   if (timing) write_run_timing(R, timing);
   return VYRE_OK;
@@ -314,7 +416,6 @@ static vyre_status run_sequence(vc_sequencer *q, const vyre_sequence_step *steps
   R.what = what;
   st = vc_deferred_enter(q->deferred, err);
   if (st != VYRE_OK) return st;
-  R.Ls = n ? calloc(n, sizeof *R.Ls) : NULL;
   st = run_steps(&R, timing, err);
   run_release(&R, st);
   vc_leave(q->cx);

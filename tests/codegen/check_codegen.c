@@ -113,6 +113,9 @@ START_TEST(test_signature_and_target) {
   HAS(ptx, entry);
   ck_assert_msg(count_of(ptx, ".param .u64") == 4, "3 buffers + params = 4 .u64 params");
   HAS(ptx, ".param .u64 params");
+  /* The count words by value: word 0 and one per buffer. */
+  HAS(ptx, ".param .align 4 .b8 counts[16],");
+  HASNT(ptx, "ld.global.u32 %len");
   ck_assert_uint_eq(info.kernel_buffers, 3);
   ck_assert_uint_eq(info.params_words, 1 + 3 + 2 + 2);
   ck_assert_uint_eq(info.ptx_isa_major, 7);

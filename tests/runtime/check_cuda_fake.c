@@ -247,7 +247,7 @@ static int hook_mode;
 static uint32_t hook_k = 2;
 static void play(const fakecuda_launch *l, void *user) {
   (void)user;
-  const uint32_t *params = (const uint32_t *)(uintptr_t)l->params[l->nparams - 1];
+  const uint32_t *params = l->counts; /* the count words, by value */
   uint32_t n = params[0];
   if (hook_mode == 1) { /* scale: in, out */
     const uint32_t *in = (const uint32_t *)(uintptr_t)l->params[0];
@@ -385,12 +385,17 @@ START_TEST(test_dispatch_roundtrip) {
   b->vt->outputs_free(b, NULL);
   ck_assert_uint_eq(fk.pageable_copies(), 0);
 
-  /* The launch: logical grid ceil(1000/128) = 8, block 128, three u64
-   * parameters (in, out, params), params = {count, len(in), len(out), trap, grid}. */
+  /* The launch: logical grid ceil(1000/128) = 8, block 128, parameters
+   * (in, out, counts, params), counts = {count, len(in), len(out)} by
+   * value, params = 0 (no trap or grid words). */
   ck_assert_uint_eq(fk.launch_count(), 1);
   fakecuda_launch l;
   ck_assert_int_eq(fk.launch_get(0, &l), 0);
-  ck_assert_uint_eq(l.nparams, 3);
+  ck_assert_uint_eq(l.nparams, 4);
+  ck_assert_uint_eq(l.counts_bytes, 12);
+  ck_assert_uint_eq(l.counts[0], n);
+  ck_assert_uint_eq(l.counts[1], n);
+  ck_assert_uint_eq(l.params[3], 0);
   ck_assert_uint_eq(l.block[0], 128);
   ck_assert_uint_eq(l.block[1], 1);
   ck_assert_uint_eq(l.grid[1], 1);
@@ -418,11 +423,16 @@ START_TEST(test_dispatch_roundtrip) {
 }
 END_TEST
 
-/* Params block contents, seen by a hook. */
+/* The count words a launch passed by value, and its params block pointer,
+ * seen by a hook. */
 static uint32_t seen_params[16];
+static unsigned seen_counts_bytes;
+static unsigned long long seen_block;
 static void grab_params(const fakecuda_launch *l, void *user) {
   (void)user;
-  memcpy(seen_params, (const void *)(uintptr_t)l->params[l->nparams - 1], sizeof seen_params);
+  memcpy(seen_params, l->counts, sizeof seen_params);
+  seen_counts_bytes = l->counts_bytes;
+  seen_block = l->params[l->nparams - 1];
 }
 
 START_TEST(test_params_and_ranges) {
@@ -437,33 +447,36 @@ START_TEST(test_params_and_ranges) {
                 seen_params[0]);
   ck_assert_uint_eq(seen_params[1], 250);
   ck_assert_uint_eq(seen_params[2], 300);
-  ck_assert_msg(seen_params[3] == 0 && seen_params[4] == 0 && seen_params[5] == 0 &&
-                    seen_params[6] == 0,
-                "trap and grid-barrier words start zeroed");
+  ck_assert_msg(seen_counts_bytes == 4 * (1 + 2), "counts: word 0 and one per buffer (%u bytes)",
+                seen_counts_bytes);
+  ck_assert_msg(seen_block == 0, "a kernel without trap or grid words gets no params block");
   b->vt->outputs_free(b, out);
+  ck_assert_uint_eq(metric(b, "dispatch.params_skipped"), 1);
 
-  /* The plan keeps that params block: the same words again need no upload,
-   * other words get their own block (and the launch sees those words). */
+  /* Nothing but the input is uploaded, and other sizes reach the kernel. */
   unsigned long h2d = fk.calls("cuMemcpyHtoDAsync");
-  ck_assert_int_eq(run_scale(b, &p, 250, in, &out, NULL, &err), VYRE_OK);
-  b->vt->outputs_free(b, out);
-  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
-  ck_assert_msg(fk.calls("cuMemcpyHtoDAsync") == h2d + 1, "only the input is uploaded (%lu)",
-                fk.calls("cuMemcpyHtoDAsync") - h2d);
-  ck_assert_uint_eq(seen_params[1], 250);
   ck_assert_int_eq(run_scale(b, &p, 200, in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
-  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_msg(fk.calls("cuMemcpyHtoDAsync") == h2d + 1, "only the input is uploaded (%lu)",
+                fk.calls("cuMemcpyHtoDAsync") - h2d);
+  ck_assert_uint_eq(metric(b, "dispatch.params_skipped"), 2);
   ck_assert_msg(seen_params[1] == 200, "new sizes reach the kernel: %u", seen_params[1]);
   free(p.bytes);
-  /* A kernel that writes its params (trap words) never shares a block. */
+  /* A kernel that writes its params (trap words) gets a block, uploaded
+   * zeroed before every launch, and the counts by value too. */
   p = prog_trap(64);
   vyre_program_ref tr = ref_of(&p);
   for (int k = 0; k < 2; k++) {
+    h2d = fk.calls("cuMemcpyHtoDAsync");
     vyre_status ts = b->vt->dispatch(b, &tr, NULL, 0, NULL, &out, NULL, &err);
     if (ts == VYRE_OK) b->vt->outputs_free(b, out);
+    ck_assert_msg(seen_block != 0, "a trap kernel has its params block");
+    ck_assert_uint_eq(fk.calls("cuMemcpyHtoDAsync"), h2d + 1);
+    const uint32_t *blk = (const uint32_t *)(uintptr_t)seen_block;
+    ck_assert_msg(blk[0] == seen_params[0] && blk[2] == 0 && blk[3] == 0,
+                  "the block holds the same words, trap words zeroed");
   }
-  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_uint_eq(metric(b, "dispatch.params_skipped"), 2);
   free(p.bytes);
 
   /* Ranged output: only bytes [40, 40 + 24) of 100 u32 come back. */
@@ -854,6 +867,86 @@ START_TEST(test_resident_budget) {
 }
 END_TEST
 
+/* A repeated sequence of pipeline steps checked once: later calls with the
+ * same step list find its graph by the list as passed (graph.fast_hits),
+ * resolve nothing, and still refuse a released pipeline or a freed buffer. */
+START_TEST(test_graph_fast_path) {
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 2;
+  prog p = prog_inc(64);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_pipeline pl = 0;
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, NULL, &pl, &err), VYRE_OK);
+  vyre_program_ref r = VYRE_PROGRAM_PIPELINE(pl);
+  vyre_resident a = 0, c = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, 1024, &a, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_alloc(b, 512, &c, &err), VYRE_OK);
+  vyre_sequence_step steps[3];
+  memset(steps, 0, sizeof steps);
+  for (int i = 0; i < 3; i++) {
+    steps[i].struct_size = sizeof steps[i];
+    steps[i].program = &r;
+    steps[i].buffer_count = 1;
+    steps[i].buffers = i == 1 ? &c : &a;
+  }
+  uint32_t first[2];
+  vyre_resident_copy read = {a, 0, first, sizeof first};
+  unsigned long captures = fk.calls("cuStreamBeginCapture");
+  /* a: +2 per replay, c: +1; 3 replays, then 5, then 2. */
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 3, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(first[0], 6);
+  ck_assert_uint_eq(metric(b, "graph.fast_hits"), 0);
+  uint64_t launches = metric(b, "dispatch.launches");
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 5, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(first[0], 16);
+  ck_assert_uint_eq(metric(b, "graph.fast_hits"), 1);
+  ck_assert_uint_eq(metric(b, "dispatch.launches") - launches, 15);
+  ck_assert_uint_eq(fk.calls("cuStreamBeginCapture") - captures, 1);
+  /* Options are part of the list: two fixpoint iterations are another graph. */
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.fixpoint_iterations = 2;
+  steps[2].options = &o;
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(first[0], 16 + 2 * 3);
+  ck_assert_uint_eq(fk.calls("cuStreamBeginCapture") - captures, 2);
+  ck_assert_uint_eq(metric(b, "graph.fast_hits"), 1);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_uint_eq(first[0], 22 + 2 * 3);
+  ck_assert_uint_eq(metric(b, "graph.fast_hits"), 2);
+  /* A read out of range is still refused before anything runs. */
+  unsigned long before = fk.launch_count();
+  vyre_resident_copy bad = {a, 2000, first, 16};
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &bad, 1, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_uint_eq(fk.launch_count(), before);
+  /* A freed buffer drops the graphs using it: the stale handle is refused. */
+  ck_assert_int_eq(b->vt->resident_free(b, c, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err),
+                   VYRE_INVALID_HANDLE);
+  ck_assert_uint_eq(fk.launch_count(), before);
+  /* A released pipeline's handle is refused, though a graph still matches. */
+  steps[1].buffers = &a;
+  steps[2].options = NULL;
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err), VYRE_OK);
+  uint64_t hits = metric(b, "graph.fast_hits");
+  ck_assert_uint_eq(metric(b, "graph.entries"), 1);
+  before = fk.launch_count();
+  ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 3, 2, &read, 1, NULL, &err),
+                   VYRE_INVALID_HANDLE);
+  ck_assert_uint_eq(fk.launch_count(), before);
+  /* (the fast key matched; the handle check sent it to the full path) */
+  ck_assert_uint_eq(metric(b, "graph.fast_hits"), hits + 1);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("graph fast path");
+  free(p.bytes);
+}
+END_TEST
+
 START_TEST(test_resident_dispatch_sequences) {
   vyre_backend *b = mk();
   fk.set_hook(play, NULL);
@@ -1020,11 +1113,11 @@ START_TEST(test_pools) {
   }
   ck_assert_msg(fk.calls("cuMemAlloc") == allocs && fk.calls("cuMemHostAlloc") == hostallocs,
                 "repeated dispatches reuse pooled device and pinned blocks");
-  /* in and out from the pool; the params block the plan kept after the
-   * first run serves the other five without an upload */
+  /* in and out from the pool; the kernel reads its counts by value and
+   * has no params block */
   ck_assert_uint_eq(metric(b, "pool.device.hits"), hits + 10);
-  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 5);
-  ck_assert_uint_eq(metric(b, "pool.device.live_bytes"), 256);
+  ck_assert_uint_eq(metric(b, "dispatch.params_skipped"), 6);
+  ck_assert_uint_eq(metric(b, "pool.device.live_bytes"), 0);
   ck_assert_msg(metric(b, "pool.device.cached_bytes") == 4096 + 4096,
                 "blocks are cached in power-of-two buckets (%llu)",
                 (unsigned long long)metric(b, "pool.device.cached_bytes"));
@@ -1057,10 +1150,9 @@ START_TEST(test_pools) {
   }
   ck_assert_uint_eq(metric(b, "pool.device.cached_bytes"), 0);
   ck_assert_uint_eq(metric(b, "pool.device.hits"), 0);
-  /* in and out of both runs; the first run's params block is kept by the
-   * plan and serves the second */
+  /* in and out of both runs; no params blocks */
   ck_assert_uint_eq(metric(b, "pool.device.driver_frees"), 4);
-  ck_assert_uint_eq(metric(b, "dispatch.params_reused"), 1);
+  ck_assert_uint_eq(metric(b, "dispatch.params_skipped"), 2);
   b->vt->destroy(b);
   free(p.bytes);
 }
@@ -2268,6 +2360,7 @@ static Suite *suite(void) {
   tcase_add_test(core, test_profile);
   tcase_add_test(core, test_dispatch_roundtrip);
   tcase_add_test(core, test_params_and_ranges);
+  tcase_add_test(core, test_graph_fast_path);
   tcase_add_test(core, test_timing_fixpoint_grid);
   tcase_add_test(core, test_trap_and_empty);
   tcase_add_test(core, test_cooperative);

@@ -466,6 +466,39 @@ START_TEST(test_saxpy_large) {
 }
 END_TEST
 
+/* The elementwise path at every kind of edge: a block's span of 2048
+ * elements (256 threads x 8) straddled, filled, half filled (the second
+ * quad of each thread wholly past the count: predicated off), tiny, and x
+ * shorter than y (elements past len(x) run as invocations reading 0). */
+START_TEST(test_elementwise_edges) {
+  static const uint32_t sizes[] = {1, 3, 4, 5, 1000, 1023, 1024, 1025, 1028, 2044, 2047,
+                                   2048, 2049, 3072, 3073, 4100, 6144};
+  prog p = prog_saxpy();
+  float a = -2.25f;
+  uint32_t *x = malloc(8192 * 4), *y = malloc(8192 * 4);
+  ck_assert(x && y);
+  for (uint32_t i = 0; i < 8192; i++) {
+    x[i] = (rnd() & 0x807fffffu) | (0x78u + i % 16u) << 23;
+    y[i] = (rnd() & 0x807fffffu) | (0x7cu + i % 8u) << 23;
+  }
+  uint64_t fast = metric(cuda, "dispatch.fastpath_launches");
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    for (uint32_t shorter = 0; shorter < 2; shorter++) {
+      uint32_t n = sizes[k], nx = shorter ? n - n / 3 : n;
+      char name[64];
+      snprintf(name, sizeof name, "saxpy n = %u, len(x) = %u", n, nx);
+      vyre_input in[3] = {{&a, 4}, {x, (uint64_t)nx * 4}, {y, (uint64_t)n * 4}};
+      compare(name, &p, in, 3, NULL);
+    }
+  }
+  ck_assert_msg(metric(cuda, "dispatch.fastpath_launches") >= fast + 34,
+                "every size ran on the elementwise path");
+  free(p.bytes);
+  free(x);
+  free(y);
+}
+END_TEST
+
 START_TEST(test_histogram) {
   const uint32_t n = 1u << 20;
   uint32_t *v = malloc(n * 4);
@@ -1139,6 +1172,7 @@ static Suite *suite(void) {
   tcase_add_test(progs, test_f32_math);
   tcase_add_test(progs, test_int_math);
   tcase_add_test(progs, test_saxpy_large);
+  tcase_add_test(progs, test_elementwise_edges);
   tcase_add_test(progs, test_histogram);
   tcase_add_test(progs, test_block_reduce);
   tcase_add_test(progs, test_subgroups);

@@ -25,12 +25,15 @@ typedef struct node {
   int cooperative;
   unsigned nparams;
   unsigned long long params[FAKECUDA_MAX_PARAMS];
+  unsigned counts_bytes;
+  unsigned char counts[FAKECUDA_MAX_ARRAY_BYTES];
 } node;
 
 typedef struct fn {
   char name[64];
   unsigned nparams;
   unsigned sizes[FAKECUDA_MAX_PARAMS];
+  unsigned char is_array[FAKECUDA_MAX_PARAMS]; /* .b8 NAME[N]: passed by value, N bytes */
 } fn;
 
 typedef struct obj {
@@ -795,7 +798,15 @@ static int parse_entries(obj *m) {
       while ((q = strstr(q, ".param")) != NULL && q < end) {
         q += 6;
         unsigned size = strncmp(q, " .u32", 5) == 0 || strncmp(q, " .b32", 5) == 0 ? 4u : 8u;
-        if (f.nparams < FAKECUDA_MAX_PARAMS) f.sizes[f.nparams++] = size;
+        /* An array (".align 4 .b8 counts[N]") is N bytes by value. */
+        const char *stop = strpbrk(q, ",)");
+        const char *br = strchr(q, '[');
+        int array = br && stop && br < stop;
+        if (array) size = (unsigned)strtoul(br + 1, NULL, 10);
+        if (f.nparams < FAKECUDA_MAX_PARAMS) {
+          f.is_array[f.nparams] = (unsigned char)array;
+          f.sizes[f.nparams++] = size;
+        }
       }
       p = end;
     }
@@ -971,6 +982,15 @@ static CUresult make_node(node *n, CUfunction f, unsigned gx, unsigned gy, unsig
   n->nparams = k->nparams;
   for (unsigned i = 0; i < k->nparams; i++) {
     unsigned long long v = 0;
+    if (k->is_array[i]) {
+      /* By value: the driver copies the bytes now; keep the first array. */
+      if (!n->counts_bytes && k->sizes[i] <= sizeof n->counts) {
+        memcpy(n->counts, params[i], k->sizes[i]);
+        n->counts_bytes = k->sizes[i];
+      }
+      n->params[i] = 0;
+      continue;
+    }
     memcpy(&v, params[i], k->sizes[i]);
     n->params[i] = v;
     /* Every u64 parameter of a vyre kernel is a device pointer (or 0 for
@@ -1008,6 +1028,8 @@ static void run_node(const node *n, obj *stream, int from_graph) {
   l->stream = stream;
   l->nparams = n->nparams;
   memcpy(l->params, n->params, sizeof l->params);
+  l->counts_bytes = n->counts_bytes;
+  memcpy(l->counts, n->counts, sizeof l->counts);
   ticks++;
   /* A kernel chosen with fakecuda_fault_launch faults on the device (as
    * one storing to address 0 would): the launch call already succeeded;

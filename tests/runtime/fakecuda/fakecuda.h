@@ -54,6 +54,7 @@ typedef struct fakecuda_live {
 } fakecuda_live;
 
 #define FAKECUDA_MAX_PARAMS 72
+#define FAKECUDA_MAX_ARRAY_BYTES 512
 
 typedef struct fakecuda_launch {
   char kernel[64];
@@ -62,7 +63,9 @@ typedef struct fakecuda_launch {
   int from_graph;
   void *stream;
   unsigned nparams;
-  unsigned long long params[FAKECUDA_MAX_PARAMS]; /* each parameter's value */
+  unsigned long long params[FAKECUDA_MAX_PARAMS]; /* each parameter's value (0 for an array) */
+  unsigned counts_bytes;                          /* the first array parameter, by value */
+  uint32_t counts[FAKECUDA_MAX_ARRAY_BYTES / 4];
 } fakecuda_launch;
 
 /* One stream-ordered call, in the order they were made (copies, memsets,
