@@ -1,0 +1,74 @@
+/* workloads.h -- the workload suite's parts: the thread pool the C baselines run on, and the table of workloads (data, baseline, check). */
+#ifndef VYRE_BENCH_WORKLOADS_H
+#define VYRE_BENCH_WORKLOADS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ */
+/* The baselines' thread pool (pool.c)                                  */
+/* ------------------------------------------------------------------ */
+typedef struct wl_pool wl_pool;
+
+/* One parallel job: called once on every thread, tid 0 .. nthreads-1. */
+typedef void (*wl_par_fn)(void *ctx, uint32_t tid, uint32_t nthreads);
+
+/* A pool of `threads` threads (the caller's thread is thread 0, so
+ * threads - 1 are started).  Returns NULL when a thread cannot start.
+ * Free with wl_pool_free.  One caller at a time. */
+wl_pool *wl_pool_new(uint32_t threads);
+void wl_pool_free(wl_pool *pool);
+uint32_t wl_pool_threads(const wl_pool *pool);
+/* Run fn on every thread of the pool and return when all are done. */
+void wl_pool_run(wl_pool *pool, wl_par_fn fn, void *ctx);
+/* [*lo, *hi): the part of [0, n) thread tid of nthreads takes. */
+void wl_chunk(uint64_t n, uint32_t tid, uint32_t nthreads, uint64_t *lo, uint64_t *hi);
+
+/* ------------------------------------------------------------------ */
+/* Workloads (suite.c)                                                  */
+/* ------------------------------------------------------------------ */
+#define WL_MAX_BUFFERS 8
+#define WL_MAX_VARS 4
+
+/* One non-workgroup buffer of the program, in declaration order. */
+typedef struct wl_buffer {
+  uint64_t size;    /* bytes */
+  const void *data; /* the host input, or NULL for a buffer that is only an output */
+  int is_output;    /* returned by a dispatch (wo, or rw output) */
+  int clear;        /* accumulates: a resident run zeroes it first */
+} wl_buffer;
+
+/* One generated instance of a workload. */
+typedef struct wl_instance {
+  uint64_t items;       /* work items (matches, windows, nodes, MACs) */
+  uint64_t input_bytes; /* bytes of input the dispatch reads */
+  uint32_t grid;        /* workgroups to launch; 0: derived from the outputs */
+  const char *var_name[WL_MAX_VARS]; /* ${NAME} in the program text ... */
+  uint64_t var_value[WL_MAX_VARS];   /* ... and its value */
+  uint32_t var_count;
+  wl_buffer buf[WL_MAX_BUFFERS];
+  uint32_t buf_count;
+  void *expect[WL_MAX_BUFFERS]; /* the baseline's output k (k-th output buffer) */
+  void *state;                  /* the workload's own data */
+  void *scratch;                /* the baseline's working memory */
+} wl_instance;
+
+typedef struct wl_workload {
+  const char *name;  /* also the program's file name: NAME.vyre */
+  const char *about; /* one line */
+  /* Generate the data for `scale` (0 < scale <= 1) of the full size,
+   * deterministically; allocate expect[] for the outputs.  0 or -1. */
+  int (*gen)(wl_instance *w, double scale);
+  /* Compute expect[] on the pool (the timed baseline). */
+  void (*baseline)(wl_instance *w, wl_pool *pool);
+  /* Compare got[k] (output k, `size` bytes) with expect[k]: 0 when they
+   * match, else -1 with the first difference in why.  NULL: bytes equal. */
+  int (*check)(const wl_instance *w, void *const *got, char *why, size_t why_size);
+  /* Free state and expect[] (the buffers' data is state's). */
+  void (*release)(wl_instance *w);
+} wl_workload;
+
+extern const wl_workload wl_suite[];
+extern const uint32_t wl_suite_count;
+
+#endif /* VYRE_BENCH_WORKLOADS_H */
