@@ -129,6 +129,12 @@ void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams, uint
 static void ring_free(vc_staging *s) {
   vc_context *cx = s->cx;
   for (uint32_t k = 0; k < s->nchunks; k++) {
+    /* An upload returns with its last copies in flight: they must be
+     * done before the memory goes. */
+    if (s->busy[k] && vc_cleanup_ok(cx)) {
+      CUresult r = VC_CU(cx, cuEventSynchronize, (s->ev[k]));
+      if (r != CUDA_SUCCESS) vc_cu_note(cx, r, "cuEventSynchronize");
+    }
     vc_event_release(s->streams, 0, s->ev[k]);
     s->ev[k] = NULL;
     s->buf[k] = NULL;
