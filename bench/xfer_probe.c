@@ -1,4 +1,4 @@
-/* xfer_probe.c -- the floors a host transfer is measured against: pinned and pageable cuMemcpy, cuMemHostRegister per call, memcpy into pinned memory by 1..16 threads (docs/cuda-runtime.md, "Large host transfers"). */
+/* xfer_probe.c -- the floors a host transfer is measured against: pinned and pageable cuMemcpy, cuMemHostRegister per call, memcpy and streaming-store copies into and out of pinned memory by 1..16 threads (docs/cuda-runtime.md, "Large host transfers"). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,6 +7,10 @@
 #include <time.h>
 
 #include <cuda.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* usage: xfer_probe [MiB [libcuda]]  (default 1024, libcuda.so.1).
  * Prints one line per measurement: median of 5 after a warm-up. */
@@ -64,25 +68,58 @@ typedef struct part {
   char *dst;
   const char *src;
   size_t len;
+  int stream;
 } part;
+
+/* The staging ring's copy (plugin/runtime/staging.c): streaming stores. */
+static void copy_stream(void *dst, const void *src, size_t n) {
+#if defined(__SSE2__)
+  unsigned char *d = dst;
+  const unsigned char *s = src;
+  size_t head = (16u - ((uintptr_t)d & 15u)) & 15u;
+  if (head > n) head = n;
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  n -= head;
+  for (size_t i = n / 64u; i; i--) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+    _mm_stream_si128((__m128i *)(void *)d, a);
+    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    s += 64;
+    d += 64;
+  }
+  _mm_sfence();
+  memcpy(d, s, n % 64u);
+#else
+  memcpy(dst, src, n);
+#endif
+}
 
 static void *copy_part(void *arg) {
   part *p = arg;
-  memcpy(p->dst, p->src, p->len);
+  if (p->stream) copy_stream(p->dst, p->src, p->len);
+  else memcpy(p->dst, p->src, p->len);
   return NULL;
 }
 
 /* memcpy of `bytes` split over `t` threads (threads made per call: an
  * upper bound on what a kept crew costs). */
-static void split_copy(char *dst, const char *src, size_t bytes, int t) {
+static void split_copy(char *dst, const char *src, size_t bytes, int t, int stream) {
   pthread_t tid[16];
-  part p[16] = {{NULL, NULL, 0}};
+  part p[16] = {{NULL, NULL, 0, 0}};
   size_t each = (bytes / (size_t)t + 4095) & ~(size_t)4095;
   for (int i = 0; i < t; i++) {
     size_t at = (size_t)i * each;
     p[i].dst = dst + at;
     p[i].src = src + at;
     p[i].len = at >= bytes ? 0 : bytes - at < each ? bytes - at : each;
+    p[i].stream = stream;
     if (i) pthread_create(&tid[i], NULL, copy_part, &p[i]);
   }
   copy_part(&p[0]);
@@ -142,23 +179,27 @@ static int probe(size_t bytes, CUdeviceptr dev, char *page, char *pinned, CUstre
   line(what, bytes, med(v));
   printf("    of which cuMemHostRegister %.3f ms, cuMemHostUnregister %.3f ms\n",
          med(a) * 1e3, med(b) * 1e3);
-  for (int t = 1; t <= 16; t *= 2) {
-    for (int i = -1; i < RUNS; i++) {
-      double t0 = now_s();
-      split_copy(pinned, page, bytes, t);
-      if (i >= 0) v[i] = now_s() - t0;
+  for (int nt = 0; nt < 2; nt++) {
+    for (int t = 1; t <= 16; t *= 2) {
+      for (int i = -1; i < RUNS; i++) {
+        double t0 = now_s();
+        split_copy(pinned, page, bytes, t, nt);
+        if (i >= 0) v[i] = now_s() - t0;
+      }
+      snprintf(what, sizeof what, "%s pageable -> pinned %zu MiB, %d thr", nt ? "stream" : "memcpy",
+               mib, t);
+      line(what, bytes, med(v));
     }
-    snprintf(what, sizeof what, "memcpy pageable -> pinned %zu MiB, %d thread(s)", mib, t);
-    line(what, bytes, med(v));
-  }
-  for (int t = 1; t <= 16; t *= 2) {
-    for (int i = -1; i < RUNS; i++) {
-      double t0 = now_s();
-      split_copy(page, pinned, bytes, t);
-      if (i >= 0) v[i] = now_s() - t0;
+    for (int t = 1; t <= 16; t *= 2) {
+      for (int i = -1; i < RUNS; i++) {
+        double t0 = now_s();
+        split_copy(page, pinned, bytes, t, nt);
+        if (i >= 0) v[i] = now_s() - t0;
+      }
+      snprintf(what, sizeof what, "%s pinned -> pageable %zu MiB, %d thr", nt ? "stream" : "memcpy",
+               mib, t);
+      line(what, bytes, med(v));
     }
-    snprintf(what, sizeof what, "memcpy pinned -> pageable %zu MiB, %d thread(s)", mib, t);
-    line(what, bytes, med(v));
   }
   return 0;
 }

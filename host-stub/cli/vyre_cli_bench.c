@@ -114,9 +114,11 @@ static vyre_status build_copy(void **bytes, size_t *size, vyre_error *err) {
   return st;
 }
 
-/* partial[g] = sum of x[k * G + g] over k, for G = 65536 invocations:
- * reads every element of a host input of any size, returns 256 KiB. */
-#define SUM_LANES 65536u
+/* partial[g] = sum of x[k * G + g] over k, for G = 2^20 invocations:
+ * reads every element of a host input of any size (enough loads in
+ * flight that the kernel takes well under a millisecond for 1 GiB),
+ * returns 4 MiB. */
+#define SUM_LANES (1u << 20)
 static vyre_status build_sum(void **bytes, size_t *size, vyre_error *err) {
   vyre_builder *b = vyre_builder_new(256, 1, 1);
   if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
@@ -352,7 +354,7 @@ static vyre_status run_resident_down(bench *B, void *state) {
 }
 
 /* End-to-end host transfers, host wall: host_dispatch_S (sum over an
- * S-byte f32 host input: S up, 256 KiB down), saxpy_roundtrip_S/4 (x and
+ * S-byte f32 host input: S up, 4 MiB down), saxpy_roundtrip_S/4 (x and
  * y of S/4 bytes up, y down), resident_upload_S and resident_download_S. */
 static vyre_status case_transfers(bench *B, vyre_pipeline psum, vyre_pipeline psaxpy,
                                   uint64_t bytes, uint32_t iters) {
@@ -574,7 +576,7 @@ const cli_command cli_cmd_bench = {
     "  saxpy_bw_N            y = a*x + y on N floats: device time, GB/s at 12 bytes/elem\n"
     "  copy_bw_N             y = x on N floats: device time, GB/s at 8 bytes/elem\n"
     "  host_dispatch_S       a host input of S bytes (--xfer-mib) summed by a kernel\n"
-    "                        (dispatch_into, 256 KiB back): end to end host wall,\n"
+    "                        (dispatch_into, 4 MiB back): end to end host wall,\n"
     "                        GB/s of the input\n"
     "  saxpy_roundtrip_S/4   y = a*x + y with x and y of S/4 bytes up and y down\n"
     "                        (dispatch_into): host wall, GB/s of the 3 x S/4 bytes\n"

@@ -28,10 +28,13 @@ typedef struct vc_copy_crew {
   pthread_mutex_t lock;
   pthread_cond_t go, done;
   pthread_t tid[VC_STAGING_MAX_THREADS];
-  uint32_t started; /* workers running (threads - 1 once started) */
-  uint64_t round;   /* bumped for each split copy */
-  uint32_t pending; /* parts of this round not yet copied */
-  int stop;
+  uint32_t started;          /* workers running (threads - 1 once started) */
+  _Atomic uint64_t round;    /* bumped for each split copy */
+  _Atomic uint32_t pending;  /* parts of this round not yet copied */
+  _Atomic int stop;
+  uint32_t sleepers;         /* workers blocked on `go` (under lock) */
+  int waiting;               /* the copying thread is blocked on `done` (under lock) */
+  int streaming;             /* this round copies with streaming stores */
   struct vc_copy_worker {
     struct vc_copy_crew *crew;
     uint32_t index;
