@@ -28,11 +28,13 @@ static inline void cpu_relax(void) {
 }
 
 /* memcpy of a large block with streaming stores: the destination (a
- * staging chunk the device reads next) is not read first and does not
- * evict the caches.  Used for uploads only: on an H100 host, streaming
- * into pinned memory beat memcpy from 8 threads up (1 GiB: 30.7 vs 23.5
- * GB/s at 8 threads, 41.0 vs 33.0 at 16), streaming out of it into
- * pageable memory did not (30.3 vs 38.2 at 16); bench/xfer_probe. */
+ * staging chunk the device reads next, or host memory far larger than
+ * the caches) is not read first and does not evict the caches.  On an
+ * H100 host, streaming into pinned memory beat memcpy from 8 threads up
+ * (bench/xfer_probe, 1 GiB: 30.7 vs 23.5 GB/s at 8 threads, 41.0 vs 33.0
+ * at 16); out of it the probe was mixed (1 GiB: 30.3 vs 38.2 GB/s at 16
+ * threads, 256 MiB: 29.2 vs 24.3), and the ring's downloads with it
+ * measured 50.6 GB/s of 53.8 (docs/cuda-runtime.md). */
 static void copy_stream(void *dst, const void *src, size_t n) {
 #if defined(__SSE2__)
   uint8_t *d = dst;
@@ -91,12 +93,8 @@ static void *crew_main(void *arg) {
     /* A round is posted only when the previous one is complete, so r is
      * seen + 1. */
     seen = r;
-    if (c->part[w->index].len) {
-      if (c->streaming)
-        copy_stream(c->part[w->index].dst, c->part[w->index].src, c->part[w->index].len);
-      else
-        memcpy(c->part[w->index].dst, c->part[w->index].src, c->part[w->index].len);
-    }
+    if (c->part[w->index].len)
+      copy_stream(c->part[w->index].dst, c->part[w->index].src, c->part[w->index].len);
     if (atomic_fetch_sub_explicit(&c->pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&c->lock);
       if (c->waiting) pthread_cond_signal(&c->done);
@@ -149,14 +147,14 @@ static void crew_stop(vc_copy_crew *c) {
   c->started = 0;
 }
 
-/* memcpy, split over the crew when it is large enough to gain;
- * `streaming`: with streaming stores (into a chunk). */
-static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len, int streaming) {
+/* memcpy, split over the crew when it is large enough to gain (parts of
+ * at least SPLIT_MIN_PART, copied with streaming stores). */
+static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len) {
   vc_copy_crew *c = &s->crew;
   uint32_t t = c->started + 1;
   if (t > len / SPLIT_MIN_PART) t = (uint32_t)(len / SPLIT_MIN_PART);
   if (t <= 1) {
-    if (streaming && len >= SPLIT_MIN_PART) copy_stream(dst, src, len);
+    if (len >= SPLIT_MIN_PART) copy_stream(dst, src, len);
     else memcpy(dst, src, len);
     return;
   }
@@ -171,15 +169,13 @@ static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len, int
     c->part[i].src = sp + at;
     c->part[i].len = n;
   }
-  c->streaming = streaming;
   atomic_store_explicit(&c->pending, c->started, memory_order_relaxed);
   /* Release: the parts are visible to whoever sees the new round. */
   atomic_fetch_add_explicit(&c->round, 1, memory_order_release);
   pthread_mutex_lock(&c->lock);
   if (c->sleepers) pthread_cond_broadcast(&c->go);
   pthread_mutex_unlock(&c->lock);
-  if (streaming) copy_stream(d, sp, part < len ? part : len);
-  else memcpy(d, sp, part < len ? part : len);
+  copy_stream(d, sp, part < len ? part : len);
   for (uint32_t i = 0; atomic_load_explicit(&c->pending, memory_order_acquire) && i < SPIN_ROUNDS;
        i++)
     cpu_relax();
@@ -312,7 +308,7 @@ static vyre_status drain(walk *w, uint32_t k, vyre_error *err) {
   if (!w->up) {
     const uint8_t *base = s->buf[k];
     for (uint32_t i = w->first[k]; i < w->end[k]; i++)
-      crew_copy(s, w->pieces[i].host, base + w->pieces[i].off, (size_t)w->pieces[i].len, 0);
+      crew_copy(s, w->pieces[i].host, base + w->pieces[i].off, (size_t)w->pieces[i].len);
   }
   w->first[k] = w->end[k] = 0;
   return VYRE_OK;
@@ -353,7 +349,7 @@ static vyre_status walk_segments(walk *w, const vc_segment *segs, uint32_t count
       CUdeviceptr dev = segs[i].dev + done;
       CUresult r;
       if (w->up) {
-        crew_copy(s, stage, host, (size_t)len, 1);
+        crew_copy(s, stage, host, (size_t)len);
         r = VC_CU(cx, cuMemcpyHtoDAsync, (dev, stage, (size_t)len, w->stream));
         if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
       } else {

@@ -34,7 +34,6 @@ typedef struct vc_copy_crew {
   _Atomic int stop;
   uint32_t sleepers;         /* workers blocked on `go` (under lock) */
   int waiting;               /* the copying thread is blocked on `done` (under lock) */
-  int streaming;             /* this round copies with streaming stores */
   struct vc_copy_worker {
     struct vc_copy_crew *crew;
     uint32_t index;
