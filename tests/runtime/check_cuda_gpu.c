@@ -466,11 +466,11 @@ START_TEST(test_saxpy_large) {
 }
 END_TEST
 
-/* Large host transfers go through the staging ring in chunks (8 MiB by
+/* Large host transfers go through the staging ring in chunks (16 MiB by
  * default): buffers of several chunks and an unaligned tail must arrive
  * byte for byte, in dispatch, dispatch_into, async and resident copies. */
 START_TEST(test_staging_bytes) {
-  const uint32_t n = (5u << 20) + 333u; /* 20 MiB + 1332 bytes: 3 chunks */
+  const uint32_t n = (5u << 20) + 333u; /* 20 MiB + 1332 bytes: 2 chunks */
   const uint64_t bytes = (uint64_t)n * 4u;
   vyre_builder *bb = vyre_builder_new(256, 1, 1);
   uint32_t in = vyre_b_buffer(bb, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
