@@ -78,7 +78,7 @@ static void modules_init(vc_backend *b) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t threads = cpus < 1 ? 1 : cpus > MAX_DEFAULT_COPY_THREADS ? MAX_DEFAULT_COPY_THREADS
                                                                     : (uint64_t)cpus;
-  vc_staging_init(&b->staging, cx, &b->streams, chunk,
+  vc_staging_init(&b->staging, cx, &b->streams, &b->hostpool, chunk,
                   (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_STAGING_CHUNKS, DEFAULT_STAGING_CHUNKS, 2,
                                            VC_STAGING_MAX_CHUNKS),
                   (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_COPY_THREADS, threads, 1,

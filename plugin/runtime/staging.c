@@ -192,12 +192,13 @@ static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len) {
 /* ------------------------------------------------------------------ */
 /* The ring                                                            */
 /* ------------------------------------------------------------------ */
-void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams, uint64_t chunk,
-                     uint32_t nchunks, uint32_t threads) {
+void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
+                     vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks, uint32_t threads) {
   memset(s, 0, sizeof *s);
   pthread_mutex_init(&s->lock, NULL);
   s->cx = cx;
   s->streams = streams;
+  s->hostpool = hostpool;
   s->chunk = chunk;
   s->nchunks = nchunks < 2 ? 2 : nchunks > VC_STAGING_MAX_CHUNKS ? VC_STAGING_MAX_CHUNKS : nchunks;
   s->threads = threads < 1 ? 1 : threads > VC_STAGING_MAX_THREADS ? VC_STAGING_MAX_THREADS : threads;
@@ -254,6 +255,11 @@ static vyre_status ring_ready(vc_staging *s, vyre_error *err) {
                           "lower VYRE_CUDA_STAGING_CHUNK",
                           s->nchunks, (unsigned long long)s->chunk);
   CUresult r = VC_CU(cx, cuMemHostAlloc, (&s->base, (size_t)bytes, CU_MEMHOSTALLOC_PORTABLE));
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    /* Pinned blocks the pool keeps cached count against the same limit. */
+    vc_mempool_trim(s->hostpool);
+    r = VC_CU(cx, cuMemHostAlloc, (&s->base, (size_t)bytes, CU_MEMHOSTALLOC_PORTABLE));
+  }
   if (r != CUDA_SUCCESS) {
     s->base = NULL;
     vyre_status st = vc_cu_fail(cx, err, r, "cuMemHostAlloc", NULL,

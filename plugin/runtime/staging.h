@@ -51,6 +51,7 @@ typedef struct vc_staging {
   pthread_mutex_t lock;
   vc_context *cx;
   vc_streampool *streams;
+  vc_mempool *hostpool; /* trimmed when the ring cannot be allocated */
   uint64_t chunk;   /* bytes per chunk */
   uint32_t nchunks; /* ring depth */
   uint32_t threads; /* copy threads, the transfer's own included */
@@ -69,10 +70,12 @@ typedef struct vc_staging {
  * bytes and `threads` (1..VC_STAGING_MAX_THREADS) copy threads, counting
  * the caller's.  Nothing is allocated or started here: the chunks and
  * their events are allocated by the first transfer (and kept until
- * destroy), the workers are started then too.
+ * destroy), the workers are started then too.  When the pinned memory
+ * cannot be had, the pinned pool `hostpool` is trimmed and it is tried
+ * once more.
  */
-void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams, uint64_t chunk,
-                     uint32_t nchunks, uint32_t threads);
+void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
+                     vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks, uint32_t threads);
 /* Join the workers, free the chunks (context current, unless lost) and
  * events.  Accepts a zeroed, never initialised ring. */
 void vc_staging_destroy(vc_staging *s);

@@ -981,6 +981,26 @@ START_TEST(test_staging_failures) {
   b->vt->outputs_free(b, out);
   b->vt->destroy(b);
   assert_no_leaks_after_destroy("staging ring allocation failure");
+
+  /* One refusal: the pinned pool is trimmed and the ring allocated on
+   * the second try. */
+  b = mk();
+  prog small = prog_scale(1000, 3, 128);
+  ck_assert_int_eq(run_scale(b, &small, 1000, in, &out, NULL, &err), VYRE_OK); /* fills the pool */
+  b->vt->outputs_free(b, out);
+  free(small.bytes);
+  ck_assert_uint_eq(metric(b, "staging.pinned_bytes"), 0);
+  ck_assert_msg(metric(b, "pool.pinned.cached_bytes") > 0, "the pinned pool keeps blocks");
+  uint64_t frees = metric(b, "pool.pinned.driver_frees");
+  fk.inject("cuMemHostAlloc", 1, CUDA_ERROR_OUT_OF_MEMORY, 1);
+  ck_assert_msg(b->vt->dispatch(b, &r, inputs, 1, NULL, &out, NULL, &err) == VYRE_OK,
+                "the ring is allocated after the pool is trimmed: %s", err.message);
+  check_scaled(in, out->items[0].data, 3, "after a trimmed retry");
+  b->vt->outputs_free(b, out);
+  ck_assert_msg(metric(b, "pool.pinned.driver_frees") > frees,
+                "the pool's cached pinned blocks were freed before the retry");
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("staging ring allocation failure");
   free(in);
   free(p.bytes);
 }
