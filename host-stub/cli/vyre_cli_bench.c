@@ -1,4 +1,4 @@
-/* vyre_cli_bench.c -- `vyre bench`: dispatch latency, memory bandwidth and compile latency of a backend, case for case with bench/peers.py. */
+/* vyre_cli_bench.c -- `vyre bench`: dispatch latency, memory bandwidth, end-to-end host transfers and compile latency of a backend, case for case with bench/peers.py. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +20,9 @@ typedef struct bench_args {
   uint64_t sizes[MAX_SIZES];
   uint32_t size_count;
   uint32_t iters;   /* latency samples; 0 = by backend */
-  uint32_t cases;   /* CASES_* */
+  uint32_t xfer_mib; /* host transfer cases' size in MiB (0: none) */
+  int xfer_mib_set;  /* else by backend: 1024 on a GPU, none on a CPU */
+  const char *cases; /* comma-separated case names or prefixes; NULL = all */
   int json;
 } bench_args;
 
@@ -28,6 +30,22 @@ typedef struct bench_args {
 #define CASES_LATENCY (1u << 0)
 #define CASES_BANDWIDTH (1u << 1)
 #define CASES_COMPILE (1u << 2)
+#define CASES_TRANSFER (1u << 3)
+
+/* The group a --cases item names (its n bytes), or 0. */
+static uint32_t case_group(const char *p, size_t n) {
+  static const struct {
+    const char *name;
+    uint32_t group;
+  } groups[] = {{"latency", CASES_LATENCY},
+                {"bandwidth", CASES_BANDWIDTH},
+                {"transfer", CASES_TRANSFER},
+                {"compile", CASES_COMPILE},
+                {"all", CASES_LATENCY | CASES_BANDWIDTH | CASES_TRANSFER | CASES_COMPILE}};
+  for (size_t k = 0; k < sizeof groups / sizeof groups[0]; k++)
+    if (strlen(groups[k].name) == n && strncmp(groups[k].name, p, n) == 0) return groups[k].group;
+  return 0;
+}
 
 typedef struct bench {
   const cli_command *cmd;
@@ -35,8 +53,55 @@ typedef struct bench {
   const char *id;
   int json;
   int cpu; /* the backend is a CPU: fewer, smaller runs */
+  const char *cases;
   vyre_error err;
 } bench;
+
+/* Is the case named `name`, of group `group` (CASES_*), selected by
+ * --cases (group names, case names or their prefixes)? */
+static int wanted(const bench *B, const char *name, uint32_t group) {
+  if (!B->cases) return 1;
+  for (const char *p = B->cases; *p;) {
+    size_t n = strcspn(p, ",");
+    uint32_t g = case_group(p, n);
+    if (g ? (g & group) != 0 : n && strncmp(name, p, n) == 0) return 1;
+    p += n;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
+
+/* Every item of a --cases list is a group or names some case. */
+static int cases_valid(const char *text) {
+  static const char *const names[] = {
+      "dispatch_resident_1k", "dispatch_bytes_1k", "roundtrip_1k", "sequence_1k_x100",
+      "graph_1k_x1000", "saxpy_bw_", "copy_bw_", "host_dispatch_", "saxpy_roundtrip_",
+      "resident_upload_", "resident_download_", "codegen_10k", "compile_cold",
+      "compile_warm_hit", "compile_disk_hit"};
+  if (!*text) return 0;
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, ",");
+    int ok = n && case_group(p, n);
+    for (size_t k = 0; n && !ok && k < sizeof names / sizeof names[0]; k++) {
+      size_t l = strlen(names[k]);
+      ok = strncmp(names[k], p, n < l ? n : l) == 0;
+    }
+    if (!ok) return 0;
+    p += n;
+    if (*p == ',') p++;
+  }
+  return 1;
+}
+
+/* "1g", "256m", "4k": the size suffix of a transfer case's name. */
+static void size_label(char *out, size_t cap, uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    snprintf(out, cap, "%llug", (unsigned long long)(bytes >> 30));
+  else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+    snprintf(out, cap, "%llum", (unsigned long long)(bytes >> 20));
+  else
+    snprintf(out, cap, "%lluk", (unsigned long long)(bytes >> 10));
+}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -93,6 +158,37 @@ static vyre_status build_copy(void **bytes, size_t *size, vyre_error *err) {
   uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
   uint32_t g = vyre_b_gid(b, 0);
   vyre_b_store(b, Y, g, vyre_b_load(b, X, g));
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}
+
+/* partial[g] = sum of x[k * G + g] over k, for G = 2^20 invocations:
+ * reads every element of a host input of any size (enough loads in
+ * flight that the kernel takes well under a millisecond for 1 GiB),
+ * returns 4 MiB. */
+#define SUM_LANES (1u << 20)
+static vyre_status build_sum(void **bytes, size_t *size, vyre_error *err) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t P = vyre_b_buffer(b, "partial", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_F32,
+                             SUM_LANES, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  uint32_t acc = vyre_b_local(b, VYRE_T_F32);
+  vyre_b_let(b, acc, vyre_b_f32(b, 0.0f));
+  uint32_t steps = vyre_b_bin(b, VYRE_OP_DIV,
+                              vyre_b_bin(b, VYRE_OP_ADD, vyre_b_buflen(b, X),
+                                         vyre_b_u32(b, SUM_LANES - 1)),
+                              vyre_b_u32(b, SUM_LANES));
+  uint32_t k = vyre_b_local(b, VYRE_T_U32);
+  vyre_b_loop(b, k, vyre_b_u32(b, 0), steps);
+  uint32_t at = vyre_b_bin(b, VYRE_OP_ADD,
+                           vyre_b_bin(b, VYRE_OP_MUL, vyre_b_get(b, k), vyre_b_u32(b, SUM_LANES)),
+                           vyre_b_gid(b, 0));
+  vyre_b_assign(b, acc, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_get(b, acc), vyre_b_load(b, X, at)));
+  vyre_b_end(b);
+  vyre_b_store(b, P, g, vyre_b_get(b, acc));
   vyre_status st = vyre_builder_finish(b, bytes, size, err);
   vyre_builder_free(b);
   return st;
@@ -497,20 +593,126 @@ static vyre_status case_dispatch_bytes(bench *B, const void *bytes, size_t size,
   return st;
 }
 
-static int parse_cases(const char *text, uint32_t *out) {
-  *out = 0;
-  const char *p = text;
-  while (*p) {
-    size_t n = strcspn(p, ",");
-    if (n == 7 && strncmp(p, "latency", 7) == 0) *out |= CASES_LATENCY;
-    else if (n == 9 && strncmp(p, "bandwidth", 9) == 0) *out |= CASES_BANDWIDTH;
-    else if (n == 7 && strncmp(p, "compile", 7) == 0) *out |= CASES_COMPILE;
-    else if (n == 3 && strncmp(p, "all", 3) == 0) *out |= CASES_LATENCY | CASES_BANDWIDTH | CASES_COMPILE;
-    else return -1;
-    p += n;
-    if (*p == ',') p++;
+/* Median host wall of `iters` runs (after one warm-up) of one transfer
+ * case; fn returns VYRE_OK or fails with B->err. */
+typedef vyre_status (*xfer_fn)(bench *B, void *state);
+static vyre_status time_xfer(bench *B, const char *name, double bytes, const char *note,
+                             uint32_t iters, xfer_fn fn, void *state) {
+  double v[16];
+  if (iters > 16) iters = 16;
+  vyre_status st = fn(B, state);
+  for (uint32_t i = 0; !st && i < iters; i++) {
+    uint64_t t0 = now_ns();
+    st = fn(B, state);
+    v[i] = (double)(now_ns() - t0) / 1e3;
   }
-  return *out ? 0 : -1;
+  if (!st) report(B, name, median(v, iters), bytes, note);
+  return st;
+}
+
+typedef struct xfer_state {
+  vyre_pipeline pipe;
+  vyre_input in[3];
+  vyre_output_slot slot;
+  vyre_resident h;
+  void *host;
+  uint64_t bytes;
+} xfer_state;
+
+static vyre_status run_host_dispatch(bench *B, void *state) {
+  xfer_state *x = state;
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(x->pipe);
+  x->slot.size = 0;
+  return B->b->vt->dispatch_into(B->b, &ref, x->in, 1, NULL, &x->slot, 1, NULL, &B->err);
+}
+
+static vyre_status run_saxpy_roundtrip(bench *B, void *state) {
+  xfer_state *x = state;
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(x->pipe);
+  x->slot.size = 0;
+  return B->b->vt->dispatch_into(B->b, &ref, x->in, 3, NULL, &x->slot, 1, NULL, &B->err);
+}
+
+static vyre_status run_resident_up(bench *B, void *state) {
+  xfer_state *x = state;
+  return B->b->vt->resident_upload(B->b, x->h, x->host, x->bytes, &B->err);
+}
+
+static vyre_status run_resident_down(bench *B, void *state) {
+  xfer_state *x = state;
+  return B->b->vt->resident_download(B->b, x->h, x->host, x->bytes, &B->err);
+}
+
+/* End-to-end host transfers, host wall: host_dispatch_S (sum over an
+ * S-byte f32 host input: S up, 4 MiB down), saxpy_roundtrip_S/4 (x and
+ * y of S/4 bytes up, y down), resident_upload_S and resident_download_S. */
+static vyre_status case_transfers(bench *B, vyre_pipeline psum, vyre_pipeline psaxpy,
+                                  uint64_t bytes, uint32_t iters) {
+  char sz[16], name[64], names[4][64];
+  uint64_t quarter = bytes / 4;
+  size_label(sz, sizeof sz, bytes);
+  snprintf(names[0], sizeof names[0], "host_dispatch_%s", sz);
+  snprintf(names[1], sizeof names[1], "resident_upload_%s", sz);
+  snprintf(names[2], sizeof names[2], "resident_download_%s", sz);
+  size_label(sz, sizeof sz, quarter);
+  snprintf(names[3], sizeof names[3], "saxpy_roundtrip_%s", sz);
+  int any = 0;
+  for (int k = 0; k < 4; k++) any |= wanted(B, names[k], CASES_TRANSFER);
+  if (!any) return VYRE_OK; /* nothing to allocate S bytes for */
+  float a = 2.0f;
+  float *x = random_floats(bytes / 4, 11);
+  float *y = quarter ? random_floats(quarter / 4, 12) : NULL;
+  float *part = malloc(SUM_LANES * sizeof(float));
+  float *yo = malloc(quarter ? quarter : 1);
+  vyre_status st = VYRE_OK;
+  if (!x || !y || !part || !yo)
+    st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0,
+                        "bench: out of host memory for the %llu-byte transfer cases. Fix: pass "
+                        "a smaller --xfer-mib",
+                        (unsigned long long)bytes);
+  xfer_state s;
+  memset(&s, 0, sizeof s);
+  size_label(sz, sizeof sz, bytes);
+  snprintf(name, sizeof name, "host_dispatch_%s", sz);
+  if (!st && wanted(B, name, CASES_TRANSFER)) {
+    s.pipe = psum;
+    s.in[0] = (vyre_input){x, bytes};
+    s.slot = (vyre_output_slot){part, SUM_LANES * sizeof(float), 0};
+    st = time_xfer(B, name, (double)bytes, "dispatch_into: input up, sum, host wall", iters,
+                   run_host_dispatch, &s);
+  }
+  size_label(sz, sizeof sz, quarter);
+  snprintf(name, sizeof name, "saxpy_roundtrip_%s", sz);
+  if (!st && quarter && wanted(B, name, CASES_TRANSFER)) {
+    s.pipe = psaxpy;
+    s.in[0] = (vyre_input){&a, 4};
+    s.in[1] = (vyre_input){x, quarter};
+    s.in[2] = (vyre_input){y, quarter};
+    s.slot = (vyre_output_slot){yo, quarter, 0};
+    st = time_xfer(B, name, 3.0 * (double)quarter, "x, y up, y down, host wall", iters,
+                   run_saxpy_roundtrip, &s);
+  }
+  size_label(sz, sizeof sz, bytes);
+  snprintf(name, sizeof name, "resident_upload_%s", sz);
+  char name2[64];
+  snprintf(name2, sizeof name2, "resident_download_%s", sz);
+  if (!st && (wanted(B, name, CASES_TRANSFER) || wanted(B, name2, CASES_TRANSFER))) {
+    s.host = x;
+    s.bytes = bytes;
+    st = B->b->vt->resident_alloc(B->b, bytes, &s.h, &B->err);
+    if (!st && wanted(B, name, CASES_TRANSFER))
+      st = time_xfer(B, name, (double)bytes, "pageable host -> device, host wall", iters,
+                     run_resident_up, &s);
+    if (!st && wanted(B, name2, CASES_TRANSFER))
+      st = time_xfer(B, name2, (double)bytes, "device -> pageable host, host wall", iters,
+                     run_resident_down, &s);
+    if (s.h) B->b->vt->resident_free(B->b, s.h, NULL);
+  }
+  free(x);
+  free(y);
+  free(part);
+  free(yo);
+  return st;
 }
 
 static int parse_sizes(const char *text, bench_args *a) {
@@ -547,9 +749,15 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--iters", &val)) != 0) {
       if (m < 0 || cli_parse_u32(val, 10, 1000000, &a.iters))
         return cli_usage(self, "--iters takes 10..1000000");
+    } else if ((m = cli_opt_value(self, argc, argv, &i, "--xfer-mib", &val)) != 0) {
+      if (m < 0 || cli_parse_u32(val, 0, 16384, &a.xfer_mib))
+        return cli_usage(self, "--xfer-mib takes 0..16384 (0: no transfer cases)");
+      a.xfer_mib_set = 1;
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--cases", &val)) != 0) {
-      if (m < 0 || parse_cases(val, &a.cases))
-        return cli_usage(self, "--cases takes latency, bandwidth, compile or all, comma-separated");
+      if (m < 0 || !cases_valid(val))
+        return cli_usage(self, "--cases takes groups (latency, bandwidth, transfer, compile, all) "
+                               "or case names or prefixes, comma-separated");
+      a.cases = val;
     } else if (cli_opt_flag(argv, i, "--json")) {
       a.json = 1;
       i++;
@@ -558,16 +766,16 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     }
   }
 
-  if (!a.cases) a.cases = CASES_LATENCY | CASES_BANDWIDTH | CASES_COMPILE;
   bench B;
   memset(&B, 0, sizeof B);
   B.cmd = self;
   B.json = a.json;
+  B.cases = a.cases;
   B.err.struct_size = sizeof B.err;
   vyre_host *host = NULL;
-  void *saxpy = NULL, *copy = NULL;
-  size_t saxpy_size = 0, copy_size = 0;
-  vyre_pipeline psaxpy = 0, pcopy = 0;
+  void *saxpy = NULL, *copy = NULL, *sum = NULL;
+  size_t saxpy_size = 0, copy_size = 0, sum_size = 0;
+  vyre_pipeline psaxpy = 0, pcopy = 0, psum = 0;
   int rc = CLI_FAIL;
   if (cli_open_host(&host, &B.err) != VYRE_OK) {
     rc = cli_fail(self, "%s", B.err.message);
@@ -610,9 +818,12 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
   }
   uint32_t lat_iters = a.iters ? a.iters : (B.cpu ? 100 : 2000);
   uint32_t bw_iters = B.cpu ? 5 : 30;
+  if (!a.xfer_mib_set) a.xfer_mib = B.cpu ? 0 : 1024;
   if (build_saxpy(&saxpy, &saxpy_size, &B.err) || build_copy(&copy, &copy_size, &B.err) ||
+      build_sum(&sum, &sum_size, &B.err) ||
       B.b->vt->pipeline_create(B.b, saxpy, saxpy_size, NULL, &psaxpy, &B.err) ||
-      B.b->vt->pipeline_create(B.b, copy, copy_size, NULL, &pcopy, &B.err)) {
+      B.b->vt->pipeline_create(B.b, copy, copy_size, NULL, &pcopy, &B.err) ||
+      B.b->vt->pipeline_create(B.b, sum, sum_size, NULL, &psum, &B.err)) {
     rc = cli_fail(self, "preparing the benchmark programs: %s", B.err.message);
     goto done;
   }
@@ -620,22 +831,30 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
            prof.compute_units);
   vyre_status st = VYRE_OK;
-  if (a.cases & CASES_LATENCY) {
+  if (wanted(&B, "dispatch_resident_1k", CASES_LATENCY))
     st = case_dispatch_resident(&B, psaxpy, lat_iters);
-    if (!st) st = case_dispatch_bytes(&B, saxpy, saxpy_size, lat_iters);
-    if (!st) st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
-    if (!st) st = case_sequence(&B, psaxpy, B.cpu ? 3 : 30);
+  if (!st && wanted(&B, "dispatch_bytes_1k", CASES_LATENCY))
+    st = case_dispatch_bytes(&B, saxpy, saxpy_size, lat_iters);
+  if (!st && wanted(&B, "roundtrip_1k", CASES_LATENCY))
+    st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
+  if (!st && (wanted(&B, "sequence_1k_x100", CASES_LATENCY) ||
+              wanted(&B, "graph_1k_x1000", CASES_LATENCY)))
+    st = case_sequence(&B, psaxpy, B.cpu ? 3 : 30);
+  for (uint32_t k = 0; !st && k < a.size_count; k++) {
+    if (wanted(&B, "saxpy_bw", CASES_BANDWIDTH))
+      st = case_bandwidth(&B, psaxpy, "saxpy_bw", a.sizes[k], 12.0, 1, bw_iters);
+    if (!st && wanted(&B, "copy_bw", CASES_BANDWIDTH))
+      st = case_bandwidth(&B, pcopy, "copy_bw", a.sizes[k], 8.0, 0, bw_iters);
   }
-  for (uint32_t k = 0; !st && (a.cases & CASES_BANDWIDTH) && k < a.size_count; k++) {
-    st = case_bandwidth(&B, psaxpy, "saxpy_bw", a.sizes[k], 12.0, 1, bw_iters);
-    if (!st) st = case_bandwidth(&B, pcopy, "copy_bw", a.sizes[k], 8.0, 0, bw_iters);
-  }
-  if (!st && (a.cases & CASES_COMPILE)) {
-    st = case_codegen(&B, &prof);
-    /* Last: it sets VYRE_CACHE_DIR and VYRE_CUDA_DISK_CACHE for the
-     * instances it makes. */
-    if (!st) st = case_compile(&B, host, a.device, B.cpu ? 10 : 30, a.iters ? a.iters : 1000);
-  }
+  if (!st && a.xfer_mib)
+    st = case_transfers(&B, psum, psaxpy, (uint64_t)a.xfer_mib << 20, B.cpu ? 3 : 7);
+  if (!st && wanted(&B, "codegen_10k", CASES_COMPILE)) st = case_codegen(&B, &prof);
+  /* Last: it sets VYRE_CACHE_DIR and VYRE_CUDA_DISK_CACHE for the
+   * instances it makes. */
+  if (!st && (wanted(&B, "compile_cold", CASES_COMPILE) ||
+              wanted(&B, "compile_warm_hit", CASES_COMPILE) ||
+              wanted(&B, "compile_disk_hit", CASES_COMPILE)))
+    st = case_compile(&B, host, a.device, B.cpu ? 10 : 30, a.iters ? a.iters : 1000);
   if (st) {
     rc = cli_fail(self, "%s", B.err.message);
     goto done;
@@ -645,18 +864,21 @@ done:
   if (B.b) {
     if (psaxpy) B.b->vt->pipeline_release(B.b, psaxpy, NULL);
     if (pcopy) B.b->vt->pipeline_release(B.b, pcopy, NULL);
+    if (psum) B.b->vt->pipeline_release(B.b, psum, NULL);
     B.b->vt->destroy(B.b);
   }
   vyre_host_close(host);
   free(saxpy);
   free(copy);
+  free(sum);
   return rc;
 }
 
 const cli_command cli_cmd_bench = {
     "bench",
-    "bench [--backend ID] [--device N] [--cases LIST] [--sizes N,N,...] [--iters N] [--json]",
-    "measure dispatch latency, memory bandwidth and compile latency of a backend",
+    "bench [--backend ID] [--device N] [--cases LIST] [--sizes N,N,...] [--iters N] "
+    "[--xfer-mib N] [--json]",
+    "measure dispatch latency, memory bandwidth, host transfers and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
     "latency:\n"
     "  dispatch_resident_1k  y = a*x + y on 1024 resident floats through a\n"
@@ -669,6 +891,14 @@ const cli_command cli_cmd_bench = {
     "bandwidth:\n"
     "  saxpy_bw_N            y = a*x + y on N floats: device time, GB/s at 12 bytes/elem\n"
     "  copy_bw_N             y = x on N floats: device time, GB/s at 8 bytes/elem\n"
+    "transfer:\n"
+    "  host_dispatch_S       a host input of S bytes (--xfer-mib) summed by a kernel\n"
+    "                        (dispatch_into, 4 MiB back): end to end host wall,\n"
+    "                        GB/s of the input\n"
+    "  saxpy_roundtrip_S/4   y = a*x + y with x and y of S/4 bytes up and y down\n"
+    "                        (dispatch_into): host wall, GB/s of the 3 x S/4 bytes\n"
+    "  resident_upload_S     one resident_upload of S bytes from pageable memory\n"
+    "  resident_download_S   one resident_download of S bytes to pageable memory\n"
     "compile (pipeline_create, program bytes -> loaded kernel, host wall median):\n"
     "  codegen_10k           IR -> PTX of a 10,000-instruction program (code generator\n"
     "                        alone, no driver)\n"
@@ -676,15 +906,19 @@ const cli_command cli_cmd_bench = {
     "  compile_warm_hit      the same bytes again (in-memory cache)\n"
     "  compile_disk_hit      a new program compiled by one instance, then made by a\n"
     "                        second one that has not seen it (cubin from disk)\n"
-    "Bandwidth cases alternate two buffer sets so runs do not hit in L2.  The\n"
+    "Bandwidth cases alternate two buffer sets so runs do not hit in L2.  Transfer\n"
+    "cases report the median of 7 runs after a warm-up (3 on a CPU backend).  The\n"
     "compile cases use a private cache directory under /tmp, removed afterwards.\n\n"
     "options:\n"
     "  --backend ID   backend to measure (default: the best)\n"
-    "  --cases LIST   latency, bandwidth, compile or all, comma-separated (default all)\n"
+    "  --cases LIST   run only these: groups (latency, bandwidth, transfer, compile,\n"
+    "                 all) or case names or their prefixes, comma-separated\n"
     "  --sizes LIST   element counts for the bandwidth cases (default 2^20,2^24,2^28\n"
     "                 on a GPU, 2^20 on a CPU backend)\n"
     "  --iters N      latency samples and compile_warm_hit samples (default 2000\n"
     "                 on a GPU, 100 on a CPU; compile_warm_hit 1000)\n"
+    "  --xfer-mib N   size S of the transfer cases in MiB (default 1024 on a GPU;\n"
+    "                 on a CPU backend none unless given; 0: none)\n"
     "  --json         one JSON object per case, as bench/peers.py prints\n",
     run_bench,
     NULL,

@@ -16,14 +16,14 @@ struct vc_job {
   CUstream stream;
   CUevent done, t0, t1;
   vc_block dev[VYRE_MAX_BUFFERS];   /* by buffer index */
-  vc_block stage[VYRE_MAX_BUFFERS]; /* pinned staging, by buffer index */
+  vc_block stage[VYRE_MAX_BUFFERS]; /* pinned staging, by buffer index (small buffers) */
   uint64_t t_entry, t_enqueued;
   int enqueued; /* work was put on the stream */
 };
 
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
                         vc_mempool *hostpool, vc_streampool *streams, vc_launcher *lx,
-                        vc_pipelines *pipelines, vc_deferred *deferred) {
+                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging) {
   d->cx = cx;
   d->devpool = devpool;
   d->hostpool = hostpool;
@@ -31,6 +31,13 @@ void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
   d->lx = lx;
   d->pipelines = pipelines;
   d->deferred = deferred;
+  d->staging = staging;
+}
+
+/* Buffers larger than one staging chunk travel through the ring;
+ * smaller ones through a pinned pool block each (the latency path). */
+static int through_ring(const vc_dispatcher *d, uint64_t bytes) {
+  return bytes > vc_staging_threshold(d->staging);
 }
 
 /* Return everything a job holds.  Its stream must be idle. */
@@ -167,6 +174,8 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
   const vyre_program *prog = L->k->program;
   const char *kernel = L->k->info.entry;
   CUresult r;
+  vc_segment big[VYRE_MAX_BUFFERS];
+  uint32_t nbig = 0;
   vyre_status st = vc_stream_acquire(d->streams, &j->stream, err);
   if (st != VYRE_OK) return st;
   st = vc_event_acquire(d->streams, 0, &j->done, err);
@@ -191,7 +200,13 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
     if (st != VYRE_OK) return st;
     CUdeviceptr dev = (CUdeviceptr)j->dev[i].ptr;
     L->ptrs[bi->kernel_index] = dev;
-    if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) {
+    if ((bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) && through_ring(d, bytes)) {
+      /* Uploaded below, all large inputs in one pass over the ring. */
+      big[nbig].dev = dev;
+      big[nbig].host = (void *)inputs[bi->input_index].data;
+      big[nbig].size = bytes;
+      nbig++;
+    } else if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) {
       st = vc_mempool_acquire(d->hostpool, bytes, &j->stage[i], err);
       if (st != VYRE_OK) return st;
       void *stage = (void *)(uintptr_t)j->stage[i].ptr;
@@ -204,11 +219,20 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
       r = VC_CU(cx, cuMemsetD8Async, (dev, 0, (size_t)bytes, j->stream));
       if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemsetD8Async", kernel, NULL);
       j->enqueued = 1;
-      if (L->geo.out_size[i]) {
+      if (L->geo.out_size[i] && !through_ring(d, L->geo.out_size[i])) {
         st = vc_mempool_acquire(d->hostpool, L->geo.out_size[i], &j->stage[i], err);
         if (st != VYRE_OK) return st;
       }
     }
+  }
+  if (nbig) {
+    /* Enqueued as chunks fill; on failure the stream is already idle. */
+    st = vc_staging_upload(d->staging, j->stream, big, nbig, err);
+    if (st != VYRE_OK) {
+      vyre_error_prefix(err, "dispatch of %s: uploading %u input(s)", kernel, nbig);
+      return st;
+    }
+    j->enqueued = 1;
   }
   st = vc_launch_stage_params(d->lx, L, err);
   if (st != VYRE_OK) return st;
@@ -228,6 +252,8 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
   for (uint32_t i = 0; i < prog->buffer_count; i++) {
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (!bi->is_output || !L->geo.out_size[i]) continue;
+    /* Large outputs are read back by finish, through the ring. */
+    if (through_ring(d, L->geo.out_size[i])) continue;
     /* Only the declared output range travels back. */
     r = VC_CU(cx, cuMemcpyDtoHAsync, ((void *)(uintptr_t)j->stage[i].ptr,
                                      (CUdeviceptr)(j->dev[i].ptr + L->geo.out_offset[i]),
@@ -249,6 +275,40 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
 vyre_status vc_job_enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err) {
   vyre_status st = enqueue(j, inputs, timed, err);
   if (st == VYRE_OK) j->t_enqueued = vc_now_ns();
+  return st;
+}
+
+/* Copy a finished job's outputs to their destinations (the items of o,
+ * or the caller's slots): small ones from their pinned blocks, large
+ * ones from the device through the staging ring.  The job's stream is
+ * idle afterwards, also on failure. */
+static vyre_status read_outputs(vc_job *j, vyre_outputs *o, vyre_output_slot *slots,
+                                vyre_error *err) {
+  vc_dispatcher *d = j->d;
+  const vyre_program *prog = j->L.k->program;
+  vc_segment big[VYRE_MAX_BUFFERS];
+  uint32_t nbig = 0;
+  for (uint32_t i = 0; i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    if (!bi->is_output) continue;
+    uint64_t n = j->L.geo.out_size[i];
+    void *dst = o ? o->items[bi->output_index].data : slots[bi->output_index].data;
+    if (slots) slots[bi->output_index].size = n;
+    if (!n) continue;
+    if (through_ring(d, n)) {
+      big[nbig].dev = (CUdeviceptr)(j->dev[i].ptr + j->L.geo.out_offset[i]);
+      big[nbig].host = dst;
+      big[nbig].size = n;
+      nbig++;
+    } else {
+      memcpy(dst, (const void *)(uintptr_t)j->stage[i].ptr, (size_t)n);
+    }
+  }
+  if (!nbig) return VYRE_OK;
+  vyre_status st = vc_staging_download(d->staging, j->stream, big, nbig, err);
+  if (st != VYRE_OK)
+    vyre_error_prefix(err, "dispatch of %s: reading back %u output(s)", j->L.k->info.entry,
+                      nbig);
   return st;
 }
 
@@ -301,20 +361,14 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
         uint64_t n = j->L.geo.out_size[i];
         o->items[bi->output_index].data = data;
         o->items[bi->output_index].size = n;
-        if (n) memcpy(data, (const void *)(uintptr_t)j->stage[i].ptr, (size_t)n);
         data += (n + 15u) & ~(uint64_t)15u;
       }
-      *out = o;
+      st = read_outputs(j, o, NULL, err);
+      if (st == VYRE_OK) *out = o;
+      else free(mem);
     }
   } else if (st == VYRE_OK && slots) {
-    for (uint32_t i = 0; i < prog->buffer_count; i++) {
-      const vyre_buffer_info *bi = &prog->buffers[i];
-      if (!bi->is_output) continue;
-      uint64_t n = j->L.geo.out_size[i];
-      vyre_output_slot *s = &slots[bi->output_index];
-      if (n) memcpy(s->data, (const void *)(uintptr_t)j->stage[i].ptr, (size_t)n);
-      s->size = n;
-    }
+    st = read_outputs(j, NULL, slots, err);
   }
   if (st == VYRE_OK && timing) {
     vyre_timing t;

@@ -10,6 +10,7 @@
 #include "launch.h"
 #include "pipeline.h"
 #include "pools.h"
+#include "staging.h"
 
 /* The host dispatch module's state: what its jobs use (fields private to
  * dispatch.c). */
@@ -20,6 +21,7 @@ typedef struct vc_dispatcher {
   vc_launcher *lx;
   vc_pipelines *pipelines;
   vc_deferred *deferred;
+  vc_staging *staging;
 } vc_dispatcher;
 
 /* A host dispatch in flight (sync dispatch, dispatch_into, async): opaque. */
@@ -27,7 +29,7 @@ typedef struct vc_job vc_job;
 
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
                         vc_mempool *hostpool, vc_streampool *streams, vc_launcher *lx,
-                        vc_pipelines *pipelines, vc_deferred *deferred);
+                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging);
 
 /* vtable->dispatch and ->dispatch_into (vyre.h).  Thread-safe. */
 vyre_status vc_dispatch(vc_dispatcher *d, const vyre_program_ref *program,
@@ -50,11 +52,15 @@ vyre_status vc_dispatch_into(vc_dispatcher *d, const vyre_program_ref *program,
  * *out owns the plan; on failure nothing is held.  The rest run with the
  * context current.
  * enqueue: put the whole dispatch on a stream (inputs are copied into
- * pinned staging before it returns), after the host stream's work and
+ * pinned memory before it returns: a pool block each, or the staging
+ * ring's chunks for an input larger than one chunk), after the host
+ * stream's work and
  * before its later work when one was chained; on failure vc_job_abort
  * the job.
  * finish: wait, check traps, produce outputs (a new vyre_outputs in *out,
- * or the caller's slots) and timing; the job is freed or deferred.
+ * or the caller's slots; an output larger than one chunk is read back
+ * now, through the staging ring, straight into its destination) and
+ * timing; the job is freed or deferred.
  * poll: is the work done? (a failed query other than sticky counts as
  * done: finish reports what happened).
  * abort: make the stream idle as far as possible, then free.

@@ -6,7 +6,8 @@ plugin_LTLIBRARIES += plugin/runtime/libvyre-cuda.la
 plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/util.h plugin/runtime/metrics.c plugin/runtime/metrics.h \
 	plugin/runtime/driver.c plugin/runtime/driver.h plugin/runtime/context.c plugin/runtime/context.h \
-	plugin/runtime/pools.c plugin/runtime/pools.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
+	plugin/runtime/pools.c plugin/runtime/pools.h \
+	plugin/runtime/staging.c plugin/runtime/staging.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
 	plugin/runtime/resident.c plugin/runtime/resident.h plugin/runtime/interop.c plugin/runtime/interop.h \
 	plugin/runtime/hoststream.c plugin/runtime/hoststream.h \
 	plugin/runtime/diskcache.c plugin/runtime/diskcache.h plugin/runtime/jit.c plugin/runtime/jit.h \
@@ -22,5 +23,12 @@ plugin_runtime_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -s
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
 plugin_runtime_libvyre_cuda_la_LIBADD = plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la -ldl -lpthread
+
+# The floors large host transfers are measured against (run by hand on a
+# GPU machine: bench/xfer_probe [MiB]); docs/cuda-runtime.md has figures.
+noinst_PROGRAMS += bench/xfer_probe
+bench_xfer_probe_SOURCES = bench/xfer_probe.c
+bench_xfer_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+bench_xfer_probe_LDADD = -ldl -lpthread
 endif
 EXTRA_DIST += docs/cuda-runtime.md

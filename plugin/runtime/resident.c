@@ -1,4 +1,4 @@
-/* resident.c -- resident buffers: handles, the 90% budget, zero-fill, imported device memory, and pipelined pinned-staged transfers. */
+/* resident.c -- resident buffers: handles, the 90% budget, zero-fill, imported device memory, and their staged transfers (small: a pinned pool block; large: the staging ring). */
 #include "resident.h"
 
 #include <stdlib.h>
@@ -17,7 +17,7 @@ typedef struct vc_resident {
 
 void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
                       vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
-                      uint64_t staging_chunk) {
+                      vc_staging *staging) {
   memset(r, 0, sizeof *r);
   vyre_handles_init(&r->table, VYRE_HANDLE_RESIDENT);
   pthread_mutex_init(&r->lock, NULL);
@@ -26,7 +26,7 @@ void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferre
   r->devpool = devpool;
   r->hostpool = hostpool;
   r->streams = streams;
-  r->staging_chunk = staging_chunk;
+  r->staging = staging;
 }
 
 void vc_resident_on_free(vc_resident_store *r, vc_resident_freed_fn fn, void *user) {
@@ -75,164 +75,77 @@ vyre_status vc_resident_lookup(vc_resident_store *r, vyre_resident h, const char
 /* ------------------------------------------------------------------ */
 /* Transfers                                                           */
 /* ------------------------------------------------------------------ */
-typedef struct piece {
-  void *host;
-  uint64_t off; /* in its staging buffer */
-  uint64_t len;
-} piece;
-
-typedef struct stager {
-  vc_context *cx;
-  CUstream stream;
-  int up;
-  vc_block buf[2];
-  CUevent ev[2];
-  uint64_t fill[2];         /* bytes used in buf[k] by the batch being built */
-  uint32_t first[2], end[2]; /* pieces [first, end) waiting in buf[k] (downloads) */
-  int busy[2];               /* an event was recorded after buf[k]'s copies */
-  piece *pieces;
-  uint32_t npieces;
-  int enqueued;
-} stager;
-
-/* Wait until buffer k's copies are done and, for downloads, copy its
- * pieces out to the host. */
-static vyre_status drain(stager *s, int k, vyre_error *err) {
-  if (s->busy[k]) {
-    CUresult r = VC_CU(s->cx, cuEventSynchronize, (s->ev[k]));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventSynchronize", NULL, NULL);
-    s->busy[k] = 0;
-  }
-  if (!s->up) {
-    uint8_t *base = (uint8_t *)(uintptr_t)s->buf[k].ptr;
-    for (uint32_t i = s->first[k]; i < s->end[k]; i++)
-      memcpy(s->pieces[i].host, base + s->pieces[i].off, s->pieces[i].len);
-  }
-  s->first[k] = s->end[k] = s->npieces;
-  s->fill[k] = 0;
-  return VYRE_OK;
-}
-
-/* Close buffer k's batch: record its event so the buffer can be reused
- * once the copies in it are done. */
-static vyre_status seal(stager *s, int k, vyre_error *err) {
-  if (!s->fill[k] || !s->ev[k]) return VYRE_OK;
-  CUresult r = VC_CU(s->cx, cuEventRecord, (s->ev[k], s->stream));
-  if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventRecord", NULL, NULL);
-  s->busy[k] = 1;
-  return VYRE_OK;
-}
-
 vyre_status vc_transfer(vc_resident_store *rs, CUstream stream, const vc_segment *segs,
                         uint32_t count, int to_device, vyre_error *err) {
   vc_context *cx = rs->cx;
-  uint64_t total = 0, npieces = 0;
-  uint64_t chunk = rs->staging_chunk ? rs->staging_chunk : (8u << 20);
-  for (uint32_t i = 0; i < count; i++) {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < count; i++)
     if (!vc_add_u64(total, segs[i].size, &total))
       return vyre_error_set(err, VYRE_LIMIT, 0,
                             "transfer: total size overflows 64 bits. Fix: split the transfer");
-    npieces += segs[i].size / chunk + 2;
-  }
   if (total == 0) return VYRE_OK;
-  uint64_t cs = total < chunk ? total : chunk;
-  int nbuf = total > cs ? 2 : 1;
-
-  stager s;
-  memset(&s, 0, sizeof s);
-  s.cx = cx;
-  s.stream = stream;
-  s.up = to_device;
-  vyre_status st = VYRE_OK;
   CUresult r;
-  if (npieces > UINT32_MAX / 2 || !(s.pieces = malloc((size_t)npieces * sizeof *s.pieces))) {
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                          "transfer: no host memory for %llu staging records. Fix: transfer "
-                          "fewer ranges at once",
-                          (unsigned long long)npieces);
-  }
-  for (int k = 0; k < nbuf; k++) {
-    st = vc_mempool_acquire(rs->hostpool, cs, &s.buf[k], err);
-    if (st != VYRE_OK) goto fail_buffers;
-    if (nbuf == 2) {
-      st = vc_event_acquire(rs->streams, 0, &s.ev[k], err);
-      if (st != VYRE_OK) goto fail_buffers;
-    }
+  if (total > vc_staging_threshold(rs->staging)) {
+    /* Pipelined through the ring; a download returns with the bytes in
+     * host memory, an upload once they are read: wait for the device. */
+    vyre_status st = to_device ? vc_staging_upload(rs->staging, stream, segs, count, err)
+                               : vc_staging_download(rs->staging, stream, segs, count, err);
+    if (st != VYRE_OK || !to_device) return st;
+    r = VC_CU(cx, cuStreamSynchronize, (stream));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuStreamSynchronize", NULL, NULL);
+    return VYRE_OK;
   }
 
-  int k = 0;
+  /* At most one chunk: one pinned block, one synchronisation. */
+  vc_block blk = {0, 0};
+  vyre_status st = vc_mempool_acquire(rs->hostpool, total, &blk, err);
+  if (st != VYRE_OK) return st;
+  uint8_t *stage = (uint8_t *)(uintptr_t)blk.ptr;
+  int enqueued = 0;
+  uint64_t off = 0;
   for (uint32_t i = 0; i < count; i++) {
-    uint64_t done = 0;
-    while (done < segs[i].size) {
-      if (s.fill[k] == cs) {
-        /* Buffer k is full: seal it, move to the other one, and make sure
-         * the other one's previous batch has finished. */
-        st = seal(&s, k, err);
-        if (st != VYRE_OK) goto fail_enqueued;
-        k = (k + 1) % nbuf;
-        st = drain(&s, k, err);
-        if (st != VYRE_OK) goto fail_enqueued;
+    if (!segs[i].size) continue;
+    if (to_device) {
+      memcpy(stage + off, segs[i].host, (size_t)segs[i].size);
+      r = VC_CU(cx, cuMemcpyHtoDAsync, (segs[i].dev, stage + off, (size_t)segs[i].size, stream));
+      if (r != CUDA_SUCCESS) {
+        st = vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
+        goto fail;
       }
-      uint64_t len = segs[i].size - done;
-      if (len > cs - s.fill[k]) len = cs - s.fill[k];
-      uint8_t *stage = (uint8_t *)(uintptr_t)s.buf[k].ptr + s.fill[k];
-      uint8_t *host = (uint8_t *)segs[i].host + done;
-      CUdeviceptr dev = segs[i].dev + done;
-      if (to_device) {
-        memcpy(stage, host, (size_t)len);
-        r = VC_CU(cx, cuMemcpyHtoDAsync, (dev, stage, (size_t)len, stream));
-        if (r != CUDA_SUCCESS) {
-          st = vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
-          goto fail_enqueued;
-        }
-      } else {
-        r = VC_CU(cx, cuMemcpyDtoHAsync, (stage, dev, (size_t)len, stream));
-        if (r != CUDA_SUCCESS) {
-          st = vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
-          goto fail_enqueued;
-        }
-        if (s.first[k] == s.end[k]) s.first[k] = s.npieces;
-        s.pieces[s.npieces].host = host;
-        s.pieces[s.npieces].off = s.fill[k];
-        s.pieces[s.npieces].len = len;
-        s.npieces++;
-        s.end[k] = s.npieces;
+    } else {
+      r = VC_CU(cx, cuMemcpyDtoHAsync, (stage + off, segs[i].dev, (size_t)segs[i].size, stream));
+      if (r != CUDA_SUCCESS) {
+        st = vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
+        goto fail;
       }
-      s.enqueued = 1;
-      s.fill[k] += len;
-      done += len;
     }
+    enqueued = 1;
+    off += segs[i].size;
   }
-  /* One synchronisation for the whole transfer. */
   r = VC_CU(cx, cuStreamSynchronize, (stream));
   if (r != CUDA_SUCCESS) {
     st = vc_cu_fail(cx, err, r, "cuStreamSynchronize", NULL, NULL);
-    s.enqueued = 0;
-    goto fail_buffers;
+    enqueued = 0;
+    goto fail;
   }
-  s.busy[0] = s.busy[1] = 0;
   if (!to_device) {
-    /* Copy out in issue order: the older batch first. */
-    int older = nbuf == 2 && s.first[k ^ 1] < s.first[k] ? k ^ 1 : k;
-    drain(&s, older, err);
-    if (nbuf == 2) drain(&s, older ^ 1, err);
+    /* Copy out in issue order (overlapping destinations: the later wins). */
+    off = 0;
+    for (uint32_t i = 0; i < count; i++) {
+      if (segs[i].size) memcpy(segs[i].host, stage + off, (size_t)segs[i].size);
+      off += segs[i].size;
+    }
   }
-  goto done;
+  vc_mempool_release(rs->hostpool, &blk);
+  return VYRE_OK;
 
-fail_enqueued:
-  if (s.enqueued) {
-    /* The staging buffers go back to the pool: nothing may still read or
-     * write them. */
+fail:
+  if (enqueued) {
+    /* The block goes back to the pool: nothing may still read or write it. */
     CUresult sr = VC_CU(cx, cuStreamSynchronize, (stream));
     if (sr != CUDA_SUCCESS) vc_cu_note(cx, sr, "cuStreamSynchronize");
   }
-fail_buffers:
-done:
-  for (int j = 0; j < 2; j++) {
-    vc_event_release(rs->streams, 0, s.ev[j]);
-    vc_mempool_release(rs->hostpool, &s.buf[j]);
-  }
-  free(s.pieces);
+  vc_mempool_release(rs->hostpool, &blk);
   return st;
 }
 

@@ -1,4 +1,4 @@
-/* resident.h -- resident buffers (handles, the 90% budget, zero-fill, imported device memory) and pipelined pinned-staged transfers. */
+/* resident.h -- resident buffers (handles, the 90% budget, zero-fill, imported device memory) and their staged transfers. */
 #ifndef VYRE_PLUGIN_CUDA_RESIDENT_H
 #define VYRE_PLUGIN_CUDA_RESIDENT_H
 
@@ -9,6 +9,7 @@
 #include "deferred.h"
 #include "metrics.h"
 #include "pools.h"
+#include "staging.h"
 #include "vyre/vyre_support.h"
 
 /* Called when a live buffer is freed, after its handle is gone and before
@@ -23,8 +24,8 @@ typedef struct vc_resident_store {
   uint64_t count;
   uint64_t imported_bytes, imported_count; /* imported buffers: outside the budget */
   uint64_t budget_rejects;
-  uint64_t staging_chunk;
   vc_context *cx;
+  vc_staging *staging;
   vc_deferred *deferred;
   vc_mempool *devpool, *hostpool;
   vc_streampool *streams;
@@ -32,17 +33,11 @@ typedef struct vc_resident_store {
   void *on_free_user;
 } vc_resident_store;
 
-/* One host<->device copy of a transfer. */
-typedef struct vc_segment {
-  CUdeviceptr dev;
-  void *host;
-  uint64_t size;
-} vc_segment;
-
-/* `staging_chunk`: bytes per pinned staging buffer of a transfer. */
+/* Transfers of at most one chunk go through a pinned block of `hostpool`;
+ * larger ones through the staging ring. */
 void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
                       vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
-                      uint64_t staging_chunk);
+                      vc_staging *staging);
 /* Free every buffer (context current, unless lost) and the table. */
 void vc_resident_destroy(vc_resident_store *r);
 /* Subscribe to frees (one subscriber; create time only). */
@@ -56,8 +51,9 @@ void vc_resident_add_metrics(vc_resident_store *r, vc_metrics *m);
  * time, vyre.h). */
 vyre_status vc_resident_lookup(vc_resident_store *r, vyre_resident h, const char *what,
                                CUdeviceptr *ptr, uint64_t *size, vyre_error *err);
-/* Copy segments between host and device on `stream`, staged through
- * pinned chunks with double buffering, then synchronise the stream once.
+/* Copy segments between host and device on `stream`, staged through one
+ * pinned pool block (at most one chunk in all) or the staging ring's
+ * pipelined chunks, then synchronise the stream once.
  * to_device: 1 upload, 0 download.  Context current. */
 vyre_status vc_transfer(vc_resident_store *r, CUstream stream, const vc_segment *segs,
                         uint32_t count, int to_device, vyre_error *err);

@@ -499,6 +499,73 @@ START_TEST(test_elementwise_edges) {
 }
 END_TEST
 
+/* Large host transfers go through the staging ring in chunks (16 MiB by
+ * default): buffers of several chunks and an unaligned tail must arrive
+ * byte for byte, in dispatch, dispatch_into, async and resident copies. */
+START_TEST(test_staging_bytes) {
+  const uint32_t n = (5u << 20) + 333u; /* 20 MiB + 1332 bytes: 2 chunks */
+  const uint64_t bytes = (uint64_t)n * 4u;
+  vyre_builder *bb = vyre_builder_new(256, 1, 1);
+  uint32_t in = vyre_b_buffer(bb, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t out = vyre_b_buffer(bb, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
+  uint32_t g = vyre_b_gid(bb, 0);
+  vyre_b_store(bb, out, g, vyre_b_bin(bb, VYRE_OP_XOR, vyre_b_load(bb, in, g), g));
+  prog p = finish(bb, "xor with the index");
+  vyre_program_ref r = ref_of(&p);
+  uint32_t *x = malloc(bytes), *y = malloc(bytes);
+  ck_assert_msg(x && y, "host memory for 2 x 20 MiB");
+  for (uint32_t i = 0; i < n; i++) x[i] = rnd();
+  vyre_input inputs[1] = {{x, bytes}};
+  vyre_error err = VYRE_ERROR_INIT;
+  uint64_t transfers = metric(cuda, "staging.transfers");
+
+  vyre_outputs *o = NULL;
+  ck_assert_msg(cuda->vt->dispatch(cuda, &r, inputs, 1, NULL, &o, NULL, &err) == VYRE_OK,
+                "staged dispatch: %s", err.message);
+  ck_assert_uint_eq(o->items[0].size, bytes);
+  const uint32_t *w = o->items[0].data;
+  for (uint32_t i = 0; i < n; i++)
+    if (w[i] != (x[i] ^ i)) ck_abort_msg("dispatch: word %u is 0x%08x, expected 0x%08x", i, w[i], x[i] ^ i);
+  cuda->vt->outputs_free(cuda, o);
+
+  vyre_output_slot slot = {y, bytes, 0};
+  memset(y, 0, bytes);
+  ck_assert_int_eq(cuda->vt->dispatch_into(cuda, &r, inputs, 1, NULL, &slot, 1, NULL, &err),
+                   VYRE_OK);
+  for (uint32_t i = 0; i < n; i++)
+    if (y[i] != (x[i] ^ i)) ck_abort_msg("dispatch_into: word %u is 0x%08x", i, y[i]);
+
+  /* Async: the input may change as soon as dispatch_async returns. */
+  vyre_pending h = 0;
+  ck_assert_int_eq(cuda->vt->dispatch_async(cuda, &r, inputs, 1, NULL, &h, &err), VYRE_OK);
+  memcpy(y, x, bytes);
+  memset(x, 0x5A, bytes);
+  ck_assert_int_eq(cuda->vt->pending_wait(cuda, h, &o, NULL, &err), VYRE_OK);
+  w = o->items[0].data;
+  for (uint32_t i = 0; i < n; i++)
+    if (w[i] != (y[i] ^ i)) ck_abort_msg("dispatch_async: word %u is 0x%08x", i, w[i]);
+  cuda->vt->outputs_free(cuda, o);
+  ck_assert_msg(metric(cuda, "staging.transfers") >= transfers + 6,
+                "inputs and outputs of 20 MiB went through the staging ring");
+
+  /* Resident: upload 20 MiB + 1332 at an odd offset, read it back whole. */
+  vyre_resident res = 0;
+  ck_assert_int_eq(cuda->vt->resident_alloc(cuda, bytes + 7, &res, &err), VYRE_OK);
+  ck_assert_int_eq(cuda->vt->resident_upload_at(cuda, res, 7, y, bytes, &err), VYRE_OK);
+  uint8_t *back = malloc(bytes + 7);
+  ck_assert_ptr_nonnull(back);
+  ck_assert_int_eq(cuda->vt->resident_download(cuda, res, back, bytes + 7, &err), VYRE_OK);
+  for (int i = 0; i < 7; i++) ck_assert_msg(back[i] == 0, "byte %d before the upload is zero", i);
+  ck_assert_msg(memcmp(back + 7, y, bytes) == 0, "a staged resident round trip returns the bytes");
+  ck_assert_int_eq(cuda->vt->resident_free(cuda, res, &err), VYRE_OK);
+  n_features++;
+  free(back);
+  free(x);
+  free(y);
+  free(p.bytes);
+}
+END_TEST
+
 START_TEST(test_histogram) {
   const uint32_t n = 1u << 20;
   uint32_t *v = malloc(n * 4);
@@ -1182,6 +1249,7 @@ static Suite *suite(void) {
   TCase *feat = tcase_create("features");
   tcase_set_timeout(feat, 600);
   tcase_add_test(feat, test_resident);
+  tcase_add_test(feat, test_staging_bytes);
   tcase_add_test(feat, test_async_timed);
   tcase_add_test(feat, test_sequences);
   tcase_add_test(feat, test_fixpoint);

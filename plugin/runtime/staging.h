@@ -1,0 +1,113 @@
+/* staging.h -- the staging ring: pinned chunks the instance keeps, and the copy threads that fill and drain them, for host transfers larger than one chunk. */
+#ifndef VYRE_PLUGIN_CUDA_STAGING_H
+#define VYRE_PLUGIN_CUDA_STAGING_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "metrics.h"
+#include "pools.h"
+
+#define VC_STAGING_MAX_CHUNKS 64
+#define VC_STAGING_MAX_THREADS 64
+
+/* One host<->device copy of a transfer. */
+typedef struct vc_segment {
+  CUdeviceptr dev;
+  void *host;
+  uint64_t size;
+} vc_segment;
+
+/* The copy threads: the thread that runs a transfer splits each chunk's
+ * memcpy into `threads` parts, does part 0 and hands the others to the
+ * workers (fields private to staging.c). */
+typedef struct vc_copy_crew {
+  int init;
+  pthread_mutex_t lock;
+  pthread_cond_t go, done;
+  pthread_t tid[VC_STAGING_MAX_THREADS];
+  uint32_t started;          /* workers running (threads - 1 once started) */
+  _Atomic uint64_t round;    /* bumped for each split copy */
+  _Atomic uint32_t pending;  /* parts of this round not yet copied */
+  _Atomic int stop;
+  uint32_t sleepers;         /* workers blocked on `go` (under lock) */
+  int waiting;               /* the copying thread is blocked on `done` (under lock) */
+  struct vc_copy_worker {
+    struct vc_copy_crew *crew;
+    uint32_t index;
+  } worker[VC_STAGING_MAX_THREADS];
+  struct {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t len;
+  } part[VC_STAGING_MAX_THREADS];
+} vc_copy_crew;
+
+/* The ring (fields private to staging.c).  One transfer uses it at a
+ * time (`lock` is held for the whole transfer). */
+typedef struct vc_staging {
+  pthread_mutex_t lock;
+  vc_context *cx;
+  vc_streampool *streams;
+  vc_mempool *hostpool; /* trimmed when the ring cannot be allocated */
+  uint64_t chunk;   /* bytes per chunk */
+  uint32_t nchunks; /* ring depth */
+  uint32_t threads; /* copy threads, the transfer's own included */
+  int ready;        /* chunks and events allocated (lazily, once) */
+  uint32_t cursor;  /* the chunk the next transfer starts with */
+  void *base;       /* one cuMemHostAlloc of nchunks * chunk bytes */
+  void *buf[VC_STAGING_MAX_CHUNKS];
+  CUevent ev[VC_STAGING_MAX_CHUNKS];
+  int busy[VC_STAGING_MAX_CHUNKS]; /* ev[k] was recorded after buf[k]'s last copy */
+  vc_copy_crew crew;
+  _Atomic uint64_t transfers, chunk_copies, split_copies, bytes_up, bytes_down;
+} vc_staging;
+
+/*
+ * A ring of `nchunks` (2..VC_STAGING_MAX_CHUNKS) pinned chunks of `chunk`
+ * bytes and `threads` (1..VC_STAGING_MAX_THREADS) copy threads, counting
+ * the caller's.  Nothing is allocated or started here: the chunks and
+ * their events are allocated by the first transfer (and kept until
+ * destroy), the workers are started then too.  When the pinned memory
+ * cannot be had, the pinned pool `hostpool` is trimmed and it is tried
+ * once more.
+ */
+void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
+                     vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks, uint32_t threads);
+/* Join the workers, free the chunks (context current, unless lost) and
+ * events.  Accepts a zeroed, never initialised ring. */
+void vc_staging_destroy(vc_staging *s);
+/* Give the chunks back to the driver (shutdown); the next large transfer
+ * allocates them again.  Context current.  Thread-safe. */
+void vc_staging_trim(vc_staging *s);
+/* Bytes above which a copy goes through the ring (the chunk size). */
+uint64_t vc_staging_threshold(const vc_staging *s);
+/* Add staging.{chunk_bytes, chunks, pinned_bytes, threads, transfers,
+ * chunk_copies, split_copies, bytes_up, bytes_down}. */
+void vc_staging_add_metrics(vc_staging *s, vc_metrics *m);
+
+/*
+ * Upload the segments on `stream`: each chunk is filled from host memory
+ * (by the copy threads) while the device copies the previous ones.  On
+ * VYRE_OK every host byte has been read (the caller may reuse its
+ * memory) and the copies are enqueued, not necessarily done.  On failure
+ * the stream has been synchronised (nothing still reads the ring) and
+ * *err names the call with a Fix.  Context current.  Thread-safe
+ * (transfers take turns on the ring).
+ */
+vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *segs,
+                              uint32_t count, vyre_error *err);
+/*
+ * Download the segments on `stream` (after the work already on it): the
+ * device fills chunks ahead while the copy threads drain the older ones
+ * into host memory.  Returns when every byte is in host memory.  On
+ * failure the stream has been synchronised, the host memory holds a
+ * prefix of the data, and *err says what failed.  Context current.
+ * Thread-safe.
+ */
+vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
+                                uint32_t count, vyre_error *err);
+
+#endif /* VYRE_PLUGIN_CUDA_STAGING_H */
