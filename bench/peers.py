@@ -8,13 +8,17 @@ Each case matches one case of `vyre bench --json` by name:
   graph_1k_x1000         those 100 launches captured in a CUDA graph, replayed 10x: per launch
   saxpy_bw_<n>           y = a*x + y on n resident f32, device time (events) median -> GB/s (12 bytes/elem)
   copy_bw_<n>            y = x device-to-device copy of n f32 (8 bytes/elem), the bandwidth ceiling
+  host_dispatch_1g       1 GiB of pageable f32 (NumPy) .to(cuda), summed, .item(): host wall (PyTorch)
+  saxpy_roundtrip_256m   x, y of 256 MiB pageable up, y.add_(x, alpha=2), y.cpu() (PyTorch)
+  resident_upload_1g     device_tensor.copy_(pageable 1 GiB host tensor) (PyTorch)
+  resident_download_1g   pageable_host_tensor.copy_(1 GiB device tensor) (PyTorch)
   compile_cold           cupy.RawKernel of y = a*x + y + k, a new source each sample (so NVRTC
                          compiles): source -> loaded function (NVRTC + cuModuleLoadData), host wall
   compile_warm_hit       the same source again, a new RawKernel object (CuPy's in-memory cache)
   compile_disk_hit       a source compiled once, CuPy's in-memory cache cleared, then loaded again
                          (its kernel cache file: no NVRTC)
 Prints one JSON object per line: {"peer": ..., "case": ..., "median_us": ..., "gbps": ...}.
-usage: peers.py [SIZES...] [--cases latency,bandwidth,compile]   (default: all)
+usage: peers.py [SIZES...] [--cases latency,bandwidth,transfer,compile]   (default: all)
 """
 import json
 import statistics
@@ -121,6 +125,44 @@ def torch_cases(sizes):
         torch.cuda.empty_cache()
 
 
+def torch_transfer_cases():
+    """vyre bench's transfer cases the PyTorch way: pageable NumPy memory, .to(cuda) / .cpu()."""
+    import numpy
+    import torch
+    dev = torch.device("cuda")
+    sync = torch.cuda.synchronize
+
+    def wall(fn, iters=7):
+        fn()
+        sync()
+        samples = []
+        for _ in range(iters):
+            t0 = time.perf_counter_ns()
+            fn()
+            sync()
+            samples.append(time.perf_counter_ns() - t0)
+        return statistics.median(samples) / 1000.0
+    g = 1 << 30
+    host = numpy.random.rand(g // 4).astype(numpy.float32)
+    emit("torch", "host_dispatch_1g", wall(lambda: torch.from_numpy(host).to(dev).sum().item()), g)
+    q = g // 4
+    hx, hy = host[: q // 4], host[q // 4: q // 2]
+
+    def roundtrip():
+        x = torch.from_numpy(hx).to(dev)
+        y = torch.from_numpy(hy).to(dev)
+        y.add_(x, alpha=2.0)
+        return y.cpu()
+    emit("torch", "saxpy_roundtrip_256m", wall(roundtrip), 3 * q)
+    d = torch.empty(g // 4, dtype=torch.float32, device=dev)
+    src = torch.from_numpy(host)
+    emit("torch", "resident_upload_1g", wall(lambda: d.copy_(src)), g)
+    out = torch.empty(g // 4, dtype=torch.float32)
+    emit("torch", "resident_download_1g", wall(lambda: out.copy_(d)), g)
+    del d
+    torch.cuda.empty_cache()
+
+
 def cupy_cases(sizes):
     import cupy
     saxpy_k = cupy.ElementwiseKernel("float32 a, float32 x", "float32 y", "y = a * x + y", "saxpy")
@@ -217,12 +259,12 @@ def cupy_compile_cases(samples=30, warm_iters=1000):
 
 def main():
     args = sys.argv[1:]
-    groups = {"latency", "bandwidth", "compile"}
+    groups = {"latency", "bandwidth", "transfer", "compile"}
     if "--cases" in args:
         at = args.index("--cases")
         groups = set(args[at + 1].split(",")) if at + 1 < len(args) else set()
         if "all" in groups:
-            groups = {"latency", "bandwidth", "compile"}
+            groups = {"latency", "bandwidth", "transfer", "compile"}
         del args[at:at + 2]
     sizes = [int(s) for s in args] or [1 << 20, 1 << 24, 1 << 28]
     runs = []
@@ -230,6 +272,8 @@ def main():
         # The latency cases always run with the bandwidth ones (no sizes: latency only).
         sz = sizes if "bandwidth" in groups else []
         runs += [(torch_cases, (sz,)), (cupy_cases, (sz,))]
+    if "transfer" in groups:
+        runs.append((torch_transfer_cases, ()))
     if "compile" in groups:
         runs.append((cupy_compile_cases, ()))
     for run, args in runs:
