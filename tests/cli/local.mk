@@ -9,4 +9,5 @@ EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_list.test tests/cli/cli_run.tes
 EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/saxpy.vyre examples/f32math.vyre examples/u32math.vyre examples/histogram.vyre \
 	examples/reduce.vyre examples/scan.vyre examples/matmul.vyre examples/bitonic_step.vyre \
-	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre
+	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
+	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre
