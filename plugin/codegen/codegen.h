@@ -9,7 +9,7 @@
 
 /* Bumped whenever generated code changes meaning or shape: part of every
  * cache key (memory and disk). */
-#define CG_VERSION 5u
+#define CG_VERSION 6u
 
 /* cg_options.flags */
 #define CG_NO_FASTPATH (1u << 0) /* never use the vectorised elementwise path */
