@@ -163,16 +163,19 @@ static int ends_run(const vyre_program *p, uint32_t j, uint32_t buffer) {
 
 #define VG_SCAN 256u /* how far past a leader its members are looked for */
 
-/* Group loads of one workgroup buffer of 4-byte elements at base + k,
- * base + k + 1, ... (k a multiple of the group size, base provably a
- * multiple of it) in one straight run: one ld.shared.v4 (or .v2) for them. */
+/* Group loads of one buffer of 4-byte elements at base + k, base + k + 1,
+ * ... (k a multiple of the group size, base provably a multiple of it) in
+ * one straight run: one ld.shared.v4 / ld.global.v4 (or .v2) for them.
+ * Global buffers are 16-byte aligned (docs/kernel-abi.md), workgroup
+ * buffers when their offset is. */
 static void find_vector_groups(cg_ctx *c) {
   const vyre_program *p = c->p;
   for (uint32_t i = 0; i < c->n; i++) {
     const vyre_inst *in = &p->insts[i];
     if (in->op != VYRE_OP_LOAD || c->vnext[i] != CG_NONE || c->vsize[i]) continue;
     const vyre_buffer_info *bi = &p->buffers[in->a];
-    if (bi->role != VYRE_ROLE_SHARED || bi->elem_size != 4 || (bi->shared_offset & 15u)) continue;
+    if (bi->elem_size != 4 || (bi->role == VYRE_ROLE_SHARED && (bi->shared_offset & 15u)))
+      continue;
     uint32_t et = bi->decl.elem_type;
     if (et != VYRE_T_F32 && et != VYRE_T_U32 && et != VYRE_T_I32) continue;
     uint32_t base, off;

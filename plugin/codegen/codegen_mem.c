@@ -124,23 +124,54 @@ static int raw_is_value(cg_ctx *c, uint32_t i, uint32_t b, uint32_t et) {
   return et == VYRE_T_F32 && (is_shared(c, b) || c->noflush[i]);
 }
 
-/* A vector group's leader (codegen_analysis.c): one ld.shared.v2/v4 into
- * the registers of all its loads when each is in bounds; returns 0 (and
- * the loads go one by one) otherwise. */
+/* A vector group's leader (codegen_analysis.c): one ld.v2/v4 into the
+ * registers of all its loads.  Workgroup groups need every index proven in
+ * bounds (else 0: the loads go one by one).  Global groups test the last
+ * element at run time: the leader index L is a multiple of the group size,
+ * so L + n - 1 does not wrap and L + n - 1 < count puts all of them in
+ * bounds; otherwise each load runs alone with its own test. */
 static int vector_load(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
-  uint32_t b = in->a, m[4], n = 0;
+  uint32_t b = in->a, m[4], n = 0, et = c->p->buffers[b].decl.elem_type;
   for (uint32_t j = i; j != CG_NONE && n < 4; j = c->vnext[j]) m[n++] = j;
-  int ok = n == c->vsize[i];
-  for (uint32_t k = 0; k < n && ok; k++) ok = cg_index_in_bounds(c, b, c->p->insts[m[k]].b);
+  int proven = n == c->vsize[i], shared = is_shared(c, b);
+  for (uint32_t k = 0; k < n && proven; k++)
+    proven = cg_index_in_bounds(c, b, c->p->insts[m[k]].b);
+  int ok = n == c->vsize[i] && (proven || !shared);
   for (uint32_t k = 1; k < n; k++) c->vskip[m[k]] = (uint8_t)ok;
   if (!ok) return 0;
-  const char *addr = element_address(c, b, cg_val(c, in->b));
+  const char *lead = cg_val(c, in->b);
+  const char *addr = element_address(c, b, lead);
+  const char *r[4];
+  for (uint32_t k = 0; k < n; k++)
+    r[k] = raw_is_value(c, m[k], b, et) ? cg_val(c, m[k]) : cg_t32(c);
+  uint32_t acc = c->p->buffers[b].decl.access;
+  const char *space = shared ? "shared"
+                      : (acc == VYRE_ACCESS_READ_ONLY || acc == VYRE_ACCESS_UNIFORM) ? "global.nc"
+                                                                                      : "global";
+  uint32_t lab = cg_new_label(c);
+  if (!proven) {
+    const char *last = cg_t32(c), *q = cg_tp(c);
+    cg_emit(c, "add.u32 %s, %s, %u;", last, lead, n - 1u);
+    cg_emit(c, "setp.lt.u32 %s, %s, %s;", q, last, cg_len(c, b));
+    cg_emit(c, "@%s bra $VL%u;", q, lab);
+    for (uint32_t k = 0; k < n; k++) {
+      const char *ik = cg_t32(c), *qk = cg_tp(c);
+      cg_emit(c, "add.u32 %s, %s, %u;", ik, lead, k);
+      cg_emit(c, "setp.lt.u32 %s, %s, %s;", qk, ik, cg_len(c, b));
+      cg_emit(c, "mov.b32 %s, 0;", r[k]);
+      cg_emit(c, "@%s ld.%s.u32 %s, [%s+%u];", qk, space, r[k], addr, 4u * k);
+    }
+    cg_emit(c, "bra $VD%u;", lab);
+    cg_line(c, "$VL%u:", lab);
+  }
   if (n == 4)
-    cg_emit(c, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s];", cg_val(c, m[0]), cg_val(c, m[1]),
-            cg_val(c, m[2]), cg_val(c, m[3]), addr);
+    cg_emit(c, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s];", space, r[0], r[1], r[2], r[3], addr);
   else
-    cg_emit(c, "ld.shared.v2.b32 {%s, %s}, [%s];", cg_val(c, m[0]), cg_val(c, m[1]), addr);
+    cg_emit(c, "ld.%s.v2.b32 {%s, %s}, [%s];", space, r[0], r[1], addr);
+  if (!proven) cg_line(c, "$VD%u:", lab);
+  for (uint32_t k = 0; k < n; k++)
+    if (!raw_is_value(c, m[k], b, et)) cg_raw_to_value(c, et, r[k], cg_val(c, m[k]));
   return 1;
 }
 

@@ -482,6 +482,42 @@ static const char *const vector_text =
     "%s5 = add %s4 %b1\n%s6 = add %s5 %y\n"
     "store out %l %s6\n";
 
+static const char *const gvector_text =
+    "workgroup 64\n"
+    "buffer out rw f32 [64]\n"
+    "buffer x ro f32\n"
+    "buffer y rw u32\n"
+    "%l = lid.x\n%g = gid.x\n%c1 = const u32 1\n%c2 = const u32 2\n%c3 = const u32 3\n"
+    "%c4 = const u32 4\n"
+    "%b = mul %g %c4\n%i1 = add %b %c1\n%i2 = add %b %c2\n%i3 = add %b %c3\n"
+    "%x0 = load x %b\n%x1 = load x %i1\n%x2 = load x %i2\n%x3 = load x %i3\n" /* one v4 */
+    "%s1 = add %x0 %x1\n%s2 = add %s1 %x2\n%s3 = mul %s2 %x3\n"
+    "%y0 = load y %b\n%y1 = load y %i1\n"                                /* one v2 */
+    "%y2 = add %y0 %y1\n%yf = cast f32 %y2\n%s4 = add %s3 %yf\n"
+    "store y %b %y2\n"                                                   /* ends y's run */
+    "%y3 = load y %i2\n%y4 = load y %i3\n"                              /* a second v2 */
+    "%y5 = add %y3 %y4\n%y6 = cast f32 %y5\n%s5 = add %s4 %y6\n"
+    "store out %l %s5\n";
+
+START_TEST(test_global_vectors) {
+  vyre_program *p = from_text(gvector_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  /* gid*4 is a multiple of 4, x and y are 16-byte aligned (kernel ABI):
+   * one 16-byte load of x, two 8-byte loads of y (the store between them
+   * ends the first group), each behind one run-time test of its last
+   * element with a one-by-one fallback. */
+  ck_assert_msg(count_of(ptx, "ld.global.nc.v4.b32") == 1, "x[gid*4 + 0..3] is one 16-byte load");
+  ck_assert_msg(count_of(ptx, "ld.global.v2.b32") == 2, "y[gid*4 + 0..1], y[gid*4 + 2..3]");
+  ck_assert_msg(count_of(ptx, "$VL") == 6, "three vector loads, each with its label and a "
+                "branch to it");
+  /* x's loads only feed .ftz arithmetic: no flush. */
+  HASNT(ptx, "0x7f800000");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -993,10 +1029,12 @@ static void suite(suite_fn fn, void *ctx) {
   }
   /* The compute-bound lowerings: unrolled loops, vector workgroup loads,
    * and the tuned examples (from $srcdir, which make check sets). */
-  const char *texts[] = {unroll_text, vector_text};
+  const char *texts[] = {unroll_text, vector_text, gvector_text};
+  static const char *const names[] = {"unrolled loops", "vector workgroup loads",
+                                      "vector global loads"};
   for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
     vyre_program *p = from_text(texts[k]);
-    fn(ctx, p, k ? "vector workgroup loads" : "unrolled loops");
+    fn(ctx, p, names[k]);
     vyre_program_free(p);
   }
   static const char *const files[] = {"examples/matmul_tiled.vyre", "examples/sum.vyre",
@@ -1314,6 +1352,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_workgroup_layout);
   tcase_add_test(core, test_unroll);
   tcase_add_test(core, test_ranges_and_vectors);
+  tcase_add_test(core, test_global_vectors);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
