@@ -563,8 +563,9 @@ def gen_matmul_tiled(w):
 
 
 def sum_partials(x, groups, count=2048):
-    """sum.vyre: each invocation adds its 8 loads per step in order from
-    -0.0, a subgroup tree, then the 8 subgroup sums in order."""
+    """sum.vyre: each invocation adds its 8 loads per step (4 adjacent at
+    4 * lid, 4 at 1024 + 4 * lid) in order from -0.0, a subgroup tree, then
+    the 8 subgroup sums in order."""
     span = groups * 2048
     steps = (len(x) + span - 1) // span
     out = [0.0] * count
@@ -574,7 +575,7 @@ def sum_partials(x, groups, count=2048):
             acc = -0.0
             for t in range(steps):
                 for j in range(8):
-                    i = t * span + g * 2048 + j * 256 + l
+                    i = t * span + g * 2048 + (j // 4) * 1024 + 4 * l + j % 4
                     acc = fadd(acc, x[i] if i < len(x) else 0.0)
             lanes.append(acc)
         sg = []
