@@ -66,13 +66,6 @@ buffer Bs workgroup f32 [2048]   ; Bs[b * 1024 + k * 128 + n]
 if %bad
   trap 1
 end
-; K and N with their low bits cleared: equal to K and N after the check,
-; but visibly multiples of 8 and 128, so the codegen can prove the global
-; loads of 4 adjacent elements 16-byte aligned (docs/codegen.md)
-%nm7  = const u32 4294967288
-%nm127 = const u32 4294967168
-%K8   = and %K %nm7
-%N8   = and %N %nm127
 %wx   = wgid.x
 %wy   = wgid.y
 %n0   = mul %wx %c128
@@ -94,7 +87,7 @@ end
 %aodd  = and %tid2 %c1
 %acol  = mul %aodd %c4
 %am    = add %m0 %arow
-%amK   = mul %am %K8
+%amK   = mul %am %K
 %aoff  = add %amK %acol
 %acs   = mul %acol %c128
 %asi   = add %acs %arow
@@ -103,12 +96,12 @@ end
 %brow  = shr %tid2 %c5
 %blo   = and %tid2 %c31
 %bcol  = mul %blo %c4
-%bN    = mul %brow %N8
+%bN    = mul %brow %N
 %bn    = add %n0 %bcol
 %boff  = add %bN %bn
 %bsr   = mul %brow %c128
 %bsi   = add %bsr %bcol
-%k8N   = mul %N8 %c8
+%k8N   = mul %N %c8
 ; this invocation's rows ty*4 + i (+ 64) and columns tx*4 + j (+ 64) in the block
 %ty4   = mul %ty %c4
 %tx4   = mul %tx %c4
@@ -197,15 +190,13 @@ end
         roff = (i % 4) + (64 if i >= 4 else 0)
         w("%%ro%d = const u32 %d" % (i, roff))
         w("%%r%d = add %%rb %%ro%d" % (i, i))
-        w("%%rN%d = mul %%r%d %%N8" % (i, i))
+        w("%%rN%d = mul %%r%d %%N" % (i, i))
         w("%%rc%d = add %%rN%d %%cb" % (i, i))
-        # the row's 8 old values first (two 16-byte loads), then the stores
         for j in range(TN):
             coff = (j % 4) + (64 if j >= 4 else 0)
             w("%%co%d%d = const u32 %d" % (i, j, coff))
             w("%%ci%d%d = add %%rc%d %%co%d%d" % (i, j, i, i, j))
             w("%%old%d%d = load C %%ci%d%d" % (i, j, i, j))
-        for j in range(TN):
             w("%%s%d%d = get acc%d%d" % (i, j, i, j))
             w("%%new%d%d = add %%s%d%d %%old%d%d" % (i, j, i, j, i, j))
             w("store C %%ci%d%d %%new%d%d" % (i, j, i, j))
