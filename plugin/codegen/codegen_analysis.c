@@ -143,7 +143,8 @@ static void split_index(const vyre_program *p, uint32_t v, uint32_t *base, uint3
 
 /* Statements that end a run of loads that may be merged: control flow,
  * barriers, and anything that writes memory the run could read. */
-static int ends_run(const vyre_program *p, uint32_t j, uint32_t buffer) {
+static int ends_run(const cg_ctx *c, uint32_t j, uint32_t buffer) {
+  const vyre_program *p = c->p;
   const vyre_inst *in = &p->insts[j];
   switch (in->op) {
   case VYRE_OP_LET:
@@ -153,9 +154,8 @@ static int ends_run(const vyre_program *p, uint32_t j, uint32_t buffer) {
   }
   if (p->value_type[j] != VYRE_T_VOID) {
     /* Value ops: only atomics on the same buffer write memory. */
-    const vyre_op_info *oi = vyre_op_lookup(in->op);
-    if (oi && (oi->op_class == VYRE_OC_ATOMIC || oi->op_class == VYRE_OC_ATOMIC_CAS))
-      return in->a == buffer;
+    uint8_t oc = c->op_class[in->op];
+    if (oc == VYRE_OC_ATOMIC || oc == VYRE_OC_ATOMIC_CAS) return in->a == buffer;
     return 0;
   }
   return 1;
@@ -180,11 +180,13 @@ static void find_vector_groups(cg_ctx *c) {
     if (et != VYRE_T_F32 && et != VYRE_T_U32 && et != VYRE_T_I32) continue;
     uint32_t base, off;
     split_index(p, in->b, &base, &off);
+    /* Only an even first index can lead a group: most loads stop here. */
+    if (off % 2u || (base != VG_CONST_BASE && c->al[base] < 1)) continue;
     uint32_t member[4] = {i, CG_NONE, CG_NONE, CG_NONE};
     uint32_t stop = c->n - i > VG_SCAN ? i + VG_SCAN : c->n;
     for (uint32_t j = i + 1; j < stop; j++) {
       const vyre_inst *jn = &p->insts[j];
-      if (ends_run(p, j, in->a)) break;
+      if (ends_run(c, j, in->a)) break;
       if (jn->op != VYRE_OP_LOAD || jn->a != in->a || c->vsize[j] || c->vnext[j] != CG_NONE)
         continue;
       uint32_t jb, jo;
@@ -248,12 +250,13 @@ int cg_analyse(cg_ctx *c) {
   /* An f32 load whose every use is an operand of an f32 add, sub, mul or
    * fma needs no subnormal flush: those are .ftz, which flushes subnormal
    * inputs to the zero of their sign, just as the flush would. */
+  const vyre_op_class_info *classes[VYRE_OC_COUNT_];
+  for (uint32_t k = 0; k < VYRE_OC_COUNT_; k++) classes[k] = vyre_op_class_lookup(k);
   for (uint32_t i = 0; i < n; i++)
     if (p->insts[i].op == VYRE_OP_LOAD && p->value_type[i] == VYRE_T_F32) c->noflush[i] = 1;
   for (uint32_t i = 0; i < n; i++) {
     const vyre_inst *in = &p->insts[i];
-    const vyre_op_info *oi = vyre_op_lookup(in->op);
-    const vyre_op_class_info *ci = oi ? vyre_op_class_lookup(oi->op_class) : NULL;
+    const vyre_op_class_info *ci = classes[c->op_class[in->op]];
     if (!ci) continue;
     int ftz_use = (in->op == VYRE_OP_ADD || in->op == VYRE_OP_SUB || in->op == VYRE_OP_MUL ||
                    in->op == VYRE_OP_FMA) && p->value_type[i] == VYRE_T_F32;
