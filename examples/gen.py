@@ -546,6 +546,65 @@ def gen_matmul(w):
         "expect": [w.expect(c, "C", "f32", f32_bytes(matmul(M, N, K, [1.0] * 288, [0.5] * 306, [1.0] * 272)))]}])
 
 
+def gen_matmul_tiled(w):
+    # matmul_tiled.vyre sums in the same order as matmul.vyre (k ascending
+    # from +0.0, one rounding per fma, then + C), so the same model.
+    r = Rng(717)
+    M, N, K = 128, 256, 24
+    A = [f32(r.unit()) for _ in range(M * K)]
+    B = [f32(r.unit()) for _ in range(K * N)]
+    C = [f32(r.unit()) for _ in range(M * N)]
+    c = "matmul_tiled"
+    w.case(c, "matmul_tiled.vyre", "C = A B + C, 128 x 24 times 24 x 256: 128 x 128 blocks, 8 x 8 per invocation; a 3 x 2 grid whose extra workgroups return", [{
+        "args": ["--input", w.file(c + ".dims.in", u32_bytes([M, N, K])), "--input", w.file(c + ".A.in", f32_bytes(A)),
+                 "--input", w.file(c + ".B.in", f32_bytes(B)), "--input", w.file(c + ".C.in", f32_bytes(C)),
+                 "--grid", "3,2"],
+        "expect": [w.expect(c, "C", "f32", f32_bytes(matmul(M, N, K, A, B, C)))]}])
+
+
+def sum_partials(x, groups, count=2048):
+    """sum.vyre: each invocation adds its 8 loads per step (4 adjacent at
+    4 * lid, 4 at 1024 + 4 * lid) in order from -0.0, a subgroup tree, then
+    the 8 subgroup sums in order."""
+    span = groups * 2048
+    steps = (len(x) + span - 1) // span
+    out = [0.0] * count
+    for g in range(groups):
+        lanes = []
+        for l in range(256):
+            acc = -0.0
+            for t in range(steps):
+                for j in range(8):
+                    i = t * span + g * 2048 + (j // 4) * 1024 + 4 * l + j % 4
+                    acc = fadd(acc, x[i] if i < len(x) else 0.0)
+            lanes.append(acc)
+        sg = []
+        for k in range(8):
+            s = lanes[32 * k:32 * k + 32]
+            for off in (16, 8, 4, 2, 1):
+                for i in range(off):
+                    s[i] = fadd(s[i], s[i + off])
+            sg.append(s[0])
+        total = sg[0]
+        for v in sg[1:]:
+            total = fadd(total, v)
+        out[g] = total
+    return out
+
+
+def gen_sum(w):
+    r = Rng(727)
+    x = [f32(r.unit()) for _ in range(20000)]
+    p1 = sum_partials(x, 3)
+    p2 = sum_partials(p1, 1)
+    c = "sum"
+    w.case(c, "sum.vyre", "20000 f32 summed in two passes: 3 workgroups sweep the input 8 loads per step (a partial tail step), then one workgroup over the partials", [
+        {"args": ["--fill", "3:1", "--input", w.file(c + ".x.in", f32_bytes(x)), "--grid", "3"],
+         "expect": [w.expect(c, "partial", "f32", f32_bytes(p1))]},
+        {"args": ["--fill", "1:1", "--input", "@out:partial", "--grid", "1"],
+         "expect": [w.expect(c + "_total", "partial", "f32", f32_bytes(p2))]}])
+
+
 def bitonic_stage(data, k, j):
     d = list(data)
     for i in range(len(d)):
@@ -706,7 +765,7 @@ def main(argv):
         return 2
     w = Writer(out)
     for gen in (gen_saxpy, gen_f32math, gen_u32math, gen_histogram, gen_reduce, gen_scan, gen_matmul,
-                gen_bitonic, gen_subgroup, gen_grid_scan, gen_bytescan):
+                gen_matmul_tiled, gen_sum, gen_bitonic, gen_subgroup, gen_grid_scan, gen_bytescan):
         gen(w)
     w.write()
     return 0

@@ -420,6 +420,8 @@ int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
   const vyre_inst *ii = &c->p->insts[index];
   if (count && ii->op == VYRE_OP_LOCAL_ID && c->wg[ii->mod] <= count) return 1;
   if (count && ii->op == VYRE_OP_SUBGROUP_LANE && count >= 32) return 1;
+  /* The value range (codegen_analysis.c): index <= hi < count. */
+  if (count && c->hi && c->hi[index] < count) return 1;
   uint32_t key = canon(c, index);
   for (uint32_t f = 0; f < c->nfacts; f++)
     if (c->facts[f].key == key && bound_fits(c, c->facts[f].bound, b)) return 1;
@@ -487,7 +489,8 @@ void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to);
 static void lower_statement(cg_ctx *c, uint32_t i) {
   const vyre_program *p = c->p;
   const vyre_inst *in = &p->insts[i];
-  uint32_t copy = c->copy;
+  /* Labels are per register copy, and per iteration of an unrolled loop. */
+  uint32_t copy = c->utag ? c->utag : c->copy;
   switch (in->op) {
   case VYRE_OP_LET:
   case VYRE_OP_ASSIGN: {
@@ -608,9 +611,77 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
   }
 }
 
+/* Constant-trip loops are unrolled fully when the trip count is at most
+ * CG_UNROLL_TRIPS and trips x body at most CG_UNROLL_INSTS instructions
+ * (counting nested unrolled loops): the counter becomes a constant per
+ * copy, which ptxas folds into the addresses. */
+#define CG_UNROLL_TRIPS 64u
+#define CG_UNROLL_INSTS 8192u
+
+/* Instructions the body of loop i emits once unrolled, or UINT32_MAX when
+ * it is over the limit. */
+static uint32_t unrolled_size(cg_ctx *c, uint32_t i, int depth);
+
+/* Trip count of loop i when both bounds are constants, else UINT32_MAX. */
+static uint32_t const_trips(cg_ctx *c, uint32_t i) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[i], *s = &p->insts[in->b], *e = &p->insts[in->c];
+  if (s->op != VYRE_OP_CONST || e->op != VYRE_OP_CONST) return UINT32_MAX;
+  if (p->local_types[in->a] == VYRE_T_U32) return e->a > s->a ? e->a - s->a : 0u;
+  int32_t a = (int32_t)s->a, b = (int32_t)e->a;
+  return b > a ? (uint32_t)((int64_t)b - a) : 0u;
+}
+
+static uint32_t unrolled_size(cg_ctx *c, uint32_t i, int depth) {
+  const vyre_program *p = c->p;
+  uint32_t trips = const_trips(c, i), end = p->match[i];
+  if (trips > CG_UNROLL_TRIPS || depth > 8) return UINT32_MAX;
+  uint64_t body = 0;
+  for (uint32_t j = i + 1; j < end; j++) {
+    if (p->insts[j].op == VYRE_OP_LOOP) {
+      uint32_t inner = unrolled_size(c, j, depth + 1);
+      body += inner == UINT32_MAX ? p->match[j] - j : inner;
+      j = p->match[j];
+    } else {
+      body++;
+    }
+  }
+  uint64_t total = body * trips;
+  return total > CG_UNROLL_INSTS ? UINT32_MAX : (uint32_t)total;
+}
+
+static void lower_unrolled(cg_ctx *c, uint32_t i) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[i];
+  uint32_t trips = const_trips(c, i), start = p->insts[in->b].a, saved = c->utag;
+  uint32_t t = p->local_types[in->a];
+  const char *name = NULL;
+  for (uint32_t k = 0; k < trips && !c->st; k++) {
+    uint32_t mark = c->nfacts;
+    c->utag = ++c->utag_next;
+    name = cg_local(c, in->a);
+    if (t == VYRE_T_U32) cg_emit(c, "mov.b32 %s, %u;", name, start + k);
+    else cg_emit(c, "mov.b32 %s, %d;", name, (int)(start + k));
+    if (t == VYRE_T_U32 && c->nfacts < CG_MAX_FACTS) {
+      c->facts[c->nfacts].key = 0x85000000u | in->a;
+      c->facts[c->nfacts].bound = in->c;
+      c->nfacts++;
+    }
+    cg_lower_range(c, i + 1, p->match[i]);
+    c->nfacts = mark;
+  }
+  c->utag = saved;
+}
+
 void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to) {
   const vyre_program *p = c->p;
   for (uint32_t i = from; i < to && !c->st; i++) {
+    if (p->insts[i].op == VYRE_OP_LOOP && c->mode == CG_MODE_GENERAL &&
+        unrolled_size(c, i, 0) != UINT32_MAX) {
+      lower_unrolled(c, i);
+      i = p->match[i];
+      continue;
+    }
     if (p->value_type[i] != VYRE_T_VOID) {
       /* Gid-invariant values of the vector path are computed once, in copy 0. */
       if (c->mode == CG_MODE_VEC && c->copy > 0 && c->dep && !c->dep[i]) continue;
@@ -780,6 +851,7 @@ static void ctx_free(cg_ctx *c) {
   free(c->if_of);
   free(c->vname);
   free(c->fmts);
+  cg_analysis_free(c);
   free(c);
 }
 
@@ -815,6 +887,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->n = program->inst_count;
   c->sm = sm;
   c->ncopies = 1;
+  c->utag_next = 64; /* unrolled-body label tags start past every register copy */
   for (int k = 0; k < 3; k++) c->wg[k] = options->workgroup[k];
   c->nthreads = (uint32_t)inv;
   c->partial_warp = (c->nthreads % 32u) != 0;
@@ -830,6 +903,10 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     goto fail;
   }
   scan_program(c);
+  if (!cg_analyse(c)) {
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+    goto fail;
+  }
   kernel_info(c, info);
 
   /* About 48 bytes of PTX per instruction: one allocation instead of a

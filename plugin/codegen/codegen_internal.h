@@ -74,6 +74,15 @@ typedef struct cg_ctx {
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;
   char math_names[64][32];
+  /* codegen_analysis.c: per value */
+  uint32_t *hi;        /* largest value a u32 can hold (UINT32_MAX: unknown) */
+  uint8_t *al;         /* log2 of a power of two known to divide a u32 */
+  uint8_t *noflush;    /* f32 load: every use is .ftz arithmetic, no subnormal flush */
+  uint8_t *vsize;      /* workgroup load leading a vector group: 2 or 4, else 0 */
+  uint32_t *vnext;     /* the next load of its vector group, CG_NONE at the end */
+  uint8_t *vskip;      /* load already done by its group's vector load */
+  uint32_t utag;       /* label tag of the unrolled loop body being lowered (0: none) */
+  uint32_t utag_next;  /* the last tag handed out */
 } cg_ctx;
 
 /* ---- emission (codegen.c) ---- */
@@ -139,6 +148,11 @@ void cg_math(cg_ctx *c, uint32_t i);
 int cg_elementwise_eligible(cg_ctx *c);
 /* Emit the whole elementwise kernel body. */
 void cg_elementwise_body(cg_ctx *c);
+
+/* ---- static analysis (codegen_analysis.c) ---- */
+/* Fill hi, al, noflush and the vector groups; 0 when out of memory. */
+int cg_analyse(cg_ctx *c);
+void cg_analysis_free(cg_ctx *c);
 
 /* ---- the body walker (codegen.c) ---- */
 /* Lower instructions [from, to) in the current mode and copy. */

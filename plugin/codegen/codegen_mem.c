@@ -113,18 +113,92 @@ static int index_is_gid(cg_ctx *c, uint32_t index) {
   return in->op == VYRE_OP_INVOCATION_ID && in->mod == 0;
 }
 
+/* The raw bits of a load are its value: 32-bit integers, and f32 that
+ * needs no flush.  Workgroup memory only ever holds f32 values a program
+ * computed (zero at start, then stores), and f32 values are never
+ * subnormal (docs/semantics.md), so its loads need no flush; nor does a
+ * load whose every use flushes its inputs itself (.ftz arithmetic,
+ * cg_analyse). */
+static int raw_is_value(cg_ctx *c, uint32_t i, uint32_t b, uint32_t et) {
+  if (et == VYRE_T_U32 || et == VYRE_T_I32) return 1;
+  return et == VYRE_T_F32 && (is_shared(c, b) || c->noflush[i]);
+}
+
+/* A vector group's leader (codegen_analysis.c): one ld.v2/v4 into the
+ * registers of all its loads.  Workgroup groups need every index proven in
+ * bounds (else 0: the loads go one by one).  Global groups test the last
+ * element at run time: the leader index L is a multiple of the group size,
+ * so L + n - 1 does not wrap and L + n - 1 < count puts all of them in
+ * bounds; otherwise each load runs alone with its own test. */
+static int vector_load(cg_ctx *c, uint32_t i) {
+  const vyre_inst *in = &c->p->insts[i];
+  uint32_t b = in->a, m[4], n = 0, et = c->p->buffers[b].decl.elem_type;
+  for (uint32_t j = i; j != CG_NONE && n < 4; j = c->vnext[j]) m[n++] = j;
+  int proven = n == c->vsize[i], shared = is_shared(c, b);
+  for (uint32_t k = 0; k < n && proven; k++)
+    proven = cg_index_in_bounds(c, b, c->p->insts[m[k]].b);
+  /* A run-time tested group whose loads need a flush stays scalar: the
+   * flush is a use of the loaded bits right at the load, and the branch of
+   * the test pins it there, so the warp waits for the load before it can
+   * issue anything after the group (matmul_tiled's slice loads on an H100:
+   * 3.73 ms with such groups, 3.56 ms without; docs/codegen.md).  Without a
+   * flush nothing uses the bits early (sum.vyre: 352 us vs 365 us). */
+  int flushes = 0;
+  for (uint32_t k = 0; k < n; k++) flushes |= !raw_is_value(c, m[k], b, et);
+  int ok = n == c->vsize[i] && (proven || (!shared && !flushes));
+  for (uint32_t k = 1; k < n; k++) c->vskip[m[k]] = (uint8_t)ok;
+  if (!ok) return 0;
+  const char *lead = cg_val(c, in->b);
+  const char *addr = element_address(c, b, lead);
+  const char *r[4];
+  for (uint32_t k = 0; k < n; k++)
+    r[k] = raw_is_value(c, m[k], b, et) ? cg_val(c, m[k]) : cg_t32(c);
+  uint32_t acc = c->p->buffers[b].decl.access;
+  const char *space = shared ? "shared"
+                      : (acc == VYRE_ACCESS_READ_ONLY || acc == VYRE_ACCESS_UNIFORM) ? "global.nc"
+                                                                                      : "global";
+  uint32_t lab = cg_new_label(c);
+  if (!proven) {
+    const char *last = cg_t32(c), *q = cg_tp(c);
+    cg_emit(c, "add.u32 %s, %s, %u;", last, lead, n - 1u);
+    cg_emit(c, "setp.lt.u32 %s, %s, %s;", q, last, cg_len(c, b));
+    cg_emit(c, "@%s bra $VL%u;", q, lab);
+    for (uint32_t k = 0; k < n; k++) {
+      const char *ik = cg_t32(c), *qk = cg_tp(c);
+      cg_emit(c, "add.u32 %s, %s, %u;", ik, lead, k);
+      cg_emit(c, "setp.lt.u32 %s, %s, %s;", qk, ik, cg_len(c, b));
+      cg_emit(c, "mov.b32 %s, 0;", r[k]);
+      cg_emit(c, "@%s ld.%s.u32 %s, [%s+%u];", qk, space, r[k], addr, 4u * k);
+    }
+    cg_emit(c, "bra $VD%u;", lab);
+    cg_line(c, "$VL%u:", lab);
+  }
+  if (n == 4)
+    cg_emit(c, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s];", space, r[0], r[1], r[2], r[3], addr);
+  else
+    cg_emit(c, "ld.%s.v2.b32 {%s, %s}, [%s];", space, r[0], r[1], addr);
+  if (!proven) cg_line(c, "$VD%u:", lab);
+  for (uint32_t k = 0; k < n; k++)
+    if (!raw_is_value(c, m[k], b, et)) cg_raw_to_value(c, et, r[k], cg_val(c, m[k]));
+  return 1;
+}
+
 void cg_load(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, et = c->p->buffers[b].decl.elem_type;
   const char *dst = cg_val(c, i);
+  int direct = raw_is_value(c, i, b, et);
   if (c->mode == CG_MODE_VEC && index_is_gid(c, in->b)) {
-    cg_raw_to_value(c, et, cg_name(c, raw64(et) ? "%u" : "%t", c->cur_raw[b * CG_EPT + c->copy]),
-                    dst);
+    const char *cur = cg_name(c, raw64(et) ? "%u" : "%t", c->cur_raw[b * CG_EPT + c->copy]);
+    if (direct) cg_emit(c, "mov.b32 %s, %s;", dst, cur);
+    else cg_raw_to_value(c, et, cur, dst);
     return;
   }
+  if (c->vskip[i]) return; /* its group's vector load filled it */
+  if (c->vsize[i] && vector_load(c, i)) return;
   const char *q = bounds_pred(c, b, in->b);
   const char *addr = element_address(c, b, cg_val(c, in->b));
-  const char *raw = raw64(et) ? cg_t64(c) : cg_t32(c);
+  const char *raw = direct ? dst : raw64(et) ? cg_t64(c) : cg_t32(c);
   uint32_t acc = c->p->buffers[b].decl.access;
   const char *space = is_shared(c, b) ? "shared"
                       : (acc == VYRE_ACCESS_READ_ONLY || acc == VYRE_ACCESS_UNIFORM) ? "global.nc"
@@ -135,13 +209,16 @@ void cg_load(cg_ctx *c, uint32_t i) {
   } else {
     cg_emit(c, "ld.%s.%s %s, [%s];", space, cg_raw_ty(et), raw, addr);
   }
-  cg_raw_to_value(c, et, raw, dst);
+  if (!direct) cg_raw_to_value(c, et, raw, dst);
 }
 
 void cg_store(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, et = c->p->buffers[b].decl.elem_type;
-  const char *raw = cg_value_to_raw(c, et, cg_val(c, in->c));
+  /* NaN bits in workgroup memory are never observable (only f32 loads
+   * read it back, and every global store canonicalises): no fix-up there. */
+  const char *raw = et == VYRE_T_F32 && is_shared(c, b) ? cg_val(c, in->c)
+                                                        : cg_value_to_raw(c, et, cg_val(c, in->c));
   if (c->mode == CG_MODE_VEC) {
     /* Every store of the vector path is at gid: update the element's raw
      * bits; the vector store at the end writes them. */

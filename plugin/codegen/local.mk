@@ -4,7 +4,8 @@
 noinst_LTLIBRARIES += plugin/codegen/libvyre-codegen.la
 plugin_codegen_libvyre_codegen_la_SOURCES = \
 	plugin/codegen/codegen.c plugin/codegen/codegen_expr.c plugin/codegen/codegen_mem.c \
-	plugin/codegen/codegen_math.c plugin/codegen/codegen_elementwise.c
+	plugin/codegen/codegen_math.c plugin/codegen/codegen_elementwise.c \
+	plugin/codegen/codegen_analysis.c
 plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
 
 # cg_source_id (codegen.h): a checksum of every source that shapes the

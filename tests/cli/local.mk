@@ -3,10 +3,12 @@
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
 	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh \
-	bench/ftz_cost.cu bench/const_fma.vyre
+	bench/ftz_cost.cu bench/const_fma.vyre bench/compute_bound.sh bench/compute_bound.c \
+	bench/compute_bound_peers.py
 # examples/data (inputs, expected outputs, manifest.json) is written by
 # examples/gen.py and ships as a directory; check.py verifies it is current.
 EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/saxpy.vyre examples/f32math.vyre examples/u32math.vyre examples/histogram.vyre \
 	examples/reduce.vyre examples/scan.vyre examples/matmul.vyre examples/bitonic_step.vyre \
-	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre
+	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
+	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre

@@ -20,6 +20,7 @@
 #include "host-stub/fuzz/progen.h"
 #include "plugin/ptxmath/ptxmath.h"
 #include "vyre/vyre_support.h"
+#include "vyre/vyre_text.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -433,6 +434,152 @@ START_TEST(test_workgroup_layout) {
 }
 END_TEST
 
+static char *read_all(const char *path) {
+  FILE *lf = fopen(path, "r");
+  if (!lf) return NULL;
+  fseek(lf, 0, SEEK_END);
+  long n = ftell(lf);
+  fseek(lf, 0, SEEK_SET);
+  char *out = calloc(1, (size_t)n + 1);
+  if (out && fread(out, 1, (size_t)n, lf) != (size_t)n) out[0] = '\0';
+  fclose(lf);
+  return out;
+}
+
+/* A program from its text form (fails the test when it does not assemble). */
+static vyre_program *from_text(const char *text) {
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_text_assemble(text, strlen(text), "test", &bytes, &size, &err) == VYRE_OK,
+                "a test program must assemble: %s", err.message);
+  vyre_program *p = NULL;
+  ck_assert_msg(vyre_program_decode(bytes, size, &p, &err) == VYRE_OK, "decode: %s", err.message);
+  free(bytes);
+  return p;
+}
+
+/* Lowering-only programs of the compute-bound path (also assembled by the
+ * ptxas case, from suite()). */
+static const char *const unroll_text =
+    "workgroup 64\n"
+    "buffer out rw u32 [64]\n"
+    "buffer big rw u32 [64]\n"
+    "%z = const u32 0\n%four = const u32 4\n%hundred = const u32 100\n"
+    "let s %z\n"
+    "loop k %z %four\n"                 /* 4 trips: unrolled */
+    "  %kv = get k\n  %lt = lt %kv %four\n"
+    "  if %lt\n    %s0 = get s\n    %s1 = add %s0 %kv\n    assign s %s1\n  end\n"
+    "end\n"
+    "loop j %z %hundred\n"              /* 100 trips: stays a loop */
+    "  %jv = get j\n  %t0 = get s\n  %t1 = xor %t0 %jv\n  assign s %t1\n"
+    "end\n"
+    "%l = lid.x\n%r = get s\nstore out %l %r\n";
+
+static const char *const vector_text =
+    "workgroup 64\n"
+    "buffer out rw f32 [64]\n"
+    "buffer x ro f32\n"
+    "buffer ws workgroup f32 [256]\n"
+    "buffer wu workgroup f32 [260]\n"
+    "%l = lid.x\n%c1 = const u32 1\n%c2 = const u32 2\n%c3 = const u32 3\n%c4 = const u32 4\n"
+    "%g = gid.x\n%xv = load x %g\n"       /* stored: keeps its flush */
+    "%l4 = mul %l %c4\n"
+    "store ws %l4 %xv\n"
+    "barrier\n"
+    "%i1 = add %l4 %c1\n%i2 = add %l4 %c2\n%i3 = add %l4 %c3\n"
+    "%a0 = load ws %l4\n%a1 = load ws %i1\n%a2 = load ws %i2\n%a3 = load ws %i3\n"  /* one v4 */
+    "%u1 = add %l %c1\n"
+    "%b0 = load wu %l\n%b1 = load wu %u1\n"  /* lid is not even: two scalar loads */
+    "%y = load x %u1\n"                     /* used by add only: no flush */
+    "%s1 = add %a0 %a1\n%s2 = add %s1 %a2\n%s3 = add %s2 %a3\n%s4 = add %s3 %b0\n"
+    "%s5 = add %s4 %b1\n%s6 = add %s5 %y\n"
+    "store out %l %s6\n";
+
+static const char *const gvector_text =
+    "workgroup 64\n"
+    "buffer out rw f32 [64]\n"
+    "buffer x ro f32\n"
+    "buffer y rw u32\n"
+    "buffer w ro f32\n"
+    "%l = lid.x\n%g = gid.x\n%c1 = const u32 1\n%c2 = const u32 2\n%c3 = const u32 3\n"
+    "%c4 = const u32 4\n"
+    "%b = mul %g %c4\n%i1 = add %b %c1\n%i2 = add %b %c2\n%i3 = add %b %c3\n"
+    "%x0 = load x %b\n%x1 = load x %i1\n%x2 = load x %i2\n%x3 = load x %i3\n" /* one v4 */
+    "%s1 = add %x0 %x1\n%s2 = add %s1 %x2\n%s3 = mul %s2 %x3\n"
+    "%y0 = load y %b\n%y1 = load y %i1\n"                                /* one v2 */
+    "%y2 = add %y0 %y1\n%yf = cast f32 %y2\n%s4 = add %s3 %yf\n"
+    "store y %b %y2\n"                                                   /* ends y's run */
+    "%y3 = load y %i2\n%y4 = load y %i3\n"                              /* a second v2 */
+    "%y5 = add %y3 %y4\n%y6 = cast f32 %y5\n%s5 = add %s4 %y6\n"
+    "%w0 = load w %b\n%w1 = load w %i1\n"  /* need a flush (select): scalar */
+    "%pw = lt %w0 %w1\n%wm = select %pw %w0 %w1\n%s6 = add %s5 %wm\n"
+    "store out %l %s6\n";
+
+START_TEST(test_global_vectors) {
+  vyre_program *p = from_text(gvector_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  /* gid*4 is a multiple of 4, x and y are 16-byte aligned (kernel ABI):
+   * one 16-byte load of x, two 8-byte loads of y (the store between them
+   * ends the first group), each behind one run-time test of its last
+   * element with a one-by-one fallback. */
+  ck_assert_msg(count_of(ptx, "ld.global.nc.v4.b32") == 1, "x[gid*4 + 0..3] is one 16-byte load");
+  ck_assert_msg(count_of(ptx, "ld.global.v2.b32") == 2, "y[gid*4 + 0..1], y[gid*4 + 2..3]");
+  ck_assert_msg(count_of(ptx, "$VL") == 6, "three vector loads, each with its label and a "
+                "branch to it");
+  /* x's loads only feed .ftz arithmetic: no flush; w's two loads need one
+   * each, and so stay scalar (no v2 of w behind a branch). */
+  ck_assert_msg(count_of(ptx, "0x7f800000") == 2, "only w's loads are flushed");
+  ck_assert_msg(count_of(ptx, "ld.global.nc.v2") == 0, "w[gid*4 + 0..1] stays two loads");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+START_TEST(test_unroll) {
+  vyre_program *p = from_text(unroll_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  /* The 4-trip loop: four copies, each with its counter as a constant and
+   * its own labels; the 100-trip loop keeps its back edge. */
+  for (int k = 0; k < 4; k++) {
+    char want[48];
+    snprintf(want, sizeof want, "mov.b32 %%lv1, %d;", k);
+    HAS(ptx, want);
+  }
+  ck_assert_msg(count_of(ptx, "$T") == 2, "only the 100-trip loop keeps a loop label (its "
+                "label and its back edge)");
+  ck_assert_msg(count_of(ptx, "add.u32 %lv2, %lv2, 1;") == 1, "the long loop still counts");
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 4, "each copy tests k < 4 (the if); no bounds "
+                "check is left for lid into 64 elements");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+START_TEST(test_ranges_and_vectors) {
+  vyre_program *p = from_text(vector_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  /* lid*4 + 3 <= 255 < 256: proven in bounds, aligned to 4: one v4 load. */
+  ck_assert_msg(count_of(ptx, "ld.shared.v4.b32") == 1, "ws[lid*4 + 0..3] is one 16-byte load");
+  ck_assert_msg(count_of(ptx, "ld.shared.f32") + count_of(ptx, "ld.shared.u32") == 2,
+                "wu[lid], wu[lid+1] stay scalar (lid may be odd)");
+  /* Workgroup indices are all proven (lid*4 < 256, lid + 1 <= 64 < 260):
+   * the two bounds checks left are of x (sized by its input). */
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 2, "only the loads of x are checked");
+  /* x[gid] is stored to workgroup memory: flushed; x[lid+1] only feeds an
+   * add.ftz: not flushed; workgroup loads are never flushed. */
+  ck_assert_msg(count_of(ptx, "0x7f800000") == 1, "one subnormal flush (the stored load)");
+  /* The f32 store to workgroup memory keeps the value's bits; the global
+   * store canonicalises NaN. */
+  ck_assert_msg(count_of(ptx, "testp.notanumber") == 1, "one NaN fix-up (the global store)");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_trap_and_return) {
   vyre_builder *b = vyre_builder_new(32, 1, 1);
   uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 8, 0);
@@ -588,17 +735,6 @@ static void batch_add(batch *bt, const vyre_program *p, const char *what, uint32
   if (bf->entries == 100 || own_file) batch_flush(bt);
 }
 
-static char *read_all(const char *path) {
-  FILE *lf = fopen(path, "r");
-  if (!lf) return NULL;
-  fseek(lf, 0, SEEK_END);
-  long n = ftell(lf);
-  fseek(lf, 0, SEEK_SET);
-  char *out = calloc(1, (size_t)n + 1);
-  if (out && fread(out, 1, (size_t)n, lf) != (size_t)n) out[0] = '\0';
-  fclose(lf);
-  return out;
-}
 
 /* Wait for the file in flight and judge its ptxas run. */
 static void batch_collect(batch *bt) {
@@ -910,6 +1046,29 @@ static void suite(suite_fn fn, void *ctx) {
     fn(ctx, p, what);
     vyre_program_free(p);
   }
+  /* The compute-bound lowerings: unrolled loops, vector workgroup loads,
+   * and the tuned examples (from $srcdir, which make check sets). */
+  const char *texts[] = {unroll_text, vector_text, gvector_text};
+  static const char *const names[] = {"unrolled loops", "vector workgroup loads",
+                                      "vector global loads"};
+  for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+    vyre_program *p = from_text(texts[k]);
+    fn(ctx, p, names[k]);
+    vyre_program_free(p);
+  }
+  static const char *const files[] = {"examples/matmul_tiled.vyre", "examples/sum.vyre",
+                                      "examples/matmul.vyre", "examples/reduce.vyre"};
+  const char *src = getenv("srcdir");
+  for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", src && *src ? src : ".", files[k]);
+    char *text = read_all(path);
+    ck_assert_msg(text != NULL, "%s must be readable (srcdir '%s')", path, src ? src : "");
+    vyre_program *p = from_text(text);
+    free(text);
+    fn(ctx, p, files[k]);
+    vyre_program_free(p);
+  }
 }
 
 static void count_cb(void *ctx, const vyre_program *p, const char *what) {
@@ -1211,6 +1370,9 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_atomics_subgroups_barriers);
   tcase_add_test(core, test_trap_and_return);
   tcase_add_test(core, test_workgroup_layout);
+  tcase_add_test(core, test_unroll);
+  tcase_add_test(core, test_ranges_and_vectors);
+  tcase_add_test(core, test_global_vectors);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
