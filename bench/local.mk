@@ -6,3 +6,4 @@ bench_floor_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 bench_floor_LDADD = -ldl
 endif
 EXTRA_DIST += bench/plot.py bench/report.py
+EXTRA_DIST += bench/compute.sh

@@ -12,13 +12,15 @@ Each case matches one case of `vyre bench --json` by name:
   saxpy_roundtrip_256m   x, y of 256 MiB pageable up, y.add_(x, alpha=2), y.cpu() (PyTorch)
   resident_upload_1g     device_tensor.copy_(pageable 1 GiB host tensor) (PyTorch)
   resident_download_1g   pageable_host_tensor.copy_(1 GiB device tensor) (PyTorch)
+  matmul_4096            torch.addmm(C, A, B), fp32 with TF32 off, 4096^3: device time (events)
+  sum_256m               torch.sum of 256 Mi f32: device time (events), GB/s of the input
   compile_cold           cupy.RawKernel of y = a*x + y + k, a new source each sample (so NVRTC
                          compiles): source -> loaded function (NVRTC + cuModuleLoadData), host wall
   compile_warm_hit       the same source again, a new RawKernel object (CuPy's in-memory cache)
   compile_disk_hit       a source compiled once, CuPy's in-memory cache cleared, then loaded again
                          (its kernel cache file: no NVRTC)
 Prints one JSON object per line: {"peer": ..., "case": ..., "median_us": ..., "gbps": ...}.
-usage: peers.py [SIZES...] [--cases latency,bandwidth,transfer,compile]   (default: all)
+usage: peers.py [SIZES...] [--cases latency,bandwidth,transfer,compute,compile]   (default: all)
 """
 import json
 import statistics
@@ -163,6 +165,27 @@ def torch_transfer_cases():
     torch.cuda.empty_cache()
 
 
+def torch_compute_cases():
+    """The compute-bound cases: C = A*B + C at 4096^3 in fp32 with TF32 off (addmm), and the sum
+    of 256 Mi f32; device time (events), median of 20."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    mk = lambda: torch.cuda.Event(enable_timing=True)
+    n = 4096
+    a = torch.rand(n, n, device="cuda") * 2 - 1
+    b = torch.rand(n, n, device="cuda") * 2 - 1
+    c = torch.rand(n, n, device="cuda")
+    emit("torch", "matmul_4096", median_events(lambda: torch.addmm(c, a, b), mk,
+                                                 torch.cuda.synchronize, warm=3, iters=20))
+    del a, b, c
+    x = torch.rand(256 << 20, device="cuda")
+    emit("torch", "sum_256m", median_events(lambda: torch.sum(x), mk, torch.cuda.synchronize,
+                                              warm=3, iters=30), 4 * (256 << 20))
+    del x
+    torch.cuda.empty_cache()
+
+
 def cupy_cases(sizes):
     import cupy
     saxpy_k = cupy.ElementwiseKernel("float32 a, float32 x", "float32 y", "y = a * x + y", "saxpy")
@@ -259,12 +282,12 @@ def cupy_compile_cases(samples=30, warm_iters=1000):
 
 def main():
     args = sys.argv[1:]
-    groups = {"latency", "bandwidth", "transfer", "compile"}
+    groups = {"latency", "bandwidth", "transfer", "compute", "compile"}
     if "--cases" in args:
         at = args.index("--cases")
         groups = set(args[at + 1].split(",")) if at + 1 < len(args) else set()
         if "all" in groups:
-            groups = {"latency", "bandwidth", "transfer", "compile"}
+            groups = {"latency", "bandwidth", "transfer", "compute", "compile"}
         del args[at:at + 2]
     sizes = [int(s) for s in args] or [1 << 20, 1 << 24, 1 << 28]
     runs = []
@@ -274,6 +297,8 @@ def main():
         runs += [(torch_cases, (sz,)), (cupy_cases, (sz,))]
     if "transfer" in groups:
         runs.append((torch_transfer_cases, ()))
+    if "compute" in groups:
+        runs.append((torch_compute_cases, ()))
     if "compile" in groups:
         runs.append((cupy_compile_cases, ()))
     for run, args in runs:
