@@ -265,6 +265,10 @@ void cli_json_string(FILE *f, const char *s) {
 /* ------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
+  /* The CUDA backend keeps its own cubin cache: the driver's JIT cache
+   * only adds its writes to every cold compile (docs/environment.md).
+   * Our process, so our choice; a user's setting wins. */
+  setenv("CUDA_CACHE_DISABLE", "1", 0);
   if (argc < 2) {
     print_overview(stderr);
     return CLI_USAGE;

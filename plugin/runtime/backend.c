@@ -75,9 +75,13 @@ static void modules_init(vc_backend *b) {
   uint64_t chunk = vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, DEFAULT_STAGING_CHUNK,
                                    MIN_STAGING_CHUNK, UINT64_MAX);
   vc_streampool_init(&b->streams, cx);
+  /* Copy threads: the online CPUs less a quarter (at least 2) left to the
+   * driver's and the host's threads; all 16 of a 16-core H100 host
+   * copied at 17-25 GB/s, 12 at 34-41 GB/s (BENCHMARKS.md). */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  uint64_t threads = cpus < 1 ? 1 : cpus > MAX_DEFAULT_COPY_THREADS ? MAX_DEFAULT_COPY_THREADS
-                                                                    : (uint64_t)cpus;
+  long spare = cpus / 4 > 2 ? cpus / 4 : 2;
+  uint64_t threads = cpus - spare < 1 ? 1 : (uint64_t)(cpus - spare);
+  if (threads > MAX_DEFAULT_COPY_THREADS) threads = MAX_DEFAULT_COPY_THREADS;
   vc_staging_init(&b->staging, cx, &b->streams, &b->hostpool, chunk,
                   (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_STAGING_CHUNKS, DEFAULT_STAGING_CHUNKS, 2,
                                            VC_STAGING_MAX_CHUNKS),

@@ -959,6 +959,44 @@ static void staged_failure(vyre_backend *b, const char *call, unsigned long nth,
   free(p.bytes);
 }
 
+/* With the default 16 MiB chunks, a transfer of a few MiB (above the 2 MiB
+ * threshold) is cut into pieces of about a tenth of it (at least 1 MiB)
+ * that go round the ring, so host copies overlap the device's. */
+START_TEST(test_staging_pieces) {
+  unsetenv("VYRE_CUDA_STAGING_CHUNK");
+  unsetenv("VYRE_CUDA_STAGING_CHUNKS");
+  setenv("VYRE_CUDA_COPY_THREADS", "3", 1);
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  const uint64_t size = 12600000u + 13u;
+  const uint64_t cap = (size / 10 + 4095u) & ~(uint64_t)4095u; /* 1,261,568 */
+  vyre_resident h = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, size, &h, &err), VYRE_OK);
+  uint8_t *buf = malloc(size), *back = malloc(size);
+  ck_assert(buf && back);
+  for (uint64_t i = 0; i < size; i++) buf[i] = (uint8_t)(i * 7 + (i >> 13));
+  ck_assert_int_eq(b->vt->resident_upload(b, h, buf, size, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "staging.chunk_copies"), (size + cap - 1) / cap);
+  ck_assert_uint_eq(metric(b, "staging.chunk_bytes"), 16u << 20);
+  memset(back, 0, size);
+  ck_assert_int_eq(b->vt->resident_download(b, h, back, size, &err), VYRE_OK);
+  ck_assert_msg(memcmp(buf, back, size) == 0, "pieces round trip byte for byte");
+  ck_assert_uint_eq(metric(b, "staging.chunk_copies"), 2 * ((size + cap - 1) / cap));
+  /* At or below 2 MiB the pinned pool serves the copy, not the ring. */
+  uint64_t copies = metric(b, "staging.chunk_copies");
+  vyre_resident_copy two = {h, 0, buf, 2u << 20};
+  ck_assert_msg(b->vt->resident_upload_many(b, &two, 1, &err) == VYRE_OK, "2 MiB upload: %s",
+                err.message);
+  ck_assert_uint_eq(metric(b, "staging.chunk_copies"), copies);
+  ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
+  free(buf);
+  free(back);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("staging pieces");
+  unsetenv("VYRE_CUDA_COPY_THREADS");
+}
+END_TEST
+
 START_TEST(test_staging_failures) {
   staging_env("3");
   vyre_backend *b = mk();
@@ -2817,6 +2855,7 @@ static Suite *suite(void) {
   tcase_add_test(staging, test_staging_dispatch);
   tcase_add_test(staging, test_staging_dispatch_one_thread);
   tcase_add_test(staging, test_staging_resident);
+  tcase_add_test(staging, test_staging_pieces);
   tcase_add_test(staging, test_staging_failures);
   tcase_add_test(staging, test_staging_threads);
   suite_add_tcase(s, staging);
