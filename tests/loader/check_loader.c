@@ -137,6 +137,29 @@ static stub_counters *counters(const char *variant) {
   return c;
 }
 
+/* The reference backend of this build tree (tests/loader/stubs/.libs is
+ * four levels below its top). */
+static const char *reference_plugin(void) {
+  static char p[PATH_MAX];
+  FORMAT(p, sizeof p, "%s/../../../../host-stub/ref/.libs/libvyre-ref.so", stub_dir);
+  return p;
+}
+
+/* The whole file at `path` (malloc'd); *size receives its length. */
+static unsigned char *slurp(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+  ck_assert(fseek(f, 0, SEEK_END) == 0);
+  long n = ftell(f);
+  ck_assert(n > 0 && fseek(f, 0, SEEK_SET) == 0);
+  unsigned char *data = malloc((size_t)n);
+  ck_assert(data != NULL);
+  ck_assert_msg(fread(data, 1, (size_t)n, f) == (size_t)n, "short read of %s", path);
+  fclose(f);
+  *size = (size_t)n;
+  return data;
+}
+
 static int is_loaded(const char *variant) {
   void *h = dlopen(stub(variant), RTLD_NOW | RTLD_NOLOAD);
   if (h) dlclose(h);
@@ -379,10 +402,10 @@ START_TEST(test_not_libraries) {
   } want[] = {
       {"/libvyre-dangling.so", "No such file or directory"},
       {"/libvyre-dir.so", "not a regular file"},
-      {"/libvyre-empty.so", "dlopen failed:"},
+      {"/libvyre-empty.so", "not a loadable plugin: not an ELF file: 0 bytes, too short"},
       {"/libvyre-fifo.so", "not a regular file"},
-      {"/libvyre-text.so", "dlopen failed:"},
-      {"/libvyre-trunc.so", "dlopen failed:"},
+      {"/libvyre-text.so", "not a loadable plugin: not an ELF file: it starts with 74 68 69 73"},
+      {"/libvyre-trunc.so", "not a loadable plugin: truncated: 200 bytes, its program headers end at"},
   };
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
     int i = index_of(host, want[k].name);
@@ -399,6 +422,106 @@ START_TEST(test_not_libraries) {
   ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, NULL, NULL) == VYRE_OK,
                 "and still works");
   b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+/*
+ * Truncated copies of real plugins (an interrupted copy or install) are
+ * refused before dlopen, which would map their missing pages and die of
+ * SIGBUS; the working plugin beside them still loads.
+ */
+START_TEST(test_truncated_plugins) {
+  static const size_t cuts[] = {1000, 4096, 8192, 12288};
+  const char *sources[] = {stub("good"), reference_plugin()};
+  mkdir_tmp("d");
+  for (size_t s = 0; s < 2; s++) {
+    size_t size;
+    unsigned char *data = slurp(sources[s], &size);
+    for (size_t k = 0; k <= sizeof cuts / sizeof cuts[0]; k++) {
+      /* The four cuts, then all but the last byte. */
+      size_t n = k < sizeof cuts / sizeof cuts[0] ? cuts[k] : size - 1;
+      if (n >= size) continue;
+      char name[64];
+      FORMAT(name, sizeof name, "d/libvyre-t%zu-%zu.so", s, n);
+      write_file(name, data, n);
+    }
+    free(data);
+  }
+  link_stub("fast", "d/libvyre-zz.so");
+  vyre_host *host = open_only(tmp("d"));
+  uint32_t n = vyre_host_backend_count(host);
+  ck_assert_msg(n >= 7, "every truncated copy is a candidate; %u", n);
+  for (uint32_t i = 0; i + 1 < n; i++) {
+    vyre_host_candidate c = info_at(host, i);
+    const char *cut = strrchr(c.path, '-') + 1;
+    char want[96];
+    FORMAT(want, sizeof want, "not a loadable plugin: truncated: %lu bytes, its ",
+           strtoul(cut, NULL, 10));
+    ck_assert_msg(c.status == VYRE_HOST_SKIPPED && strstr(c.reason, want) &&
+                      strstr(c.reason, " end") && strstr(c.reason, "Fix:"),
+                  "%s: should be skipped with \"%s... ends at N\", got %s \"%s\"", c.path, want,
+                  vyre_host_status_name(c.status), c.reason);
+  }
+  ck_assert_msg(vyre_host_find(host, "fast") == (int32_t)n - 1, "the complete plugin loads");
+  vyre_backend *b = NULL;
+  ck_assert(vyre_host_create(host, NULL, NULL, &b, NULL, NULL) == VYRE_OK);
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* A complete library built for another machine, class or type is refused
+ * with that reason (dlopen said "No such file or directory" for one). */
+START_TEST(test_foreign_elf) {
+  size_t size;
+  unsigned char *data = slurp(stub("good"), &size);
+  ck_assert(size > 64 && memcmp(data, "\177ELF", 4) == 0);
+  uint16_t host_machine;
+  memcpy(&host_machine, data + 18, 2);
+  /* EM_AARCH64 (183) on any other host, EM_X86_64 (62) on aarch64. */
+  uint16_t other = host_machine == 183 ? 62 : 183;
+  const char *other_name = other == 183 ? "aarch64" : "x86_64";
+  mkdir_tmp("d");
+  unsigned char *copy = malloc(size);
+  ck_assert(copy != NULL);
+
+  memcpy(copy, data, size);
+  memcpy(copy + 18, &other, 2); /* e_machine */
+  write_file("d/libvyre-arch.so", copy, size);
+  memcpy(copy, data, size);
+  copy[4] = copy[4] == 2 ? 1 : 2; /* EI_CLASS: the other width */
+  write_file("d/libvyre-class.so", copy, size);
+  memcpy(copy, data, size);
+  copy[16] = 2; /* e_type = ET_EXEC (little-endian low byte) */
+  copy[17] = 0;
+  write_file("d/libvyre-exec.so", copy, size);
+  free(copy);
+  free(data);
+
+  vyre_host *host = open_only(tmp("d"));
+  ck_assert_int_eq(vyre_host_backend_count(host), 3);
+  char want[128];
+  FORMAT(want, sizeof want, "not a loadable plugin: built for %s, this host is ", other_name);
+  vyre_host_candidate c = info_at(host, 0);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED && strstr(c.reason, want) &&
+                    !strstr(c.reason, "No such file"),
+                "a foreign machine is named: %s", c.reason);
+#if defined(__x86_64__)
+  ck_assert_msg(strstr(c.reason, "built for aarch64, this host is x86_64"), "%s", c.reason);
+#endif
+  c = info_at(host, 1);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED &&
+                    strstr(c.reason, sizeof(void *) == 8
+                                         ? "not a loadable plugin: built for 32-bit ELF, this "
+                                           "host is 64-bit"
+                                         : "not a loadable plugin: built for 64-bit ELF, this "
+                                           "host is 32-bit"),
+                "the other ELF class is named: %s", c.reason);
+  c = info_at(host, 2);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED &&
+                    strstr(c.reason, "not a shared library: ELF type EXEC (an executable)"),
+                "an executable is not a plugin: %s", c.reason);
   vyre_host_close(host);
 }
 END_TEST
@@ -1075,6 +1198,8 @@ static Suite *loader_suite(void) {
   tcase_add_test(tc, test_malformed_instance_rejected);
   tcase_add_test(tc, test_not_libraries);
   tcase_add_test(tc, test_missing_path_entry);
+  tcase_add_test(tc, test_truncated_plugins);
+  tcase_add_test(tc, test_foreign_elf);
   tcase_add_test(tc, test_whole_stub_directory);
   tcase_add_test(tc, test_unrelated_library_never_opened);
   suite_add_tcase(s, tc);
