@@ -45,6 +45,9 @@ typedef struct host_entry {
   char *real;     /* realpath, for spotting one file reached twice; may be NULL */
   uint32_t origin;
   int registered; /* loaded and not a duplicate; fixed once open returns */
+  int fallback;   /* loaded, but a later duplicate of a registered id: tried
+                     when the ones before it cannot create an instance;
+                     fixed once open returns */
   uint32_t status;
   char reason[VYRE_HOST_REASON_MAX];
 

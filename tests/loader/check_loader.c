@@ -137,6 +137,15 @@ static stub_counters *counters(const char *variant) {
   return c;
 }
 
+/* Path of a hostile stub (libhostile_NAME.so, beside the others). */
+static const char *hostile(const char *name) {
+  static char slots[4][PATH_MAX];
+  static int next;
+  char *p = slots[next++ % 4];
+  FORMAT(p, PATH_MAX, "%s/libhostile_%s.so", stub_dir, name);
+  return p;
+}
+
 /* The reference backend of this build tree (tests/loader/stubs/.libs is
  * four levels below its top). */
 static const char *reference_plugin(void) {
@@ -953,6 +962,65 @@ START_TEST(test_duplicate_first_wins) {
 }
 END_TEST
 
+/* A duplicate that registers but cannot create an instance does not
+ * shadow a later one that can (issue: a broken 'reference' plugin first
+ * on the path hid the real one, even with VYRE_BACKEND=reference). */
+START_TEST(test_duplicate_that_fails_falls_back) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", hostile("zfail"), stub("good"));
+  vyre_host *host = open_only(path);
+  vyre_host_candidate dup = info_at(host, 1);
+  ck_assert_msg(dup.status == VYRE_HOST_SKIPPED && strstr(dup.reason, "duplicate id 'stub'") &&
+                    strstr(dup.reason, "used only if that one cannot create an instance"),
+                "the later one is listed as the duplicate and the fallback: %s", dup.reason);
+  ck_assert_int_eq(vyre_host_skipped_count(host), 1);
+  vyre_backend *b = NULL;
+  uint32_t index = 99;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, "stub", NULL, &b, &index, &err) == VYRE_OK,
+                "'stub' by id works through its fallback: %s", err.message);
+  ck_assert_msg(index == 1, "the fallback made it, got index %u", index);
+  b->vt->destroy(b);
+  ck_assert_int_eq(info_at(host, 0).status, VYRE_HOST_UNAVAILABLE);
+  ck_assert_int_eq(info_at(host, 1).status, VYRE_HOST_READY);
+  ck_assert_msg(vyre_host_skipped_count(host) == 0, "a fallback in use is no longer skipped");
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK && index == 1,
+                "the best backend is the fallback too: %s", err.message);
+  b->vt->destroy(b);
+  ck_assert_int_eq(vyre_host_probe(host), 1);
+  vyre_host_close(host);
+
+  /* Both fail: the error gives both reasons. */
+  FORMAT(path, sizeof path, "%s:%s", hostile("zfail"), hostile("zfail"));
+  host = open_only(path);
+  ck_assert_int_eq(vyre_host_backend_count(host), 1); /* one file, listed once */
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_fake_reference_does_not_shadow) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", hostile("fakeref"), reference_plugin());
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_DEFAULT_DIRS, path, NULL};
+  setenv("VYRE_BACKEND", "reference", 1);
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  ck_assert_str_eq(info_at(host, 0).id, "reference");
+  vyre_backend *b = NULL;
+  uint32_t index = 99;
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK,
+                "VYRE_BACKEND=reference finds the real one behind the broken one: %s",
+                err.message);
+  ck_assert_int_eq(index, 1);
+  vyre_device_profile prof = {.struct_size = sizeof prof};
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_str_eq(prof.backend_id, "reference");
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
 START_TEST(test_directory_sorted) {
   mkdir_tmp("p");
   link_stub("fast", "p/libvyre-c.so");
@@ -1227,6 +1295,8 @@ static Suite *loader_suite(void) {
   tc = tcase_create("search");
   tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
   tcase_add_test(tc, test_duplicate_first_wins);
+  tcase_add_test(tc, test_duplicate_that_fails_falls_back);
+  tcase_add_test(tc, test_fake_reference_does_not_shadow);
   tcase_add_test(tc, test_directory_sorted);
   tcase_add_test(tc, test_same_file_listed_once);
   tcase_add_test(tc, test_env_path_after_options);

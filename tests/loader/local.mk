@@ -33,7 +33,9 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libvyre-stub_dupop.la \
 	tests/loader/stubs/libvyre-stub_future.la \
 	tests/loader/stubs/libvyre-stub_abi10.la \
-	tests/loader/stubs/libunrelated.la
+	tests/loader/stubs/libunrelated.la \
+	tests/loader/stubs/libhostile_zfail.la \
+	tests/loader/stubs/libhostile_fakeref.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -179,6 +181,22 @@ tests_loader_stubs_libvyre_stub_abi10_la_SOURCES = tests/loader/stubs/stub_plugi
 tests_loader_stubs_libvyre_stub_abi10_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"abi10"' -DSTUB_ABI10 -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=0
 tests_loader_stubs_libvyre_stub_abi10_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libvyre_stub_abi10_la_LIBADD = $(STUB_LIBADD)
+
+# The hostile stubs are named libhostile_*.so, not libvyre-*.so: a
+# directory scan of the stubs (tests/cli) never picks them up, tests
+# name each file.
+# zfail: id 'stub' again, registers but its factory fails
+tests_loader_stubs_libhostile_zfail_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_zfail_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
+tests_loader_stubs_libhostile_zfail_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_zfail_la_LIBADD = $(STUB_LIBADD)
+
+# fakeref: id 'reference', registers but its factory fails (it must not
+# shadow the real reference backend)
+tests_loader_stubs_libhostile_fakeref_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"reference"' -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
+tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
 
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
