@@ -590,6 +590,16 @@ static vyre_status try_id(vyre_host *host, uint32_t i, const vyre_backend_option
   return st;
 }
 
+/* The instance a caller gets: the plugin's, wrapped so that what it
+ * returns is checked (guard.c).  Out of memory destroys the plugin's. */
+static vyre_status hand_out(vyre_host *host, uint32_t i, vyre_backend **out, vyre_error *err) {
+  vyre_backend *inner = *out;
+  *out = NULL;
+  vyre_status st = host_guard_wrap(&host->entries[i], inner, out, err);
+  if (st != VYRE_OK) inner->vt->destroy(inner);
+  return st;
+}
+
 /* Registered entries in selection order: precedence, then search order. */
 static uint32_t *selection_order(const vyre_host *host, uint32_t *count) {
   uint32_t *order = malloc((host->count ? host->count : 1) * sizeof *order);
@@ -642,8 +652,9 @@ static vyre_status create_by_id(vyre_host *host, const char *id, const char *why
   if (st != VYRE_OK)
     return vyre_error_set(err, st, 0, "backend '%s'%s cannot be used: %s", id, why_forced,
                           reason);
-  if (index) *index = used;
-  return VYRE_OK;
+  st = hand_out(host, used, out, err);
+  if (st == VYRE_OK && index) *index = used;
+  return st;
 }
 
 static vyre_status create_best(vyre_host *host, const vyre_backend_options *options,
@@ -662,9 +673,10 @@ static vyre_status create_best(vyre_host *host, const vyre_backend_options *opti
     uint32_t chosen = order[k];
     vyre_status st = try_id(host, order[k], options, out, &chosen, reason, sizeof reason);
     if (st == VYRE_OK) {
-      if (index) *index = chosen;
       free(order);
-      return VYRE_OK;
+      st = hand_out(host, chosen, out, err);
+      if (st == VYRE_OK && index) *index = chosen;
+      return st;
     }
     last = st;
     int w = snprintf(reasons + used, sizeof reasons - used, "%s%s: %s", used ? "; " : "", e->id,

@@ -15,6 +15,7 @@
 #include "stubs/stub_plugin.h"
 #include "vyre/vyre_host.h"
 #include "vyre/vyre_program.h"
+#include "vyre/vyre_text.h"
 
 /* check_loader_skew builds the host with another minor (tests/host.mk). */
 #ifndef VYRE_HOST_ABI_MINOR
@@ -152,6 +153,15 @@ static const char *reference_plugin(void) {
   static char p[PATH_MAX];
   FORMAT(p, sizeof p, "%s/../../../../host-stub/ref/.libs/libvyre-ref.so", stub_dir);
   return p;
+}
+
+/* The counters of the already loaded plugin at `path`. */
+static stub_counters *counters_at(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return NULL;
+  stub_counters *c = dlsym(h, STUB_COUNTERS_SYMBOL);
+  dlclose(h);
+  return c;
 }
 
 /* The whole file at `path` (malloc'd); *size receives its length. */
@@ -745,7 +755,13 @@ START_TEST(test_extensions) {
   const stub_echo_ext *echo = table;
   ck_assert_msg(echo->head.version == 2 && echo->head.struct_size == sizeof *echo,
                 "revision 1 asked, the compatible revision 2 served");
-  ck_assert_int_eq(echo->echo(b, 41), 41);
+  /* Extension functions are the plugin's: they take its own instance. */
+  vyre_backend *native = vyre_host_backend_native(b);
+  ck_assert_msg(native != NULL && native != b && native == counters("good")->last,
+                "the host hands out its own instance; native() is the plugin's");
+  ck_assert_msg(vyre_host_backend_native(native) == native && !vyre_host_backend_native(NULL),
+                "a plugin's instance and NULL are their own native instance");
+  ck_assert_int_eq(echo->echo(native, 41), 41);
   ck_assert(b->vt->get_extension(b, STUB_ECHO_NAME, 3, &table, &err) == VYRE_UNSUPPORTED);
   ck_assert_msg(table == NULL, "*out is NULL when refused");
   ck_assert(b->vt->get_extension(b, "vyre.nothing", 1, &table, &err) == VYRE_UNSUPPORTED);
@@ -771,6 +787,143 @@ START_TEST(test_unrelated_library_never_opened) {
   ck_assert_msg(dlopen(unrelated, RTLD_NOW | RTLD_NOLOAD) == NULL,
                 "libunrelated.so must not be mapped");
   ck_assert_msg(getenv("UNRELATED_CONSTRUCTOR_RAN") == NULL, "its constructor must not run");
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* hostile: what a backend returns is checked before a caller sees it   */
+/* ------------------------------------------------------------------ */
+
+typedef struct hostile_case {
+  const char *mode;   /* $STUB_EVIL */
+  vyre_status status; /* from dispatch */
+  const char *message;
+  int freed;          /* outputs the host must have handed back */
+} hostile_case;
+
+static const hostile_case hostile_cases[] = {
+    {"", VYRE_OK, "", 0},
+    {"count", VYRE_INTERNAL, "backend 'evil' broke the vyre ABI in dispatch: it returned 3 "
+                             "outputs for a program with 1", 1},
+    {"items", VYRE_INTERNAL, "in dispatch: it returned 1 output with items NULL", 1},
+    {"data", VYRE_INTERNAL, "in dispatch: output 0 has 16 bytes at a NULL data pointer", 1},
+    {"size", VYRE_INTERNAL, "in dispatch: output 0 is 1048576 bytes, the program's output 0 is 16", 1},
+    {"noout", VYRE_INTERNAL, "in dispatch: it returned VYRE_OK but no outputs", 0},
+    {"status", VYRE_INTERNAL, "in dispatch: it returned status 77, which is no vyre_status", 0},
+    {"nonul", VYRE_DRIVER, "AAAAAAAA", 0},
+};
+
+/* An instance of the evil stub and the program its outputs fit. */
+static vyre_host *evil_open(vyre_backend **b, void **bytes, size_t *size) {
+  vyre_host *host = open_only(hostile("evil"));
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, "evil", NULL, b, NULL, &err) == VYRE_OK, "%s", err.message);
+  ck_assert_msg(vyre_text_assemble(STUB_EVIL_PROGRAM, strlen(STUB_EVIL_PROGRAM), "evil.vyre",
+                                   bytes, size, &err) == VYRE_OK,
+                "the test program assembles: %s", err.message);
+  return host;
+}
+
+START_TEST(test_hostile_dispatch) {
+  const hostile_case *c = &hostile_cases[_i];
+  vyre_backend *b = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_host *host = evil_open(&b, &bytes, &size);
+  stub_counters *k = counters_at(hostile("evil"));
+  ck_assert(k != NULL);
+  int freed = k->outputs_freed;
+  setenv(STUB_EVIL_ENV, c->mode, 1);
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *outs = (vyre_outputs *)&outs;
+  vyre_error err = VYRE_ERROR_INIT;
+  memset(err.message, 'Z', sizeof err.message);
+  vyre_status st = b->vt->dispatch(b, &ref, NULL, 0, NULL, &outs, NULL, &err);
+  ck_assert_msg(st == c->status, "mode '%s': status %s expected, got %s (%.200s)", c->mode,
+                vyre_status_name(c->status), vyre_status_name(st), err.message);
+  if (st == VYRE_OK) {
+    ck_assert_msg(outs && outs->count == 1 && outs->items[0].size == STUB_EVIL_OUTPUT_BYTES &&
+                      ((unsigned char *)outs->items[0].data)[15] == 7,
+                  "honest outputs pass unchanged");
+    b->vt->outputs_free(b, outs);
+  } else {
+    ck_assert_msg(outs == NULL, "mode '%s': no outputs reach the caller on failure", c->mode);
+    ck_assert_msg(strnlen(err.message, sizeof err.message) < sizeof err.message,
+                  "mode '%s': the message the caller gets is NUL-terminated", c->mode);
+    ck_assert_msg(strstr(err.message, c->message) != NULL, "mode '%s': \"%s\" expected in \"%s\"",
+                  c->mode, c->message, err.message);
+    if (st == VYRE_INTERNAL)
+      ck_assert_msg(strstr(err.message, "Fix:") && strstr(err.message, hostile("evil")),
+                    "the violation names the plugin file and a fix: %s", err.message);
+  }
+  ck_assert_msg(k->outputs_freed - freed == c->freed + (st == VYRE_OK),
+                "mode '%s': refused outputs are handed back to the plugin (freed %d)", c->mode,
+                k->outputs_freed - freed);
+  unsetenv(STUB_EVIL_ENV);
+  b->vt->destroy(b);
+  free(bytes);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* The other entries: pending, profile, metrics, extensions. */
+START_TEST(test_hostile_entries) {
+  vyre_backend *b = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_host *host = evil_open(&b, &bytes, &size);
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_error err = VYRE_ERROR_INIT;
+
+  setenv(STUB_EVIL_ENV, "count", 1);
+  vyre_pending p = 0;
+  ck_assert(b->vt->dispatch_async(b, &ref, NULL, 0, NULL, &p, &err) == VYRE_OK && p != 0);
+  vyre_outputs *outs = NULL;
+  ck_assert_int_eq(b->vt->pending_wait(b, p, &outs, NULL, &err), VYRE_INTERNAL);
+  ck_assert_msg(outs == NULL && strstr(err.message, "in pending_wait: it returned 3 outputs for a "
+                                                    "program with 1"),
+                "pending_wait is checked against the program dispatch_async got: %s", err.message);
+
+  setenv(STUB_EVIL_ENV, "poll", 1);
+  int ready = 0;
+  ck_assert_int_eq(b->vt->pending_poll(b, 42, &ready, &err), VYRE_INTERNAL);
+  ck_assert_msg(strstr(err.message, "it set *ready to 7"), "%s", err.message);
+
+  setenv(STUB_EVIL_ENV, "profile", 1);
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_msg(strnlen(prof.name, sizeof prof.name) < sizeof prof.name &&
+                    strnlen(prof.backend_id, sizeof prof.backend_id) < sizeof prof.backend_id,
+                "the profile's strings are terminated");
+  /* A short caller struct is written only up to its size. */
+  memset(&prof, 0xee, sizeof prof);
+  prof.struct_size = 16;
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_msg(prof.struct_size == 16 && (unsigned char)prof.name[8] == 0xee &&
+                    prof.capabilities == 0xeeeeeeeeeeeeeeeeull,
+                "nothing past struct_size is written");
+
+  setenv(STUB_EVIL_ENV, "metrics", 1);
+  vyre_metric m[2];
+  uint32_t count = 0;
+  ck_assert(b->vt->metrics(b, m, 1, &count, &err) == VYRE_OK);
+  ck_assert_msg(strnlen(m[0].name, sizeof m[0].name) < sizeof m[0].name, "metric names are terminated");
+
+  setenv(STUB_EVIL_ENV, "ext", 1);
+  const void *table = (const void *)&table;
+  ck_assert_int_eq(b->vt->get_extension(b, STUB_ECHO_NAME, 1, &table, &err), VYRE_INTERNAL);
+  ck_assert_msg(table == NULL && strstr(err.message, "returned VYRE_OK and no table"), "%s",
+                err.message);
+
+  unsetenv(STUB_EVIL_ENV);
+  /* Entries the plugin lacks are absent from the instance handed out. */
+  ck_assert(VYRE_HOST_HAS(b, dispatch) && VYRE_HOST_HAS(b, pending_wait));
+  ck_assert(!VYRE_HOST_HAS(b, dispatch_into) && !VYRE_HOST_HAS(b, resident_alloc));
+  b->vt->destroy(b);
+  free(bytes);
   vyre_host_close(host);
 }
 END_TEST
@@ -1270,6 +1423,13 @@ static Suite *loader_suite(void) {
   tcase_add_test(tc, test_foreign_elf);
   tcase_add_test(tc, test_whole_stub_directory);
   tcase_add_test(tc, test_unrelated_library_never_opened);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("hostile");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_loop_test(tc, test_hostile_dispatch, 0,
+                      (int)(sizeof hostile_cases / sizeof hostile_cases[0]));
+  tcase_add_test(tc, test_hostile_entries);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("negotiation");
