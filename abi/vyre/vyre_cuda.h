@@ -9,6 +9,10 @@
  *   const vyre_cuda_interop *cu = NULL;
  *   b->vt->get_extension(b, VYRE_CUDA_INTEROP_NAME, 1, (const void **)&cu, &err);
  *
+ * Its functions take the plugin's own instance: for one made by
+ * libvyre-host's vyre_host_create, pass vyre_host_backend_native(b)
+ * (resident handles are the same through either).
+ *
  * This header needs neither cuda.h nor libcuda: CUDA handles travel as
  * void * (CUcontext, CUstream) and device addresses as uint64_t
  * (CUdeviceptr), so a host includes it whether or not it has the toolkit.

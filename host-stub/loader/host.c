@@ -311,7 +311,8 @@ static int collect_candidates(vyre_host *host, const vyre_host_options *opt) {
   return 0;
 }
 
-/* First-found wins: a later candidate with a registered id is skipped. */
+/* First-found wins: a later candidate with a registered id is skipped,
+ * and kept as that id's fallback (docs/host.md, "Duplicate ids"). */
 static void load_all(vyre_host *host) {
   for (uint32_t i = 0; i < host->count; i++) {
     host_entry *e = &host->entries[i];
@@ -324,10 +325,12 @@ static void load_all(vyre_host *host) {
     for (uint32_t j = 0; j < i; j++) {
       const host_entry *prev = &host->entries[j];
       if (prev->registered && strcmp(prev->id, e->id) == 0) {
-        host_entry_reason(e, "duplicate id '%s' (already loaded from %s). Fix: remove one of "
-                             "them from the search path, or list the one you want first",
+        host_entry_reason(e, "duplicate id '%s' (already loaded from %s); used only if that "
+                             "one cannot create an instance. Fix: remove one of them from the "
+                             "search path, or list the one you want first",
                           e->id, prev->path);
         e->status = VYRE_HOST_SKIPPED;
+        e->fallback = 1;
         host_log("skipped %s: %s", e->path, e->reason);
         break;
       }
@@ -407,9 +410,13 @@ void vyre_host_close(vyre_host *host) {
 uint32_t vyre_host_backend_count(const vyre_host *host) { return host ? host->count : 0; }
 
 uint32_t vyre_host_skipped_count(const vyre_host *host) {
+  if (!host) return 0;
   uint32_t n = 0;
-  for (uint32_t i = 0; host && i < host->count; i++)
-    if (!host->entries[i].registered) n++;
+  /* A fallback that stood in for its id is READY, no longer skipped. */
+  pthread_mutex_lock((pthread_mutex_t *)&host->lock);
+  for (uint32_t i = 0; i < host->count; i++)
+    if (host->entries[i].status == VYRE_HOST_SKIPPED) n++;
+  pthread_mutex_unlock((pthread_mutex_t *)&host->lock);
   return n;
 }
 
@@ -553,6 +560,46 @@ fail:
   return st;
 }
 
+/*
+ * Run the factory of registered entry i, then, while it fails, those of
+ * the later candidates that registered the same id (its fallbacks, in
+ * search order).  *used receives the entry that made *out.  On failure
+ * `reason` holds every entry's reason.
+ */
+static vyre_status try_id(vyre_host *host, uint32_t i, const vyre_backend_options *options,
+                          vyre_backend **out, uint32_t *used, char *reason, size_t reason_size) {
+  vyre_status st = try_factory(host, &host->entries[i], options, out, reason, reason_size);
+  for (uint32_t j = i + 1; st != VYRE_OK && j < host->count; j++) {
+    host_entry *f = &host->entries[j];
+    if (!f->fallback || strcmp(f->id, host->entries[i].id) != 0) continue;
+    char why[VYRE_HOST_REASON_MAX];
+    vyre_status fst = try_factory(host, f, options, out, why, sizeof why);
+    if (fst == VYRE_OK) {
+      host_log("'%s' from %s stands in for the one from %s", f->id, f->path,
+               host->entries[i].path);
+      i = j;
+      st = VYRE_OK;
+      break;
+    }
+    size_t used_len = strnlen(reason, reason_size);
+    if (used_len + 1 < reason_size)
+      format_line(reason + used_len, reason_size - used_len, "; its duplicate %s: %s", f->path,
+                  why);
+  }
+  if (st == VYRE_OK) *used = i;
+  return st;
+}
+
+/* The instance a caller gets: the plugin's, wrapped so that what it
+ * returns is checked (guard.c).  Out of memory destroys the plugin's. */
+static vyre_status hand_out(vyre_host *host, uint32_t i, vyre_backend **out, vyre_error *err) {
+  vyre_backend *inner = *out;
+  *out = NULL;
+  vyre_status st = host_guard_wrap(&host->entries[i], inner, out, err);
+  if (st != VYRE_OK) inner->vt->destroy(inner);
+  return st;
+}
+
 /* Registered entries in selection order: precedence, then search order. */
 static uint32_t *selection_order(const vyre_host *host, uint32_t *count) {
   uint32_t *order = malloc((host->count ? host->count : 1) * sizeof *order);
@@ -599,13 +646,15 @@ static vyre_status create_by_id(vyre_host *host, const char *id, const char *why
                           "VYRE_BACKEND_PATH",
                           id, why_forced, used ? known : "none");
   }
-  char reason[VYRE_HOST_REASON_MAX];
-  vyre_status st = try_factory(host, &host->entries[i], options, out, reason, sizeof reason);
+  char reason[VYRE_HOST_REASON_MAX * 2];
+  uint32_t used = (uint32_t)i;
+  vyre_status st = try_id(host, (uint32_t)i, options, out, &used, reason, sizeof reason);
   if (st != VYRE_OK)
     return vyre_error_set(err, st, 0, "backend '%s'%s cannot be used: %s", id, why_forced,
                           reason);
-  if (index) *index = (uint32_t)i;
-  return VYRE_OK;
+  st = hand_out(host, used, out, err);
+  if (st == VYRE_OK && index) *index = used;
+  return st;
 }
 
 static vyre_status create_best(vyre_host *host, const vyre_backend_options *options,
@@ -621,11 +670,13 @@ static vyre_status create_best(vyre_host *host, const vyre_backend_options *opti
   for (uint32_t k = 0; k < n; k++) {
     host_entry *e = &host->entries[order[k]];
     char reason[VYRE_HOST_REASON_MAX];
-    vyre_status st = try_factory(host, e, options, out, reason, sizeof reason);
+    uint32_t chosen = order[k];
+    vyre_status st = try_id(host, order[k], options, out, &chosen, reason, sizeof reason);
     if (st == VYRE_OK) {
-      if (index) *index = order[k];
       free(order);
-      return VYRE_OK;
+      st = hand_out(host, chosen, out, err);
+      if (st == VYRE_OK && index) *index = chosen;
+      return st;
     }
     last = st;
     int w = snprintf(reasons + used, sizeof reasons - used, "%s%s: %s", used ? "; " : "", e->id,
@@ -684,7 +735,8 @@ uint32_t vyre_host_probe(vyre_host *host) {
     if (!e->registered) continue;
     vyre_backend *b = NULL;
     char reason[VYRE_HOST_REASON_MAX];
-    if (try_factory(host, e, NULL, &b, reason, sizeof reason) == VYRE_OK) {
+    uint32_t used = i;
+    if (try_id(host, i, NULL, &b, &used, reason, sizeof reason) == VYRE_OK) {
       b->vt->destroy(b);
       ready++;
     }

@@ -45,6 +45,9 @@ typedef struct host_entry {
   char *real;     /* realpath, for spotting one file reached twice; may be NULL */
   uint32_t origin;
   int registered; /* loaded and not a duplicate; fixed once open returns */
+  int fallback;   /* loaded, but a later duplicate of a registered id: tried
+                     when the ones before it cannot create an instance;
+                     fixed once open returns */
   uint32_t status;
   char reason[VYRE_HOST_REASON_MAX];
 
@@ -85,6 +88,16 @@ void host_entry_reason(host_entry *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/*
+ * Wrap the instance `inner` that entry e's factory made into the instance
+ * callers get (guard.c): every call is forwarded to `inner` and what it
+ * returns is checked first (docs/host.md, "What a backend returns").
+ * *out receives the wrapper (its destroy destroys `inner`); on failure
+ * (out of memory) *out is NULL and `inner` is left to the caller.
+ */
+vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backend **out,
+                            vyre_error *err);
 
 /* Debug tracing (VYRE_LOG=debug), one "vyre-host: ..." line on stderr. */
 #define host_log(...) vyre__log("vyre-host", __VA_ARGS__)

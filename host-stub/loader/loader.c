@@ -1,13 +1,18 @@
 /* loader.c -- open one plugin file, check its descriptor before running it, negotiate the ABI, check its registration. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__GLIBC__)
 #include <link.h>
 #endif
 
+#include "elfcheck.h"
 #include "host_internal.h"
 #include "vyre/vyre_program.h"
 
@@ -21,6 +26,10 @@ void host_entry_reason(host_entry *e, const char *fmt, ...) {
   for (char *p = e->reason; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 }
+
+/* This process's ELF class, byte order and machine, found once. */
+static vyre__elf_want host_elf_want;
+static void host_elf_want_init(void) { vyre__elf_want_host(&host_elf_want); }
 
 static void skip(host_entry *e) {
   e->status = VYRE_HOST_SKIPPED;
@@ -293,8 +302,46 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
   return 0;
 }
 
+/*
+ * Before dlopen: is the file a complete shared object for this machine?
+ * dlopen maps the segments a file's program headers describe, and
+ * touching a page past the end of the file raises SIGBUS: a truncated
+ * plugin (an interrupted copy) anywhere on the search path would kill
+ * every host.  The check reads (pread) the ELF header and the program
+ * headers; it never maps the file.  0 when dlopen may be tried.
+ *
+ * The file can change between this check and dlopen (TOCTOU).  The
+ * search path is trusted as far as its owner is: the check guards
+ * against accidents and corrupt files, not against someone who can
+ * write the plugin directory (they could install any code there).
+ */
+static int check_file(host_entry *e) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, host_elf_want_init);
+  char why[256];
+  int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    host_entry_reason(e, "cannot open %s: %s. Fix: make it readable, or remove it from the "
+                         "search path",
+                      e->path, strerror(errno));
+    return -1;
+  }
+  int rc = vyre__elf_check_fd(fd, &host_elf_want, why, sizeof why);
+  close(fd);
+  if (rc != 0)
+    host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build "
+                         "for this machine (an interrupted copy or build leaves a truncated "
+                         "file), or remove it from the search path",
+                      why);
+  return rc;
+}
+
 void host_load_entry(host_entry *e) {
   host_log("loading %s", e->path);
+  if (check_file(e) != 0) {
+    skip(e);
+    return;
+  }
   dlerror();
   /* RTLD_LOCAL: two plugins may define the same internal symbols.
    * RTLD_NOW: a missing symbol fails here, not in the middle of a dispatch. */

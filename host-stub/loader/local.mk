@@ -7,6 +7,7 @@ VYRE_BUILD_PLUGINS = host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/lib
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
 host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/loader.c \
+	host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/elfcheck.h \
 	host-stub/loader/host_internal.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_PLUGINDIR='"$(plugindir)"' -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'

@@ -15,6 +15,7 @@
 #include "stubs/stub_plugin.h"
 #include "vyre/vyre_host.h"
 #include "vyre/vyre_program.h"
+#include "vyre/vyre_text.h"
 
 /* check_loader_skew builds the host with another minor (tests/host.mk). */
 #ifndef VYRE_HOST_ABI_MINOR
@@ -135,6 +136,47 @@ static stub_counters *counters(const char *variant) {
   stub_counters *c = dlsym(h, STUB_COUNTERS_SYMBOL);
   dlclose(h); /* drops only the reference RTLD_NOLOAD added */
   return c;
+}
+
+/* Path of a hostile stub (libhostile_NAME.so, beside the others). */
+static const char *hostile(const char *name) {
+  static char slots[4][PATH_MAX];
+  static int next;
+  char *p = slots[next++ % 4];
+  FORMAT(p, PATH_MAX, "%s/libhostile_%s.so", stub_dir, name);
+  return p;
+}
+
+/* The reference backend of this build tree (tests/loader/stubs/.libs is
+ * four levels below its top). */
+static const char *reference_plugin(void) {
+  static char p[PATH_MAX];
+  FORMAT(p, sizeof p, "%s/../../../../host-stub/ref/.libs/libvyre-ref.so", stub_dir);
+  return p;
+}
+
+/* The counters of the already loaded plugin at `path`. */
+static stub_counters *counters_at(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return NULL;
+  stub_counters *c = dlsym(h, STUB_COUNTERS_SYMBOL);
+  dlclose(h);
+  return c;
+}
+
+/* The whole file at `path` (malloc'd); *size receives its length. */
+static unsigned char *slurp(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+  ck_assert(fseek(f, 0, SEEK_END) == 0);
+  long n = ftell(f);
+  ck_assert(n > 0 && fseek(f, 0, SEEK_SET) == 0);
+  unsigned char *data = malloc((size_t)n);
+  ck_assert(data != NULL);
+  ck_assert_msg(fread(data, 1, (size_t)n, f) == (size_t)n, "short read of %s", path);
+  fclose(f);
+  *size = (size_t)n;
+  return data;
 }
 
 static int is_loaded(const char *variant) {
@@ -379,10 +421,10 @@ START_TEST(test_not_libraries) {
   } want[] = {
       {"/libvyre-dangling.so", "No such file or directory"},
       {"/libvyre-dir.so", "not a regular file"},
-      {"/libvyre-empty.so", "dlopen failed:"},
+      {"/libvyre-empty.so", "not a loadable plugin: not an ELF file: 0 bytes, too short"},
       {"/libvyre-fifo.so", "not a regular file"},
-      {"/libvyre-text.so", "dlopen failed:"},
-      {"/libvyre-trunc.so", "dlopen failed:"},
+      {"/libvyre-text.so", "not a loadable plugin: not an ELF file: it starts with 74 68 69 73"},
+      {"/libvyre-trunc.so", "not a loadable plugin: truncated: 200 bytes, its program headers end at"},
   };
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
     int i = index_of(host, want[k].name);
@@ -399,6 +441,106 @@ START_TEST(test_not_libraries) {
   ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, NULL, NULL) == VYRE_OK,
                 "and still works");
   b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+/*
+ * Truncated copies of real plugins (an interrupted copy or install) are
+ * refused before dlopen, which would map their missing pages and die of
+ * SIGBUS; the working plugin beside them still loads.
+ */
+START_TEST(test_truncated_plugins) {
+  static const size_t cuts[] = {1000, 4096, 8192, 12288};
+  const char *sources[] = {stub("good"), reference_plugin()};
+  mkdir_tmp("d");
+  for (size_t s = 0; s < 2; s++) {
+    size_t size;
+    unsigned char *data = slurp(sources[s], &size);
+    for (size_t k = 0; k <= sizeof cuts / sizeof cuts[0]; k++) {
+      /* The four cuts, then all but the last byte. */
+      size_t n = k < sizeof cuts / sizeof cuts[0] ? cuts[k] : size - 1;
+      if (n >= size) continue;
+      char name[64];
+      FORMAT(name, sizeof name, "d/libvyre-t%zu-%zu.so", s, n);
+      write_file(name, data, n);
+    }
+    free(data);
+  }
+  link_stub("fast", "d/libvyre-zz.so");
+  vyre_host *host = open_only(tmp("d"));
+  uint32_t n = vyre_host_backend_count(host);
+  ck_assert_msg(n >= 7, "every truncated copy is a candidate; %u", n);
+  for (uint32_t i = 0; i + 1 < n; i++) {
+    vyre_host_candidate c = info_at(host, i);
+    const char *cut = strrchr(c.path, '-') + 1;
+    char want[96];
+    FORMAT(want, sizeof want, "not a loadable plugin: truncated: %lu bytes, its ",
+           strtoul(cut, NULL, 10));
+    ck_assert_msg(c.status == VYRE_HOST_SKIPPED && strstr(c.reason, want) &&
+                      strstr(c.reason, " end") && strstr(c.reason, "Fix:"),
+                  "%s: should be skipped with \"%s... ends at N\", got %s \"%s\"", c.path, want,
+                  vyre_host_status_name(c.status), c.reason);
+  }
+  ck_assert_msg(vyre_host_find(host, "fast") == (int32_t)n - 1, "the complete plugin loads");
+  vyre_backend *b = NULL;
+  ck_assert(vyre_host_create(host, NULL, NULL, &b, NULL, NULL) == VYRE_OK);
+  b->vt->destroy(b);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* A complete library built for another machine, class or type is refused
+ * with that reason (dlopen said "No such file or directory" for one). */
+START_TEST(test_foreign_elf) {
+  size_t size;
+  unsigned char *data = slurp(stub("good"), &size);
+  ck_assert(size > 64 && memcmp(data, "\177ELF", 4) == 0);
+  uint16_t host_machine;
+  memcpy(&host_machine, data + 18, 2);
+  /* EM_AARCH64 (183) on any other host, EM_X86_64 (62) on aarch64. */
+  uint16_t other = host_machine == 183 ? 62 : 183;
+  const char *other_name = other == 183 ? "aarch64" : "x86_64";
+  mkdir_tmp("d");
+  unsigned char *copy = malloc(size);
+  ck_assert(copy != NULL);
+
+  memcpy(copy, data, size);
+  memcpy(copy + 18, &other, 2); /* e_machine */
+  write_file("d/libvyre-arch.so", copy, size);
+  memcpy(copy, data, size);
+  copy[4] = copy[4] == 2 ? 1 : 2; /* EI_CLASS: the other width */
+  write_file("d/libvyre-class.so", copy, size);
+  memcpy(copy, data, size);
+  copy[16] = 2; /* e_type = ET_EXEC (little-endian low byte) */
+  copy[17] = 0;
+  write_file("d/libvyre-exec.so", copy, size);
+  free(copy);
+  free(data);
+
+  vyre_host *host = open_only(tmp("d"));
+  ck_assert_int_eq(vyre_host_backend_count(host), 3);
+  char want[128];
+  FORMAT(want, sizeof want, "not a loadable plugin: built for %s, this host is ", other_name);
+  vyre_host_candidate c = info_at(host, 0);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED && strstr(c.reason, want) &&
+                    !strstr(c.reason, "No such file"),
+                "a foreign machine is named: %s", c.reason);
+#if defined(__x86_64__)
+  ck_assert_msg(strstr(c.reason, "built for aarch64, this host is x86_64"), "%s", c.reason);
+#endif
+  c = info_at(host, 1);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED &&
+                    strstr(c.reason, sizeof(void *) == 8
+                                         ? "not a loadable plugin: built for 32-bit ELF, this "
+                                           "host is 64-bit"
+                                         : "not a loadable plugin: built for 64-bit ELF, this "
+                                           "host is 32-bit"),
+                "the other ELF class is named: %s", c.reason);
+  c = info_at(host, 2);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED &&
+                    strstr(c.reason, "not a shared library: ELF type EXEC (an executable)"),
+                "an executable is not a plugin: %s", c.reason);
   vyre_host_close(host);
 }
 END_TEST
@@ -613,7 +755,13 @@ START_TEST(test_extensions) {
   const stub_echo_ext *echo = table;
   ck_assert_msg(echo->head.version == 2 && echo->head.struct_size == sizeof *echo,
                 "revision 1 asked, the compatible revision 2 served");
-  ck_assert_int_eq(echo->echo(b, 41), 41);
+  /* Extension functions are the plugin's: they take its own instance. */
+  vyre_backend *native = vyre_host_backend_native(b);
+  ck_assert_msg(native != NULL && native != b && native == counters("good")->last,
+                "the host hands out its own instance; native() is the plugin's");
+  ck_assert_msg(vyre_host_backend_native(native) == native && !vyre_host_backend_native(NULL),
+                "a plugin's instance and NULL are their own native instance");
+  ck_assert_int_eq(echo->echo(native, 41), 41);
   ck_assert(b->vt->get_extension(b, STUB_ECHO_NAME, 3, &table, &err) == VYRE_UNSUPPORTED);
   ck_assert_msg(table == NULL, "*out is NULL when refused");
   ck_assert(b->vt->get_extension(b, "vyre.nothing", 1, &table, &err) == VYRE_UNSUPPORTED);
@@ -639,6 +787,143 @@ START_TEST(test_unrelated_library_never_opened) {
   ck_assert_msg(dlopen(unrelated, RTLD_NOW | RTLD_NOLOAD) == NULL,
                 "libunrelated.so must not be mapped");
   ck_assert_msg(getenv("UNRELATED_CONSTRUCTOR_RAN") == NULL, "its constructor must not run");
+  vyre_host_close(host);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* hostile: what a backend returns is checked before a caller sees it   */
+/* ------------------------------------------------------------------ */
+
+typedef struct hostile_case {
+  const char *mode;   /* $STUB_EVIL */
+  vyre_status status; /* from dispatch */
+  const char *message;
+  int freed;          /* outputs the host must have handed back */
+} hostile_case;
+
+static const hostile_case hostile_cases[] = {
+    {"", VYRE_OK, "", 0},
+    {"count", VYRE_INTERNAL, "backend 'evil' broke the vyre ABI in dispatch: it returned 3 "
+                             "outputs for a program with 1", 1},
+    {"items", VYRE_INTERNAL, "in dispatch: it returned 1 output with items NULL", 1},
+    {"data", VYRE_INTERNAL, "in dispatch: output 0 has 16 bytes at a NULL data pointer", 1},
+    {"size", VYRE_INTERNAL, "in dispatch: output 0 is 1048576 bytes, the program's output 0 is 16", 1},
+    {"noout", VYRE_INTERNAL, "in dispatch: it returned VYRE_OK but no outputs", 0},
+    {"status", VYRE_INTERNAL, "in dispatch: it returned status 77, which is no vyre_status", 0},
+    {"nonul", VYRE_DRIVER, "AAAAAAAA", 0},
+};
+
+/* An instance of the evil stub and the program its outputs fit. */
+static vyre_host *evil_open(vyre_backend **b, void **bytes, size_t *size) {
+  vyre_host *host = open_only(hostile("evil"));
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, "evil", NULL, b, NULL, &err) == VYRE_OK, "%s", err.message);
+  ck_assert_msg(vyre_text_assemble(STUB_EVIL_PROGRAM, strlen(STUB_EVIL_PROGRAM), "evil.vyre",
+                                   bytes, size, &err) == VYRE_OK,
+                "the test program assembles: %s", err.message);
+  return host;
+}
+
+START_TEST(test_hostile_dispatch) {
+  const hostile_case *c = &hostile_cases[_i];
+  vyre_backend *b = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_host *host = evil_open(&b, &bytes, &size);
+  stub_counters *k = counters_at(hostile("evil"));
+  ck_assert(k != NULL);
+  int freed = k->outputs_freed;
+  setenv(STUB_EVIL_ENV, c->mode, 1);
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *outs = (vyre_outputs *)&outs;
+  vyre_error err = VYRE_ERROR_INIT;
+  memset(err.message, 'Z', sizeof err.message);
+  vyre_status st = b->vt->dispatch(b, &ref, NULL, 0, NULL, &outs, NULL, &err);
+  ck_assert_msg(st == c->status, "mode '%s': status %s expected, got %s (%.200s)", c->mode,
+                vyre_status_name(c->status), vyre_status_name(st), err.message);
+  if (st == VYRE_OK) {
+    ck_assert_msg(outs && outs->count == 1 && outs->items[0].size == STUB_EVIL_OUTPUT_BYTES &&
+                      ((unsigned char *)outs->items[0].data)[15] == 7,
+                  "honest outputs pass unchanged");
+    b->vt->outputs_free(b, outs);
+  } else {
+    ck_assert_msg(outs == NULL, "mode '%s': no outputs reach the caller on failure", c->mode);
+    ck_assert_msg(strnlen(err.message, sizeof err.message) < sizeof err.message,
+                  "mode '%s': the message the caller gets is NUL-terminated", c->mode);
+    ck_assert_msg(strstr(err.message, c->message) != NULL, "mode '%s': \"%s\" expected in \"%s\"",
+                  c->mode, c->message, err.message);
+    if (st == VYRE_INTERNAL)
+      ck_assert_msg(strstr(err.message, "Fix:") && strstr(err.message, hostile("evil")),
+                    "the violation names the plugin file and a fix: %s", err.message);
+  }
+  ck_assert_msg(k->outputs_freed - freed == c->freed + (st == VYRE_OK),
+                "mode '%s': refused outputs are handed back to the plugin (freed %d)", c->mode,
+                k->outputs_freed - freed);
+  unsetenv(STUB_EVIL_ENV);
+  b->vt->destroy(b);
+  free(bytes);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* The other entries: pending, profile, metrics, extensions. */
+START_TEST(test_hostile_entries) {
+  vyre_backend *b = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  vyre_host *host = evil_open(&b, &bytes, &size);
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_error err = VYRE_ERROR_INIT;
+
+  setenv(STUB_EVIL_ENV, "count", 1);
+  vyre_pending p = 0;
+  ck_assert(b->vt->dispatch_async(b, &ref, NULL, 0, NULL, &p, &err) == VYRE_OK && p != 0);
+  vyre_outputs *outs = NULL;
+  ck_assert_int_eq(b->vt->pending_wait(b, p, &outs, NULL, &err), VYRE_INTERNAL);
+  ck_assert_msg(outs == NULL && strstr(err.message, "in pending_wait: it returned 3 outputs for a "
+                                                    "program with 1"),
+                "pending_wait is checked against the program dispatch_async got: %s", err.message);
+
+  setenv(STUB_EVIL_ENV, "poll", 1);
+  int ready = 0;
+  ck_assert_int_eq(b->vt->pending_poll(b, 42, &ready, &err), VYRE_INTERNAL);
+  ck_assert_msg(strstr(err.message, "it set *ready to 7"), "%s", err.message);
+
+  setenv(STUB_EVIL_ENV, "profile", 1);
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_msg(strnlen(prof.name, sizeof prof.name) < sizeof prof.name &&
+                    strnlen(prof.backend_id, sizeof prof.backend_id) < sizeof prof.backend_id,
+                "the profile's strings are terminated");
+  /* A short caller struct is written only up to its size. */
+  memset(&prof, 0xee, sizeof prof);
+  prof.struct_size = 16;
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_msg(prof.struct_size == 16 && (unsigned char)prof.name[8] == 0xee &&
+                    prof.capabilities == 0xeeeeeeeeeeeeeeeeull,
+                "nothing past struct_size is written");
+
+  setenv(STUB_EVIL_ENV, "metrics", 1);
+  vyre_metric m[2];
+  uint32_t count = 0;
+  ck_assert(b->vt->metrics(b, m, 1, &count, &err) == VYRE_OK);
+  ck_assert_msg(strnlen(m[0].name, sizeof m[0].name) < sizeof m[0].name, "metric names are terminated");
+
+  setenv(STUB_EVIL_ENV, "ext", 1);
+  const void *table = (const void *)&table;
+  ck_assert_int_eq(b->vt->get_extension(b, STUB_ECHO_NAME, 1, &table, &err), VYRE_INTERNAL);
+  ck_assert_msg(table == NULL && strstr(err.message, "returned VYRE_OK and no table"), "%s",
+                err.message);
+
+  unsetenv(STUB_EVIL_ENV);
+  /* Entries the plugin lacks are absent from the instance handed out. */
+  ck_assert(VYRE_HOST_HAS(b, dispatch) && VYRE_HOST_HAS(b, pending_wait));
+  ck_assert(!VYRE_HOST_HAS(b, dispatch_into) && !VYRE_HOST_HAS(b, resident_alloc));
+  b->vt->destroy(b);
+  free(bytes);
   vyre_host_close(host);
 }
 END_TEST
@@ -826,6 +1111,65 @@ START_TEST(test_duplicate_first_wins) {
   ck_assert_msg(info_at(host, 0).status == VYRE_HOST_LOADED && info_at(host, 0).precedence == 5,
                 "reversed: zdup is the 'stub' that loads");
   ck_assert_int_eq(info_at(host, 1).status, VYRE_HOST_SKIPPED);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* A duplicate that registers but cannot create an instance does not
+ * shadow a later one that can (issue: a broken 'reference' plugin first
+ * on the path hid the real one, even with VYRE_BACKEND=reference). */
+START_TEST(test_duplicate_that_fails_falls_back) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", hostile("zfail"), stub("good"));
+  vyre_host *host = open_only(path);
+  vyre_host_candidate dup = info_at(host, 1);
+  ck_assert_msg(dup.status == VYRE_HOST_SKIPPED && strstr(dup.reason, "duplicate id 'stub'") &&
+                    strstr(dup.reason, "used only if that one cannot create an instance"),
+                "the later one is listed as the duplicate and the fallback: %s", dup.reason);
+  ck_assert_int_eq(vyre_host_skipped_count(host), 1);
+  vyre_backend *b = NULL;
+  uint32_t index = 99;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(vyre_host_create(host, "stub", NULL, &b, &index, &err) == VYRE_OK,
+                "'stub' by id works through its fallback: %s", err.message);
+  ck_assert_msg(index == 1, "the fallback made it, got index %u", index);
+  b->vt->destroy(b);
+  ck_assert_int_eq(info_at(host, 0).status, VYRE_HOST_UNAVAILABLE);
+  ck_assert_int_eq(info_at(host, 1).status, VYRE_HOST_READY);
+  ck_assert_msg(vyre_host_skipped_count(host) == 0, "a fallback in use is no longer skipped");
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK && index == 1,
+                "the best backend is the fallback too: %s", err.message);
+  b->vt->destroy(b);
+  ck_assert_int_eq(vyre_host_probe(host), 1);
+  vyre_host_close(host);
+
+  /* Both fail: the error gives both reasons. */
+  FORMAT(path, sizeof path, "%s:%s", hostile("zfail"), hostile("zfail"));
+  host = open_only(path);
+  ck_assert_int_eq(vyre_host_backend_count(host), 1); /* one file, listed once */
+  vyre_host_close(host);
+}
+END_TEST
+
+START_TEST(test_fake_reference_does_not_shadow) {
+  char path[2 * PATH_MAX];
+  FORMAT(path, sizeof path, "%s:%s", hostile("fakeref"), reference_plugin());
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_DEFAULT_DIRS, path, NULL};
+  setenv("VYRE_BACKEND", "reference", 1);
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre_host_open(&opt, &host, &err) == VYRE_OK);
+  ck_assert_str_eq(info_at(host, 0).id, "reference");
+  vyre_backend *b = NULL;
+  uint32_t index = 99;
+  ck_assert_msg(vyre_host_create(host, NULL, NULL, &b, &index, &err) == VYRE_OK,
+                "VYRE_BACKEND=reference finds the real one behind the broken one: %s",
+                err.message);
+  ck_assert_int_eq(index, 1);
+  vyre_device_profile prof = {.struct_size = sizeof prof};
+  ck_assert(b->vt->device_profile(b, &prof, &err) == VYRE_OK);
+  ck_assert_str_eq(prof.backend_id, "reference");
+  b->vt->destroy(b);
   vyre_host_close(host);
 }
 END_TEST
@@ -1075,8 +1419,17 @@ static Suite *loader_suite(void) {
   tcase_add_test(tc, test_malformed_instance_rejected);
   tcase_add_test(tc, test_not_libraries);
   tcase_add_test(tc, test_missing_path_entry);
+  tcase_add_test(tc, test_truncated_plugins);
+  tcase_add_test(tc, test_foreign_elf);
   tcase_add_test(tc, test_whole_stub_directory);
   tcase_add_test(tc, test_unrelated_library_never_opened);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("hostile");
+  tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+  tcase_add_loop_test(tc, test_hostile_dispatch, 0,
+                      (int)(sizeof hostile_cases / sizeof hostile_cases[0]));
+  tcase_add_test(tc, test_hostile_entries);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("negotiation");
@@ -1102,6 +1455,8 @@ static Suite *loader_suite(void) {
   tc = tcase_create("search");
   tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
   tcase_add_test(tc, test_duplicate_first_wins);
+  tcase_add_test(tc, test_duplicate_that_fails_falls_back);
+  tcase_add_test(tc, test_fake_reference_does_not_shadow);
   tcase_add_test(tc, test_directory_sorted);
   tcase_add_test(tc, test_same_file_listed_once);
   tcase_add_test(tc, test_env_path_after_options);

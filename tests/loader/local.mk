@@ -33,7 +33,10 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libvyre-stub_dupop.la \
 	tests/loader/stubs/libvyre-stub_future.la \
 	tests/loader/stubs/libvyre-stub_abi10.la \
-	tests/loader/stubs/libunrelated.la
+	tests/loader/stubs/libunrelated.la \
+	tests/loader/stubs/libhostile_evil.la \
+	tests/loader/stubs/libhostile_zfail.la \
+	tests/loader/stubs/libhostile_fakeref.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -180,6 +183,28 @@ tests_loader_stubs_libvyre_stub_abi10_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"a
 tests_loader_stubs_libvyre_stub_abi10_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libvyre_stub_abi10_la_LIBADD = $(STUB_LIBADD)
 
+# The hostile stubs are named libhostile_*.so, not libvyre-*.so: a
+# directory scan of the stubs (tests/cli) never picks them up, tests
+# name each file.
+# evil: id 'evil', its entries return what $STUB_EVIL asks for
+tests_loader_stubs_libhostile_evil_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_evil_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"evil"' -DSTUB_PRECEDENCE=800 -DSTUB_EVIL
+tests_loader_stubs_libhostile_evil_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_evil_la_LIBADD = $(STUB_LIBADD)
+
+# zfail: id 'stub' again, registers but its factory fails
+tests_loader_stubs_libhostile_zfail_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_zfail_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
+tests_loader_stubs_libhostile_zfail_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_zfail_la_LIBADD = $(STUB_LIBADD)
+
+# fakeref: id 'reference', registers but its factory fails (it must not
+# shadow the real reference backend)
+tests_loader_stubs_libhostile_fakeref_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"reference"' -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
+tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -199,7 +224,8 @@ tests_loader_check_loader_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.l
 # skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
-tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c host-stub/loader/loader.c
+tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c \
+	host-stub/loader/loader.c host-stub/loader/guard.c host-stub/loader/elfcheck.c
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'

@@ -22,9 +22,14 @@
  *   STUB_FACTORY_FAILS     create returns VYRE_NO_DEVICE
  *   STUB_VTABLE_SIZE n     the instance's vtable struct_size
  *   STUB_DESC_VTABLE_SIZE n  descriptor vtable_size
+ *   STUB_EVIL              a hostile backend: dispatch, the pending entries,
+ *                          device_profile, metrics and get_extension return
+ *                          what $STUB_EVIL asks for (the modes are listed
+ *                          at evil_mode below); unset, they behave
  * The counters in `stub_calls` let tests see which plugin code ran.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,16 +160,152 @@ static vyre_status stub_get_extension(vyre_backend *self, const char *name, uint
                         name ? name : "(null)", version);
 }
 
-/* Everything after metrics stays NULL except get_extension: hosts must
- * check before calling. */
+#ifdef STUB_EVIL
+/*
+ * $STUB_EVIL modes, each one way a backend can lie:
+ *   count  3 outputs in an array of 1      items   items NULL
+ *   data   16 bytes at data NULL           size    1 MiB claimed, 16 bytes there
+ *   noout  VYRE_OK without outputs         status  status 77 (no vyre_status)
+ *   nonul  an error message without NUL    poll    *ready = 7
+ *   profile  device name and id without NUL
+ *   metrics  metric names without NUL      ext     VYRE_OK without a table
+ */
+static int evil_mode(const char *mode) {
+  const char *m = getenv(STUB_EVIL_ENV);
+  return m && strcmp(m, mode) == 0;
+}
+
+typedef struct evil_outputs {
+  vyre_outputs o;
+  vyre_output item[1];
+  unsigned char data[STUB_EVIL_OUTPUT_BYTES];
+} evil_outputs;
+
+static vyre_status evil_outputs_make(vyre_outputs **out, vyre_error *err) {
+  if (out) *out = NULL;
+  if (evil_mode("status")) return (vyre_status)77;
+  if (evil_mode("nonul")) {
+    if (err && err->struct_size >= sizeof *err) {
+      err->status = VYRE_DRIVER;
+      memset(err->message, 'A', sizeof err->message);
+    }
+    return VYRE_DRIVER;
+  }
+  if (evil_mode("noout") || !out) return VYRE_OK;
+  evil_outputs *e = calloc(1, sizeof *e);
+  if (!e) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "stub: out of memory. Fix: free memory");
+  e->o.struct_size = sizeof e->o;
+  e->o.count = 1;
+  e->o.items = e->item;
+  e->item[0].data = e->data;
+  e->item[0].size = STUB_EVIL_OUTPUT_BYTES;
+  memset(e->data, 7, sizeof e->data);
+  if (evil_mode("count")) e->o.count = 3;
+  if (evil_mode("items")) e->o.items = NULL;
+  if (evil_mode("data")) e->item[0].data = NULL;
+  if (evil_mode("size")) e->item[0].size = 1u << 20;
+  *out = &e->o;
+  return VYRE_OK;
+}
+
+static vyre_status evil_dispatch(vyre_backend *self, const vyre_program_ref *program,
+                                 const vyre_input *inputs, uint32_t input_count,
+                                 const vyre_dispatch_options *options, vyre_outputs **out,
+                                 vyre_timing *timing, vyre_error *err) {
+  (void)self, (void)program, (void)inputs, (void)input_count, (void)options, (void)timing;
+  return evil_outputs_make(out, err);
+}
+
+static void evil_outputs_free(vyre_backend *self, vyre_outputs *outputs) {
+  (void)self;
+  if (!outputs) return;
+  stub_calls.outputs_freed++;
+  free(outputs); /* the evil_outputs it heads */
+}
+
+static vyre_status evil_dispatch_async(vyre_backend *self, const vyre_program_ref *program,
+                                       const vyre_input *inputs, uint32_t input_count,
+                                       const vyre_dispatch_options *options, vyre_pending *out,
+                                       vyre_error *err) {
+  (void)self, (void)program, (void)inputs, (void)input_count, (void)options, (void)err;
+  *out = 42;
+  return VYRE_OK;
+}
+
+static vyre_status evil_pending_poll(vyre_backend *self, vyre_pending pending, int *ready,
+                                     vyre_error *err) {
+  (void)self, (void)pending, (void)err;
+  *ready = evil_mode("poll") ? 7 : 1;
+  return VYRE_OK;
+}
+
+static vyre_status evil_pending_wait(vyre_backend *self, vyre_pending pending,
+                                     vyre_outputs **out, vyre_timing *timing, vyre_error *err) {
+  (void)self, (void)pending, (void)timing;
+  return evil_outputs_make(out, err);
+}
+
+static vyre_status evil_device_profile(vyre_backend *self, vyre_device_profile *out,
+                                       vyre_error *err) {
+  vyre_status st = stub_device_profile(self, out, err);
+  if (st == VYRE_OK && evil_mode("profile") && out->struct_size >= sizeof *out) {
+    memset(out->name, 'N', sizeof out->name);
+    memset(out->backend_id, 'I', sizeof out->backend_id);
+  }
+  return st;
+}
+
+static vyre_status evil_metrics(vyre_backend *self, vyre_metric *out, uint32_t capacity,
+                                uint32_t *count, vyre_error *err) {
+  vyre_status st = stub_metrics(self, out, capacity, count, err);
+  if (st == VYRE_OK && evil_mode("metrics") && capacity > 0 && out)
+    memset(out[0].name, 'M', sizeof out[0].name);
+  return st;
+}
+
+static vyre_status evil_get_extension(vyre_backend *self, const char *name, uint32_t version,
+                                      const void **out, vyre_error *err) {
+  if (evil_mode("ext")) {
+    *out = NULL;
+    return VYRE_OK;
+  }
+  return stub_get_extension(self, name, version, out, err);
+}
+#define STUB_DISPATCH evil_dispatch
+#define STUB_OUTPUTS_FREE evil_outputs_free
+#define STUB_DISPATCH_ASYNC evil_dispatch_async
+#define STUB_PENDING_POLL evil_pending_poll
+#define STUB_PENDING_WAIT evil_pending_wait
+#define STUB_DEVICE_PROFILE evil_device_profile
+#define STUB_METRICS evil_metrics
+#define STUB_GET_EXTENSION evil_get_extension
+#else
+#define STUB_DISPATCH NULL
+#define STUB_OUTPUTS_FREE NULL
+#define STUB_DISPATCH_ASYNC NULL
+#define STUB_PENDING_POLL NULL
+#define STUB_PENDING_WAIT NULL
+#define STUB_DEVICE_PROFILE stub_device_profile
+#define STUB_METRICS stub_metrics
+#define STUB_GET_EXTENSION stub_get_extension
+#endif
+
+/* Everything after metrics stays NULL except get_extension (and, in the
+ * evil stub, dispatch and the pending entries): hosts must check before
+ * calling. */
 static const __attribute__((unused)) vyre_backend_vtable stub_vtable = {
     .struct_size = STUB_VTABLE_SIZE,
     .destroy = stub_destroy,
-    .device_profile = stub_device_profile,
+    .device_profile = STUB_DEVICE_PROFILE,
     .prepare = stub_ok,
     .shutdown = stub_ok,
-    .metrics = stub_metrics,
-    .get_extension = stub_get_extension,
+    .metrics = STUB_METRICS,
+    .dispatch = STUB_DISPATCH,
+    .dispatch_async = STUB_DISPATCH_ASYNC,
+    .pending_poll = STUB_PENDING_POLL,
+    .pending_wait = STUB_PENDING_WAIT,
+    .outputs_free = STUB_OUTPUTS_FREE,
+    .get_extension = STUB_GET_EXTENSION,
 };
 
 static vyre_status stub_create(const vyre_backend_options *options, vyre_backend **out,

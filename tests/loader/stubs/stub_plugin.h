@@ -16,7 +16,16 @@ typedef struct stub_counters {
   _Atomic int last_minor; /* vyre_backend_options.abi_minor the last create
                              got; -1 when the options were too short */
   _Atomic int ext_seen;   /* STUB_EXT_TYPE structs seen in options chains */
+  _Atomic int outputs_freed; /* outputs_free calls (STUB_EVIL) */
 } stub_counters;
+
+/* STUB_EVIL: the environment variable that picks what the stub's entries
+ * get wrong (see stub_plugin.c), and the program its outputs fit: one
+ * output of 4 u32, 16 bytes. */
+#define STUB_EVIL_ENV "STUB_EVIL"
+#define STUB_EVIL_PROGRAM \
+  "workgroup 4\nbuffer y wo u32 [4]\n%i = gid.x\n%c = const u32 7\nstore y %i %c\n"
+#define STUB_EVIL_OUTPUT_BYTES 16u
 
 /* The chain type the stubs count in vyre_backend_options.next ("ST"). */
 #define STUB_EXT_TYPE 0x53540001u

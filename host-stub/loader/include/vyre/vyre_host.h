@@ -179,10 +179,15 @@ VYRE_HOST_API int32_t vyre_host_find(const vyre_host *host, const char *id);
  * one (options->backend / $VYRE_BACKEND) or else the best (SELECTION).
  * options may be NULL (device 0).  On success *out receives the instance
  * (caller-owned, release with (*out)->vt->destroy) and *index (may be NULL)
- * the candidate index.  The instance is checked: its head and vtable
- * sizes must cover `destroy`; use vyre_host_vtable_has before calling any
- * other entry.  On failure *out is NULL and err names every reason.
- * Updates the candidates' READY/UNAVAILABLE status.  Thread-safe.
+ * the candidate index.  The plugin's instance is checked (its head and
+ * vtable sizes must cover `destroy`) and handed out behind one the host
+ * makes, with the same entries, that checks everything the plugin
+ * returns (share/doc/vyre/host.md, "What a backend returns"); use
+ * vyre_host_vtable_has before calling any entry but destroy.  When the
+ * id's plugin cannot create an instance, a later plugin registering the
+ * same id is tried (share/doc/vyre/host.md, "Duplicate ids").  On failure
+ * *out is NULL and err names every reason.  Updates the candidates'
+ * READY/UNAVAILABLE status.  Thread-safe.
  */
 VYRE_HOST_API vyre_status vyre_host_create(vyre_host *host, const char *id,
                                            const vyre_backend_options *options,
@@ -214,6 +219,19 @@ VYRE_HOST_API const char *vyre_host_forced_id(const vyre_host *host);
 VYRE_HOST_API int vyre_host_vtable_has(const vyre_backend *backend, size_t offset);
 #define VYRE_HOST_HAS(backend, entry) \
   vyre_host_vtable_has((backend), offsetof(vyre_backend_vtable, entry))
+
+/*
+ * The plugin's own instance behind `backend`.  vyre_host_create hands out
+ * a host-made instance that forwards every vtable call to the plugin's
+ * and checks what it returns (share/doc/vyre/host.md, "What a backend
+ * returns"); extension functions (get_extension's tables) are the
+ * plugin's own and take the plugin's instance: pass them
+ * vyre_host_backend_native(b).
+ * Any other backend (one a program created through a registration
+ * itself, or NULL) is returned as it is.  The result lives as long as
+ * `backend`; destroy `backend`, never the result.  Thread-safe.
+ */
+VYRE_HOST_API vyre_backend *vyre_host_backend_native(vyre_backend *backend);
 
 /*
  * The ABI minor a host speaking `host_minor` agrees on with a plugin
