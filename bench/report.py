@@ -63,7 +63,9 @@ def main():
            "and a hand-written kernel.", "", table, ""]
     if os.path.exists(os.path.join(res, "ratios.svg")):
         sec += ["![vyre's ratio to each peer](%s/ratios.svg)" % rel, ""]
-    wl = workloads_table(jsonl(os.path.join(res, "workloads.jsonl")))
+    wl = workloads_table(jsonl(os.path.join(res, "workloads.jsonl")) +
+                         [r for r in jsonl(os.path.join(res, "workloads_ref.jsonl"))
+                          if r.get("mode") != "baseline"])
     if wl:
         sec += ["Workloads (bench/workloads/README.md):", ""] + wl + [""]
     sec.append(END)

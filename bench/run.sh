@@ -2,7 +2,7 @@
 # run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py) and the workloads; then the ratio table and the plot.
 # usage: bench/run.sh BUILD_DIR OUT_DIR [SIZES]   (SIZES: comma-separated element counts)
 # OUT_DIR gets each part's raw JSON lines (floor.jsonl, vyre.jsonl,
-# compute.jsonl, peers.jsonl, workloads.jsonl), the log of each part (*.log), machine.txt,
+# compute.jsonl, peers.jsonl, workloads.jsonl, workloads_ref.jsonl), the log of each part (*.log), machine.txt,
 # table.md (bench/compare.py) and ratios.svg (bench/plot.py).  Copy OUT_DIR
 # to bench/results/DATE-GPU/ and run bench/report.py on it to refresh
 # BENCHMARKS.md.  A part that cannot run (no PyTorch, say) is logged and
@@ -36,6 +36,9 @@ part compute "$here/compute.sh" "$build"
 PYTHONUNBUFFERED=1 part peers python3 "$here/peers.py" $(echo "$sizes" | tr , ' ')
 if [ -x "$build/bench/workloads/workloads" ]; then
   part workloads "$build/bench/workloads/workloads" --backend cuda --json
+  # The reference backend once per workload, for its time (an interpreter).
+  part workloads_ref "$build/bench/workloads/workloads" --backend reference --mode host --runs 1 \
+    --baseline-runs 3 --json
 fi
 python3 "$here/compare.py" "$out/vyre.jsonl" "$out/compute.jsonl" "$out/floor.jsonl" \
   "$out/peers.jsonl" > "$out/table.md"
