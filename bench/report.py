@@ -41,7 +41,7 @@ def workloads_table(recs):
         sp = r.get("speedup")
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r.get("workload"), r.get("backend", "—"), r.get("mode", "—"), us("p50_us"), us("p95_us"),
-            us("baseline_p50_us"), "%.1fx" % sp if isinstance(sp, (int, float)) else "—",
+            us("baseline_p50_us"), "%.3gx" % sp if isinstance(sp, (int, float)) else "—",
             "yes" if r.get("ok") else "NO"))
     return lines
 
