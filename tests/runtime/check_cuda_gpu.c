@@ -1,6 +1,7 @@
 /* check_cuda_gpu.c -- the CUDA plugin on a real GPU, bit for bit against the reference plugin; SKIP (77) without a device. */
 #include <check.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -787,6 +788,146 @@ START_TEST(test_sequences) {
 }
 END_TEST
 
+/* 16 threads share the one CUDA instance, each mixing sync, async,
+ * resident, sequence and graph-replay dispatches on its own data, every
+ * output checked (issue 13: concurrency on the GPU). */
+#define MT_THREADS 16
+#define MT_ROUNDS 120
+
+typedef struct mt_job {
+  uint32_t id;
+  vyre_program_ref mad_ref;  /* by bytes */
+  vyre_program_ref inc_ref;  /* by pipeline */
+  char failure[2400];
+  uint32_t checked;
+} mt_job;
+
+static void mt_fail(mt_job *j, uint32_t round, const char *what, const vyre_error *e) {
+  if (!j->failure[0])
+    snprintf(j->failure, sizeof j->failure, "thread %u round %u: %s: %s", j->id, round, what,
+             e ? e->message : "wrong output");
+}
+
+static void *mt_thread(void *arg) {
+  mt_job *j = arg;
+  uint32_t seed = 0x9e3779b9u * (j->id + 1);
+  uint32_t *in = calloc(4096, 4), *back = calloc(4096, 4);
+  vyre_resident h = 0;
+  vyre_error e = VYRE_ERROR_INIT;
+  if (!in || !back) {
+    mt_fail(j, 0, "host memory", NULL);
+    goto out;
+  }
+  if (cuda->vt->resident_alloc(cuda, 4096 * 4, &h, &e) != VYRE_OK) {
+    mt_fail(j, 0, "resident_alloc", &e);
+    goto out;
+  }
+  for (uint32_t r = 0; r < MT_ROUNDS && !j->failure[0]; r++) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t n = 1 + (seed >> 8) % 4096;
+    for (uint32_t i = 0; i < n; i++) in[i] = seed ^ (i * 2654435761u);
+    vyre_input input = {in, (uint64_t)n * 4};
+    vyre_outputs *o = NULL;
+    switch (r % 4) {
+    case 0: /* sync dispatch of bytes */
+      if (cuda->vt->dispatch(cuda, &j->mad_ref, &input, 1, NULL, &o, NULL, &e) != VYRE_OK) {
+        mt_fail(j, r, "dispatch", &e);
+        break;
+      }
+      for (uint32_t i = 0; i < n; i++)
+        if (((const uint32_t *)o->items[0].data)[i] != in[i] * 3u + 1u) mt_fail(j, r, "dispatch", NULL);
+      cuda->vt->outputs_free(cuda, o);
+      break;
+    case 1: { /* async, the input changed as soon as the call returns */
+      vyre_pending p = 0;
+      if (cuda->vt->dispatch_async(cuda, &j->mad_ref, &input, 1, NULL, &p, &e) != VYRE_OK) {
+        mt_fail(j, r, "dispatch_async", &e);
+        break;
+      }
+      memcpy(back, in, (size_t)n * 4);
+      memset(in, 0xA5, (size_t)n * 4);
+      if (cuda->vt->pending_wait(cuda, p, &o, NULL, &e) != VYRE_OK) {
+        mt_fail(j, r, "pending_wait", &e);
+        break;
+      }
+      for (uint32_t i = 0; i < n; i++)
+        if (((const uint32_t *)o->items[0].data)[i] != back[i] * 3u + 1u)
+          mt_fail(j, r, "dispatch_async", NULL);
+      cuda->vt->outputs_free(cuda, o);
+      break;
+    }
+    case 2: /* resident: upload, dispatch through the pipeline, download */
+      if (cuda->vt->resident_upload(cuda, h, in, 4096 * 4, &e) != VYRE_OK ||
+          cuda->vt->dispatch_resident(cuda, &j->inc_ref, &h, 1, NULL, NULL, &e) != VYRE_OK ||
+          cuda->vt->resident_download(cuda, h, back, 4096 * 4, &e) != VYRE_OK) {
+        mt_fail(j, r, "resident", &e);
+        break;
+      }
+      for (uint32_t i = 0; i < n; i++)
+        if (back[i] != in[i] + 1u) mt_fail(j, r, "dispatch_resident", NULL);
+      break;
+    default: { /* a sequence of 3 steps, repeated 4 times (graph replay), a read */
+      vyre_sequence_step st[3];
+      memset(st, 0, sizeof st);
+      for (int k = 0; k < 3; k++) {
+        st[k].struct_size = sizeof st[k];
+        st[k].program = &j->inc_ref;
+        st[k].buffer_count = 1;
+        st[k].buffers = &h;
+      }
+      vyre_resident_copy rd = {h, 0, back, (uint64_t)n * 4};
+      if (cuda->vt->resident_upload(cuda, h, in, 4096 * 4, &e) != VYRE_OK ||
+          cuda->vt->dispatch_sequence(cuda, st, 3, 4, &rd, 1, NULL, &e) != VYRE_OK) {
+        mt_fail(j, r, "dispatch_sequence", &e);
+        break;
+      }
+      for (uint32_t i = 0; i < n; i++)
+        if (back[i] != in[i] + 12u) mt_fail(j, r, "dispatch_sequence", NULL);
+      break;
+    }
+    }
+    j->checked++;
+  }
+out:
+  if (h) cuda->vt->resident_free(cuda, h, NULL);
+  free(in);
+  free(back);
+  return NULL;
+}
+
+START_TEST(test_threads) {
+  prog mad = prog_mad(), inc = prog_inc();
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_pipeline pl = 0;
+  ck_assert_msg(cuda->vt->pipeline_create(cuda, inc.bytes, inc.size, NULL, &pl, &err) == VYRE_OK,
+                "pipeline_create: %s", err.message);
+  static mt_job jobs[MT_THREADS];
+  pthread_t tid[MT_THREADS];
+  uint64_t hits = metric(cuda, "graph.hits");
+  for (uint32_t t = 0; t < MT_THREADS; t++) {
+    memset(&jobs[t], 0, sizeof jobs[t]);
+    jobs[t].id = t;
+    jobs[t].mad_ref = ref_of(&mad);
+    jobs[t].inc_ref = (vyre_program_ref)VYRE_PROGRAM_PIPELINE(pl);
+    ck_assert_int_eq(pthread_create(&tid[t], NULL, mt_thread, &jobs[t]), 0);
+  }
+  uint32_t checked = 0;
+  for (uint32_t t = 0; t < MT_THREADS; t++) {
+    pthread_join(tid[t], NULL);
+    ck_assert_msg(!jobs[t].failure[0], "%s", jobs[t].failure);
+    checked += jobs[t].checked;
+  }
+  ck_assert_uint_eq(checked, MT_THREADS * MT_ROUNDS);
+  ck_assert_msg(metric(cuda, "graph.hits") > hits, "repeated sequences replayed graphs");
+  ck_assert_int_eq(cuda->vt->pipeline_release(cuda, pl, &err), VYRE_OK);
+  printf("check_cuda_gpu: %u threads x %u mixed dispatches on one instance, every output "
+         "checked\n", MT_THREADS, MT_ROUNDS);
+  n_features++;
+  free(mad.bytes);
+  free(inc.bytes);
+}
+END_TEST
+
 START_TEST(test_fixpoint) {
   uint32_t v[5000];
   for (uint32_t i = 0; i < 5000; i++) v[i] = i;
@@ -1252,6 +1393,7 @@ static Suite *suite(void) {
   tcase_add_test(feat, test_staging_bytes);
   tcase_add_test(feat, test_async_timed);
   tcase_add_test(feat, test_sequences);
+  tcase_add_test(feat, test_threads);
   tcase_add_test(feat, test_fixpoint);
   tcase_add_test(feat, test_grid_barrier);
   tcase_add_test(feat, test_trap);
