@@ -383,10 +383,11 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     }
     return VYRE_OK;
   }
+  /* The count is word 1, or word 2 after the seed of random/range: a line
+   * one word short has no such word (toks past n are stale or unset). */
   uint32_t count = 0;
-  if (n < 2 || tok_u32(&toks[word_is(g->s, g->n, "random") || word_is(g->s, g->n, "range") ? 2 : 1],
-                       &count) != 0)
-    goto usage;
+  uint32_t at = word_is(g->s, g->n, "random") || word_is(g->s, g->n, "range") ? 2 : 1;
+  if (n <= at || tok_u32(&toks[at], &count) != 0) goto usage;
   if (count > CF_MAX_GENERATED)
     return perr(px, VYRE_LIMIT, "%u elements is more than the %u a generator makes. Fix: use "
                 "fewer", count, CF_MAX_GENERATED);

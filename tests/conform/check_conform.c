@@ -254,6 +254,20 @@ START_TEST(test_case_errors) {
   FORMAT(text, sizeof text, ";@ input a values 1\n;@ ops frobnicate\n%s", prog);
   parse_fails(text, "unknown op 'frobnicate'");
   parse_fails("workgroup 1\nbuffer o wo u32 [2]\n%z = const u32 0\nstore o %z %q\n", "bad.vyre:4");
+  /* A generator one word short names what it needs and reads nothing past
+   * the line (issue 13: `random SEED` read an uninitialised token).  The
+   * token array gets stale, non-zero bytes first, so a read past the line
+   * dereferences junk instead of passing by luck. */
+  static const char *const short_gens[] = {"random 5", "random", "range 9 50 -2.0",
+                                           "range 9", "range", "zeros", "fill 2", "iota"};
+  for (size_t g = 0; g < sizeof short_gens / sizeof short_gens[0]; g++) {
+    void *junk = malloc(120 * 1024);
+    ck_assert(junk != NULL);
+    memset(junk, 0xa5, 120 * 1024);
+    free(junk);
+    FORMAT(text, sizeof text, ";@ input a %s\n%s", short_gens[g], prog);
+    parse_fails(text, "bad data generator");
+  }
   /* A fixed-count input must have exactly its count. */
   parse_fails(";@ input b values 1 2 3\nworkgroup 1\nbuffer b ro u32 [2]\nbuffer o wo u32 [1]\n"
               "%z = const u32 0\nstore o %z %z\n",
