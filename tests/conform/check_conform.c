@@ -704,7 +704,7 @@ START_TEST(test_elf_garbage) {
   /* A truncated copy of the reference: headers point past the end. */
   void *data = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(build_path("host-stub/ref/.libs/libvyre-ref.so"), &data, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, &data, &size, &err) == VYRE_OK);
   for (size_t cut = 64; cut < size; cut += size / 7) {
     ck_assert(cf_write_file(tmp("cut.so"), data, cut, &err) == VYRE_OK);
     vyre_status st = cf_elf_exports(tmp("cut.so"), &r, &err);
@@ -947,13 +947,13 @@ START_TEST(test_conform_small_backend) {
   char *text = NULL;
   size_t size = 0;
   vyre_error err = VYRE_ERROR_INIT;
-  ck_assert(cf_read_file(tmp("cert.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "{\"id\": 196, \"op\": \"else\", \"result\": \"unreachable\"") &&
                     strstr(text, "\"ops_untested\": 0, \"ops_unreachable\": 4") &&
                     strstr(text, "{\"id\": 16, \"op\": \"add\", \"result\": \"pass\""),
                 "the certificate says so:\n%s", text);
   free(text);
-  ck_assert(cf_read_file(tmp("report.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("report.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"untested_ops\": 0, \"unreachable_ops\": 4"), "the report too:\n%s", text);
   free(text);
 }
@@ -1091,7 +1091,7 @@ START_TEST(test_certificate_shape) {
   ck_assert_msg(cf_certificate_write(tmp("cert.json"), &in, &err) == VYRE_OK, "%s", err.message);
   char *text = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(tmp("cert.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   const char *end = json_value(text);
   ck_assert_msg(end && *json_ws(end) == '\0', "the certificate is one well-formed JSON value:\n%s", text);
   char sha[65];
@@ -1123,13 +1123,13 @@ START_TEST(test_certificate_shape) {
   ops[VYRE_OP_MUL].passed = 1;
   in.failed = 0;
   ck_assert(cf_certificate_write(tmp("cert2.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert2.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert2.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": true"),
                 "everything claimed and reached passed (else is unreachable): certified");
   free(text);
   in.elf_ok = 0;
   ck_assert(cf_certificate_write(tmp("cert3.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert3.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert3.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": false"), "bad exports: not certified");
   free(text);
 }
