@@ -841,7 +841,7 @@ vyre_status cf_case_load(const char *path, cf_case **out, vyre_error *err) {
   void *data = NULL;
   size_t size = 0;
   *out = NULL;
-  vyre_status st = cf_read_file(path, &data, &size, err);
+  vyre_status st = cf_read_file(path, CF_MAX_CASE_BYTES, &data, &size, err);
   if (st != VYRE_OK) return st;
   st = cf_case_parse(data, size, path, out, err);
   free(data);
@@ -1047,25 +1047,45 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static vyre_status walk(const char *dir, plist *l, int depth, vyre_error *err) {
-  if (depth > 16) return VYRE_OK; /* symlink loops end here */
+/* The directories on the path from the corpus root to the one walked:
+ * a directory symlink back to one of them is a loop, not followed. */
+#define CF_MAX_CORPUS_DEPTH 16
+typedef struct dir_id {
+  dev_t dev;
+  ino_t ino;
+} dir_id;
+
+static vyre_status walk(const char *dir, plist *l, dir_id *path, int depth, vyre_error *err) {
   DIR *d = opendir(dir);
   if (!d)
     return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
                           "--corpus DIR", dir, strerror(errno));
+  struct stat self;
+  if (fstat(dirfd(d), &self) != 0) {
+    closedir(d);
+    return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
+                          "--corpus DIR", dir, strerror(errno));
+  }
+  path[depth].dev = self.st_dev;
+  path[depth].ino = self.st_ino;
   struct dirent *e;
   vyre_status st = VYRE_OK;
   while ((e = readdir(d)) != NULL && st == VYRE_OK) {
     if (e->d_name[0] == '.') continue;
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+    char sub[4096];
+    if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= sizeof sub) continue;
     struct stat sb;
-    if (stat(path, &sb) != 0) continue;
+    if (stat(sub, &sb) != 0) continue;
     if (S_ISDIR(sb.st_mode)) {
-      st = walk(path, l, depth + 1, err);
-    } else {
+      int loop = 0;
+      for (int k = 0; k <= depth && !loop; k++)
+        loop = path[k].dev == sb.st_dev && path[k].ino == sb.st_ino;
+      /* A loop, or deeper than any corpus: not walked (docs/conformance.md). */
+      if (loop || depth + 1 > CF_MAX_CORPUS_DEPTH) continue;
+      st = walk(sub, l, path, depth + 1, err);
+    } else if (S_ISREG(sb.st_mode)) {
       size_t n = strlen(e->d_name);
-      if (n > 5 && strcmp(e->d_name + n - 5, ".vyre") == 0) plist_add(l, path);
+      if (n > 5 && strcmp(e->d_name + n - 5, ".vyre") == 0) plist_add(l, sub);
     }
   }
   closedir(d);
@@ -1076,7 +1096,8 @@ vyre_status cf_corpus_list(const char *dir, char ***paths, uint32_t *count, vyre
   plist l = {0};
   *paths = NULL;
   *count = 0;
-  vyre_status st = walk(dir, &l, 0, err);
+  dir_id path[CF_MAX_CORPUS_DEPTH + 1];
+  vyre_status st = walk(dir, &l, path, 0, err);
   if (st == VYRE_OK && l.failed) st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "out of memory");
   if (st != VYRE_OK) {
     cf_corpus_list_free(l.v, l.n);
@@ -1105,7 +1126,7 @@ vyre_status cf_corpus_hash(const char *dir, char **paths, uint32_t count, char h
     vyre_sha256_update(&ctx, rel, strlen(rel) + 1);
     void *data = NULL;
     size_t size = 0;
-    vyre_status st = cf_read_file(paths[i], &data, &size, err);
+    vyre_status st = cf_read_file(paths[i], CF_MAX_CASE_BYTES, &data, &size, err);
     if (st != VYRE_OK) return st;
     vyre_sha256_update(&ctx, data, size);
     vyre_sha256_update(&ctx, "", 1);
