@@ -17,6 +17,11 @@
 
 /* Longest generated input: 64 Mi elements keeps a typo from eating memory. */
 #define CF_MAX_GENERATED (1u << 26)
+/* All the data of one case (inputs and expected outputs, generated or
+ * written out) at most: a 100-byte capsule must not ask for 32 GiB
+ * (64 buffers of 64 Mi u64 each).  docs/conformance.md, "Files the
+ * harness reads". */
+#define CF_MAX_CASE_DATA ((uint64_t)256 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Literals                                                            */
@@ -315,6 +320,7 @@ typedef struct parse_ctx {
   const char *path;
   uint32_t line;
   vyre_error *err;
+  uint64_t data; /* bytes of input and expected-output data so far */
 } parse_ctx;
 
 static vyre_status perr(parse_ctx *px, vyre_status st, const char *fmt, ...) VYRE_PRINTF(3, 4);
@@ -391,6 +397,9 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
   if (count > CF_MAX_GENERATED)
     return perr(px, VYRE_LIMIT, "%u elements is more than the %u a generator makes. Fix: use "
                 "fewer", count, CF_MAX_GENERATED);
+  if (px->data + (uint64_t)count * size > CF_MAX_CASE_DATA)
+    return perr(px, VYRE_LIMIT, "%u more elements make the case's data more than %llu bytes. "
+                "Fix: use fewer", count, (unsigned long long)CF_MAX_CASE_DATA);
   if (word_is(g->s, g->n, "zeros")) {
     if (n != 2) goto usage;
     memset(e, 0, sizeof e);
@@ -561,8 +570,13 @@ static vyre_status directive(parse_ctx *px, pending *pd, tok *t, uint32_t n) {
       return perr(px, VYRE_INVALID_ARGUMENT, "`%.*s` appends to nothing. Fix: start with `%.*s`",
                   (int)k->n, k->s, (int)k->n - 1, k->s);
     *set = 1;
+    size_t before = b->len;
     vyre_status st = generate(px, bf->decl.elem_type, &t[2], n - 2, b);
     if (st == VYRE_OK && b->failed) st = perr(px, VYRE_OUT_OF_MEMORY, "out of memory. Fix: smaller inputs");
+    px->data += b->len - before;
+    if (st == VYRE_OK && px->data > CF_MAX_CASE_DATA)
+      st = perr(px, VYRE_LIMIT, "the case's data is more than %llu bytes. Fix: use less",
+                (unsigned long long)CF_MAX_CASE_DATA);
     return st;
   }
   if (KEY("expect")) {
@@ -755,7 +769,7 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
     goto fail;
   }
 
-  parse_ctx px = {c, c->path, 0, err};
+  parse_ctx px = {c, c->path, 0, err, 0};
   const char *s = text, *end = text + length;
   while (s < end) {
     px.line++;

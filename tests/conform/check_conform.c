@@ -268,6 +268,12 @@ START_TEST(test_case_errors) {
     FORMAT(text, sizeof text, ";@ input a %s\n%s", short_gens[g], prog);
     parse_fails(text, "bad data generator");
   }
+  /* A case's data is bounded in all (256 MiB): two generators of 256 MiB
+   * each are refused before the second is made. */
+  parse_fails(";@ input a zeros 33554432\n;@ input b zeros 33554432\nworkgroup 1\n"
+              "buffer a ro u64\nbuffer b ro u64\nbuffer o wo u32 [1]\n%z = const u32 0\n"
+              "store o %z %z\n",
+              "more than 268435456 bytes");
   /* A fixed-count input must have exactly its count. */
   parse_fails(";@ input b values 1 2 3\nworkgroup 1\nbuffer b ro u32 [2]\nbuffer o wo u32 [1]\n"
               "%z = const u32 0\nstore o %z %z\n",
