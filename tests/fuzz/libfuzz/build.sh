@@ -32,8 +32,7 @@ done
 # their binary images for decode; the small plugins of the build tree
 # for elf.  Committed regression inputs live in tests/fuzz/corpus/NAME/.
 seeds="$builddir/tests/fuzz/seeds"
-rm -rf "$seeds"
-for t in $FUZZ_TARGETS; do mkdir -p "$seeds/$t"; done
+for t in $FUZZ_TARGETS; do rm -rf "$seeds/$t"; mkdir -p "$seeds/$t"; done
 k=0
 for f in "$srcdir"/examples/*.vyre $(find "$srcdir/tests/conformance" -name '*.vyre' | LC_ALL=C sort); do
   k=$((k + 1))
