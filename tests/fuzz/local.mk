@@ -11,13 +11,16 @@ FUZZ_TARGETS = decode asm case elf refrun
 FUZZ_LIB_FILES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES) \
 	$(host_stub_conform_libvyre_conform_la_SOURCES) $(host_stub_ref_libvyre_ref_la_SOURCES)
 FUZZ_SECONDS = 60
+# Include paths as AM_CPPFLAGS, absolute; a target's extra defines go here.
+FUZZ_CPPFLAGS = -I$(abs_top_srcdir)/abi -I$(abs_top_srcdir)/host-stub/loader/include \
+	-I$(abs_top_srcdir) -I$(abs_top_builddir) -D_GNU_SOURCE
 FUZZ_CFLAGS = -g -O1 -std=c11 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -ffp-contract=off -fno-strict-aliasing
 EXTRA_DIST += tests/fuzz/libfuzz/build.sh tests/fuzz/libfuzz/run.sh \
 	tests/fuzz/libfuzz/fuzz_decode.c tests/fuzz/libfuzz/fuzz_asm.c tests/fuzz/libfuzz/fuzz_case.c \
 	tests/fuzz/libfuzz/fuzz_elf.c tests/fuzz/libfuzz/fuzz_refrun.c tests/fuzz/corpus docs/fuzzing.md
 fuzz_env = FUZZ_CC='$(FUZZ_CC)' FUZZ_CFLAGS='$(FUZZ_CFLAGS)' FUZZ_TARGETS='$(FUZZ_TARGETS)' \
-	FUZZ_CPPFLAGS='-I$(abs_top_srcdir)/abi -I$(abs_top_srcdir)/host-stub/loader/include -I$(abs_top_srcdir) -I$(abs_top_builddir) -D_GNU_SOURCE' \
+	FUZZ_CPPFLAGS='$(FUZZ_CPPFLAGS)' \
 	FUZZ_LIB_FILES='$(FUZZ_LIB_FILES)' FUZZ_SECONDS='$(FUZZ_SECONDS)' \
 	srcdir='$(abs_top_srcdir)' builddir='$(abs_top_builddir)' VYRE='$(abs_top_builddir)/host-stub/cli/vyre'
 if HAVE_LIBFUZZER
