@@ -14,7 +14,7 @@ for t in $FUZZ_TARGETS; do
   maxlen=8192
   if test "$t" = elf; then maxlen=65536; fi
   if ! "$builddir/tests/fuzz/bin/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -jobs=1 -workers=1 \
-       -max_len=$maxlen -timeout=20 -rss_limit_mb=3072 -print_final_stats=1 \
+       -max_len=$maxlen -timeout=60 -rss_limit_mb=3072 -print_final_stats=1 \
        -artifact_prefix="$crashes/" $dirs >"$builddir/tests/fuzz/work/$t.log" 2>&1; then
     echo "fuzz-run: $t FAILED: see tests/fuzz/work/$t.log and $crashes/" >&2
     tail -40 "$builddir/tests/fuzz/work/$t.log" >&2
