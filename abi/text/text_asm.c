@@ -1208,6 +1208,11 @@ vyre_status vyre_text_assemble(const char *source, size_t length, const char *fi
   if (!source && length)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "assemble: source is NULL with length %zu. Fix: pass the text", length);
+  if (length > VYRE_TEXT_MAX_SIZE)
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "assemble: %zu bytes of text is more than the %zu the assembler takes "
+                          "(VYRE_TEXT_MAX_SIZE). Fix: split the program",
+                          length, VYRE_TEXT_MAX_SIZE);
   assembler a;
   memset(&a, 0, sizeof a);
   a.file = filename ? filename : "<input>";

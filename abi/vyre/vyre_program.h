@@ -44,6 +44,13 @@ extern "C" {
 #define VYRE_MAX_NAME 63u
 #define VYRE_MAX_WORKGROUP_INVOCATIONS 1024u
 #define VYRE_MAX_WORKGROUP_BYTES 49152u
+/* The largest image the limits allow (header, 64 buffer declarations,
+ * 65536 locals, 2^22 instructions, 2^20 string bytes; every section a
+ * multiple of 4): 85002304 bytes.  A reader of program files reads no
+ * more (share/doc/vyre/program-format.md, "Size"). */
+#define VYRE_PROGRAM_MAX_SIZE                                                        \
+  (VYRE_PROGRAM_HEADER_SIZE + VYRE_MAX_BUFFERS * 32u + VYRE_MAX_LOCALS +             \
+   VYRE_MAX_INSTS * 20u + VYRE_MAX_STRINGS)
 
 /* Element and value types.  Value types (what an expression yields):
  * bool u32 u64 i32 i64 f32.  The others are storage types: loads widen
@@ -410,6 +417,7 @@ VYRE_STATIC_ASSERT(offsetof(vyre_program_header, inst_offset) == 48, "header.ins
 VYRE_STATIC_ASSERT(sizeof(vyre_buffer_decl) == 32, "buffer decl layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_buffer_decl, count) == 16, "buffer decl.count");
 VYRE_STATIC_ASSERT(sizeof(vyre_inst) == 20, "instruction layout");
+VYRE_STATIC_ASSERT(VYRE_PROGRAM_MAX_SIZE == 85002304u, "the largest program image");
 VYRE_STATIC_ASSERT(offsetof(vyre_inst, a) == 4, "inst.a");
 
 /* ------------------------------------------------------------------ */

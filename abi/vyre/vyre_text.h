@@ -10,8 +10,13 @@
 extern "C" {
 #endif
 
+/* The longest program text the assembler takes (256 MiB); longer text is
+ * VYRE_LIMIT, and readers of text files read no more
+ * (share/doc/vyre/program-text.md, "Size"). */
+#define VYRE_TEXT_MAX_SIZE ((size_t)256 << 20)
+
 /*
- * Assemble `length` bytes of program text.  `filename` (may be NULL) only
+ * Assemble `length` bytes of program text (at most VYRE_TEXT_MAX_SIZE).  `filename` (may be NULL) only
  * names the source in error messages, which read
  * "FILE:LINE:COL: what is wrong. Fix: how".  On success *bytes receives a
  * malloc'd program image (free with free()) that vyre_program_decode

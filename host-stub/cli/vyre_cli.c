@@ -127,6 +127,26 @@ int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out) {
   return 0;
 }
 
+int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+  if (!text || !*text || *text == '-' || *text == '+') return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text) return -1;
+  unsigned shift = 0;
+  if (*end) {
+    const char *units = "KMGT";
+    const char *u = strchr(units, *end);
+    if (!u || end[1] != '\0') return -1;
+    shift = 10u * (unsigned)(u - units + 1);
+  }
+  if (v > (max >> shift)) return -1;
+  v <<= shift;
+  if (v < min) return -1;
+  *out = v;
+  return 0;
+}
+
 int cli_parse_dim3(const char *text, uint32_t out[3]) {
   out[0] = out[1] = out[2] = 1;
   char buf[96];
@@ -144,24 +164,56 @@ int cli_parse_dim3(const char *text, uint32_t out[3]) {
   return 0;
 }
 
-int cli_read_file(const char *path, void **data, size_t *size, vyre_error *err) {
-  *data = NULL;
-  *size = 0;
-  int is_stdin = strcmp(path, "-") == 0;
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
-                   strerror(errno));
-    return -1;
-  }
+/* Read f (named `path`) to its end, or until more than max bytes: the
+ * read stops one byte past the bound, so an endless device ends.  With
+ * `program`, the first bytes choose the bound (the binary magic: the
+ * largest image; otherwise the longest text) and text stops at a NUL. */
+static int read_bounded(FILE *f, const char *path, uint64_t max, int program,
+                        const char *too_long_fix, void **data, size_t *size, vyre_error *err) {
   size_t cap = 4096, used = 0;
   char *buf = malloc(cap + 1);
+  int is_text = 0;
+  const char *what = "";
   if (!buf) goto fail_oom;
   for (;;) {
-    size_t got = fread(buf + used, 1, cap - used, f);
+    size_t want = cap - used;
+    if (used + want > max + 1) want = (size_t)(max + 1 - used);
+    size_t got = fread(buf + used, 1, want, f);
+    if (program && used == 0) {
+      /* The first read holds 4096 bytes, or the whole file. */
+      uint32_t magic = 0;
+      if (got >= 4) memcpy(&magic, buf, 4);
+      if (magic == VYRE_PROGRAM_MAGIC) {
+        max = VYRE_PROGRAM_MAX_SIZE;
+        what = ", the largest binary program the format allows (VYRE_PROGRAM_MAX_SIZE)";
+        too_long_fix = "pass a program file (docs/program-format.md, \"Size\")";
+      } else {
+        is_text = 1;
+        max = VYRE_TEXT_MAX_SIZE;
+        what = ", the longest program text vyre reads (VYRE_TEXT_MAX_SIZE)";
+        too_long_fix = "split the program (docs/program-text.md, \"Size\")";
+      }
+    }
+    if (is_text) {
+      const char *nul = memchr(buf + used, '\0', got);
+      if (nul) {
+        vyre_error_set(err, VYRE_INVALID_PROGRAM, 0,
+                       "%s is not a program: byte %zu is NUL and it does not start with the "
+                       "binary magic \"VYRP\". Fix: pass a text (.vyre) or binary (.vyrb) program",
+                       path, (size_t)(nul - buf));
+        free(buf);
+        return -1;
+      }
+    }
     used += got;
-    if (used < cap) break;
-    if (cap > ((size_t)1 << 40)) break;
+    if (used > max) {
+      vyre_error_set(err, VYRE_LIMIT, 0, "cannot read %s: it holds more than %llu bytes%s. Fix: %s",
+                     path, (unsigned long long)max, what, too_long_fix);
+      free(buf);
+      return -1;
+    }
+    if (got < want) break;
+    if (used < cap) continue;
     char *grown = realloc(buf, cap * 2 + 1);
     if (!grown) goto fail_oom;
     buf = grown;
@@ -171,20 +223,43 @@ int cli_read_file(const char *path, void **data, size_t *size, vyre_error *err) 
     vyre_error_set(err, VYRE_IO, errno, "cannot read %s: %s. Fix: check the file", path,
                    strerror(errno));
     free(buf);
-    if (!is_stdin) fclose(f);
     return -1;
   }
-  if (!is_stdin) fclose(f);
   buf[used] = '\0';
   *data = buf;
   *size = used;
   return 0;
 fail_oom:
   free(buf);
-  if (!is_stdin) fclose(f);
   vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "reading %s: out of memory. Fix: free memory",
                  path);
   return -1;
+}
+
+static int read_file(const char *path, uint64_t max, int program, const char *too_long_fix,
+                     void **data, size_t *size, vyre_error *err) {
+  *data = NULL;
+  *size = 0;
+  int is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
+  if (!f) {
+    vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
+                   strerror(errno));
+    return -1;
+  }
+  int rc = read_bounded(f, is_stdin ? "<stdin>" : path, max, program, too_long_fix, data, size,
+                        err);
+  if (!is_stdin) fclose(f);
+  return rc;
+}
+
+int cli_read_file(const char *path, uint64_t max, const char *too_long_fix, void **data,
+                  size_t *size, vyre_error *err) {
+  return read_file(path, max, 0, too_long_fix, data, size, err);
+}
+
+int cli_read_program_file(const char *path, void **data, size_t *size, vyre_error *err) {
+  return read_file(path, VYRE_TEXT_MAX_SIZE, 1, "", data, size, err);
 }
 
 int cli_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
@@ -212,7 +287,7 @@ vyre_status cli_load_program(const char *path, void **bytes, size_t *size, int *
   size_t n = 0;
   *bytes = NULL;
   *size = 0;
-  if (cli_read_file(path, &data, &n, err) != 0) return (vyre_status)err->status;
+  if (cli_read_program_file(path, &data, &n, err) != 0) return (vyre_status)err->status;
   uint32_t magic = 0;
   if (n >= 4) memcpy(&magic, data, 4);
   if (magic == VYRE_PROGRAM_MAGIC) {
@@ -264,11 +339,26 @@ void cli_json_string(FILE *f, const char *s) {
 /* main                                                                */
 /* ------------------------------------------------------------------ */
 
-int main(int argc, char **argv) {
-  /* The CUDA backend keeps its own cubin cache: the driver's JIT cache
-   * only adds its writes to every cold compile (docs/environment.md).
-   * Our process, so our choice; a user's setting wins. */
-  setenv("CUDA_CACHE_DISABLE", "1", 0);
+/* Every command's output must reach stdout: a write that failed (a full
+ * disk, /dev/full, a closed pipe) is reported and fails the command, so
+ * `vyre list > FILE` never leaves a silently truncated FILE. */
+static int finish_stdout(const char *name, int rc) {
+  int failed_before = ferror(stdout);
+  errno = 0;
+  int flush_failed = fflush(stdout) != 0;
+  int err = errno;
+  if (fclose(stdout) != 0 && !flush_failed) {
+    flush_failed = 1;
+    err = errno;
+  }
+  if (!failed_before && !flush_failed) return rc;
+  fprintf(stderr, "vyre%s%s: cannot write standard output: %s. Fix: check free space on the "
+          "output's disk, or that the pipe's reader is still running\n", *name ? " " : "", name,
+          err ? strerror(err) : "a write failed");
+  return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
+static int run_main(int argc, char **argv) {
   if (argc < 2) {
     print_overview(stderr);
     return CLI_USAGE;
@@ -295,4 +385,14 @@ int main(int argc, char **argv) {
     }
   }
   return cmd->run(cmd, argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv) {
+  /* The CUDA backend keeps its own cubin cache: the driver's JIT cache
+   * only adds its writes to every cold compile (docs/environment.md).
+   * Our process, so our choice; a user's setting wins. */
+  setenv("CUDA_CACHE_DISABLE", "1", 0);
+  int rc = run_main(argc, argv);
+  const cli_command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
+  return finish_stdout(cmd ? cmd->name : "", rc);
 }

@@ -71,15 +71,25 @@ int cli_opt_flag(char **argv, int i, const char *name);
 
 /* Parse an unsigned decimal/hex integer in [min, max]; 0 on success. */
 int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out);
+/* Parse a decimal byte count with an optional K, M, G or T suffix
+ * (binary multiples) in [min, max]; 0 on success. */
+int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse "X", "X,Y" or "X,Y,Z" (missing axes = 1), each 1..2^31; 0 on success. */
 int cli_parse_dim3(const char *text, uint32_t out[3]);
 
 /*
- * Read a whole file ("-" = stdin) into malloc'd memory (*data, freed by
- * the caller; a NUL is appended past *size).  0 on success; else -1 with
- * a message in err.
+ * Read a whole file ("-" = stdin) of at most max bytes into malloc'd
+ * memory (*data, freed by the caller; a NUL is appended past *size).  The
+ * read stops one byte past max: a longer file (or an endless device) is
+ * an error naming the bound, with too_long_fix as its "Fix:".  0 on
+ * success; else -1 with a message in err.
  */
-int cli_read_file(const char *path, void **data, size_t *size, vyre_error *err);
+int cli_read_file(const char *path, uint64_t max, const char *too_long_fix, void **data,
+                  size_t *size, vyre_error *err);
+/* The same for a program file: binary (the magic) at most
+ * VYRE_PROGRAM_MAX_SIZE bytes, text at most VYRE_TEXT_MAX_SIZE and with
+ * no NUL byte (docs/host.md, "Files vyre reads"). */
+int cli_read_program_file(const char *path, void **data, size_t *size, vyre_error *err);
 /* Write a file ("-" = stdout).  0 on success; else -1 with a message. */
 int cli_write_file(const char *path, const void *data, size_t size, vyre_error *err);
 

@@ -40,7 +40,7 @@ static int run_asm(const cli_command *self, int argc, char **argv) {
   void *text = NULL, *bytes = NULL;
   size_t text_size = 0, size = 0;
   vyre_error err = VYRE_ERROR_INIT;
-  if (cli_read_file(in, &text, &text_size, &err) != 0) return cli_fail(self, "%s", err.message);
+  if (cli_read_program_file(in, &text, &text_size, &err) != 0) return cli_fail(self, "%s", err.message);
   uint32_t magic = 0;
   if (text_size >= 4) memcpy(&magic, text, 4);
   if (magic == VYRE_PROGRAM_MAGIC) {

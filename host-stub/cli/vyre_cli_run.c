@@ -32,7 +32,12 @@ typedef struct run_args {
   int timed;
   int json;
   const char *output_raw; /* --output-raw DIR, or NULL */
+  uint64_t max_input;     /* --max-input-bytes: the most one --input FILE may hold */
 } run_args;
+
+/* --max-input-bytes: default and ceiling (docs/host.md, "Files vyre reads"). */
+#define DEFAULT_MAX_INPUT ((uint64_t)1 << 30)
+#define CEILING_MAX_INPUT ((uint64_t)1 << 40)
 
 static const char *const kind_option[] = {"--input", "--random", "--fill", "--iota"};
 #define INPUT_KINDS 4
@@ -235,8 +240,8 @@ static int split_count(const char *arg, char *value, size_t value_size, uint32_t
 
 /* Build the bytes of input `spec` for buffer b.  Returns CLI_OK, or an
  * exit code after printing the problem. */
-static int make_input(const cli_command *self, const input_spec *spec, const vyre_buffer_info *b,
-                      vyre_input *in, void **owned) {
+static int make_input(const cli_command *self, const input_spec *spec, uint64_t max_input,
+                      const vyre_buffer_info *b, vyre_input *in, void **owned) {
   uint32_t type = b->decl.elem_type, esize = vyre_type_size(type);
   char desc[160];
   describe_buffer(b, desc, sizeof desc);
@@ -245,7 +250,9 @@ static int make_input(const cli_command *self, const input_spec *spec, const vyr
     void *data = NULL;
     size_t size = 0;
     vyre_error err = VYRE_ERROR_INIT;
-    if (cli_read_file(spec->arg, &data, &size, &err) != 0)
+    if (cli_read_file(spec->arg, max_input,
+                      "raise --max-input-bytes, or give a file of the buffer's size", &data, &size,
+                      &err) != 0)
       return cli_fail(self, "input %d (%s): %s", b->input_index, desc, err.message);
     if (size % esize || (b->decl.count && size != (uint64_t)b->decl.count * esize)) {
       free(data);
@@ -548,6 +555,7 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
   a->options.struct_size = sizeof a->options;
   a->repeat = 1;
   a->show = 64;
+  a->max_input = DEFAULT_MAX_INPUT;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int m;
@@ -599,7 +607,13 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
     }
     VALUE_OPTION("--iterations") {
       if (cli_parse_u32(v, 1, 1u << 30, &a->options.fixpoint_iterations) != 0)
-        return cli_usage(self, "--iterations '%s' is not a count of at least 1", v);
+        return cli_usage(self, "--iterations '%s' is not a count from 1 to %u", v, 1u << 30);
+      continue;
+    }
+    VALUE_OPTION("--max-input-bytes") {
+      if (cli_parse_bytes(v, 1, CEILING_MAX_INPUT, &a->max_input) != 0)
+        return cli_usage(self, "--max-input-bytes '%s' is not a byte count from 1 to 1T (a "
+                         "number with an optional K, M, G or T suffix)", v);
       continue;
     }
     VALUE_OPTION("--repeat") {
@@ -666,7 +680,7 @@ static int run_run(const cli_command *self, int argc, char **argv) {
     const vyre_buffer_info *buf = &prog->buffers[i];
     if (buf->input_index < 0) continue;
     uint32_t k = (uint32_t)buf->input_index;
-    rc = make_input(self, &a.inputs[k], buf, &inputs[k], &owned[k]);
+    rc = make_input(self, &a.inputs[k], a.max_input, buf, &inputs[k], &owned[k]);
     if (rc != CLI_OK) goto done;
   }
 
@@ -759,7 +773,8 @@ const cli_command cli_cmd_run = {
     "run PROGRAM [--backend ID]\n"
     "           [--input FILE | --random SEED[:N] | --fill V[:N] | --iota START[:N]]...\n"
     "           [--ulp N] [--wg X,Y,Z] [--grid X,Y,Z] [--iterations N] [--device N]\n"
-    "           [--timed] [--repeat N] [--json] [--show N] [--output-raw DIR]",
+    "           [--timed] [--repeat N] [--json] [--show N] [--output-raw DIR]\n"
+    "           [--max-input-bytes N]",
     "run a program (text .vyre or binary .vyrb) on a backend and print its outputs",
     "PROGRAM is text or binary, told apart by the binary magic (\"VYRP\"); \"-\" reads\n"
     "stdin.  Give one input per input buffer (ro, uniform, rw without the output\n"
@@ -783,6 +798,8 @@ const cli_command cli_cmd_run = {
     "  --json            print one JSON object: each output's byte range, its values\n"
     "                    (NaN/inf as strings) and for floats each value's bits\n"
     "  --output-raw DIR  write output k's bytes to DIR/<k>.<name>.bin\n"
+    "  --max-input-bytes N  the most an --input FILE may hold (default 1G; K, M, G, T\n"
+    "                    suffixes): a larger file, or an endless one, is an error\n"
     "  --show N          print at most N elements per output (default 64, 0 = all)\n\n"
     "example:\n"
     "  vyre run examples/saxpy.vyre --fill 2 --iota 0:1024 --fill 1:1024\n\n"

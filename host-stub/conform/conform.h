@@ -26,9 +26,17 @@
 /* Small helpers (conform_util.c)                                      */
 /* ------------------------------------------------------------------ */
 
-/* Read a whole file into malloc'd memory (a NUL is appended past *size).
- * VYRE_IO with errno text on failure. */
-vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error *err);
+/* Read bounds (docs/conformance.md, "Files the harness reads"): a case
+ * file or capsule, and a plugin file the static checks read.  A read
+ * stops at the bound, so a device file (/dev/zero) is no endless read. */
+#define CF_MAX_CASE_BYTES ((size_t)256 << 20)
+#define CF_MAX_PLUGIN_BYTES ((size_t)1 << 30)
+
+/* Read a whole file of at most max bytes into malloc'd memory (a NUL is
+ * appended past *size).  VYRE_IO with errno text on failure; VYRE_LIMIT,
+ * having read max + 1 bytes and no more, when the file is longer. */
+vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
+                         vyre_error *err);
 /* Write (create/truncate) a whole file. */
 vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_error *err);
 /* SHA-256 of a file as 64 hex chars + NUL. */
@@ -354,14 +362,20 @@ typedef struct cf_elf_report {
   char extra[CF_ELF_MAX_LISTED][96];
   uint32_t host_imports;    /* undefined vyre_* symbols (a plugin imports nothing from the host) */
   char imports[CF_ELF_MAX_LISTED][96];
+  uint32_t machine;         /* e_machine (EM_*) */
+  int is64;                 /* ELFCLASS64 */
 } cf_elf_report;
 
 /* Read the ELF (32/64-bit, either byte order) .dynsym of the file at
  * path.  VYRE_IO / VYRE_INVALID_ARGUMENT when it is not a readable ELF
  * shared object with a dynamic symbol table. */
 vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err);
-/* 1 when the report shows exactly the descriptor and the entry exported
- * and no host imports; else 0 and why[] says what is wrong. */
+/* The same on an image in memory; path only names it in messages. */
+vyre_status cf_elf_exports_mem(const void *data, size_t size, const char *path, cf_elf_report *out,
+                               vyre_error *err);
+/* 1 when the report shows a plugin for this machine (e_machine and
+ * class) exporting exactly the descriptor and the entry, with no host
+ * imports; else 0 and why[] says what is wrong. */
 int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */

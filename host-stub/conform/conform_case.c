@@ -17,6 +17,11 @@
 
 /* Longest generated input: 64 Mi elements keeps a typo from eating memory. */
 #define CF_MAX_GENERATED (1u << 26)
+/* All the data of one case (inputs and expected outputs, generated or
+ * written out) at most: a 100-byte capsule must not ask for 32 GiB
+ * (64 buffers of 64 Mi u64 each).  docs/conformance.md, "Files the
+ * harness reads". */
+#define CF_MAX_CASE_DATA ((uint64_t)256 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Literals                                                            */
@@ -315,6 +320,7 @@ typedef struct parse_ctx {
   const char *path;
   uint32_t line;
   vyre_error *err;
+  uint64_t data; /* bytes of input and expected-output data so far */
 } parse_ctx;
 
 static vyre_status perr(parse_ctx *px, vyre_status st, const char *fmt, ...) VYRE_PRINTF(3, 4);
@@ -383,13 +389,17 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     }
     return VYRE_OK;
   }
+  /* The count is word 1, or word 2 after the seed of random/range: a line
+   * one word short has no such word (toks past n are stale or unset). */
   uint32_t count = 0;
-  if (n < 2 || tok_u32(&toks[word_is(g->s, g->n, "random") || word_is(g->s, g->n, "range") ? 2 : 1],
-                       &count) != 0)
-    goto usage;
+  uint32_t at = word_is(g->s, g->n, "random") || word_is(g->s, g->n, "range") ? 2 : 1;
+  if (n <= at || tok_u32(&toks[at], &count) != 0) goto usage;
   if (count > CF_MAX_GENERATED)
     return perr(px, VYRE_LIMIT, "%u elements is more than the %u a generator makes. Fix: use "
                 "fewer", count, CF_MAX_GENERATED);
+  if (px->data + (uint64_t)count * size > CF_MAX_CASE_DATA)
+    return perr(px, VYRE_LIMIT, "%u more elements make the case's data more than %llu bytes. "
+                "Fix: use fewer", count, (unsigned long long)CF_MAX_CASE_DATA);
   if (word_is(g->s, g->n, "zeros")) {
     if (n != 2) goto usage;
     memset(e, 0, sizeof e);
@@ -560,8 +570,13 @@ static vyre_status directive(parse_ctx *px, pending *pd, tok *t, uint32_t n) {
       return perr(px, VYRE_INVALID_ARGUMENT, "`%.*s` appends to nothing. Fix: start with `%.*s`",
                   (int)k->n, k->s, (int)k->n - 1, k->s);
     *set = 1;
+    size_t before = b->len;
     vyre_status st = generate(px, bf->decl.elem_type, &t[2], n - 2, b);
     if (st == VYRE_OK && b->failed) st = perr(px, VYRE_OUT_OF_MEMORY, "out of memory. Fix: smaller inputs");
+    px->data += b->len - before;
+    if (st == VYRE_OK && px->data > CF_MAX_CASE_DATA)
+      st = perr(px, VYRE_LIMIT, "the case's data is more than %llu bytes. Fix: use less",
+                (unsigned long long)CF_MAX_CASE_DATA);
     return st;
   }
   if (KEY("expect")) {
@@ -754,7 +769,7 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
     goto fail;
   }
 
-  parse_ctx px = {c, c->path, 0, err};
+  parse_ctx px = {c, c->path, 0, err, 0};
   const char *s = text, *end = text + length;
   while (s < end) {
     px.line++;
@@ -840,7 +855,7 @@ vyre_status cf_case_load(const char *path, cf_case **out, vyre_error *err) {
   void *data = NULL;
   size_t size = 0;
   *out = NULL;
-  vyre_status st = cf_read_file(path, &data, &size, err);
+  vyre_status st = cf_read_file(path, CF_MAX_CASE_BYTES, &data, &size, err);
   if (st != VYRE_OK) return st;
   st = cf_case_parse(data, size, path, out, err);
   free(data);
@@ -1046,25 +1061,45 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static vyre_status walk(const char *dir, plist *l, int depth, vyre_error *err) {
-  if (depth > 16) return VYRE_OK; /* symlink loops end here */
+/* The directories on the path from the corpus root to the one walked:
+ * a directory symlink back to one of them is a loop, not followed. */
+#define CF_MAX_CORPUS_DEPTH 16
+typedef struct dir_id {
+  dev_t dev;
+  ino_t ino;
+} dir_id;
+
+static vyre_status walk(const char *dir, plist *l, dir_id *path, int depth, vyre_error *err) {
   DIR *d = opendir(dir);
   if (!d)
     return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
                           "--corpus DIR", dir, strerror(errno));
+  struct stat self;
+  if (fstat(dirfd(d), &self) != 0) {
+    closedir(d);
+    return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
+                          "--corpus DIR", dir, strerror(errno));
+  }
+  path[depth].dev = self.st_dev;
+  path[depth].ino = self.st_ino;
   struct dirent *e;
   vyre_status st = VYRE_OK;
   while ((e = readdir(d)) != NULL && st == VYRE_OK) {
     if (e->d_name[0] == '.') continue;
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+    char sub[4096];
+    if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= sizeof sub) continue;
     struct stat sb;
-    if (stat(path, &sb) != 0) continue;
+    if (stat(sub, &sb) != 0) continue;
     if (S_ISDIR(sb.st_mode)) {
-      st = walk(path, l, depth + 1, err);
-    } else {
+      int loop = 0;
+      for (int k = 0; k <= depth && !loop; k++)
+        loop = path[k].dev == sb.st_dev && path[k].ino == sb.st_ino;
+      /* A loop, or deeper than any corpus: not walked (docs/conformance.md). */
+      if (loop || depth + 1 > CF_MAX_CORPUS_DEPTH) continue;
+      st = walk(sub, l, path, depth + 1, err);
+    } else if (S_ISREG(sb.st_mode)) {
       size_t n = strlen(e->d_name);
-      if (n > 5 && strcmp(e->d_name + n - 5, ".vyre") == 0) plist_add(l, path);
+      if (n > 5 && strcmp(e->d_name + n - 5, ".vyre") == 0) plist_add(l, sub);
     }
   }
   closedir(d);
@@ -1075,7 +1110,8 @@ vyre_status cf_corpus_list(const char *dir, char ***paths, uint32_t *count, vyre
   plist l = {0};
   *paths = NULL;
   *count = 0;
-  vyre_status st = walk(dir, &l, 0, err);
+  dir_id path[CF_MAX_CORPUS_DEPTH + 1];
+  vyre_status st = walk(dir, &l, path, 0, err);
   if (st == VYRE_OK && l.failed) st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "out of memory");
   if (st != VYRE_OK) {
     cf_corpus_list_free(l.v, l.n);
@@ -1104,7 +1140,7 @@ vyre_status cf_corpus_hash(const char *dir, char **paths, uint32_t count, char h
     vyre_sha256_update(&ctx, rel, strlen(rel) + 1);
     void *data = NULL;
     size_t size = 0;
-    vyre_status st = cf_read_file(paths[i], &data, &size, err);
+    vyre_status st = cf_read_file(paths[i], CF_MAX_CASE_BYTES, &data, &size, err);
     if (st != VYRE_OK) return st;
     vyre_sha256_update(&ctx, data, size);
     vyre_sha256_update(&ctx, "", 1);

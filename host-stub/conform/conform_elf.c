@@ -20,6 +20,38 @@
 #define STV_DEFAULT 0
 #define STV_PROTECTED 3
 
+/* e_machine values (System V ABI; glibc <elf.h>) and this machine's. */
+static const struct {
+  uint32_t em;
+  const char *name;
+} machines[] = {{3, "i386"},     {8, "mips"},    {20, "ppc"},    {21, "ppc64"},
+                {22, "s390x"},   {40, "arm"},    {62, "x86_64"}, {183, "aarch64"},
+                {243, "riscv"},  {258, "loongarch"}};
+#if defined(__x86_64__)
+#define HOST_EM 62
+#elif defined(__aarch64__)
+#define HOST_EM 183
+#elif defined(__i386__)
+#define HOST_EM 3
+#elif defined(__powerpc64__)
+#define HOST_EM 21
+#elif defined(__s390x__)
+#define HOST_EM 22
+#elif defined(__arm__)
+#define HOST_EM 40
+#elif defined(__riscv)
+#define HOST_EM 243
+#else
+#define HOST_EM 0 /* unknown: not checked */
+#endif
+
+static const char *machine_name(uint32_t em, char *buf, size_t size) {
+  for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++)
+    if (machines[i].em == em) return machines[i].name;
+  snprintf(buf, size, "machine %u", em);
+  return buf;
+}
+
 typedef struct elf {
   const uint8_t *d;
   size_t size;
@@ -49,8 +81,16 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
   memset(out, 0, sizeof *out);
   void *data = NULL;
   size_t size = 0;
-  vyre_status st = cf_read_file(path, &data, &size, err);
+  vyre_status st = cf_read_file(path, CF_MAX_PLUGIN_BYTES, &data, &size, err);
   if (st != VYRE_OK) return st;
+  st = cf_elf_exports_mem(data, size, path, out, err);
+  free(data);
+  return st;
+}
+
+vyre_status cf_elf_exports_mem(const void *data, size_t size, const char *path, cf_elf_report *out,
+                               vyre_error *err) {
+  memset(out, 0, sizeof *out);
   elf e = {data, size, 0, 0};
   int bad = 0;
   const char *why = NULL;
@@ -65,6 +105,8 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
     why = "unknown ELF class or byte order";
     goto invalid;
   }
+  out->machine = (uint32_t)rd(&e, 18, 2, &bad);
+  out->is64 = e.is64;
   if (rd(&e, 16, 2, &bad) != ET_DYN) {
     why = "not a shared object (e_type is not ET_DYN)";
     goto invalid;
@@ -139,10 +181,8 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
     else if (strcmp(nm, VYRE_PLUGIN_ENTRY_SYMBOL) == 0) out->has_entry = 1;
     else list_add(out->extra, &out->extra_count, nm);
   }
-  free(data);
   return VYRE_OK;
 invalid:
-  free(data);
   return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                         "reading the exports of %s: %s. Fix: pass a vyre plugin (an ELF shared "
                         "object built with libtool -module)",
@@ -151,6 +191,16 @@ invalid:
 
 int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size) {
   why[0] = '\0';
+  /* dlopen reports a foreign plugin as "No such file or directory"; say
+   * what it is. */
+  if (HOST_EM && (r->machine != HOST_EM || r->is64 != (sizeof(void *) == 8))) {
+    char a[32], b[32];
+    snprintf(why, why_size, "built for %s (%d-bit), but this machine is %s (%d-bit): no host "
+             "here can load it. Fix: build the plugin for this machine",
+             machine_name(r->machine, a, sizeof a), r->is64 ? 64 : 32,
+             machine_name(HOST_EM, b, sizeof b), sizeof(void *) == 8 ? 64 : 32);
+    return 0;
+  }
   if (!r->has_descriptor || !r->has_entry) {
     snprintf(why, why_size, "does not export %s%s%s. Fix: export both with default visibility",
              r->has_descriptor ? "" : VYRE_PLUGIN_DESCRIPTOR_SYMBOL,

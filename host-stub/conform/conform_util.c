@@ -8,7 +8,8 @@
 
 #include "conform.h"
 
-vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error *err) {
+vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
+                         vyre_error *err) {
   *data = NULL;
   *size = 0;
   FILE *f = fopen(path, "rb");
@@ -18,9 +19,21 @@ vyre_status cf_read_file(const char *path, void **data, size_t *size, vyre_error
   strbuf b = {0};
   char chunk[65536];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_append(&b, chunk, n);
+  /* Never more than max + 1 bytes: one past the bound tells "too long". */
+  while (b.len <= max && !b.failed &&
+         (n = fread(chunk, 1, b.len + sizeof chunk > max + 1 ? max + 1 - b.len : sizeof chunk,
+                    f)) > 0)
+    sb_append(&b, chunk, n);
   int bad = ferror(f);
   fclose(f);
+  if (!bad && !b.failed && b.len > max) {
+    sb_free(&b);
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "cannot read %s: it holds more than %zu bytes, the most vyre reads from "
+                          "such a file (docs/conformance.md, \"Files the harness reads\"). Fix: "
+                          "pass a regular file of the right kind",
+                          path, max);
+  }
   sb_append(&b, "", 1);
   if (bad || b.failed) {
     sb_free(&b);
@@ -56,10 +69,17 @@ vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err) {
   vyre_sha256_init(&ctx);
   char chunk[65536];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) vyre_sha256_update(&ctx, chunk, n);
+  uint64_t total = 0;
+  while (total <= CF_MAX_PLUGIN_BYTES && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    vyre_sha256_update(&ctx, chunk, n);
+    total += n;
+  }
   int bad = ferror(f);
   fclose(f);
   if (bad) return vyre_error_set(err, VYRE_IO, 0, "cannot read %s. Fix: check the file", path);
+  if (total > CF_MAX_PLUGIN_BYTES)
+    return vyre_error_set(err, VYRE_LIMIT, 0, "cannot hash %s: it holds more than %zu bytes. Fix: "
+                          "pass a plugin file", path, CF_MAX_PLUGIN_BYTES);
   uint8_t d[32];
   vyre_sha256_final(&ctx, d);
   vyre_hex(d, 32, hex);

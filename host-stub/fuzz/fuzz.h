@@ -63,7 +63,9 @@ uint32_t fz_flags_for(const cf_offer *offer);
  * vyre fuzz: programs of the seed on target->backend and the reference
  * (or, in ptxas mode, target NULL: the reference, codegen and ptxas);
  * mismatches are written as capsules and minimized.  Returns the exit
- * status (0 clean, 1 mismatches or failures).
+ * status (0 clean, 1 mismatches or failures), or 2 with err set when
+ * nothing could run (a target without an instance: a plugin that did not
+ * load is a failure, never a pass).
  */
 int fz_run(const fz_options *o, cf_target *target, vyre_backend *reference, vyre_error *err);
 

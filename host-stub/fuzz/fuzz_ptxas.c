@@ -70,7 +70,7 @@ static char *slurp(const char *path) {
   void *d = NULL;
   size_t n = 0;
   vyre_error e = VYRE_ERROR_INIT;
-  if (cf_read_file(path, &d, &n, &e) != VYRE_OK) return NULL;
+  if (cf_read_file(path, CF_MAX_CASE_BYTES, &d, &n, &e) != VYRE_OK) return NULL;
   return d;
 }
 

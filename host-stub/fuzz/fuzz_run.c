@@ -184,9 +184,12 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
 int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_error *err) {
   if (o->ptxas_mode) return run_ptxas(o, reference, err);
   if (!t || !t->backend) {
-    fprintf(o->out, "fuzz: backend %s SKIPPED: %s\n", t ? t->id : "?",
-            t && t->reason[0] ? t->reason : "no instance");
-    return 0;
+    /* Nothing was fuzzed: a failure, not a pass (issue 13). */
+    vyre_error_set(err, VYRE_UNSUPPORTED, 0, "backend %s%s%s%s cannot be fuzzed: %s",
+                   t && t->id[0] ? t->id : "?", t && t->path[0] ? " (" : "",
+                   t && t->path[0] ? t->path : "", t && t->path[0] ? ")" : "",
+                   t && t->reason[0] ? t->reason : "no instance. Fix: `vyre list` shows why");
+    return 2;
   }
   uint32_t flags = o->flags | fz_flags_for(&t->offer);
   uint32_t mismatches = 0, traps = 0, skipped = 0, errors = 0, refused = 0;
@@ -261,6 +264,5 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
           "the device's co-resident limit); %.1f s%s\n", t->id, o->seed, done,
           mismatches, errors, traps, skipped, refused, seconds() - t0,
           mismatches + errors >= max_fail ? " (stopped at --max-failures)" : "");
-  (void)err;
   return mismatches || errors ? 1 : 0;
 }

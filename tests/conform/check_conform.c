@@ -254,6 +254,26 @@ START_TEST(test_case_errors) {
   FORMAT(text, sizeof text, ";@ input a values 1\n;@ ops frobnicate\n%s", prog);
   parse_fails(text, "unknown op 'frobnicate'");
   parse_fails("workgroup 1\nbuffer o wo u32 [2]\n%z = const u32 0\nstore o %z %q\n", "bad.vyre:4");
+  /* A generator one word short names what it needs and reads nothing past
+   * the line (issue 13: `random SEED` read an uninitialised token).  The
+   * token array gets stale, non-zero bytes first, so a read past the line
+   * dereferences junk instead of passing by luck. */
+  static const char *const short_gens[] = {"random 5", "random", "range 9 50 -2.0",
+                                           "range 9", "range", "zeros", "fill 2", "iota"};
+  for (size_t g = 0; g < sizeof short_gens / sizeof short_gens[0]; g++) {
+    void *junk = malloc(120 * 1024);
+    ck_assert(junk != NULL);
+    memset(junk, 0xa5, 120 * 1024);
+    free(junk);
+    FORMAT(text, sizeof text, ";@ input a %s\n%s", short_gens[g], prog);
+    parse_fails(text, "bad data generator");
+  }
+  /* A case's data is bounded in all (256 MiB): two generators of 256 MiB
+   * each are refused before the second is made. */
+  parse_fails(";@ input a zeros 33554432\n;@ input b zeros 33554432\nworkgroup 1\n"
+              "buffer a ro u64\nbuffer b ro u64\nbuffer o wo u32 [1]\n%z = const u32 0\n"
+              "store o %z %z\n",
+              "more than 268435456 bytes");
   /* A fixed-count input must have exactly its count. */
   parse_fails(";@ input b values 1 2 3\nworkgroup 1\nbuffer b ro u32 [2]\nbuffer o wo u32 [1]\n"
               "%z = const u32 0\nstore o %z %z\n",
@@ -690,7 +710,7 @@ START_TEST(test_elf_garbage) {
   /* A truncated copy of the reference: headers point past the end. */
   void *data = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(build_path("host-stub/ref/.libs/libvyre-ref.so"), &data, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, &data, &size, &err) == VYRE_OK);
   for (size_t cut = 64; cut < size; cut += size / 7) {
     ck_assert(cf_write_file(tmp("cut.so"), data, cut, &err) == VYRE_OK);
     vyre_status st = cf_elf_exports(tmp("cut.so"), &r, &err);
@@ -933,13 +953,13 @@ START_TEST(test_conform_small_backend) {
   char *text = NULL;
   size_t size = 0;
   vyre_error err = VYRE_ERROR_INIT;
-  ck_assert(cf_read_file(tmp("cert.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "{\"id\": 196, \"op\": \"else\", \"result\": \"unreachable\"") &&
                     strstr(text, "\"ops_untested\": 0, \"ops_unreachable\": 4") &&
                     strstr(text, "{\"id\": 16, \"op\": \"add\", \"result\": \"pass\""),
                 "the certificate says so:\n%s", text);
   free(text);
-  ck_assert(cf_read_file(tmp("report.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("report.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"untested_ops\": 0, \"unreachable_ops\": 4"), "the report too:\n%s", text);
   free(text);
 }
@@ -1077,7 +1097,7 @@ START_TEST(test_certificate_shape) {
   ck_assert_msg(cf_certificate_write(tmp("cert.json"), &in, &err) == VYRE_OK, "%s", err.message);
   char *text = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(tmp("cert.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   const char *end = json_value(text);
   ck_assert_msg(end && *json_ws(end) == '\0', "the certificate is one well-formed JSON value:\n%s", text);
   char sha[65];
@@ -1109,13 +1129,13 @@ START_TEST(test_certificate_shape) {
   ops[VYRE_OP_MUL].passed = 1;
   in.failed = 0;
   ck_assert(cf_certificate_write(tmp("cert2.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert2.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert2.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": true"),
                 "everything claimed and reached passed (else is unreachable): certified");
   free(text);
   in.elf_ok = 0;
   ck_assert(cf_certificate_write(tmp("cert3.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert3.json"), (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(cf_read_file(tmp("cert3.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": false"), "bad exports: not certified");
   free(text);
 }
