@@ -25,7 +25,9 @@ typedef struct track {
   int is_pipeline;
   uint64_t handle;
   expect want;            /* pending */
-  vyre_program *program;  /* pipeline: owned */
+  vyre_program *program;  /* pipeline: owned, decoded at its first dispatch */
+  void *bytes;            /* pipeline: a copy of its image until then */
+  uint64_t size;
 } track;
 
 typedef struct host_guard {
@@ -133,6 +135,7 @@ static track *find_track(host_guard *g, int is_pipeline, uint64_t handle) {
 
 static void drop_track(host_guard *g, track *t) {
   vyre_program_free(t->program);
+  free(t->bytes);
   *t = g->tracks[--g->track_count];
 }
 
@@ -167,6 +170,14 @@ static void expect_for(host_guard *g, const vyre_program_ref *program, const vyr
   pthread_mutex_lock(&g->lock);
   if (ref.pipeline) {
     track *t = find_track(g, 1, ref.pipeline);
+    if (t && !t->program && t->bytes) {
+      /* Decoded at the first dispatch, not at pipeline_create: creating
+       * a pipeline of a cached plan stays a few hundred ns. */
+      if (vyre_program_decode(t->bytes, (size_t)t->size, &t->program, NULL) != VYRE_OK)
+        t->program = NULL;
+      free(t->bytes);
+      t->bytes = NULL;
+    }
     if (t) expect_from(t->program, inputs, input_count, options, w);
   } else if (ref.bytes && ref.size) {
     /* One decoded program is kept: a caller dispatches the same one again
@@ -522,13 +533,21 @@ static vyre_status g_pipeline_create(vyre_backend *self, const void *program_byt
   if (out) *out = 0;
   if (st != VYRE_OK || !out) return finish(g, "pipeline_create", st, &e, err);
   if (h == 0) return violation(g, err, "pipeline_create", "it returned VYRE_OK and pipeline 0");
-  /* Keep the program, so that dispatches of the pipeline are checked. */
-  vyre_program *p = NULL;
-  if (program_bytes && vyre_program_decode(program_bytes, (size_t)program_size, &p, NULL) == VYRE_OK) {
+  /* Keep the program's bytes, so that dispatches of the pipeline are
+   * checked (decoded at the first one). */
+  void *copy = program_bytes && program_size && program_size <= SIZE_MAX
+                   ? malloc((size_t)program_size)
+                   : NULL;
+  if (copy) {
+    memcpy(copy, program_bytes, (size_t)program_size);
     pthread_mutex_lock(&g->lock);
     track *tr = add_track(g, 1, h);
-    if (tr) tr->program = p;
-    else vyre_program_free(p);
+    if (tr) {
+      tr->bytes = copy;
+      tr->size = program_size;
+    } else {
+      free(copy);
+    }
     pthread_mutex_unlock(&g->lock);
   }
   *out = h;
