@@ -388,10 +388,6 @@ static int run_main(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  /* The CUDA backend keeps its own cubin cache: the driver's JIT cache
-   * only adds its writes to every cold compile (docs/environment.md).
-   * Our process, so our choice; a user's setting wins. */
-  setenv("CUDA_CACHE_DISABLE", "1", 0);
   int rc = run_main(argc, argv);
   const cli_command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
   return finish_stdout(cmd ? cmd->name : "", rc);

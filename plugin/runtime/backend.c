@@ -76,8 +76,8 @@ static void modules_init(vc_backend *b) {
                                    MIN_STAGING_CHUNK, UINT64_MAX);
   vc_streampool_init(&b->streams, cx);
   /* Copy threads: the online CPUs less a quarter (at least 2) left to the
-   * driver's and the host's threads; all 16 of a 16-core H100 host
-   * copied at 17-25 GB/s, 12 at 34-41 GB/s (BENCHMARKS.md). */
+   * driver's and the host's threads: on 16-core H100 hosts 16 threads
+   * uploaded 1 GiB slower than 8, and 12 faster (BENCHMARKS.md). */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   long spare = cpus / 4 > 2 ? cpus / 4 : 2;
   uint64_t threads = cpus - spare < 1 ? 1 : (uint64_t)(cpus - spare);
