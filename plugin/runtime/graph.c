@@ -214,16 +214,23 @@ vc_graph *vc_graph_lookup_fast(vc_graphcache *c, const uint8_t *m, size_t len, u
   return lookup(c, match_fast, &a, 1, busy);
 }
 
-void vc_graph_set_fast(vc_graph *g, const uint8_t *m, size_t len, uint64_t hash,
-                       uint32_t launches, uint32_t fastpath) {
-  if (g->fast) return;
-  g->fast = malloc(len ? len : 1);
-  if (!g->fast) return; /* no fast key: the full path still finds the graph */
-  memcpy(g->fast, m, len);
-  g->fast_len = len;
-  g->fast_hash = hash;
-  g->replay_launches = launches;
-  g->replay_fastpath = fastpath;
+void vc_graph_set_fast(vc_graphcache *c, vc_graph *g, const uint8_t *m, size_t len,
+                       uint64_t hash, uint32_t launches, uint32_t fastpath) {
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) return; /* no fast key: the full path still finds the graph */
+  memcpy(copy, m, len);
+  /* Other threads' lookups read the key under the lock. */
+  pthread_mutex_lock(&c->lock);
+  if (!g->fast) {
+    g->fast = copy;
+    copy = NULL;
+    g->fast_len = len;
+    g->fast_hash = hash;
+    g->replay_launches = launches;
+    g->replay_fastpath = fastpath;
+  }
+  pthread_mutex_unlock(&c->lock);
+  free(copy);
 }
 
 void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath) {

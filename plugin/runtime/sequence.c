@@ -194,7 +194,7 @@ static void set_fast(seq_run *R) {
     launches += l;
     fastpath += f;
   }
-  vc_graph_set_fast(R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath);
+  vc_graph_set_fast(R->q->graphs, R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath);
 }
 
 /* Params first (outside any graph, so every run starts from the same
