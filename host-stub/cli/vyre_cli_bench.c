@@ -238,13 +238,14 @@ static void res3_free(bench *B, res3 *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Latency of dispatch_resident on 1024 elements through a pipeline. */
-static vyre_status case_dispatch_resident(bench *B, vyre_pipeline pipe, uint32_t iters) {
+/* Latency of dispatch_resident on 1024 elements: `ref` names the program
+ * (a pipeline, or bytes: a first-level plan cache hit each time). */
+static vyre_status case_dispatch_resident(bench *B, vyre_program_ref ref, const char *name,
+                                          const char *note, uint32_t iters) {
   res3 r;
   vyre_status st = res3_make(B, &r, 1024, 1);
   double *v = calloc(iters, sizeof *v);
   if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
-  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
     st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
   for (uint32_t i = 0; !st && i < iters; i++) {
@@ -252,7 +253,7 @@ static vyre_status case_dispatch_resident(bench *B, vyre_pipeline pipe, uint32_t
     st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
     v[i] = (double)(now_ns() - t0) / 1e3;
   }
-  if (!st) report(B, "dispatch_resident_1k", median(v, iters), 0, "launch + wait, host wall");
+  if (!st) report(B, name, median(v, iters), 0, note);
   free(v);
   res3_free(B, &r);
   return st;
@@ -572,27 +573,6 @@ static vyre_status case_compile(bench *B, vyre_host *host, uint32_t device, uint
   return st;
 }
 
-/* dispatch_bytes_1k: dispatch_resident_1k with the program given as bytes
- * (a first-level cache hit each time) instead of a pipeline. */
-static vyre_status case_dispatch_bytes(bench *B, const void *bytes, size_t size, uint32_t iters) {
-  res3 r;
-  vyre_status st = res3_make(B, &r, 1024, 1);
-  double *v = calloc(iters, sizeof *v);
-  if (!st && !v) st = vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
-  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
-  for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
-    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
-  for (uint32_t i = 0; !st && i < iters; i++) {
-    uint64_t t0 = now_ns();
-    st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
-    v[i] = (double)(now_ns() - t0) / 1e3;
-  }
-  if (!st) report(B, "dispatch_bytes_1k", median(v, iters), 0, "as dispatch_resident_1k, program as bytes");
-  free(v);
-  res3_free(B, &r);
-  return st;
-}
-
 /* Median host wall of `iters` runs (after one warm-up) of one transfer
  * case; fn returns VYRE_OK or fails with B->err. */
 typedef vyre_status (*xfer_fn)(bench *B, void *state);
@@ -832,9 +812,12 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
            prof.compute_units);
   vyre_status st = VYRE_OK;
   if (wanted(&B, "dispatch_resident_1k", CASES_LATENCY))
-    st = case_dispatch_resident(&B, psaxpy, lat_iters);
+    st = case_dispatch_resident(&B, (vyre_program_ref)VYRE_PROGRAM_PIPELINE(psaxpy),
+                                "dispatch_resident_1k", "launch + wait, host wall", lat_iters);
   if (!st && wanted(&B, "dispatch_bytes_1k", CASES_LATENCY))
-    st = case_dispatch_bytes(&B, saxpy, saxpy_size, lat_iters);
+    st = case_dispatch_resident(&B, (vyre_program_ref)VYRE_PROGRAM_BYTES(saxpy, saxpy_size),
+                                "dispatch_bytes_1k", "as dispatch_resident_1k, program as bytes",
+                                lat_iters);
   if (!st && wanted(&B, "roundtrip_1k", CASES_LATENCY))
     st = case_roundtrip(&B, psaxpy, lat_iters / 2 > 10 ? lat_iters / 2 : 10);
   if (!st && (wanted(&B, "sequence_1k_x100", CASES_LATENCY) ||
