@@ -182,18 +182,29 @@ static vyre_status check_all(seq_run *R, vyre_error *err) {
   return VYRE_OK;
 }
 
+/* What one replay of the run's graph adds to the launch counters: from
+ * the graph on a fast hit (no step was shaped), else from the steps. */
+static void replay_counts(const seq_run *R, uint32_t *launches, uint32_t *fastpath) {
+  if (R->fast_hit) {
+    vc_graph_replay_counts(R->g, launches, fastpath);
+    return;
+  }
+  *launches = *fastpath = 0;
+  for (uint32_t i = 0; i < R->n; i++) {
+    uint32_t l, f;
+    vc_launch_replay_counts(&R->Ls[i], &l, &f);
+    *launches += l;
+    *fastpath += f;
+  }
+}
+
 /* A graph found or captured by the full path takes the run's fast key,
  * when every step is one the fast path can replay unchecked: no trap
  * words to reset. */
 static void set_fast(seq_run *R) {
   if (!R->fast || R->any_trap || R->cooperative) return;
-  uint32_t launches = 0, fastpath = 0;
-  for (uint32_t i = 0; i < R->n; i++) {
-    uint32_t l, f;
-    vc_launch_replay_counts(&R->Ls[i], &l, &f);
-    launches += l;
-    fastpath += f;
-  }
+  uint32_t launches, fastpath;
+  replay_counts(R, &launches, &fastpath);
   vc_graph_set_fast(R->q->graphs, R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath);
 }
 
@@ -264,17 +275,8 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
     }
   }
   if (R->g) {
-    uint32_t launches = 0, fastpath = 0;
-    if (R->fast_hit) {
-      vc_graph_replay_counts(R->g, &launches, &fastpath);
-    } else {
-      for (uint32_t i = 0; i < R->n; i++) {
-        uint32_t l, f;
-        vc_launch_replay_counts(&R->Ls[i], &l, &f);
-        launches += l;
-        fastpath += f;
-      }
-    }
+    uint32_t launches, fastpath;
+    replay_counts(R, &launches, &fastpath);
     vc_launcher_count_replays(q->lx, (uint64_t)launches * R->repeat,
                               (uint64_t)fastpath * R->repeat);
   }
