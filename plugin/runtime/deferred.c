@@ -30,16 +30,19 @@ void vc_deferred_push(vc_deferred *d, vc_deferred_item *item) {
 static int finished(vc_deferred *d, vc_deferred_item *it, int wait) {
   vc_context *cx = d->cx;
   if (!vc_cleanup_ok(cx) || !it->done) return 1;
-  CUresult r = wait ? VC_CU(cx, cuEventSynchronize, (it->done)) : VC_CU(cx, cuEventQuery, (it->done));
+  /* A wait is on the item's own stream (as vc_job_finish's, for
+   * compute-sanitizer); a look is an event query. */
+  CUresult r = wait ? VC_CU(cx, cuStreamSynchronize, (it->stream)) : VC_CU(cx, cuEventQuery, (it->done));
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r == CUDA_SUCCESS) return 1;
-  vc_cu_note(cx, r, wait ? "cuEventSynchronize" : "cuEventQuery");
+  vc_cu_note(cx, r, wait ? "cuStreamSynchronize" : "cuEventQuery");
   if (vc_is_lost(cx)) return 1;
+  if (wait) return 1; /* neither can tell: give up on it */
   /* The event cannot tell us; the stream can. */
   CUresult sr = VC_CU(cx, cuStreamSynchronize, (it->stream));
   if (sr == CUDA_SUCCESS) return 1;
   vc_cu_note(cx, sr, "cuStreamSynchronize");
-  return vc_is_lost(cx) || wait;
+  return vc_is_lost(cx);
 }
 
 void vc_deferred_reap(vc_deferred *d, int wait) {

@@ -320,13 +320,21 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   vc_dispatcher *d = j->d;
   vc_context *cx = d->cx;
   const vyre_program *prog = j->L.k->program;
-  CUresult r = VC_CU(cx, cuEventSynchronize, (j->done));
+  /* The stream is the job's alone and `done` is its last work, so waiting
+   * for the stream waits for exactly the job.  It is the stream, not the
+   * event, because compute-sanitizer's racecheck delivers a kernel's
+   * hazards only at a stream or context synchronisation (with an event
+   * wait alone it reports nothing and its own thread dies at the next
+   * cuMemFree): docs/cuda-runtime.md, "Under compute-sanitizer". */
+  CUresult r = VC_CU(cx, cuStreamSynchronize, (j->stream));
   if (r != CUDA_SUCCESS) {
-    vyre_status st = vc_cu_fail(cx, err, r, "cuEventSynchronize", j->L.k->info.entry, NULL);
+    vyre_status st = vc_cu_fail(cx, err, r, "cuStreamSynchronize", j->L.k->info.entry, NULL);
     if (!vc_is_lost(cx)) {
-      CUresult sr = VC_CU(cx, cuStreamSynchronize, (j->stream));
-      if (sr != CUDA_SUCCESS) {
-        vc_cu_note(cx, sr, "cuStreamSynchronize");
+      /* The stream could not say; if the job's event cannot either, its
+       * work may still be running: keep the job until it can. */
+      CUresult er = VC_CU(cx, cuEventQuery, (j->done));
+      if (er != CUDA_SUCCESS) {
+        vc_cu_note(cx, er, "cuEventQuery");
         if (!vc_is_lost(cx)) {
           vc_job_defer(j);
           return st;

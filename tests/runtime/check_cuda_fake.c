@@ -2026,9 +2026,9 @@ START_TEST(test_device_lost) {
   fk.hold_events(1);
   ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, NULL, &pend, &err), VYRE_OK);
   fk.hold_events(0);
-  fk.inject("cuEventSynchronize", 1, CUDA_ERROR_ILLEGAL_ADDRESS, 1);
+  fk.inject("cuStreamSynchronize", 1, CUDA_ERROR_ILLEGAL_ADDRESS, 1);
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_DEVICE_LOST);
-  ck_assert_msg(strstr(err.message, "cuEventSynchronize") &&
+  ck_assert_msg(strstr(err.message, "cuStreamSynchronize") &&
                     strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") &&
                     strstr(err.message, "destroy and recreate"),
                 "names the call, the code and the fix: %s", err.message);

@@ -1,5 +1,9 @@
 # tests/runtime/local.mk -- the CUDA runtime's tests: a fake libcuda (no GPU) suite and the GPU suite.
 if HAVE_CUDA
+# compute-sanitizer on vyre's kernels (SKIP without the tool or a device).
+TESTS += tests/runtime/sanitizer.test
+EXTRA_DIST += tests/runtime/sanitizer.test tests/runtime/sanitizer/ws_race.vyre \
+	tests/runtime/sanitizer/missing_barrier.vyre tests/runtime/sanitizer/divergent_barrier.vyre
 # The fake driver: a shared object the plugin dlopens through VYRE_CUDA_DRIVER.
 check_LTLIBRARIES += tests/runtime/fakecuda/libfakecuda.la
 tests_runtime_fakecuda_libfakecuda_la_SOURCES = tests/runtime/fakecuda/fakecuda.c tests/runtime/fakecuda/fakecuda.h
