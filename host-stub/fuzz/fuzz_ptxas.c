@@ -49,12 +49,40 @@ static void file_clear(batch_file *bf) {
   memset(bf, 0, sizeof *bf);
 }
 
+/* 1 when `name` (a path, or a command looked up in PATH as posix_spawnp
+ * does) is an executable file: a child that cannot exec it would only
+ * exit 127, which reads as a failed assembly. */
+static int can_run(const char *name) {
+  if (strchr(name, '/')) return access(name, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/bin:/usr/bin";
+  char full[4096];
+  for (const char *p = path; *p;) {
+    const char *e = strchr(p, ':');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == 0)
+      snprintf(full, sizeof full, "%s", name);
+    else
+      snprintf(full, sizeof full, "%.*s/%s", (int)n, p, name);
+    if (access(full, X_OK) == 0) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
 vyre_status fz_ptxas_open(const char *ptxas, const char *arch, const char *dir, fz_ptxas **out,
                           vyre_error *err) {
   *out = NULL;
   if (!ptxas || !*ptxas)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "fuzz --ptxas: no ptxas. Fix: set "
                           "PTXAS=/usr/local/cuda/bin/ptxas or put ptxas on PATH");
+  if (!can_run(ptxas))
+    return vyre_error_set(err, VYRE_IO, 0,
+                          "fuzz --ptxas: cannot run '%s': no such executable%s. Fix: pass "
+                          "--ptxas-bin /usr/local/cuda/bin/ptxas (or set PTXAS) to a ptxas that "
+                          "exists",
+                          ptxas, strchr(ptxas, '/') ? "" : " on PATH");
   vyre_status st = cf_mkdirs(dir, err);
   if (st != VYRE_OK) return st;
   fz_ptxas *b = calloc(1, sizeof *b);
