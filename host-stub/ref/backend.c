@@ -69,7 +69,8 @@ static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint3
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "get_extension: out is NULL. Fix: pass a const void ** to receive the "
                           "extension table");
-  if (name && strcmp(name, VYRE_LIMITS_NAME) == 0 && version <= VYRE_LIMITS_VERSION) {
+  if (name && strcmp(name, VYRE_LIMITS_NAME) == 0 && version >= 1 &&
+      version <= VYRE_LIMITS_VERSION) {
     *out = &ref_limits_info;
     return VYRE_OK;
   }

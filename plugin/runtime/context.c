@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -391,3 +392,36 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
 }
 
 void vc_context_add_metrics(vc_context *cx, vc_metrics *m) { vc_metrics_add(m, read_metrics, cx); }
+
+CUresult vc_wait_until(vc_context *cx, CUevent ev, uint64_t deadline) {
+  uint64_t nap = 10000; /* ns */
+  for (;;) {
+    CUresult r = VC_CU(cx, cuEventQuery, (ev));
+    if (r != CUDA_ERROR_NOT_READY) return r;
+    uint64_t now = vc_now_ns();
+    if (now >= deadline) return CUDA_ERROR_NOT_READY;
+    uint64_t left = deadline - now, t = nap < left ? nap : left;
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    nanosleep(&ts, NULL);
+    if (nap < 1000000) nap *= 2;
+  }
+}
+
+vyre_status vc_timeout_fail(vc_context *cx, vyre_error *err, const char *what,
+                            const char *kernel, uint64_t timeout_ns) {
+  char reason[256];
+  snprintf(reason, sizeof reason,
+           "%s ran past its timeout of %.3f s (kernel %s may still be running)", what,
+           (double)timeout_ns / 1e9, kernel && *kernel ? kernel : "(sequence)");
+  vc_mark_lost(cx, reason);
+  return vyre_error_set(err, VYRE_LIMIT, 0,
+                        "%s: budget exceeded: %s%s%sdid not finish within its timeout of %.3f s "
+                        "(vyre_limits.timeout_ns); a running CUDA kernel cannot be stopped, so "
+                        "this instance is now lost (its next calls fail with VYRE_DEVICE_LOST) "
+                        "and no outputs are returned. Fix: destroy this instance (its context "
+                        "goes with the last reference, and the kernel with it) and create a new "
+                        "one; raise the timeout if the program needs longer, or make its loops "
+                        "end",
+                        what, kernel && *kernel ? "kernel " : "the work", kernel && *kernel ? kernel : "",
+                        " ", (double)timeout_ns / 1e9);
+}

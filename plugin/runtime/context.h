@@ -110,6 +110,24 @@ int vc_cleanup_ok(vc_context *cx);
 /* VYRE_DEVICE_LOST with the stored reason. */
 vyre_status vc_lost_error(vc_context *cx, vyre_error *err);
 
+/*
+ * Wait for event `ev` until `deadline` (a vc_now_ns value; nonzero) by
+ * polling cuEventQuery, sleeping 10 us doubling to 1 ms between polls.
+ * Returns CUDA_SUCCESS when the event completed, CUDA_ERROR_NOT_READY
+ * when the deadline came first, or the failed query's code.  Only calls
+ * with a timeout use it: without one the callers block in the driver as
+ * before.  Context current; thread-safe.
+ */
+CUresult vc_wait_until(vc_context *cx, CUevent ev, uint64_t deadline);
+/*
+ * A call ran past its timeout (vyre_limits.timeout_ns): its kernel cannot
+ * be stopped, so mark the instance lost (later calls: VYRE_DEVICE_LOST)
+ * and return VYRE_LIMIT "<what>: budget exceeded: ..." naming the kernel
+ * (may be NULL) and the timeout, with a Fix.  Thread-safe.
+ */
+vyre_status vc_timeout_fail(vc_context *cx, vyre_error *err, const char *what,
+                            const char *kernel, uint64_t timeout_ns);
+
 /* The share of device memory resident buffers may hold, of the total and
  * of what is free at an allocation: 90% (DESIGN.md, docs/cuda-runtime.md). */
 static inline uint64_t vc_resident_share(uint64_t bytes) {

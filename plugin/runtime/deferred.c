@@ -30,6 +30,11 @@ void vc_deferred_push(vc_deferred *d, vc_deferred_item *item) {
 static int finished(vc_deferred *d, vc_deferred_item *it, int wait) {
   vc_context *cx = d->cx;
   if (!vc_cleanup_ok(cx) || !it->done) return 1;
+  if (wait && it->deadline && vc_wait_until(cx, it->done, it->deadline) == CUDA_ERROR_NOT_READY) {
+    vc_mark_lost(cx, "a released async dispatch ran past its timeout (its kernel may still be "
+                     "running)");
+    return 1;
+  }
   CUresult r = wait ? VC_CU(cx, cuEventSynchronize, (it->done)) : VC_CU(cx, cuEventQuery, (it->done));
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r == CUDA_SUCCESS) return 1;
