@@ -31,8 +31,8 @@ static int finished(vc_deferred *d, vc_deferred_item *it, int wait) {
   vc_context *cx = d->cx;
   if (!vc_cleanup_ok(cx) || !it->done) return 1;
   if (wait && it->deadline && vc_wait_until(cx, it->done, it->deadline) == CUDA_ERROR_NOT_READY) {
-    vc_mark_lost(cx, "a released async dispatch ran past its timeout (its kernel may still be "
-                     "running)");
+    vc_context_runaway(cx, "a released async dispatch ran past its timeout (its kernel may "
+                           "still be running)");
     return 1;
   }
   CUresult r = wait ? VC_CU(cx, cuEventSynchronize, (it->done)) : VC_CU(cx, cuEventQuery, (it->done));
