@@ -326,6 +326,19 @@ START_TEST(test_limits_chain_misuse) {
   lim.max_steps = 3;
   o.next = &lim2.head;
   assert_budget(tr_dispatch(be, store_program(4), NULL, 0, &o, &out, &err), &err);
+  /* pipeline_create checks the chain (and ignores the limits). */
+  void *bytes;
+  size_t size;
+  tr_encode(store_program(4), &bytes, &size);
+  vyre_pipeline pl = 0;
+  o = limited(&lim, 0, 1);
+  ck_assert_int_eq(be->vt->pipeline_create(be, bytes, size, &o, &pl, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->pipeline_release(be, pl, &err), VYRE_OK);
+  lim.head.struct_size = 16;
+  ck_assert_int_eq(be->vt->pipeline_create(be, bytes, size, &o, &pl, &err),
+                   VYRE_INVALID_ARGUMENT);
+  tr_assert_fix(&err);
+  free(bytes);
   /* 1.0-sized options have no chain: `next` is not read. */
   o.struct_size = 40;
   o.next = (const vyre_ext *)(uintptr_t)0x1;

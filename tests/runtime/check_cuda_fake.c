@@ -2242,6 +2242,14 @@ START_TEST(test_timeout_not_reached) {
   ck_assert_int_eq(b->vt->get_extension(b, VYRE_LIMITS_NAME, 1, &t, &err), VYRE_OK);
   ck_assert_uint_eq(((const vyre_limits_info *)t)->enforced, VYRE_LIMITS_TIMEOUT);
   ck_assert_int_eq(b->vt->get_extension(b, VYRE_LIMITS_NAME, 2, &t, &err), VYRE_UNSUPPORTED);
+  /* pipeline_create checks the chain and ignores the limits; a dispatch
+   * of the pipeline applies its own. */
+  vyre_pipeline pl = 0;
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, &o, &pl, &err), VYRE_OK);
+  vyre_program_ref pr = VYRE_PROGRAM_PIPELINE(pl);
+  ck_assert_int_eq(b->vt->dispatch(b, &pr, inputs, 1, &o, &out, NULL, &err), VYRE_OK);
+  b->vt->outputs_free(b, out);
+  ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_OK);
   /* A malformed vyre_limits is refused before anything runs. */
   lim.head.struct_size = 16;
   unsigned long launches = fk.launch_count();
@@ -2250,6 +2258,9 @@ START_TEST(test_timeout_not_reached) {
   ck_assert_msg(strstr(err.message, "vyre_limits") && strstr(err.message, "Fix:"), "%s",
                 err.message);
   ck_assert_uint_eq(fk.launch_count(), launches);
+  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, &o, &pl, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "pipeline_create") != NULL, "%s", err.message);
   b->vt->destroy(b);
   free(p.bytes);
 }
