@@ -2348,6 +2348,17 @@ START_TEST(test_timeout_async) {
   ck_assert_msg(now_ns() - t0 < 2000000000ull, "destroy returned");
   fk.live(&l);
   ck_assert_int_eq(l.ctx_refs, refs); /* kept, as after a timed-out wait */
+  /* Released, then shutdown: it waits until the deadline only, and says
+   * the instance is lost (no synchronisation of the hung context). */
+  b = mk();
+  o = timeout_opts(&lim, 50000000ull);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, &o, &pend, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_release(b, pend, &err), VYRE_OK);
+  t0 = now_ns();
+  ck_assert_int_eq(b->vt->shutdown(b, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "timeout") && strstr(err.message, "Fix:"), "%s", err.message);
+  ck_assert_msg(now_ns() - t0 < 10000000000ull, "shutdown returned");
+  b->vt->destroy(b);
   fk.hang_launches(0);
   b = mk();
   ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
