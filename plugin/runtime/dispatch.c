@@ -172,6 +172,8 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
     (*out)->host = host;
     (*out)->timeout_ns = lim.timeout_ns;
     (*out)->deadline = vyre__deadline(t_entry, lim.timeout_ns);
+    (*out)->L.deadline = (*out)->deadline;
+    (*out)->L.timeout_ns = lim.timeout_ns;
   }
   return st;
 }

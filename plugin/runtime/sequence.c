@@ -92,6 +92,8 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
   }
   st = vc_launch_shape(q->lx, L, NULL, sizes, &o, err);
   if (st != VYRE_OK) return st;
+  L->deadline = R->deadline;
+  L->timeout_ns = R->timeout_ns;
   st = vc_launch_stage_params(q->lx, L, err);
   if (st != VYRE_OK) return st;
   if (L->k->info.uses_trap) R->any_trap = 1;

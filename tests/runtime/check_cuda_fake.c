@@ -2285,6 +2285,17 @@ START_TEST(test_timeout_dispatch) {
   ck_assert_msg(strstr(err.message, "dispatch") != NULL, "%s", err.message);
   assert_lost_then_fresh(b, &p);
 
+  /* 2^30 fixpoint launches: enqueueing them stops at the deadline too. */
+  b = mk();
+  o = timeout_opts(&lim, 50000000ull);
+  o.fixpoint_iterations = 1u << 30;
+  unsigned long before = fk.launch_count();
+  t0 = now_ns();
+  st = b->vt->dispatch(b, &r, inputs, 1, &o, &out, NULL, &err);
+  assert_timeout(st, &err, t0, 50000000ull);
+  ck_assert_msg(fk.launch_count() - before < (1ul << 30), "stopped enqueueing");
+  assert_lost_then_fresh(b, &p);
+
   /* dispatch_into writes no slot. */
   b = mk();
   fk.hang_launches(1);
