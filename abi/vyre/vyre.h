@@ -36,7 +36,8 @@
  *        vyre_backend_vtable.get_extension, vyre_dispatch_options.next,
  *        vyre_backend_options.next; extension chains (vyre_ext); the
  *        capability bits int64 and out_range (granted to 1.0-layout
- *        registrations by the host).
+ *        registrations by the host).  Later, as an extension within 1.1
+ *        (no minor change): vyre_limits, "vyre.limits@1".
  *
  * OWNERSHIP RULE (every pointer crossing the boundary)
  *   - Everything a caller passes in is borrowed for the duration of the call
@@ -510,6 +511,47 @@ typedef struct vyre_extension_head {
 } vyre_extension_head;
 
 /* ------------------------------------------------------------------ */
+/* Limits: the core extension "vyre.limits" (share/doc/vyre/abi.md)   */
+/* ------------------------------------------------------------------ */
+/* A backend that serves it lists "vyre.limits@1" in
+ * registration->extensions, and get_extension(VYRE_LIMITS_NAME, 1)
+ * returns a vyre_limits_info saying which limits it enforces.  A backend
+ * that does not serve it skips a chained vyre_limits like any unknown
+ * type (the call then runs without limits), so a host that depends on
+ * the limits checks get_extension first. */
+#define VYRE_LIMITS_NAME "vyre.limits"
+#define VYRE_LIMITS_VERSION 1
+/* Chain type of vyre_limits ("VY" 0001: types of vyre.h are 0x5659xxxx). */
+#define VYRE_EXT_LIMITS 0x56590001u
+
+/* Chained on vyre_dispatch_options.next (of dispatch, dispatch_into,
+ * dispatch_async, dispatch_resident and a sequence step's options): the
+ * call fails with VYRE_LIMIT, message "...: budget exceeded: ... Fix:
+ * ...", when its work goes past a limit.  0 = no limit.  A chain holds at
+ * most one; struct_size must cover the whole struct. */
+typedef struct vyre_limits {
+  vyre_ext head;       /* {sizeof(vyre_limits), VYRE_EXT_LIMITS, next} */
+  uint64_t timeout_ns; /* wall-clock time from the call's entry to its
+                          completion (VYRE_LIMITS_TIMEOUT) */
+  uint64_t max_steps;  /* interpreter steps: one per invocation started and
+                          one per instruction executed, summed over the
+                          whole dispatch (VYRE_LIMITS_STEPS) */
+} vyre_limits;
+
+/* Bits of vyre_limits_info.enforced. */
+#define VYRE_LIMITS_TIMEOUT (1u << 0) /* timeout_ns is enforced */
+#define VYRE_LIMITS_STEPS (1u << 1)   /* max_steps is enforced; a backend
+                                         without this bit ignores it */
+
+/* The table get_extension(VYRE_LIMITS_NAME, 1) returns (plugin-owned,
+ * immutable): no functions, only what the instance enforces. */
+typedef struct vyre_limits_info {
+  vyre_extension_head head; /* struct_size, version (>= 1) */
+  uint32_t enforced;        /* VYRE_LIMITS_* */
+  uint32_t reserved;        /* 0 */
+} vyre_limits_info;
+
+/* ------------------------------------------------------------------ */
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
 /* Options of `create`.  Zero-initialise and set struct_size. */
@@ -634,6 +676,10 @@ VYRE_STATIC_ASSERT(sizeof(vyre_input) == 16 && sizeof(vyre_output) == 16, "vyre_
 VYRE_STATIC_ASSERT(sizeof(vyre_output_slot) == 24, "vyre_output_slot layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_ext, next) == 8, "vyre_ext.next");
 VYRE_STATIC_ASSERT(sizeof(vyre_extension_head) == 8, "vyre_extension_head layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_limits, max_steps) == offsetof(vyre_limits, timeout_ns) + 8 &&
+                       sizeof(vyre_limits) == offsetof(vyre_limits, max_steps) + 8,
+                   "vyre_limits layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_limits_info) == 16, "vyre_limits_info layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend, vt) == 8, "vyre_backend.vt");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, destroy) == 8, "vtable.destroy");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, get_extension) == 8 + 25 * sizeof(void (*)(void)), "vtable.get_extension (1.1)");

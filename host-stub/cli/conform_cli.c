@@ -146,6 +146,16 @@ int ccli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
     }
     return 1;
   }
+  if ((r = cli_opt_value(cmd, argc, argv, i, "--timeout", &v)) != 0) {
+    uint64_t ns = 0;
+    if (r < 0 || cli_parse_seconds(v, &ns) != 0) {
+      cli_usage(cmd, "--timeout takes seconds from 0 to 1000000 (decimals allowed, e.g. 0.5; "
+                     "0 = none)");
+      return -1;
+    }
+    cf_set_limits(ns, 0);
+    return 1;
+  }
   if ((r = cli_opt_value(cmd, argc, argv, i, "--device", &v)) != 0) {
     if (r < 0 || cli_parse_u32(v, 0, 1024, &c->sel->device) != 0) {
       cli_usage(cmd, "--device takes an ordinal 0..1024");
@@ -266,6 +276,9 @@ const cli_command cli_cmd_conform = {
     "  --all               every backend found (the reference is checked against itself)\n"
     "  --plugin FILE       a plugin file, searched before anything else\n"
     "  --device N          device ordinal (default 0)\n"
+    "  --timeout SECONDS   fail a dispatch still running SECONDS after it began\n"
+    "                      (decimals allowed; default 60, 0 = none): the case fails\n"
+    "                      with \"budget exceeded\" instead of hanging the run\n"
     "  --corpus DIR        case files (default: $VYRE_CONFORM_CORPUS, else\n"
     "                      $VYRE_SRC_DIR/tests/conformance, else ./tests/conformance,\n"
     "                      else the installed corpus)\n"

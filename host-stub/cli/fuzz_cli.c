@@ -122,6 +122,8 @@ const cli_command cli_cmd_fuzz = {
     "  --no-minimize      keep mismatching programs as they are\n"
     "  --max-failures N   stop after N mismatches (default 10)\n"
     "  --device N         device ordinal (default 0)\n"
+    "  --timeout SECONDS  fail a dispatch still running SECONDS after it began\n"
+    "                     (decimals allowed; default 60, 0 = none)\n"
     "  --ptxas            no GPU: run each program on the reference, lower it with\n"
     "                     the codegen and assemble it with ptxas (batched)\n"
     "  --ptxas-bin PATH   the ptxas to run (default $PTXAS, else ptxas on PATH)\n"

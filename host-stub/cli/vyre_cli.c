@@ -147,6 +147,30 @@ int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out)
   return 0;
 }
 
+int cli_parse_seconds(const char *text, uint64_t *ns) {
+  if (!text || !*text) return -1;
+  uint64_t whole = 0, frac = 0, scale = 1000000000u;
+  const char *p = text;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9'; p++, digits++) {
+    whole = whole * 10u + (uint64_t)(*p - '0');
+    if (whole > 1000000u) return -1;
+  }
+  if (*p == '.') {
+    p++;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+      if (scale == 1) return -1; /* finer than a nanosecond */
+      scale /= 10u;
+      frac += (uint64_t)(*p - '0') * scale;
+    }
+  }
+  if (*p || !digits) return -1;
+  uint64_t v = whole * 1000000000u + frac;
+  if (v > 1000000ull * 1000000000u) return -1;
+  *ns = v;
+  return 0;
+}
+
 int cli_parse_dim3(const char *text, uint32_t out[3]) {
   out[0] = out[1] = out[2] = 1;
   char buf[96];

@@ -76,6 +76,10 @@ int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out);
 int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse "X", "X,Y" or "X,Y,Z" (missing axes = 1), each 1..2^31; 0 on success. */
 int cli_parse_dim3(const char *text, uint32_t out[3]);
+/* A duration in seconds, decimal ("0.2", "10", "1.5"; at most 9 digits
+ * after the point, at most 1000000 s) into nanoseconds; "0" is 0.
+ * Returns 0, or -1 for anything else (a sign, an exponent, junk). */
+int cli_parse_seconds(const char *text, uint64_t *ns);
 
 /*
  * Read a whole file ("-" = stdin) of at most max bytes into malloc'd

@@ -32,6 +32,9 @@ typedef struct run_args {
   int timed;
   int json;
   const char *output_raw; /* --output-raw DIR, or NULL */
+  uint64_t timeout_ns;    /* --timeout SECONDS: 0 = none */
+  uint64_t max_steps;     /* --max-steps N: 0 = none */
+  vyre_limits limits;     /* chained on options when either is set */
   uint64_t max_input;     /* --max-input-bytes: the most one --input FILE may hold */
 } run_args;
 
@@ -626,6 +629,21 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
         return cli_usage(self, "--show '%s' is not a count (0 = all)", v);
       continue;
     }
+    VALUE_OPTION("--timeout") {
+      if (cli_parse_seconds(v, &a->timeout_ns) != 0)
+        return cli_usage(self, "--timeout '%s' is not a number of seconds from 0 to 1000000 "
+                         "(decimals allowed, e.g. 0.5; 0 = none)", v);
+      continue;
+    }
+    VALUE_OPTION("--max-steps") {
+      char *end = NULL;
+      errno = 0;
+      unsigned long long n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
+      if (errno || !end || *end || n == 0)
+        return cli_usage(self, "--max-steps '%s' is not a positive step count", v);
+      a->max_steps = n;
+      continue;
+    }
     VALUE_OPTION("--device") {
       if (cli_parse_u32(v, 0, 1024, &a->device) != 0)
         return cli_usage(self, "--device '%s' is not a device number", v);
@@ -641,6 +659,33 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
   }
   if (!a->program) return cli_usage(self, "PROGRAM is missing");
   return CLI_OK;
+}
+
+/* Chain --timeout and --max-steps on the options (vyre_limits) when the
+ * backend serves vyre.limits; say on stderr what it will not enforce. */
+static void attach_limits(run_args *a, vyre_backend *b, const char *id) {
+  const void *t = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  uint32_t enforced = 0;
+  if (VYRE_HOST_HAS(b, get_extension) &&
+      b->vt->get_extension(b, VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, &t, &err) == VYRE_OK && t)
+    enforced = ((const vyre_limits_info *)t)->enforced;
+  if (!enforced) {
+    fprintf(stderr, "vyre run: backend '%s' does not serve %s: --timeout and --max-steps are "
+                    "ignored\n", id, VYRE_LIMITS_NAME);
+    return;
+  }
+  if (a->max_steps && !(enforced & VYRE_LIMITS_STEPS))
+    fprintf(stderr, "vyre run: backend '%s' has no step count: --max-steps is ignored (use "
+                    "--timeout)\n", id);
+  if (a->timeout_ns && !(enforced & VYRE_LIMITS_TIMEOUT))
+    fprintf(stderr, "vyre run: backend '%s' does not enforce --timeout: it is ignored\n", id);
+  memset(&a->limits, 0, sizeof a->limits);
+  a->limits.head.struct_size = sizeof a->limits;
+  a->limits.head.type = VYRE_EXT_LIMITS;
+  a->limits.timeout_ns = a->timeout_ns;
+  a->limits.max_steps = a->max_steps;
+  a->options.next = &a->limits.head;
 }
 
 static int run_run(const cli_command *self, int argc, char **argv) {
@@ -704,6 +749,7 @@ static int run_run(const cli_command *self, int argc, char **argv) {
                   cand.id, b->vt->struct_size);
     goto done;
   }
+  if (a.timeout_ns || a.max_steps) attach_limits(&a, b, cand.id);
   if (a.timed) {
     log.runs = calloc(a.repeat, sizeof *log.runs);
     if (!log.runs) {
@@ -774,7 +820,7 @@ const cli_command cli_cmd_run = {
     "           [--input FILE | --random SEED[:N] | --fill V[:N] | --iota START[:N]]...\n"
     "           [--ulp N] [--wg X,Y,Z] [--grid X,Y,Z] [--iterations N] [--device N]\n"
     "           [--timed] [--repeat N] [--json] [--show N] [--output-raw DIR]\n"
-    "           [--max-input-bytes N]",
+    "           [--max-input-bytes N] [--timeout SECONDS] [--max-steps N]",
     "run a program (text .vyre or binary .vyrb) on a backend and print its outputs",
     "PROGRAM is text or binary, told apart by the binary magic (\"VYRP\"); \"-\" reads\n"
     "stdin.  Give one input per input buffer (ro, uniform, rw without the output\n"
@@ -800,11 +846,18 @@ const cli_command cli_cmd_run = {
     "  --output-raw DIR  write output k's bytes to DIR/<k>.<name>.bin\n"
     "  --max-input-bytes N  the most an --input FILE may hold (default 1G; K, M, G, T\n"
     "                    suffixes): a larger file, or an endless one, is an error\n"
-    "  --show N          print at most N elements per output (default 64, 0 = all)\n\n"
+    "  --show N          print at most N elements per output (default 64, 0 = all)\n"
+    "  --timeout SECONDS fail a dispatch still running SECONDS after it began\n"
+    "                    (decimals allowed, e.g. 0.5; default none): \"budget\n"
+    "                    exceeded\", exit status 1.  On CUDA the instance is then\n"
+    "                    lost (a running kernel cannot be stopped)\n"
+    "  --max-steps N     reference backend: fail a dispatch after N steps (an\n"
+    "                    invocation started or an instruction executed; default none)\n\n"
     "example:\n"
     "  vyre run examples/saxpy.vyre --fill 2 --iota 0:1024 --fill 1:1024\n\n"
-    "exit status: 0, 1 when loading, the backend or the dispatch fails (a trap\n"
-    "included), 2 for a wrong command line or a wrong number of inputs.\n",
+    "exit status: 0, 1 when loading, the backend or the dispatch fails (a trap or\n"
+    "an exceeded --timeout or --max-steps included), 2 for a wrong command line or\n"
+    "a wrong number of inputs.\n",
     run_run,
     NULL,
 };

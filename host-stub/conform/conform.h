@@ -239,10 +239,18 @@ typedef struct cf_result {
   uint64_t wall_ns;
 } cf_result;
 
-/* Dispatch the case's program on `backend` with its inputs and options.
- * Never fails itself: the status lands in *out (free with
+/* Dispatch the case's program on `backend` with its inputs and options,
+ * bounded by the limits of cf_set_limits when the backend serves
+ * vyre.limits.  Never fails itself: the status lands in *out (free with
  * cf_result_free). */
 void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out);
+
+/* The per-dispatch limits every later cf_run chains (vyre_limits, on
+ * backends that serve vyre.limits; others run unbounded): a timeout in
+ * ns and a step budget, 0 = none.  Until set: CF_DEFAULT_TIMEOUT_NS and
+ * no step budget.  Process-wide; set it before runs start. */
+#define CF_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull)
+void cf_set_limits(uint64_t timeout_ns, uint64_t max_steps);
 void cf_result_free(cf_result *r);
 
 /* ULP distance between two f32 bit patterns: ±0 are equal; NaN equals

@@ -1,4 +1,5 @@
 /* conform_exec.c -- run one case on one backend instance and keep a private copy of what came back. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,42 @@ void cf_result_free(cf_result *r) {
   if (!r) return;
   for (uint32_t i = 0; i < CF_MAX_IO; i++) free(r->output[i].bytes);
   memset(r, 0, sizeof *r);
+}
+
+/* cf_set_limits: read by every cf_run (set before runs start). */
+static uint64_t limit_timeout_ns = CF_DEFAULT_TIMEOUT_NS, limit_max_steps;
+
+void cf_set_limits(uint64_t timeout_ns, uint64_t max_steps) {
+  limit_timeout_ns = timeout_ns;
+  limit_max_steps = max_steps;
+}
+
+/* The options of one run: the case's, with the limits chained when the
+ * backend serves them (a backend that does not is left unbounded, and
+ * its extension chain untouched). */
+static const vyre_dispatch_options *limited_options(vyre_backend *backend, const cf_case *c,
+                                                    vyre_dispatch_options *o, vyre_limits *lim) {
+  if (!limit_timeout_ns && !limit_max_steps) return &c->options;
+  if (backend->vt->struct_size <
+          offsetof(vyre_backend_vtable, get_extension) + sizeof(void (*)(void)) ||
+      !backend->vt->get_extension)
+    return &c->options;
+  const void *t = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (backend->vt->get_extension(backend, VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, &t, &err) !=
+          VYRE_OK ||
+      !t)
+    return &c->options;
+  *o = c->options;
+  o->struct_size = sizeof *o;
+  memset(lim, 0, sizeof *lim);
+  lim->head.struct_size = sizeof *lim;
+  lim->head.type = VYRE_EXT_LIMITS;
+  lim->head.next = c->options.struct_size >= sizeof *o ? c->options.next : NULL;
+  lim->timeout_ns = limit_timeout_ns;
+  lim->max_steps = limit_max_steps;
+  o->next = &lim->head;
+  return o;
 }
 
 static void fail(cf_result *out, vyre_status st, const char *msg) {
@@ -38,7 +75,10 @@ void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out) {
   vyre_outputs *outs = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   uint64_t t0 = now_ns();
-  vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, &c->options, &outs, NULL, &err);
+  vyre_dispatch_options lo;
+  vyre_limits lim;
+  const vyre_dispatch_options *opts = limited_options(backend, c, &lo, &lim);
+  vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, opts, &outs, NULL, &err);
   out->wall_ns = now_ns() - t0;
   out->status = st;
   out->native_code = err.native_code;

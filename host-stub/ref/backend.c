@@ -8,6 +8,7 @@
 
 #include "ref.h"
 #include "abi/support/config.h"
+#include "abi/support/budget.h"
 #include "abi/support/sized.h"
 
 #define REF_MAX_THREADS 256u
@@ -53,8 +54,13 @@ const vyre_backend_vtable ref_vtable = {
     .get_extension = ref_get_extension,
 };
 
-/* The reference is portable C: it serves no backend-specific extension
- * (registration.extensions is NULL), so every request is refused. */
+/* The one extension the reference serves: the core limits (vyre.h),
+ * both of them. */
+static const vyre_limits_info ref_limits_info = {
+    .head = {sizeof(vyre_limits_info), VYRE_LIMITS_VERSION},
+    .enforced = VYRE_LIMITS_TIMEOUT | VYRE_LIMITS_STEPS,
+};
+
 static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint32_t version,
                                      const void **out, vyre_error *err) {
   if (out) *out = NULL;
@@ -63,11 +69,16 @@ static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint3
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "get_extension: out is NULL. Fix: pass a const void ** to receive the "
                           "extension table");
+  if (name && strcmp(name, VYRE_LIMITS_NAME) == 0 && version >= 1 &&
+      version <= VYRE_LIMITS_VERSION) {
+    *out = &ref_limits_info;
+    return VYRE_OK;
+  }
   return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
-                        "get_extension: the reference backend serves no extensions ('%s' "
+                        "get_extension: the reference backend serves only %s@%u ('%s' "
                         "revision %u asked). Fix: check the backend's registration->extensions "
                         "(`vyre info`) before asking",
-                        name ? name : "(null)", version);
+                        VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, name ? name : "(null)", version);
 }
 
 static const char *const metric_names[REF_M_COUNT_] = {
@@ -111,8 +122,9 @@ void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueue
 }
 
 vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,
-                             vyre_error *err) {
+                             ref_limits *lim, uint64_t t_entry, vyre_error *err) {
   vyre__sized_read(out, sizeof *out, NULL);
+  if (lim) memset(lim, 0, sizeof *lim);
   if (!in) return VYRE_OK;
   if (in->struct_size < offsetof(vyre_dispatch_options, workgroup))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -125,6 +137,14 @@ vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_opti
                           "dispatch: options->flags is 0x%x; no flags are defined. Fix: set it "
                           "to 0",
                           out->flags);
+  vyre_limits l;
+  vyre_status st = vyre__limits_read(in, "dispatch", &l, err);
+  if (st != VYRE_OK) return st;
+  if (lim) {
+    lim->max_steps = l.max_steps;
+    lim->timeout_ns = l.timeout_ns;
+    lim->deadline_ns = vyre__deadline(t_entry, l.timeout_ns);
+  }
   return VYRE_OK;
 }
 

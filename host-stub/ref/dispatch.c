@@ -138,7 +138,7 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
                           const vyre_dispatch_options *options, ref_job *job, vyre_error *err) {
   memset(job, 0, sizeof *job);
   job->t_entry = ref_now_ns();
-  vyre_status st = ref_read_options(options, &job->options, err);
+  vyre_status st = ref_read_options(options, &job->options, &job->lim, job->t_entry, err);
   if (st) return st;
   if ((st = plan_get(b, program, &job->options, &job->plan, err))) return st;
   const vyre_program *p = job->plan->prog;
@@ -196,13 +196,14 @@ static void count_exec(ref_backend *b, const ref_exec_stats *stats, uint64_t ns,
   ref_metric_add(b, REF_M_EXEC_NS, ns);
   ref_metric_max(b, REF_M_THREADS_USED, stats->threads_used);
   if (st == VYRE_TRAP) ref_metric_add(b, REF_M_TRAPS, 1);
+  if (stats->budget_exceeded) ref_metric_add(b, REF_M_BUDGET, 1);
 }
 
 vyre_status ref_job_run(ref_backend *b, ref_job *job, vyre_error *err) {
   ref_exec_stats stats;
   job->t_run_start = ref_now_ns();
   vyre_status st = ref_execute(job->plan->prog, &job->geo, job->mem, job->iterations, b->threads,
-                               &stats, err);
+                               &job->lim, &stats, err);
   job->t_run_end = ref_now_ns();
   count_exec(b, &stats, job->t_run_end - job->t_run_start, st);
   return st;
@@ -375,8 +376,9 @@ vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *pr
   if (!b) return ref_bad_self(err, "dispatch_resident");
   uint64_t t0 = ref_now_ns();
   vyre_dispatch_options opts;
+  ref_limits lim;
   ref_plan *plan = NULL;
-  vyre_status st = ref_read_options(options, &opts, err);
+  vyre_status st = ref_read_options(options, &opts, &lim, t0, err);
   if (!st) st = plan_get(b, program, &opts, &plan, err);
   if (st) goto done;
   uint8_t *mem[VYRE_MAX_BUFFERS];
@@ -392,7 +394,7 @@ vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *pr
     ref_exec_stats stats;
     uint64_t t1 = ref_now_ns();
     st = ref_execute(plan->prog, geo, mem, opts.fixpoint_iterations ? opts.fixpoint_iterations : 1u,
-                     b->threads, &stats, err);
+                     b->threads, &lim, &stats, err);
     uint64_t t2 = ref_now_ns();
     count_exec(b, &stats, t2 - t1, st);
     if (!st) ref_timing_report(timing, t0, t1, t2 - t1, t2);
@@ -422,7 +424,8 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
   vyre_geometry *geos = calloc(step_count ? step_count : 1, sizeof *geos);
   uint8_t **mems = calloc((size_t)(step_count ? step_count : 1) * VYRE_MAX_BUFFERS, sizeof *mems);
   uint32_t *iters = calloc(step_count ? step_count : 1, sizeof *iters);
-  if (!plans || !geos || !mems || !iters) {
+  ref_limits *lims = calloc(step_count ? step_count : 1, sizeof *lims);
+  if (!plans || !geos || !mems || !iters || !lims) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                         "dispatch_sequence: out of host memory for %u steps. Fix: free memory or "
                         "split the sequence",
@@ -441,7 +444,7 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
                           "set steps[i].struct_size = "
                           "sizeof(vyre_sequence_step)",
                           steps[s].struct_size, sizeof step);
-    if (!st) st = ref_read_options(step.options, &opts, err);
+    if (!st) st = ref_read_options(step.options, &opts, &lims[s], t0, err);
     if (!st) st = plan_get(b, step.program, &opts, &plans[s], err);
     if (!st)
       st = bind_resident(b, plans[s]->prog, step.buffers, step.buffer_count, &opts,
@@ -474,7 +477,7 @@ vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *
       ref_exec_stats stats;
       uint64_t e0 = ref_now_ns();
       st = ref_execute(plans[s]->prog, &geos[s], mems + (size_t)s * VYRE_MAX_BUFFERS, iters[s],
-                       b->threads, &stats, err);
+                       b->threads, &lims[s], &stats, err);
       uint64_t e1 = ref_now_ns();
       exec_ns += e1 - e0;
       count_exec(b, &stats, e1 - e0, st);
@@ -500,6 +503,7 @@ fail_alloc:
   free(geos);
   free(mems);
   free(iters);
+  free(lims);
   count_dispatch(b, st);
   return st;
 }
@@ -519,7 +523,7 @@ vyre_status ref_pipeline_create(vyre_backend *self, const void *program_bytes,
   *out = 0;
   vyre_dispatch_options opts;
   ref_plan *plan;
-  vyre_status st = ref_read_options(options, &opts, err);
+  vyre_status st = ref_read_options(options, &opts, NULL, 0, err);
   if (!st) st = decode_plan(program_bytes, program_size, &opts, 1, &plan, err);
   if (st) {
     vyre_error_prefix(err, "pipeline_create");

@@ -9,6 +9,9 @@
 /* Where an invocation stopped. */
 enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };
 
+/* What stopped a launch first. */
+enum { WHY_NONE = 0, WHY_TRAP, WHY_STEPS, WHY_TIME };
+
 /* The class of every op id, plus one (0 = unassigned). */
 static const uint8_t op_class[VYRE_OP_ID_LIMIT] = {
 #define OP_CLASS_(name, id, text, cls, mask, flags) [id] = (uint8_t)((cls) + 1),
@@ -47,7 +50,13 @@ typedef struct launch {
   uint8_t *state_all;
   uint8_t *shared_all;
   atomic_uint_fast64_t next; /* next unclaimed workgroup */
-  atomic_int stop;           /* a trap happened: everybody stops */
+  atomic_int stop;           /* a trap or a limit: everybody stops */
+  atomic_int why;            /* WHY_*: the first reason to stop */
+  /* Limits (ref_limits): flush_at is REF_BUDGET_QUANTUM when a limit is
+   * set, else never, so an unlimited launch only counts in a register. */
+  uint64_t flush_at;
+  uint64_t max_steps, deadline;
+  atomic_uint_fast64_t steps; /* steps flushed by the workers */
   atomic_int more;           /* an invocation stopped at a grid barrier */
   pthread_mutex_t trap_lock;
   int trapped;
@@ -61,6 +70,7 @@ typedef struct worker {
   uint64_t *locals;
   uint8_t *shared;
   inv *invs;
+  uint64_t steps; /* counted, not yet flushed into L->steps */
   pthread_t thread;
   int started;
 } worker;
@@ -70,8 +80,33 @@ static int loop_less(uint32_t counter_type, uint64_t a, uint64_t b) {
   return ref_compare(VYRE_OP_LT, counter_type, a, b) != 0;
 }
 
+/* Stop the launch for `why` unless something stopped it already. */
+static void stop_for(launch *L, int why) {
+  int none = WHY_NONE;
+  atomic_compare_exchange_strong(&L->why, &none, why);
+  atomic_store(&L->stop, 1);
+}
+
+/* Flush a worker's counted steps into the launch and check the limits:
+ * the step budget at every flush, the clock (when `clock` is set: work
+ * remains) each time the launch's total crosses a multiple of
+ * REF_BUDGET_QUANTUM.  Returns 1 when the launch must stop. */
+static int budget_check(launch *L, uint64_t *pending, int clock) {
+  uint64_t n = *pending;
+  *pending = 0;
+  uint64_t before = atomic_fetch_add_explicit(&L->steps, n, memory_order_relaxed);
+  uint64_t total = before + n;
+  if (L->max_steps && total > L->max_steps) stop_for(L, WHY_STEPS);
+  else if (clock && L->deadline && before / REF_BUDGET_QUANTUM != total / REF_BUDGET_QUANTUM &&
+           ref_now_ns() >= L->deadline)
+    stop_for(L, WHY_TIME);
+  return atomic_load_explicit(&L->stop, memory_order_relaxed);
+}
+
 static void record_trap(launch *L, const uint32_t wgid[3], const inv *v, uint32_t code,
                         uint32_t pc) {
+  int none = WHY_NONE;
+  atomic_compare_exchange_strong(&L->why, &none, WHY_TRAP);
   pthread_mutex_lock(&L->trap_lock);
   if (!L->trapped) {
     L->trapped = 1;
@@ -97,7 +132,13 @@ static uint8_t *buffer_at(const launch *L, uint8_t *shared, uint32_t b, uint32_t
  * (SEGMENT, pc after it) or traps (TRAP; also when another invocation's
  * trap stopped the launch).
  */
-static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
+static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v,
+                   uint64_t *steps) {
+#define RET(r)   \
+  do {           \
+    *steps = s;  \
+    return (r);  \
+  } while (0)
   const vyre_program *p = L->p;
   const vyre_inst *insts = p->insts;
   const uint32_t *match = p->match;
@@ -105,8 +146,10 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
   uint64_t *val = v->vals, *loc = v->locals;
   uint32_t n = p->inst_count, pc = v->pc, count;
   uint8_t *base;
+  uint64_t s = *steps; /* one per instruction reached */
   while (pc < n) {
     const vyre_inst *in = &insts[pc];
+    s++;
     switch (op_class[in->op]) {
     case C(CONST): val[pc] = in->a | (uint64_t)in->b << 32; break;
     case C(LOCAL_GET): val[pc] = loc[in->a]; break;
@@ -144,7 +187,7 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
     }
     case C(BALLOT):
     case C(SHUFFLE):
-    case C(REDUCE): v->pc = pc; return INV_WAIT;
+    case C(REDUCE): v->pc = pc; RET(INV_WAIT);
     case C(LET):
     case C(ASSIGN): loc[in->a] = val[in->b]; break;
     case C(STORE): {
@@ -165,8 +208,14 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
         uint64_t next = (loc[slot] + 1u) & 0xffffffffu; /* < end, so no overflow */
         loc[slot] = next;
         if (loop_less(p->local_types[slot], next, val[op->c])) {
-          /* A trap elsewhere ends a long loop early. */
-          if (atomic_load_explicit(&L->stop, memory_order_relaxed)) return INV_TRAP;
+          /* A trap or a limit ends a long loop early. */
+          if (s >= L->flush_at) {
+            *steps = s;
+            int stop = budget_check(L, steps, 1);
+            s = *steps;
+            if (stop) RET(INV_TRAP);
+          }
+          if (atomic_load_explicit(&L->stop, memory_order_relaxed)) RET(INV_TRAP);
           pc = match[pc] + 1;
           continue;
         }
@@ -179,24 +228,25 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v) {
       continue;
     }
     case C(BLOCK): break;
-    case C(RETURN): v->pc = n; return INV_DONE;
+    case C(RETURN): v->pc = n; RET(INV_DONE);
     case C(BARRIER):
       if (in->mod == VYRE_BARRIER_GRID) {
         v->pc = pc + 1;
-        return INV_SEGMENT;
+        RET(INV_SEGMENT);
       }
       v->pc = pc;
-      return INV_WAIT;
-    case C(TRAP): record_trap(L, wgid, v, in->a, pc); return INV_TRAP;
+      RET(INV_WAIT);
+    case C(TRAP): record_trap(L, wgid, v, in->a, pc); RET(INV_TRAP);
     default:
       /* The validator admits no other op; stop rather than guess. */
       record_trap(L, wgid, v, UINT32_MAX, pc);
-      return INV_TRAP;
+      RET(INV_TRAP);
     }
     pc++;
   }
   v->pc = n;
-  return INV_DONE;
+  RET(INV_DONE);
+#undef RET
 }
 
 /* Resolve the collective at `pc` for the invocations waiting there; the
@@ -292,15 +342,18 @@ static int run_workgroup(worker *w, uint64_t wl) {
   /* Zero at the start of the workgroup; across grid barriers it lives on. */
   if (p->shared_bytes && L->segment == 0) memset(shared, 0, p->shared_bytes);
   uint32_t ninst = p->inst_count, nloc = p->local_count;
+  /* Each invocation costs a step when its launch starts it. */
+  if (L->segment == 0) w->steps += L->wg_inv;
 
   if (!L->lockstep) {
     inv *v = &w->invs[0];
     for (uint32_t i = 0; i < L->wg_inv; i++) {
       inv_setup(L, wl, wgid, i, v, w->vals, w->locals);
       if (v->state == INV_DONE) continue;
-      int r = run_inv(L, wgid, shared, v);
+      int r = run_inv(L, wgid, shared, v, &w->steps);
       if (r == INV_TRAP) return -1;
       if (L->grid) inv_park(L, wl, i, v, r);
+      if (w->steps >= L->flush_at && budget_check(L, &w->steps, 1)) return -1;
     }
     return 0;
   }
@@ -312,10 +365,11 @@ static int run_workgroup(worker *w, uint64_t wl) {
   for (;;) {
     for (uint32_t i = 0; i < L->wg_inv; i++) {
       if (invs[i].state != INV_RUN) continue;
-      int r = run_inv(L, wgid, shared, &invs[i]);
+      int r = run_inv(L, wgid, shared, &invs[i], &w->steps);
       if (r == INV_TRAP) return -1;
       invs[i].state = (uint8_t)r;
     }
+    if (w->steps >= L->flush_at && budget_check(L, &w->steps, 1)) return -1;
     /* The validator puts collectives in uniform control flow, so every
      * live invocation waits at one pc.  Should they differ anyway, the
      * lowest pc goes first and the others count as inactive lanes. */
@@ -341,9 +395,24 @@ static void *worker_main(void *arg) {
     if (start >= L->wg_total) break;
     uint64_t end = L->wg_total - start < L->chunk ? L->wg_total : start + L->chunk;
     for (uint64_t wl = start; wl < end; wl++)
-      if (run_workgroup(w, wl) < 0) return NULL;
+      if (run_workgroup(w, wl) < 0) goto out;
   }
+out:
+  /* The last steps count too: the budget's verdict is exact. */
+  if (L->flush_at != UINT64_MAX) budget_check(L, &w->steps, 0);
   return NULL;
+}
+
+/* Between two segments or launches of a limited launch: read the clock
+ * once the step total has crossed another multiple of
+ * REF_BUDGET_QUANTUM since the last look (a fixpoint of small launches
+ * flushes only at the workers' ends). */
+static void clock_between(launch *L, uint64_t *last_q) {
+  if (!L->deadline) return;
+  uint64_t q = atomic_load_explicit(&L->steps, memory_order_relaxed) / REF_BUDGET_QUANTUM;
+  if (q == *last_q) return;
+  *last_q = q;
+  if (ref_now_ns() >= L->deadline) stop_for(L, WHY_TIME);
 }
 
 static void workers_free(worker *ws, uint32_t n) {
@@ -373,8 +442,8 @@ static void run_segment(launch *L, worker *ws, uint32_t nthreads) {
 }
 
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
-                        uint32_t iterations, uint32_t threads, ref_exec_stats *stats,
-                        vyre_error *err) {
+                        uint32_t iterations, uint32_t threads, const ref_limits *lim,
+                        ref_exec_stats *stats, vyre_error *err) {
   if (stats) memset(stats, 0, sizeof *stats);
   if (g->invocations == 0 || iterations == 0) return VYRE_OK; /* nothing to launch */
   launch L;
@@ -386,6 +455,12 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   L.wg_total = (uint64_t)g->grid[0] * g->grid[1] * g->grid[2];
   L.chunk = L.wg_inv >= 2048 ? 1 : 2048 / L.wg_inv;
   L.shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
+  L.flush_at = UINT64_MAX;
+  if (lim && (lim->max_steps || lim->deadline_ns)) {
+    L.flush_at = REF_BUDGET_QUANTUM;
+    L.max_steps = lim->max_steps;
+    L.deadline = lim->deadline_ns;
+  }
   for (uint32_t i = 0; i < p->inst_count; i++) {
     const vyre_inst *in = &p->insts[i];
     if ((vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE) ||
@@ -468,8 +543,11 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   fenv_t saved;
   fegetenv(&saved);
   uint32_t it;
+  uint64_t last_q = 0;
   for (it = 0; it < iterations && !atomic_load(&L.stop); it++) {
-    for (L.segment = 0;; L.segment++) {
+    if (it) clock_between(&L, &last_q);
+    for (L.segment = 0; !atomic_load(&L.stop); L.segment++) {
+      if (L.segment) clock_between(&L, &last_q);
       run_segment(&L, ws, nthreads);
       if (atomic_load(&L.stop) || !L.grid || !atomic_load(&L.more)) break;
     }
@@ -484,8 +562,25 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
     stats->launches = it;
     stats->invocations = g->invocations * it;
     stats->threads_used = nthreads;
+    stats->budget_exceeded = L.why == WHY_STEPS || L.why == WHY_TIME;
   }
-  if (L.trapped)
+  if (L.why == WHY_STEPS)
+    st = vyre_error_set(err, VYRE_LIMIT, 0,
+                        "dispatch: budget exceeded: the program ran more than its %llu steps "
+                        "(vyre_limits.max_steps: a step is an invocation started or an "
+                        "instruction executed) and was stopped; host outputs are discarded, "
+                        "resident buffers keep what it wrote. Fix: raise max_steps (vyre "
+                        "--max-steps) if the program needs more, or make its loops end",
+                        (unsigned long long)L.max_steps);
+  else if (L.why == WHY_TIME)
+    st = vyre_error_set(err, VYRE_LIMIT, 0,
+                        "dispatch: budget exceeded: the program was still running %.3f s after "
+                        "the call began (vyre_limits.timeout_ns) and was stopped; host outputs "
+                        "are discarded, resident buffers keep what it wrote. Fix: raise the "
+                        "timeout (vyre --timeout) if the program needs longer, or make its "
+                        "loops end",
+                        (double)lim->timeout_ns / 1e9);
+  else if (L.trapped)
     st = vyre_error_set(err, VYRE_TRAP, (int64_t)L.trap_code,
                         "dispatch: the program trapped with code %u at instruction %u in "
                         "workgroup (%u, %u, %u), local id (%u, %u, %u); its outputs are "

@@ -64,10 +64,23 @@ uint64_t ref_atomic_elem(uint8_t *base, uint32_t op, uint32_t t, uint64_t index,
 /* ------------------------------------------------------------------ */
 /* interp.c: running a validated program over staged buffers.          */
 /* ------------------------------------------------------------------ */
+/* A dispatch's limits (vyre_limits, vyre.h); 0 fields = none. */
+typedef struct ref_limits {
+  uint64_t max_steps;   /* steps: one per invocation a launch starts, one
+                           per instruction executed, over the whole call */
+  uint64_t timeout_ns;  /* as given (for messages) */
+  uint64_t deadline_ns; /* ref_now_ns() value it must end by */
+} ref_limits;
+
+/* How often (in steps, per thread) a limited launch adds its steps up and
+ * reads the clock. */
+#define REF_BUDGET_QUANTUM 4096u
+
 typedef struct ref_exec_stats {
   uint64_t launches;
   uint64_t invocations;
   uint32_t threads_used; /* most threads one launch used */
+  int budget_exceeded;   /* stopped by its limits */
 } ref_exec_stats;
 
 /*
@@ -75,14 +88,17 @@ typedef struct ref_exec_stats {
  * holds one pointer per buffer in declaration order (NULL for workgroup
  * buffers, and allowed for buffers of 0 bytes); each holds
  * g->buffer_bytes[i] bytes at least and stays owned by the caller.  Uses
- * up to `threads` threads (the caller's included).  Returns VYRE_OK,
+ * up to `threads` threads (the caller's included).  `lim` (NULL: none)
+ * stops the launch once its steps pass lim->max_steps or the clock passes
+ * lim->deadline_ns: VYRE_LIMIT "budget exceeded".  Returns VYRE_OK,
  * VYRE_TRAP (err names the code and instruction; buffer contents are then
- * unspecified), VYRE_LIMIT or VYRE_OUT_OF_MEMORY.  stats may be NULL.
+ * unspecified), VYRE_LIMIT (state too large, or a budget exceeded; buffer
+ * contents then unspecified) or VYRE_OUT_OF_MEMORY.  stats may be NULL.
  * Thread-safe: launches share nothing.
  */
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
-                        uint32_t iterations, uint32_t threads, ref_exec_stats *stats,
-                        vyre_error *err);
+                        uint32_t iterations, uint32_t threads, const ref_limits *lim,
+                        ref_exec_stats *stats, vyre_error *err);
 
 /* ------------------------------------------------------------------ */
 /* The backend instance (backend.c, resident.c, dispatch.c, async.c).  */
@@ -93,6 +109,7 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   X(DISPATCHES, "dispatch.count")                          \
   X(DISPATCH_ERRORS, "dispatch.errors")                    \
   X(TRAPS, "dispatch.traps")                               \
+  X(BUDGET, "dispatch.budget_exceeded")                    \
   X(LAUNCHES, "launch.count")                              \
   X(INVOCATIONS, "launch.invocations")                     \
   X(EXEC_NS, "launch.exec_ns")                             \
@@ -175,9 +192,11 @@ void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueue
 ref_backend *ref_self(vyre_backend *self);
 /* The INVALID_ARGUMENT error of an entry `what` given a bad instance. */
 vyre_status ref_bad_self(vyre_error *err, const char *what);
-/* Read caller options (may be NULL) honouring struct_size; zero rest. */
+/* Read caller options (may be NULL) honouring struct_size; zero rest.
+ * Their chain's vyre_limits go to *lim (NULL: checked, then ignored),
+ * with the deadline counted from t_entry. */
 vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,
-                             vyre_error *err);
+                             ref_limits *lim, uint64_t t_entry, vyre_error *err);
 
 /* The vtable entries below (resident.c, dispatch.c, async.c) follow the
  * contracts of abi/vyre/vyre.h; docs/reference-backend.md says what the
@@ -241,6 +260,7 @@ typedef struct ref_job {
   vyre_geometry geo;
   uint8_t *mem[VYRE_MAX_BUFFERS];
   uint32_t iterations;
+  ref_limits lim;
   uint64_t t_entry, t_staged, t_run_start, t_run_end;
 } ref_job;
 

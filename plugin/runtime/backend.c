@@ -227,6 +227,15 @@ static vyre_status backend_shutdown(vyre_backend *self, vyre_error *err) {
   vc_backend *b = self_of(self);
   vyre_status st = vc_deferred_enter(&b->deferred, err);
   if (st != VYRE_OK) return st;
+  /* Released work first, each until its deadline at most: past one the
+   * instance is lost, and synchronising the context would wait for the
+   * runaway kernel. */
+  vc_deferred_reap(&b->deferred, 1);
+  if (vc_is_lost(&b->cx)) {
+    st = vc_lost_error(&b->cx, err);
+    vc_leave(&b->cx);
+    return st;
+  }
   CUresult r = VC_CU(&b->cx, cuCtxSynchronize, ());
   if (r != CUDA_SUCCESS) st = vc_cu_fail(&b->cx, err, r, "cuCtxSynchronize", NULL, NULL);
   vc_deferred_reap(&b->deferred, 1);

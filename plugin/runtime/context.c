@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -23,6 +24,10 @@ void vc_mark_lost(vc_context *cx, const char *reason) {
  * know they are gone. */
 #define EPOCH_SLOTS 64
 static atomic_uint ctx_epoch[EPOCH_SLOTS];
+/* Per device, the primary context a timed-out kernel may still run in
+ * (kept retained by its lost instance): a new instance that retains it
+ * must not synchronise it, which would wait for that kernel. */
+static _Atomic(CUcontext) runaway_ctx[EPOCH_SLOTS];
 
 int vc_is_lost(vc_context *cx) {
   if (atomic_load(&cx->lost)) return 1;
@@ -266,7 +271,13 @@ static vyre_status retain_context(vc_context *cx, vyre_error *err) {
     cx->epoch = atomic_load(&ctx_epoch[cx->dev.ordinal % EPOCH_SLOTS]);
     r = VC_CU(cx, cuCtxPushCurrent, (cx->ctx));
     if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuCtxPushCurrent", NULL, NULL);
-    CUresult health = VC_CU(cx, cuCtxSynchronize, ());
+    /* A context a timed-out kernel may still run in is not synchronised
+     * (that would wait for the kernel); a sticky error in it surfaces at
+     * the first call instead. */
+    int skip = atomic_load(&runaway_ctx[cx->dev.ordinal % EPOCH_SLOTS]) == cx->ctx;
+    if (skip) vc_log("device %u: a timed-out kernel may still run in the primary context; "
+                     "not synchronising it", cx->dev.ordinal);
+    CUresult health = skip ? CUDA_SUCCESS : VC_CU(cx, cuCtxSynchronize, ());
     CUcontext popped;
     CUresult pr = VC_CU(cx, cuCtxPopCurrent, (&popped));
     if (health == CUDA_SUCCESS) {
@@ -352,6 +363,14 @@ fail:
 }
 
 void vc_context_close(vc_context *cx) {
+  if (cx->runaway && cx->ctx_retained) {
+    /* Releasing the last reference would wait for the runaway kernel:
+     * keep the reference and the driver for the life of the process. */
+    vc_log("device %u: keeping the primary context (a timed-out kernel may still run in it)",
+           cx->dev.ordinal);
+    pthread_mutex_destroy(&cx->lost_lock);
+    return;
+  }
   release_context(cx);
   vc_driver_close(&cx->drv);
   pthread_mutex_destroy(&cx->lost_lock);
@@ -391,3 +410,43 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
 }
 
 void vc_context_add_metrics(vc_context *cx, vc_metrics *m) { vc_metrics_add(m, read_metrics, cx); }
+
+CUresult vc_wait_until(vc_context *cx, CUevent ev, uint64_t deadline) {
+  uint64_t nap = 10000; /* ns */
+  for (;;) {
+    CUresult r = VC_CU(cx, cuEventQuery, (ev));
+    if (r != CUDA_ERROR_NOT_READY) return r;
+    uint64_t now = vc_now_ns();
+    if (now >= deadline) return CUDA_ERROR_NOT_READY;
+    uint64_t left = deadline - now, t = nap < left ? nap : left;
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    nanosleep(&ts, NULL);
+    if (nap < 1000000) nap *= 2;
+  }
+}
+
+void vc_context_runaway(vc_context *cx, const char *reason) {
+  pthread_mutex_lock(&cx->lost_lock);
+  cx->runaway = 1;
+  pthread_mutex_unlock(&cx->lost_lock);
+  atomic_store(&runaway_ctx[cx->dev.ordinal % EPOCH_SLOTS], cx->ctx);
+  vc_mark_lost(cx, reason);
+}
+
+vyre_status vc_timeout_fail(vc_context *cx, vyre_error *err, const char *what,
+                            const char *kernel, uint64_t timeout_ns) {
+  char reason[256];
+  snprintf(reason, sizeof reason,
+           "%s ran past its timeout of %.3f s (kernel %s may still be running)", what,
+           (double)timeout_ns / 1e9, kernel && *kernel ? kernel : "(sequence)");
+  vc_context_runaway(cx, reason);
+  return vyre_error_set(err, VYRE_LIMIT, 0,
+                        "%s: budget exceeded: %s%s%sdid not finish within its timeout of %.3f s "
+                        "(vyre_limits.timeout_ns); a running CUDA kernel cannot be stopped, so "
+                        "this instance is now lost (its next calls fail with VYRE_DEVICE_LOST) "
+                        "and no outputs are returned. Fix: destroy this instance and create a "
+                        "new one (the kernel runs on until it ends or the process exits); raise "
+                        "the timeout if the program needs longer, or make its loops end",
+                        what, kernel && *kernel ? "kernel " : "the work", kernel && *kernel ? kernel : "",
+                        " ", (double)timeout_ns / 1e9);
+}

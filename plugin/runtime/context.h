@@ -31,6 +31,7 @@ typedef struct vc_context {
   char lost_reason[768];
   unsigned epoch; /* primary-context generation seen at open */
   int orphaned;   /* destroy could not make the context current */
+  int runaway;    /* a call timed out: a kernel may still run in ctx */
   atomic_ullong n_driver_errors, n_ctx_pop_errors;
 } vc_context;
 
@@ -50,7 +51,10 @@ static inline const vc_api *vc_context_api(const vc_context *cx) { return &cx->d
  */
 vyre_status vc_context_open(vc_context *cx, uint32_t ordinal, int transcendentals,
                             vyre_error *err);
-/* Release the primary context and the driver library; *cx is then dead. */
+/* Release the primary context and the driver library; *cx is then dead.
+ * After a timeout (vc_timeout_fail) neither is released: the driver would
+ * wait for the runaway kernel (an H100 waited out a 60 s kernel), so the
+ * reference and the library stay for the life of the process. */
 void vc_context_close(vc_context *cx);
 /* Add driver.{errors, ctx_pop_errors, version} and device.lost. */
 void vc_context_add_metrics(vc_context *cx, vc_metrics *m);
@@ -109,6 +113,30 @@ int vc_is_lost(vc_context *cx);
 int vc_cleanup_ok(vc_context *cx);
 /* VYRE_DEVICE_LOST with the stored reason. */
 vyre_status vc_lost_error(vc_context *cx, vyre_error *err);
+
+/*
+ * Wait for event `ev` until `deadline` (a vc_now_ns value; nonzero) by
+ * polling cuEventQuery, sleeping 10 us doubling to 1 ms between polls.
+ * Returns CUDA_SUCCESS when the event completed, CUDA_ERROR_NOT_READY
+ * when the deadline came first, or the failed query's code.  Only calls
+ * with a timeout use it: without one the callers block in the driver as
+ * before.  Context current; thread-safe.
+ */
+CUresult vc_wait_until(vc_context *cx, CUevent ev, uint64_t deadline);
+/*
+ * A call ran past its timeout (vyre_limits.timeout_ns): its kernel cannot
+ * be stopped, so mark the instance lost (later calls: VYRE_DEVICE_LOST),
+ * remember the context as one a kernel may still run in (close keeps it;
+ * a later open of the same context skips its synchronising health
+ * check), and return VYRE_LIMIT "<what>: budget exceeded: ..." naming the
+ * kernel (may be NULL) and the timeout, with a Fix.  Thread-safe.
+ */
+/* A kernel of this instance ran past its timeout and may still run: mark
+ * the instance lost with `reason` and keep the context (the part of
+ * vc_timeout_fail that reports nothing).  Thread-safe. */
+void vc_context_runaway(vc_context *cx, const char *reason);
+vyre_status vc_timeout_fail(vc_context *cx, vyre_error *err, const char *what,
+                            const char *kernel, uint64_t timeout_ns);
 
 /* The share of device memory resident buffers may hold, of the total and
  * of what is free at an allocation: 90% (DESIGN.md, docs/cuda-runtime.md). */

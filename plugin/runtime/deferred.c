@@ -30,6 +30,11 @@ void vc_deferred_push(vc_deferred *d, vc_deferred_item *item) {
 static int finished(vc_deferred *d, vc_deferred_item *it, int wait) {
   vc_context *cx = d->cx;
   if (!vc_cleanup_ok(cx) || !it->done) return 1;
+  if (wait && it->deadline && vc_wait_until(cx, it->done, it->deadline) == CUDA_ERROR_NOT_READY) {
+    vc_context_runaway(cx, "a released async dispatch ran past its timeout (its kernel may "
+                           "still be running)");
+    return 1;
+  }
   /* A wait is on the item's own stream (as vc_job_finish's, for
    * compute-sanitizer); a look is an event query. */
   CUresult r = wait ? VC_CU(cx, cuStreamSynchronize, (it->stream)) : VC_CU(cx, cuEventQuery, (it->done));

@@ -15,6 +15,10 @@
 typedef struct vc_deferred_item {
   CUevent done;
   CUstream stream;
+  /* vyre_limits' deadline of the released work (0: none): a waiting
+   * reap (destroy) polls until then, and past it marks the instance
+   * lost instead of blocking. */
+  uint64_t deadline;
   void (*release)(struct vc_deferred_item *item);
   struct vc_deferred_item *next;
 } vc_deferred_item;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/budget.h"
 #include "util.h"
 
 /* A host dispatch in flight. */
@@ -18,6 +19,7 @@ struct vc_job {
   vc_block dev[VYRE_MAX_BUFFERS];   /* by buffer index */
   vc_block stage[VYRE_MAX_BUFFERS]; /* pinned staging, by buffer index (small buffers) */
   uint64_t t_entry, t_enqueued;
+  uint64_t timeout_ns, deadline; /* vyre_limits: 0 = wait as long as it takes */
   int enqueued; /* work was put on the stream */
 };
 
@@ -73,6 +75,7 @@ static void job_release_deferred(vc_deferred_item *item) {
 void vc_job_defer(vc_job *j) {
   j->deferred.done = j->done;
   j->deferred.stream = j->stream;
+  j->deferred.deadline = j->deadline;
   j->deferred.release = job_release_deferred;
   vc_deferred_push(j->d->deferred, &j->deferred);
 }
@@ -83,7 +86,8 @@ vyre_status vc_job_poll(vc_job *j, int *ready, vyre_error *err) {
   if (r == CUDA_SUCCESS) {
     *ready = 1;
   } else if (r == CUDA_ERROR_NOT_READY) {
-    *ready = 0;
+    /* Past its deadline it has failed: pending_wait says so at once. */
+    *ready = j->deadline && vc_now_ns() >= j->deadline;
   } else if (vc_is_sticky(r)) {
     return vc_cu_fail(cx, err, r, "cuEventQuery", j->L.k->info.entry, NULL);
   } else {
@@ -152,7 +156,9 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   *out = NULL;
   vyre_status st = vc_check_options(options, err);
   vc_host_stream host;
+  vyre_limits lim;
   if (st == VYRE_OK) st = vc_host_stream_read(options, "dispatch", &host, err);
+  if (st == VYRE_OK) st = vyre__limits_read(options, "dispatch", &lim, err);
   if (st == VYRE_OK) st = vc_check_timing(timing, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
@@ -160,8 +166,15 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   st = vc_deferred_enter(d->deferred, err);
   if (st != VYRE_OK) return st;
   st = job_prepare(d, ref, inputs, input_count, &o, t_entry, out, err);
-  if (st != VYRE_OK) vc_leave(d->cx);
-  else (*out)->host = host;
+  if (st != VYRE_OK) {
+    vc_leave(d->cx);
+  } else {
+    (*out)->host = host;
+    (*out)->timeout_ns = lim.timeout_ns;
+    (*out)->deadline = vyre__deadline(t_entry, lim.timeout_ns);
+    (*out)->L.deadline = (*out)->deadline;
+    (*out)->L.timeout_ns = lim.timeout_ns;
+  }
   return st;
 }
 
@@ -320,15 +333,30 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   vc_dispatcher *d = j->d;
   vc_context *cx = d->cx;
   const vyre_program *prog = j->L.k->program;
+  CUresult r = CUDA_SUCCESS;
+  const char *call = "cuStreamSynchronize";
+  if (j->deadline) {
+    /* A timeout: poll instead of blocking in the driver. */
+    r = vc_wait_until(cx, j->done, j->deadline);
+    if (r == CUDA_ERROR_NOT_READY) {
+      vyre_status st = vc_timeout_fail(cx, err, "dispatch", j->L.k->info.entry, j->timeout_ns);
+      /* The instance is lost: nothing is freed one by one, and nothing
+       * waits for the stream. */
+      vc_job_free(j);
+      return st;
+    }
+    if (r != CUDA_SUCCESS) call = "cuEventQuery";
+  }
   /* The stream is the job's alone and `done` is its last work, so waiting
-   * for the stream waits for exactly the job.  It is the stream, not the
-   * event, because compute-sanitizer's racecheck delivers a kernel's
-   * hazards only at a stream or context synchronisation (with an event
-   * wait alone it reports nothing and its own thread dies at the next
-   * cuMemFree): docs/cuda-runtime.md, "Under compute-sanitizer". */
-  CUresult r = VC_CU(cx, cuStreamSynchronize, (j->stream));
+   * for the stream waits for exactly the job (after a timed poll it
+   * returns at once).  It is the stream, not the event, because
+   * compute-sanitizer's racecheck delivers a kernel's hazards only at a
+   * stream or context synchronisation (with an event wait alone it
+   * reports nothing and its own thread dies at the next cuMemFree):
+   * docs/cuda-runtime.md, "Under compute-sanitizer". */
+  if (r == CUDA_SUCCESS) r = VC_CU(cx, cuStreamSynchronize, (j->stream));
   if (r != CUDA_SUCCESS) {
-    vyre_status st = vc_cu_fail(cx, err, r, "cuStreamSynchronize", j->L.k->info.entry, NULL);
+    vyre_status st = vc_cu_fail(cx, err, r, call, j->L.k->info.entry, NULL);
     if (!vc_is_lost(cx)) {
       /* The stream could not say; if the job's event cannot either, its
        * work may still be running: keep the job until it can. */

@@ -16,6 +16,13 @@ void vc_interop_init(vc_interop *x, vc_context *cx, vc_deferred *deferred,
   x->resident = resident;
 }
 
+/* The core limits (vyre.h): the CUDA backend enforces the timeout; it
+ * has no step count, so max_steps is ignored. */
+static const vyre_limits_info limits_info = {
+    .head = {sizeof(vyre_limits_info), VYRE_LIMITS_VERSION},
+    .enforced = VYRE_LIMITS_TIMEOUT,
+};
+
 vyre_status vc_interop_lookup(const vyre_cuda_interop *table, const char *name,
                               uint32_t version, const void **out, vyre_error *err) {
   if (!out)
@@ -27,12 +34,23 @@ vyre_status vc_interop_lookup(const vyre_cuda_interop *table, const char *name,
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "get_extension: name is NULL. Fix: pass an extension name, e.g. "
                           "VYRE_CUDA_INTEROP_NAME");
+  if (strcmp(name, VYRE_LIMITS_NAME) == 0) {
+    if (version < 1 || version > VYRE_LIMITS_VERSION)
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                            "get_extension: %s revision %u is not served (this plugin serves "
+                            "revision 1 to %u). Fix: ask for a revision in that range, or "
+                            "update the plugin",
+                            name, version, VYRE_LIMITS_VERSION);
+    *out = &limits_info;
+    return VYRE_OK;
+  }
   if (strcmp(name, VYRE_CUDA_INTEROP_NAME) != 0)
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "get_extension: the CUDA backend does not serve '%s' (it serves "
-                          "%s@%u). Fix: check registration->extensions (`vyre info`) before "
-                          "asking",
-                          name, VYRE_CUDA_INTEROP_NAME, VYRE_CUDA_INTEROP_VERSION);
+                          "%s@%u and %s@%u). Fix: check registration->extensions (`vyre info`) "
+                          "before asking",
+                          name, VYRE_CUDA_INTEROP_NAME, VYRE_CUDA_INTEROP_VERSION,
+                          VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION);
   if (version < 1 || version > VYRE_CUDA_INTEROP_VERSION)
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "get_extension: %s revision %u is not served (this plugin serves "

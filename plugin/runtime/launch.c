@@ -176,6 +176,10 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   args[n + 1] = &vals[n];
   for (uint32_t it = 0; it < L->iterations; it++) {
     CUresult r;
+    /* 2^30 fixpoint launches take long to enqueue: with a deadline the
+     * clock is read every 256 of them. */
+    if (L->deadline && (it & 255u) == 255u && vc_now_ns() >= L->deadline)
+      return vc_timeout_fail(cx, err, "dispatch", p->info.entry, L->timeout_ns);
     if (p->info.uses_grid_barrier) {
       r = VC_CU(cx, cuLaunchCooperativeKernel, (p->fn, L->grid[0], L->grid[1], L->grid[2],
                                                L->block[0], L->block[1], L->block[2], 0, s,

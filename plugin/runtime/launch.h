@@ -29,6 +29,8 @@ typedef struct vc_launch {
   vyre_geometry geo;
   uint32_t grid[3], block[3];
   uint32_t iterations;
+  uint64_t deadline, timeout_ns; /* vyre_limits (0: none): enqueueing a long
+                                    fixpoint stops past the deadline */
   CUdeviceptr ptrs[VYRE_MAX_BUFFERS]; /* by kernel_index */
   uint32_t params_words;
   vc_block params_dev;  /* kernels with trap or grid words only; else empty */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/budget.h"
 #include "hoststream.h"
 #include "launch.h"
 #include "program.h"
@@ -106,7 +107,9 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
   /* The chain is checked like a dispatch's; a stream in it orders nothing
    * here (pipeline_create enqueues no work). */
   vc_host_stream unused;
+  vyre_limits no_limits; /* limits belong to each dispatch: checked, ignored */
   if (st == VYRE_OK) st = vc_host_stream_read(options, "pipeline_create", &unused, err);
+  if (st == VYRE_OK) st = vyre__limits_read(options, "pipeline_create", &no_limits, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
   vc_options_read(options, &o);

@@ -103,7 +103,8 @@ static void registration_init(void) {
       VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | (math ? VYRE_CAP_TRANSCENDENTAL : 0);
   registration.op_types = NULL; /* every op at every type its class allows */
   /* What get_extension serves (backend.c). */
-  registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION);
+  registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION) " "
+      VYRE_LIMITS_NAME "@" VC_STRINGIFY(VYRE_LIMITS_VERSION);
   registration.storage_types = storage;
   registration.create = create;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/budget.h"
 #include "util.h"
 
 void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
@@ -33,8 +34,10 @@ typedef struct seq_run {
   vc_host_stream host; /* step 0's vyre_cuda_stream, if any */
   CUstream s;
   CUevent t0, t1;
+  CUevent done; /* recorded after the work when there is a deadline */
   int enqueued, any_trap, cooperative, stream_bad;
   uint64_t t_entry, t_enqueued;
+  uint64_t timeout_ns, deadline; /* the smallest vyre_limits timeout of the steps */
   /* The fast key (vc_graph_lookup_fast): the step list as passed. */
   uint8_t *fast;
   size_t fast_len;
@@ -89,6 +92,8 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
   }
   st = vc_launch_shape(q->lx, L, NULL, sizes, &o, err);
   if (st != VYRE_OK) return st;
+  L->deadline = R->deadline;
+  L->timeout_ns = R->timeout_ns;
   st = vc_launch_stage_params(q->lx, L, err);
   if (st != VYRE_OK) return st;
   if (L->k->info.uses_trap) R->any_trap = 1;
@@ -338,7 +343,7 @@ static void write_run_timing(seq_run *R, vyre_timing *timing) {
  * idle when work may still use it. */
 static void run_release(seq_run *R, vyre_status st) {
   vc_sequencer *q = R->q;
-  if (st != VYRE_OK && R->enqueued && !R->stream_bad) {
+  if (st != VYRE_OK && R->enqueued && !R->stream_bad && !vc_is_lost(q->cx)) {
     CUresult sr = VC_CU(q->cx, cuStreamSynchronize, (R->s));
     if (sr != CUDA_SUCCESS) vc_cu_note(q->cx, sr, "cuStreamSynchronize");
   }
@@ -356,6 +361,7 @@ static void run_release(seq_run *R, vyre_status st) {
   free(R->fast);
   vc_event_release(q->streams, 1, R->t0);
   vc_event_release(q->streams, 1, R->t1);
+  vc_event_release(q->streams, 0, R->done);
   if (R->stream_bad) vc_stream_discard(q->streams, R->s);
   else vc_stream_release(q->streams, R->s);
 }
@@ -388,6 +394,18 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
   if (st == VYRE_OK) st = enqueue_runs(R, err);
   if (st != VYRE_OK) return st;
   R->t_enqueued = vc_now_ns();
+  if (R->deadline) {
+    /* A timeout: poll an event after the work instead of blocking in the
+     * driver. */
+    st = vc_event_acquire(q->streams, 0, &R->done, err);
+    if (st != VYRE_OK) return st;
+    CUresult r = VC_CU(q->cx, cuEventRecord, (R->done, R->s));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuEventRecord", NULL, NULL);
+    r = vc_wait_until(q->cx, R->done, R->deadline);
+    if (r == CUDA_ERROR_NOT_READY)
+      return vc_timeout_fail(q->cx, err, R->what,
+                             R->Ls && R->n == 1 ? R->Ls[0].k->info.entry : NULL, R->timeout_ns);
+  }
   st = complete(R, err);
   if (st != VYRE_OK) return st;
   vc_launcher_count_sequence(q->lx);
@@ -416,6 +434,20 @@ static vyre_status run_sequence(vc_sequencer *q, const vyre_sequence_step *steps
   R.reads = reads;
   R.read_count = read_count;
   R.what = what;
+  /* Every step's vyre_limits (the fast path resolves no step): the call
+   * waits at most the smallest timeout. */
+  for (uint32_t i = 0; i < n; i++) {
+    if (steps[i].struct_size != sizeof steps[i] || !steps[i].options) continue;
+    vyre_limits lim;
+    st = vyre__limits_read(steps[i].options, what, &lim, err);
+    if (st != VYRE_OK) {
+      if (n > 1) vyre_error_prefix(err, "step %u", i);
+      return st;
+    }
+    if (lim.timeout_ns && (!R.timeout_ns || lim.timeout_ns < R.timeout_ns))
+      R.timeout_ns = lim.timeout_ns;
+  }
+  R.deadline = vyre__deadline(R.t_entry, R.timeout_ns);
   st = vc_deferred_enter(q->deferred, err);
   if (st != VYRE_OK) return st;
   st = run_steps(&R, timing, err);

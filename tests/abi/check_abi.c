@@ -115,6 +115,16 @@ START_TEST(layout_pointer_structs) {
   OFF(vyre_dispatch_options, next, 40);
   SIZE(vyre_backend_options, 24);
   OFF(vyre_backend_options, next, 16);
+  /* The core limits extension (within 1.1). */
+  SIZE(vyre_limits, 32);
+  OFF(vyre_limits, head, 0);
+  OFF(vyre_limits, timeout_ns, 16);
+  OFF(vyre_limits, max_steps, 24);
+  SIZE(vyre_limits_info, 16);
+  OFF(vyre_limits_info, head, 0);
+  OFF(vyre_limits_info, enforced, 8);
+  OFF(vyre_limits_info, reserved, 12);
+  ck_assert_uint_eq(VYRE_EXT_LIMITS, 0x56590001u);
 
   SIZE(vyre_input, 16);
   OFF(vyre_input, data, 0);

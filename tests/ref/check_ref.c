@@ -1327,6 +1327,7 @@ static Suite *ref_suite(void) {
 
   suite_add_tcase(s, tr_ops_tcase());
   tr_add_api_tcases(s);
+  tr_add_limits_tcases(s);
   return s;
 }
 

@@ -41,5 +41,7 @@ vyre_builder *tr_saxpy_program(float a);
 TCase *tr_ops_tcase(void);
 /* Resident, pipeline, async, error and metrics cases (check_ref_api.c). */
 void tr_add_api_tcases(Suite *s);
+/* The limits (vyre_limits: step budget, timeout) cases (check_ref_limits.c). */
+void tr_add_limits_tcases(Suite *s);
 
 #endif /* VYRE_TESTS_CHECK_REF_H */

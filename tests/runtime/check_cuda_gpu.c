@@ -1168,6 +1168,156 @@ START_TEST(test_device_lost) {
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* timeout: a kernel that runs for many seconds, dispatched with a     */
+/* 200 ms timeout (vyre_limits), in a child process of its own         */
+/* ------------------------------------------------------------------ */
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One invocation: acc = acc * 3 + k for k from 0 to 2^32 - 2, then
+ * o[0] = acc.  The data dependence keeps every iteration (tens of
+ * seconds on an H100), yet the kernel ends on its own. */
+static prog prog_forever(void) {
+  vyre_builder *b = vyre_builder_new(1, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 1, 0);
+  uint32_t acc = vyre_b_local(b, VYRE_T_U32), k = vyre_b_local(b, VYRE_T_U32);
+  vyre_b_let(b, acc, vyre_b_u32(b, 1));
+  vyre_b_loop(b, k, vyre_b_u32(b, 0), vyre_b_u32(b, UINT32_MAX));
+  uint32_t m = vyre_b_bin(b, VYRE_OP_MUL, vyre_b_get(b, acc), vyre_b_u32(b, 3));
+  vyre_b_assign(b, acc, vyre_b_bin(b, VYRE_OP_ADD, m, vyre_b_get(b, k)));
+  vyre_b_end(b);
+  vyre_b_store(b, o, vyre_b_u32(b, 0), vyre_b_get(b, acc));
+  return finish(b, "forever");
+}
+
+/* out[gid] = in[gid] + 5 over n u32. */
+static prog prog_plus5(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t in = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, 1000, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, out, g, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, in, g), vyre_b_u32(b, 5)));
+  return finish(b, "plus5");
+}
+
+static void check_plus5(vyre_backend *x, const char *what) {
+  prog p = prog_plus5();
+  vyre_program_ref r = ref_of(&p);
+  uint32_t v[1000];
+  for (uint32_t i = 0; i < 1000; i++) v[i] = i * 7u;
+  vyre_input in[1] = {{v, sizeof v}};
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(x->vt->dispatch(x, &r, in, 1, NULL, &out, NULL, &err) == VYRE_OK, "%s: %s", what,
+                err.message);
+  ck_assert_uint_eq(out->count, 1);
+  ck_assert_uint_eq(out->items[0].size, sizeof v);
+  const uint32_t *o = out->items[0].data;
+  for (uint32_t i = 0; i < 1000; i++)
+    ck_assert_msg(o[i] == i * 7u + 5u, "%s: out[%u] = %u", what, i, o[i]);
+  x->vt->outputs_free(x, out);
+  free(p.bytes);
+}
+
+START_TEST(test_timeout_child) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_backend *x = NULL;
+  ck_assert_msg(cuda_reg->create(NULL, &x, &err) == VYRE_OK, "create: %s", err.message);
+  check_plus5(x, "before the timeout");
+  prog p = prog_forever();
+  vyre_program_ref r = ref_of(&p);
+  vyre_limits lim = {{sizeof lim, VYRE_EXT_LIMITS, NULL}, 200000000ull, 0};
+  vyre_dispatch_options o = {.struct_size = sizeof o, .next = &lim.head};
+  vyre_outputs *out = NULL;
+  uint64_t t0 = mono_ns();
+  vyre_status st = x->vt->dispatch(x, &r, NULL, 0, &o, &out, NULL, &err);
+  uint64_t took = mono_ns() - t0;
+  printf("timeout child: the runaway dispatch returned %s after %.3f s: %s\n",
+         vyre_status_name(st), took / 1e9, err.message);
+  ck_assert_msg(st == VYRE_LIMIT, "the runaway dispatch fails with VYRE_LIMIT: %s (%s)",
+                vyre_status_name(st), err.message);
+  ck_assert_msg(strstr(err.message, "budget exceeded") && strstr(err.message, "Fix:"), "%s",
+                err.message);
+  ck_assert_ptr_null(out);
+  /* 200 ms plus the first compile of the kernel; well within 5 s. */
+  ck_assert_msg(took >= 200000000ull && took < 5000000000ull, "returned after %.3f s",
+                took / 1e9);
+  /* The instance is lost: fail fast. */
+  t0 = mono_ns();
+  ck_assert_int_eq(x->vt->dispatch(x, &r, NULL, 0, NULL, &out, NULL, &err), VYRE_DEVICE_LOST);
+  ck_assert_msg(strstr(err.message, "timeout") && strstr(err.message, "Fix:"), "%s", err.message);
+  ck_assert_msg(mono_ns() - t0 < 100000000ull, "lost calls fail fast");
+  t0 = mono_ns();
+  x->vt->destroy(x);
+  printf("timeout child: destroying the lost instance took %.3f s\n", (mono_ns() - t0) / 1e9);
+  /* A new instance (this process holds no other) is correct. */
+  x = NULL;
+  t0 = mono_ns();
+  ck_assert_msg(cuda_reg->create(NULL, &x, &err) == VYRE_OK, "a new instance: %s", err.message);
+  printf("timeout child: a new instance in %.3f s\n", (mono_ns() - t0) / 1e9);
+  check_plus5(x, "a new instance after the timeout");
+  /* A timeout that is not reached changes nothing. */
+  prog q = prog_plus5();
+  vyre_program_ref qr = ref_of(&q);
+  uint32_t v[1000] = {0};
+  vyre_input in[1] = {{v, sizeof v}};
+  lim.timeout_ns = 10000000000ull;
+  ck_assert_msg(x->vt->dispatch(x, &qr, in, 1, &o, &out, NULL, &err) == VYRE_OK, "%s",
+                err.message);
+  ck_assert_uint_eq(((const uint32_t *)out->items[0].data)[999], 5);
+  x->vt->outputs_free(x, out);
+  x->vt->destroy(x);
+  free(q.bytes);
+  free(p.bytes);
+}
+END_TEST
+
+static int timeout_child(void) {
+  /* The parent's selection (CK_RUN_CASE=lost...) must not skip the one
+   * test the child exists for. */
+  static const char *const sel[] = {"CK_RUN_CASE", "CK_RUN_SUITE", "CK_INCLUDE_TAGS",
+                                    "CK_EXCLUDE_TAGS"};
+  for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) unsetenv(sel[i]);
+  Suite *s = suite_create("cuda_gpu_timeout_child");
+  TCase *tc = tcase_create("timeout");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_timeout_child);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr), ran = srunner_ntests_run(sr);
+  srunner_free(sr);
+  fflush(stdout);
+  return failed || ran != 1 ? 1 : 0;
+}
+
+/* The child: a process of its own, so that its lost instance is the only
+ * holder of the primary context (another holder would keep the runaway
+ * kernel's context, and a new instance's health check would wait for
+ * the kernel). */
+START_TEST(test_timeout) {
+  char *argv[] = {(char *)"check_cuda_gpu", (char *)"--timeout-child", NULL};
+  pid_t pid;
+  fflush(stdout);
+  uint64_t t0 = mono_ns();
+  int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+  ck_assert_msg(rc == 0, "spawn the timeout child: %s", strerror(rc));
+  int status = 0;
+  ck_assert_msg(waitpid(pid, &status, 0) == pid, "wait for the timeout child");
+  printf("timeout: the child process ran %.3f s\n", (mono_ns() - t0) / 1e9);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "the timeout child saw the expected behaviour (status %d)", status);
+  /* This process's instance is untouched. */
+  check_plus5(cuda, "the parent's instance after the child's timeout");
+  n_features++;
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* interop: the CUDA interop extension with memory and streams the     */
 /* test makes itself through libcuda, as a host application would     */
 /* ------------------------------------------------------------------ */
@@ -1406,6 +1556,7 @@ static Suite *suite(void) {
   TCase *lost = tcase_create("lost");
   tcase_set_timeout(lost, 600);
   tcase_add_test(lost, test_device_lost);
+  tcase_add_test(lost, test_timeout);
   suite_add_tcase(s, lost);
   return s;
 }
@@ -1444,11 +1595,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "check_cuda_gpu: cannot load the CUDA plugin: %s\n", err.message);
     return 1;
   }
-  if (argc > 1 && strcmp(argv[1], "--device-lost-child") == 0) {
-    int bad = device_lost_child();
+  if (argc > 1 && (strcmp(argv[1], "--device-lost-child") == 0 ||
+                   strcmp(argv[1], "--timeout-child") == 0)) {
+    int bad = strcmp(argv[1], "--timeout-child") == 0 ? timeout_child() : device_lost_child();
     char rm[300];
     snprintf(rm, sizeof rm, "rm -rf '%s'", cache_dir);
     if (system(rm) != 0) fprintf(stderr, "check_cuda_gpu: could not remove %s\n", cache_dir);
+    /* The runaway kernel may still run: this process's exit waits for
+     * it in the driver (61 s on an H100, also with _exit). */
     return bad;
   }
   vyre_status st = cuda_reg->create(NULL, &cuda, &err);

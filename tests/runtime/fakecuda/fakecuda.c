@@ -45,6 +45,7 @@ typedef struct obj {
   int device; /* of the context current at allocation */
   /* stream */
   struct obj *capture; /* K_GRAPH being captured into */
+  int hung;            /* a kernel on it never finishes (fakecuda_hang_launches) */
   /* event */
   unsigned flags;
   int recorded, ready;
@@ -95,6 +96,7 @@ static void *hook_user;
 static unsigned long fault_launch_at; /* nlaunches value of the launch that faults, 0: none */
 static int fault_launch_code;
 static int hold;
+static int hang; /* kernels launched from now on never finish */
 static unsigned long long ticks;
 static unsigned long violations;
 static char last_violation[512];
@@ -424,13 +426,23 @@ API CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
   RETURN(CUDA_SUCCESS);
 }
 
+/* Events behind a hung kernel never complete. */
 static void complete_all(obj *stream) {
   for (obj *e = objs[K_EVENT]; e; e = e->next)
-    if (!stream || e->ev_stream == stream) e->ready = 1;
+    if ((!stream || e->ev_stream == stream) && !(e->ev_stream && e->ev_stream->hung))
+      e->ready = 1;
+}
+
+static int any_hung(void) {
+  for (obj *o = objs[K_STREAM]; o; o = o->next)
+    if (o->hung) return 1;
+  return 0;
 }
 
 API CUresult CUDAAPI cuCtxSynchronize(void) {
   ENTER("cuCtxSynchronize", 1);
+  if (any_hung())
+    violation("cuCtxSynchronize with a kernel that never finishes: it would block forever");
   complete_all(NULL);
   RETURN(CUDA_SUCCESS);
 }
@@ -665,6 +677,9 @@ API CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
   ENTER("cuStreamSynchronize", 1);
   obj *so;
   if (!stream_ok(s, "cuStreamSynchronize", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
+  if (so && so->hung)
+    violation("cuStreamSynchronize on a stream whose kernel never finishes: it would block "
+              "forever");
   complete_all(so);
   RETURN(CUDA_SUCCESS);
 }
@@ -700,7 +715,7 @@ API CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
   }
   if (!host_stream_ok(s, "cuEventRecord", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
   o->recorded = 1;
-  o->ready = !hold;
+  o->ready = !hold && !(so && so->hung);
   o->tick = ticks;
   o->ev_stream = so;
   trace("cuEventRecord", s, e);
@@ -754,6 +769,11 @@ API CUresult CUDAAPI cuEventSynchronize(CUevent e) {
   if (!o) {
     violation("cuEventSynchronize of %p, which is not live", (void *)e);
     RETURN(CUDA_ERROR_INVALID_HANDLE);
+  }
+  if (!o->ready && o->ev_stream && o->ev_stream->hung) {
+    violation("cuEventSynchronize on an event behind a kernel that never finishes: it would "
+              "block forever");
+    RETURN(CUDA_SUCCESS);
   }
   o->ready = 1;
   RETURN(CUDA_SUCCESS);
@@ -1031,6 +1051,7 @@ static void run_node(const node *n, obj *stream, int from_graph) {
   l->counts_bytes = n->counts_bytes;
   memcpy(l->counts, n->counts, sizeof l->counts);
   ticks++;
+  if (hang && stream) stream->hung = 1;
   /* A kernel chosen with fakecuda_fault_launch faults on the device (as
    * one storing to address 0 would): the launch call already succeeded;
    * the context is poisoned from now on. */
@@ -1372,6 +1393,7 @@ API int fakecuda_launch_get(unsigned long index, fakecuda_launch *out);
 API void fakecuda_set_hook(fakecuda_hook h, void *user);
 API void fakecuda_hold_events(int on);
 API void fakecuda_complete_events(void);
+API void fakecuda_hang_launches(int on);
 API unsigned long fakecuda_violations(char *last, size_t capacity);
 API void fakecuda_jit_fail(unsigned count, const char *log);
 API unsigned long fakecuda_pageable_copies(void);
@@ -1390,6 +1412,7 @@ void fakecuda_reset(void) {
   hook = NULL;
   hook_user = NULL;
   hold = 0;
+  hang = 0;
   violations = 0;
   last_violation[0] = '\0';
   jit_failures = 0;
@@ -1495,6 +1518,21 @@ void fakecuda_set_hook(fakecuda_hook h, void *user) {
 void fakecuda_hold_events(int on) {
   pthread_mutex_lock(&lock);
   hold = on;
+  pthread_mutex_unlock(&lock);
+}
+
+void fakecuda_hang_launches(int on) {
+  pthread_mutex_lock(&lock);
+  hang = on;
+  if (!on) {
+    /* The hung kernels finish now. */
+    for (obj *o = objs[K_STREAM]; o; o = o->next) {
+      if (!o->hung) continue;
+      o->hung = 0;
+      for (obj *e = objs[K_EVENT]; e; e = e->next)
+        if (e->ev_stream == o && e->recorded) e->ready = 1;
+    }
+  }
   pthread_mutex_unlock(&lock);
 }
 

@@ -101,6 +101,14 @@ typedef void (*fakecuda_set_hook_fn)(fakecuda_hook hook, void *user);
  * fakecuda_complete_events(). */
 typedef void (*fakecuda_hold_events_fn)(int on);
 typedef void (*fakecuda_complete_events_fn)(void);
+/* While on, every kernel executed (launched or replayed in a graph) never
+ * finishes: events recorded on its stream after it stay not ready
+ * (cuEventQuery: CUDA_ERROR_NOT_READY), and a cuEventSynchronize,
+ * cuStreamSynchronize or cuCtxSynchronize that would wait for it is
+ * recorded as misuse (it would block forever) and returns at once.  Off:
+ * the hung kernels finish.  Reset turns it off; a stream destroyed with
+ * its context goes with its kernel. */
+typedef void (*fakecuda_hang_launches_fn)(int on);
 /* Misuse the fake detected (a copy outside an allocation, a call without
  * a current context, a stale handle...): count, and the last message. */
 typedef unsigned long (*fakecuda_violations_fn)(char *last, size_t capacity);
