@@ -18,6 +18,18 @@ tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl 
 EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
 
+# Systematic fault injection (every driver call, every host allocation)
+# and the threaded stress test, both against the fake driver.
+check_PROGRAMS += tests/runtime/check_cuda_faults
+TESTS += tests/runtime/check_cuda_faults
+tests_runtime_check_cuda_faults_SOURCES = tests/runtime/check_cuda_faults.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h
+tests_runtime_check_cuda_faults_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_cuda_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_faults_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_faults_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
 # Runs on the GPU machine, which has no Check library: link it statically,
 # run with CK_FORK=no (CUDA does not survive fork).
 tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c
