@@ -14,6 +14,8 @@
 #include "vyre/vyre_cuda.h"
 #include "vyre/vyre_support.h"
 
+/* A sanitizer build's check_cuda_allocs has nothing to run (main says SKIP). */
+#ifndef FAULTS_NO_FAILALLOC
 /* ------------------------------------------------------------------ */
 /* The workload                                                        */
 /* ------------------------------------------------------------------ */
@@ -613,20 +615,21 @@ static Suite *suite(void) {
   return s;
 }
 
+#endif /* FAULTS_NO_FAILALLOC */
+
 int main(void) {
-#ifdef FAULTS_ALLOCS
-  /* The allocation sweep needs this program's malloc (failalloc.c). */
 #ifdef FAULTS_NO_FAILALLOC
   printf("check_cuda_allocs: SKIP: a sanitizer build replaces malloc, so allocations cannot be "
          "failed one by one here (the plain build runs this sweep)\n");
   return 77;
 #else
+#ifdef FAULTS_ALLOCS
+  /* The allocation sweep needs this program's malloc (failalloc.c). */
   if (!failalloc_active()) {
     printf("check_cuda_allocs: SKIP: malloc is replaced by a tool (valgrind?), so allocations "
            "cannot be failed one by one here (a plain run does it)\n");
     return 77;
   }
-#endif
 #endif
   if (fh_load("check_cuda_faults") != 0) return 1;
 #if defined(FAULTS_ALLOCS) && !defined(FAULTS_NO_FAILALLOC)
@@ -646,4 +649,5 @@ int main(void) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? 1 : 0;
+#endif
 }

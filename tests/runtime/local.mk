@@ -51,6 +51,18 @@ tests_runtime_check_cuda_allocs_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ld
 EXTRA_tests_runtime_check_cuda_allocs_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
 
+# 16 threads on one instance, every output checked (the TSan build's
+# main subject: configure --enable-tsan).
+check_PROGRAMS += tests/runtime/check_cuda_threads
+TESTS += tests/runtime/check_cuda_threads
+tests_runtime_check_cuda_threads_SOURCES = tests/runtime/check_cuda_threads.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h
+tests_runtime_check_cuda_threads_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_cuda_threads_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_threads_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_threads_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
 # Runs on the GPU machine, which has no Check library: link it statically,
 # run with CK_FORK=no (CUDA does not survive fork).
 tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c
