@@ -321,6 +321,9 @@ static unsigned long clean_run(void) {
   vyre_status st = workload(&r, &e);
   ck_assert_msg(st == VYRE_OK, "the clean workload passes: %s", e.message);
   ck_assert_msg(!r.wrong[0], "the clean workload's outputs are right: %s", r.wrong);
+  ck_assert_msg(fh_metric(r.b, "graph.fast_hits") > 0 && fh_metric(r.b, "graph.launches") > 0,
+                "the repeated sequence was captured, then replayed through the fast path");
+  ck_assert_msg(fh_metric(r.b, "staging.transfers") > 0, "big buffers took the staging ring");
   release_all(&r);
   ck_assert_msg(!r.wrong[0], "%s", r.wrong);
   r.b->vt->destroy(r.b);
