@@ -230,7 +230,7 @@ vyre_status vyre_builder_finish(vyre_builder *b, void **bytes, size_t *size, vyr
   *bytes = NULL;
   *size = 0;
   if (b->failed == 1)
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "builder: ran out of host memory");
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "builder: ran out of host memory. Fix: free host memory");
   if (b->failed == 2)
     return vyre_error_set(err, VYRE_LIMIT, 0,
                           "builder: more than %u buffers or %u locals, or a bad buffer index. "
@@ -263,7 +263,7 @@ vyre_status vyre_builder_finish(vyre_builder *b, void **bytes, size_t *size, vyr
   h.string_offset = (uint32_t)string_offset;
   h.total_size = (uint32_t)total;
   uint8_t *out = calloc(1, (size_t)total);
-  if (!out) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "builder: out of host memory");
+  if (!out) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "builder: out of host memory. Fix: free host memory");
   memcpy(out, &h, sizeof h);
   uint32_t name_at = 0;
   for (uint32_t i = 0; i < b->buffer_count; i++) {

@@ -162,7 +162,7 @@ static vyre_status check_buffers(decoder *d, const uint8_t *bytes) {
   int have_binding = 0;
   p->buffer_count = h->buffer_count;
   p->buffers = calloc(h->buffer_count ? h->buffer_count : 1, sizeof *p->buffers);
-  if (!p->buffers) return fail(d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for buffers");
+  if (!p->buffers) return fail(d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for buffers. Fix: free host memory");
   for (uint32_t i = 0; i < h->buffer_count; i++) {
     vyre_buffer_info *bi = &p->buffers[i];
     vyre_buffer_decl *bd = &bi->decl;
@@ -1029,7 +1029,7 @@ static vyre_status analyse_uniformity(decoder *d) {
   u.open_loops = malloc((VYRE_MAX_NESTING + 1) * sizeof *u.open_loops);
   vyre_status st = VYRE_OK;
   if (!u.local_uniform || !u.loop_diverges || !u.cf || !u.cause || !u.open_loops) {
-    st = fail(d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for the uniformity analysis");
+    st = fail(d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for the uniformity analysis. Fix: free host memory");
     goto done;
   }
   memset(u.local_uniform, 1, p->local_count ? p->local_count : 1);
@@ -1061,14 +1061,14 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "decode: bytes is NULL with size %zu. Fix: pass the program image", size);
   vyre_program *p = calloc(1, sizeof *p);
-  if (!p) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "decode: out of host memory");
+  if (!p) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "decode: out of host memory. Fix: free host memory");
   d.p = p;
   vyre_status st = check_header(&d, bytes ? bytes : (const void *)"", size);
   if (st) goto fail;
   const vyre_program_header *h = &p->header;
   p->bytes = malloc(size);
   if (!p->bytes) {
-    st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for a %zu-byte program", size);
+    st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for a %zu-byte program. Fix: free host memory", size);
     goto fail;
   }
   memcpy(p->bytes, bytes, size);
@@ -1093,7 +1093,7 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   d.stack = malloc(VYRE_MAX_NESTING * sizeof *d.stack);
   if (!p->local_types || !p->insts || !p->value_type || !p->match || !p->uniform || !p->depth ||
       !d.scope || !d.segment || !d.open || !d.local_scope || !d.local_def || !d.stack) {
-    st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for %u instructions", n);
+    st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for %u instructions. Fix: free host memory", n);
     goto fail;
   }
   memcpy(p->local_types, b + h->local_offset, h->local_count);

@@ -391,7 +391,7 @@ vyre_status vyre_text_disassemble(const void *bytes, size_t size, char **text, v
   if (b.failed) {
     free(b.data);
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                          "disassemble: out of host memory for the program text");
+                          "disassemble: out of host memory for the program text. Fix: free host memory");
   }
   *text = b.data;
   return VYRE_OK;

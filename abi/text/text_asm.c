@@ -1220,7 +1220,7 @@ vyre_status vyre_text_assemble(const char *source, size_t length, const char *fi
   a.src_len = length;
   a.err = err;
   a.b = vyre_builder_new(1, 1, 1);
-  if (!a.b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "assemble: out of host memory");
+  if (!a.b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "assemble: out of host memory. Fix: free host memory");
   vyre_status st = VYRE_OK;
   size_t pos = 0;
   uint32_t last_line = 1;

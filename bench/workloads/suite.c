@@ -13,8 +13,10 @@
 #define FULL_ITEMS (1u << 20)
 
 /* Hot baseline loops get an AVX2 clone picked at load time (GCC ifunc),
- * so the binary still runs on any x86-64. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+ * so the binary still runs on any x86-64.  Not under ThreadSanitizer: the
+ * ifunc resolver runs during relocation, before the TSan runtime is set
+ * up, and its instrumented entry crashes the program at load. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define WL_SIMD __attribute__((target_clones("avx2", "default")))
 #else
 #define WL_SIMD

@@ -880,7 +880,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
                           VYRE_MAX_WORKGROUP_INVOCATIONS);
 
   cg_ctx *c = calloc(1, sizeof *c);
-  if (!c) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+  if (!c) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
   c->p = program;
   c->o = options;
   c->err = err;
@@ -899,12 +899,12 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   c->vname = calloc(c->n, sizeof *c->vname);
   c->vpred = CG_NONE;
   if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
     goto fail;
   }
   scan_program(c);
   if (!cg_analyse(c)) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory");
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
     goto fail;
   }
   kernel_info(c, info);
@@ -940,7 +940,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   assemble_header(c, &head, info);
   if (head.failed || c->body.failed || c->funcs.failed) {
     sb_free(&head);
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
     goto fail;
   }
   if (head.len < gap) {
@@ -954,7 +954,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   }
   sb_free(&head);
   if (!*ptx) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text");
+    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
     goto fail;
   }
   ctx_free(c);

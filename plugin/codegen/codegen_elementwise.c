@@ -318,7 +318,7 @@ void cg_elementwise_body(cg_ctx *c) {
   uint32_t wg = c->wg[0], nb = p->buffer_count;
   c->cur_raw = calloc((size_t)(nb ? nb : 1) * CG_EPT, sizeof *c->cur_raw);
   if (!c->cur_raw) {
-    cg_fail(c, VYRE_OUT_OF_MEMORY, "codegen: out of host memory");
+    cg_fail(c, VYRE_OUT_OF_MEMORY, "codegen: out of host memory. Fix: free host memory");
     return;
   }
   c->ncopies = CG_EPT + 1; /* copies 0..7: vector elements; copy 8: the scalar tail */

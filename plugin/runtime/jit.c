@@ -62,7 +62,8 @@ vyre_status vc_jit_link(vc_context *cx, const cg_kernel_info *info, const char *
     r = VC_CU(cx, cuLinkComplete, (link, &image, &image_size));
   }
   if (r != CUDA_SUCCESS) {
-    if (vc_is_sticky(r)) {
+    /* Out of memory is not a JIT error: the caller can do something about it. */
+    if (vc_is_sticky(r) || r == CUDA_ERROR_OUT_OF_MEMORY) {
       st = vc_cu_fail(cx, err, r, call, info->entry, NULL);
       goto done;
     }

@@ -22,6 +22,51 @@ tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl 
 EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
 
+# Systematic fault injection (every driver call, every host allocation)
+# and the threaded stress test, both against the fake driver.
+check_PROGRAMS += tests/runtime/check_cuda_faults
+TESTS += tests/runtime/check_cuda_faults
+tests_runtime_check_cuda_faults_SOURCES = tests/runtime/check_cuda_faults.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h
+tests_runtime_check_cuda_faults_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_cuda_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_faults_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_faults_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
+# The same workload with each host allocation failing in turn: this
+# program's own malloc (failalloc.c), which a sanitizer's would clash
+# with, so a sanitizer build has the program say SKIP.
+check_PROGRAMS += tests/runtime/check_cuda_allocs
+TESTS += tests/runtime/check_cuda_allocs
+tests_runtime_check_cuda_allocs_SOURCES = tests/runtime/check_cuda_faults.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h tests/runtime/failalloc.h
+if ANY_SANITIZER
+tests_runtime_check_cuda_allocs_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -DFAULTS_ALLOCS \
+	-DFAULTS_NO_FAILALLOC
+EXTRA_DIST += tests/runtime/failalloc.c
+else
+tests_runtime_check_cuda_allocs_SOURCES += tests/runtime/failalloc.c
+tests_runtime_check_cuda_allocs_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) -DFAULTS_ALLOCS
+endif
+tests_runtime_check_cuda_allocs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_allocs_LDFLAGS = $(AM_LDFLAGS) -rdynamic
+tests_runtime_check_cuda_allocs_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_allocs_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
+# 16 threads on one instance, every output checked (the TSan build's
+# main subject: configure --enable-tsan).
+check_PROGRAMS += tests/runtime/check_cuda_threads
+TESTS += tests/runtime/check_cuda_threads
+tests_runtime_check_cuda_threads_SOURCES = tests/runtime/check_cuda_threads.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h
+tests_runtime_check_cuda_threads_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_cuda_threads_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_cuda_threads_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_cuda_threads_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
 # Runs on the GPU machine, which has no Check library: link it statically,
 # run with CK_FORK=no (CUDA does not survive fork).
 tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c

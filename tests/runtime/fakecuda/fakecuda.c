@@ -98,6 +98,10 @@ static int fault_launch_code;
 static int hold;
 static int hang; /* kernels launched from now on never finish */
 static unsigned long long ticks;
+static unsigned long total_calls;   /* every entry point's calls since the last reset */
+static unsigned long call_fault_at; /* total_calls value of the call that fails, 0: none */
+static int call_fault_code;
+static char call_fault_name[64]; /* the entry point that failed it, "" until it fires */
 static unsigned long violations;
 static char last_violation[512];
 static unsigned jit_failures;
@@ -221,6 +225,11 @@ static unsigned name_slot(const char *name) {
 static int count_call(const char *name) {
   unsigned s = name_slot(name);
   unsigned long n = ++calls[s];
+  if (++total_calls == call_fault_at) {
+    call_fault_at = 0;
+    snprintf(call_fault_name, sizeof call_fault_name, "%s", name);
+    return call_fault_code;
+  }
   for (unsigned i = 0; i < nrules; i++) {
     rule *r = &rules[i];
     if (strcmp(r->name, name) == 0 && n >= r->first && (r->last == 0 || n <= r->last)) {
@@ -846,7 +855,11 @@ API CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   else if (!strstr(text, ".version")) RETURN(CUDA_ERROR_INVALID_IMAGE);
   obj *m = obj_new(K_MODULE);
   if (!m) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
-  m->text = strdup(text);
+  /* Not strdup: the fake's own allocations come from its code, which a
+   * test failing host allocations leaves alone (tests/runtime/failalloc.h). */
+  size_t text_len = strlen(text) + 1;
+  m->text = malloc(text_len);
+  if (m->text) memcpy(m->text, text, text_len);
   if (!m->text || parse_entries(m) != 0) {
     obj_free(m);
     RETURN(CUDA_ERROR_INVALID_IMAGE);
@@ -1402,6 +1415,9 @@ API void fakecuda_fault_launch(unsigned long nth, int code);
 API unsigned long fakecuda_op_count(void);
 API int fakecuda_op_get(unsigned long index, fakecuda_op *out);
 API void fakecuda_allow_legacy_stream(int on);
+API unsigned long fakecuda_total_calls(void);
+API void fakecuda_inject_call(unsigned long nth, int code);
+API int fakecuda_call_fault_fired(char *name, size_t capacity);
 
 void fakecuda_reset(void) {
   pthread_mutex_lock(&lock);
@@ -1422,6 +1438,9 @@ void fakecuda_reset(void) {
   fault_launch_at = 0;
   nops = 0;
   allow_legacy = 0;
+  total_calls = 0;
+  call_fault_at = 0;
+  call_fault_name[0] = '\0';
   pthread_mutex_unlock(&lock);
 }
 
@@ -1456,6 +1475,7 @@ void fakecuda_clear_faults(void) {
   pthread_mutex_lock(&lock);
   nrules = 0;
   fault_launch_at = 0;
+  call_fault_at = 0;
   pthread_mutex_unlock(&lock);
 }
 
@@ -1611,4 +1631,27 @@ void fakecuda_allow_legacy_stream(int on) {
   pthread_mutex_lock(&lock);
   allow_legacy = on;
   pthread_mutex_unlock(&lock);
+}
+
+unsigned long fakecuda_total_calls(void) {
+  pthread_mutex_lock(&lock);
+  unsigned long n = total_calls;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+void fakecuda_inject_call(unsigned long nth, int code) {
+  pthread_mutex_lock(&lock);
+  call_fault_at = nth ? total_calls + nth : 0;
+  call_fault_code = code;
+  call_fault_name[0] = '\0';
+  pthread_mutex_unlock(&lock);
+}
+
+int fakecuda_call_fault_fired(char *name, size_t capacity) {
+  pthread_mutex_lock(&lock);
+  int fired = call_fault_name[0] != '\0';
+  if (name && capacity) snprintf(name, capacity, "%s", call_fault_name);
+  pthread_mutex_unlock(&lock);
+  return fired;
 }

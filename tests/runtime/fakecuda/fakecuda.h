@@ -135,4 +135,16 @@ typedef int (*fakecuda_op_get_fn)(unsigned long index, fakecuda_op *out);
  * copies and launches there still are.  Cleared by fakecuda_reset. */
 typedef void (*fakecuda_allow_legacy_fn)(int on);
 
+/* Calls of every entry point together since the last reset (what
+ * fakecuda_inject_call counts). */
+typedef unsigned long (*fakecuda_total_calls_fn)(void);
+/* The `nth` driver call from now on (1 = the next), whichever entry point
+ * it is, returns `code` (a sticky code poisons the context, as an
+ * injected fault does); the calls after it run normally.  nth = 0
+ * cancels.  Cleared by fakecuda_reset and fakecuda_clear_faults. */
+typedef void (*fakecuda_inject_call_fn)(unsigned long nth, int code);
+/* Whether the failure fakecuda_inject_call armed has happened; `name`
+ * receives the entry point it hit ("" before). */
+typedef int (*fakecuda_call_fault_fired_fn)(char *name, size_t capacity);
+
 #endif /* VYRE_TESTS_FAKECUDA_H */
