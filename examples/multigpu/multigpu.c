@@ -59,6 +59,7 @@ static void *run_worker(void *arg) {
     w->st = shard_prepare(&job, b, w->count, &w->err);
   }
   if (w->st == VYRE_OK) w->st = shard_upload(&job, w->x + w->first, w->y, &w->t.upload_s, &w->err);
+  if (w->st == VYRE_OK) w->st = shard_warmup(&job, &w->err);
   /* Wait for the others even after a failure, so no thread waits forever. */
   if (w->start) pthread_barrier_wait(w->start);
   if (w->st == VYRE_OK) w->st = shard_kernels(&job, w->passes, &w->t.kernels_s, &w->err);

@@ -144,6 +144,7 @@ int main(int argc, char **argv) {
   shard_times t = {0, 0, 0};
   vyre_status st = shard_prepare(&job, b, mine, &err);
   if (st == VYRE_OK) st = shard_upload(&job, sx, sy, &t.upload_s, &err);
+  if (st == VYRE_OK) st = shard_warmup(&job, &err);
   if (!all_ok(st == VYRE_OK)) {
     if (st != VYRE_OK) fprintf(stderr, "multigpu_mpi: rank %d: %s\n", rank, err.message);
     shard_release(&job);
