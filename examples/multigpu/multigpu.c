@@ -18,6 +18,9 @@
  * status 0 when every element matches, 1 when one does not or a device
  * fails, 2 for a bad command line.
  */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime and pthread barriers under -std=c11 */
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

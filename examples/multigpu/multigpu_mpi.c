@@ -13,6 +13,9 @@
  * A rank that fails says why; every rank then exits 1 (no rank waits
  * forever in a collective).  Exit status 0 when every element matches.
  */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime and pthread barriers under -std=c11 */
+#endif
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
