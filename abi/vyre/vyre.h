@@ -218,7 +218,15 @@ typedef struct vyre_device_profile {
   uint32_t memory_bus_bits;
   uint32_t memory_clock_khz;
   uint32_t driver_version;      /* e.g. 13000 for CUDA 13.0; 0 on CPU */
-  uint32_t reserved;
+  uint32_t device_count;        /* devices this backend can run on in this
+                                   process: ordinals 0..device_count-1 (CUDA:
+                                   cuDeviceGetCount, after
+                                   CUDA_VISIBLE_DEVICES); 0: not reported (a
+                                   backend built before the field had a name
+                                   wrote 0 here): probe with create, which
+                                   returns VYRE_NO_DEVICE past the last
+                                   ordinal.  share/doc/vyre/abi.md, section
+                                   "Devices" */
   uint64_t capabilities;        /* VYRE_CAP_* this device really has */
   uint64_t resident_budget;     /* bytes resident buffers may use */
 } vyre_device_profile;
@@ -656,6 +664,7 @@ VYRE_STATIC_ASSERT(offsetof(vyre_error, message) == 16, "vyre_error.message");
 VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 272, "vyre_device_profile layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, compute_major) == 168, "profile.compute_major");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, total_memory) == 216, "profile.total_memory");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, device_count) == 252, "profile.device_count");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, capabilities) == 256, "profile.capabilities");
 VYRE_STATIC_ASSERT(sizeof(vyre_timing) == 40, "vyre_timing layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_timing, device_ns) == 16, "vyre_timing.device_ns");

@@ -57,6 +57,7 @@ static vyre_status tpl_device_profile(vyre_backend *self, vyre_device_profile *o
   memset(&p, 0, sizeof p);
   p.struct_size = out->struct_size;
   p.ordinal = ((tpl_backend *)self)->ordinal;
+  p.device_count = 1; /* one device: the host CPU (ordinal 0) */
   strcpy(p.name, "template CPU interpreter");
   strcpy(p.backend_id, TPL_ID);
   p.compute_units = 1;

@@ -3,7 +3,8 @@ bin_PROGRAMS += host-stub/cli/vyre
 noinst_HEADERS += host-stub/cli/vyre_cli.h host-stub/cli/conform_cli.h
 host_stub_cli_vyre_SOURCES = host-stub/cli/vyre_cli.c host-stub/cli/vyre_cli_list.c \
 	host-stub/cli/vyre_cli_run.c host-stub/cli/vyre_cli_asm.c host-stub/cli/vyre_cli_ptx.c \
-	host-stub/cli/vyre_cli_bench.c host-stub/cli/conform_cli.c host-stub/cli/fuzz_cli.c
+	host-stub/cli/vyre_cli_bench.c host-stub/cli/conform_cli.c host-stub/cli/fuzz_cli.c \
+	host-stub/cli/vyre_cli_devices.c
 host_stub_cli_vyre_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \

@@ -115,4 +115,22 @@ void cli_format_caps(uint64_t caps, char *out, size_t size);
 /* JSON string literal of s (quotes included) to f. */
 void cli_json_string(FILE *f, const char *s);
 
+/*
+ * Devices (vyre_cli_devices.c; docs/abi.md, "Devices").  --device takes
+ * ordinals 0..CLI_MAX_DEVICES-1.
+ */
+#define CLI_MAX_DEVICES 1025u
+/* How many devices backend `id` has (NULL: the backend vyre_host_create
+ * picks): creates it on ordinal 0 and reads the profile's device_count;
+ * when that is 0 (not reported), probes ordinals 1, 2, ... until create
+ * returns VYRE_NO_DEVICE.  On VYRE_OK *count >= 1 and *index (when
+ * non-NULL) is the backend's candidate index; *first (when non-NULL) receives the instance
+ * on ordinal 0 (the caller destroys it), else it is destroyed.  Otherwise
+ * the failure to create on ordinal 0. */
+vyre_status cli_backend_devices(vyre_host *host, const char *id, uint32_t *count,
+                                uint32_t *index, vyre_backend **first, vyre_error *err);
+/* Parse a --device value: an ordinal, or "all" when `all` is non-NULL
+ * (*all = 1).  0 on success. */
+int cli_parse_devices(const char *text, uint32_t *ordinal, int *all);
+
 #endif /* VYRE_CLI_H */

@@ -24,6 +24,7 @@ typedef struct bench_args {
   int xfer_mib_set;  /* else by backend: 1024 on a GPU, none on a CPU */
   const char *cases; /* comma-separated case names or prefixes; NULL = all */
   int json;
+  int all_devices; /* --device all: the suite on every device in turn */
 } bench_args;
 
 /* Case groups (--cases). */
@@ -54,6 +55,7 @@ typedef struct bench {
   int json;
   int cpu; /* the backend is a CPU: fewer, smaller runs */
   const char *cases;
+  int device; /* tagged in the JSON objects under --device all; else -1 */
   vyre_error err;
 } bench;
 
@@ -124,6 +126,7 @@ static void report(bench *B, const char *name, double us, double bytes, const ch
   if (B->json) {
     printf("{\"peer\":\"vyre-%s\",\"case\":\"%s\",\"median_us\":%.3f", B->id, name, us);
     if (gbps > 0) printf(",\"gbps\":%.1f", gbps);
+    if (B->device >= 0) printf(",\"device\":%d", B->device);
     printf("}\n");
   } else if (gbps > 0) {
     printf("  %-26s %12.3f us %10.1f GB/s  %s\n", name, us, gbps, note);
@@ -709,6 +712,40 @@ static int parse_sizes(const char *text, bench_args *a) {
   return a->size_count ? 0 : -1;
 }
 
+static int bench_device(const cli_command *self, const bench_args *args);
+
+/* --device all: the suite on each device of the backend in turn, each
+ * reported under its own heading (JSON: a "device" member); one device's
+ * failure is reported and the others still run. */
+static int bench_all_devices(const cli_command *self, const bench_args *args) {
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
+  uint32_t count = 0, index = 0;
+  char id[64] = "";
+  if (cli_backend_devices(host, args->backend, &count, &index, NULL, &err) != VYRE_OK) {
+    vyre_host_close(host);
+    return cli_fail(self, "%s", err.message);
+  }
+  vyre_host_candidate c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  if (vyre_host_backend_info(host, index, &c, NULL) == VYRE_OK && c.id)
+    snprintf(id, sizeof id, "%s", c.id);
+  vyre_host_close(host);
+  bench_args a = *args;
+  a.backend = id[0] ? id : args->backend; /* every device of the same backend */
+  uint32_t failed = 0;
+  for (uint32_t d = 0; d < count; d++) {
+    a.device = d;
+    if (bench_device(self, &a) != CLI_OK) failed++;
+  }
+  if (!a.json)
+    printf("vyre bench: %u device%s of backend %s, %u failed\n", count, count == 1 ? "" : "s",
+           a.backend ? a.backend : "?", failed);
+  return failed ? CLI_FAIL : CLI_OK;
+}
+
 static int run_bench(const cli_command *self, int argc, char **argv) {
   bench_args a;
   memset(&a, 0, sizeof a);
@@ -720,8 +757,8 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
       if (m < 0) return CLI_USAGE;
       a.backend = val;
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--device", &val)) != 0) {
-      if (m < 0 || cli_parse_u32(val, 0, 1024, &a.device))
-        return cli_usage(self, "--device takes a device ordinal");
+      if (m < 0 || cli_parse_devices(val, &a.device, &a.all_devices))
+        return cli_usage(self, "--device takes a device ordinal or 'all'");
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--sizes", &val)) != 0) {
       if (m < 0 || parse_sizes(val, &a))
         return cli_usage(self, "--sizes takes up to %d element counts 1..2^31, comma-separated",
@@ -745,12 +782,18 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
       return cli_usage(self, "unknown argument '%s'", argv[i]);
     }
   }
+  return a.all_devices ? bench_all_devices(self, &a) : bench_device(self, &a);
+}
 
+/* The suite on device args->device. */
+static int bench_device(const cli_command *self, const bench_args *args) {
+  bench_args a = *args;
   bench B;
   memset(&B, 0, sizeof B);
   B.cmd = self;
   B.json = a.json;
   B.cases = a.cases;
+  B.device = a.all_devices ? (int)a.device : -1;
   B.err.struct_size = sizeof B.err;
   vyre_host *host = NULL;
   void *saxpy = NULL, *copy = NULL, *sum = NULL;
@@ -807,7 +850,10 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     rc = cli_fail(self, "preparing the benchmark programs: %s", B.err.message);
     goto done;
   }
-  if (!B.json)
+  if (!B.json && a.all_devices)
+    printf("vyre bench: backend %s device %u: %s (%u compute units)\n", B.id, a.device,
+           prof.name, prof.compute_units);
+  else if (!B.json)
     printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
            prof.compute_units);
   vyre_status st = VYRE_OK;
@@ -862,7 +908,7 @@ done:
 
 const cli_command cli_cmd_bench = {
     "bench",
-    "bench [--backend ID] [--device N] [--cases LIST] [--sizes N,N,...] [--iters N] "
+    "bench [--backend ID] [--device N|all] [--cases LIST] [--sizes N,N,...] [--iters N] "
     "[--xfer-mib N] [--json]",
     "measure dispatch latency, memory bandwidth, host transfers and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
@@ -897,6 +943,12 @@ const cli_command cli_cmd_bench = {
     "compile cases use a private cache directory under /tmp, removed afterwards.\n\n"
     "options:\n"
     "  --backend ID   backend to measure (default: the best)\n"
+    "  --device N     device ordinal (default 0); 'all': the whole suite on each\n"
+    "                 device of the backend in turn, each under a heading\n"
+    "                 \"vyre bench: backend ID device N: NAME\" (JSON: a \"device\"\n"
+    "                 member in every object), then (without --json) \"vyre\n"
+    "                 bench: K devices of backend ID, F failed\"; exit 1 when any\n"
+    "                 device failed\n"
     "  --cases LIST   run only these: groups (latency, bandwidth, transfer, compile,\n"
     "                 all) or case names or their prefixes, comma-separated\n"
     "  --sizes LIST   element counts for the bandwidth cases (default 2^20,2^24,2^28\n"

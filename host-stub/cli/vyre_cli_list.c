@@ -234,16 +234,60 @@ static void print_profile(const vyre_device_profile *p) {
   print_wrapped("capabilities:", caps);
 }
 
+/* Every device of backend `id`, whose instance on ordinal 0 is `b`: the
+ * count, then each device's profile (an instance is created on each other
+ * ordinal).  Returns how many devices could not be shown. */
+static int info_devices(vyre_host *host, const char *id, vyre_backend *b) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  int have = VYRE_HOST_HAS(b, device_profile) && b->vt->device_profile(b, &prof, &err) == VYRE_OK;
+  uint32_t count = have ? prof.device_count : 0;
+  if (count > CLI_MAX_DEVICES) count = CLI_MAX_DEVICES;
+  if (count == 0 && cli_backend_devices(host, id, &count, NULL, NULL, &err) != VYRE_OK) count = 1;
+  printf("devices: %u (ordinals 0 to %u)\n", count, count - 1);
+  int failed = 0;
+  if (have) {
+    print_profile(&prof);
+  } else {
+    printf("device 0: profile unavailable: %s\n", err.message);
+    failed++;
+  }
+  for (uint32_t d = 1; d < count; d++) {
+    vyre_backend_options bo = {sizeof bo, d, 0, 0, NULL};
+    vyre_backend *other = NULL;
+    if (vyre_host_create(host, id, &bo, &other, NULL, &err) != VYRE_OK) {
+      printf("device %u: unavailable: %s\n", d, err.message);
+      failed++;
+      continue;
+    }
+    memset(&prof, 0, sizeof prof);
+    prof.struct_size = sizeof prof;
+    if (VYRE_HOST_HAS(other, device_profile) &&
+        other->vt->device_profile(other, &prof, &err) == VYRE_OK) {
+      print_profile(&prof);
+    } else {
+      printf("device %u: profile unavailable: %s\n", d, err.message);
+      failed++;
+    }
+    other->vt->destroy(other);
+  }
+  return failed;
+}
+
 static int run_info(const cli_command *self, int argc, char **argv) {
   const char *id = NULL;
   uint32_t ordinal = 0;
+  int device_given = 0;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int m = cli_opt_value(self, argc, argv, &i, "--device", &v);
     if (m < 0) return CLI_USAGE;
     if (m > 0) {
-      if (cli_parse_u32(v, 0, 1024, &ordinal) != 0)
+      if (cli_parse_devices(v, &ordinal, NULL) != 0)
         return cli_usage(self, "--device '%s' is not a device number", v);
+      device_given = 1;
       continue;
     }
     if (argv[i][0] == '-') return cli_usage(self, "unknown option '%s'", argv[i]);
@@ -285,7 +329,9 @@ static int run_info(const cli_command *self, int argc, char **argv) {
     rc = cli_fail(self, "%s", err.message);
     goto done;
   }
-  if (VYRE_HOST_HAS(b, device_profile)) {
+  if (!device_given) {
+    if (info_devices(host, c.id, b)) rc = CLI_FAIL;
+  } else if (VYRE_HOST_HAS(b, device_profile)) {
     vyre_device_profile prof;
     memset(&prof, 0, sizeof prof);
     prof.struct_size = sizeof prof;
@@ -314,12 +360,17 @@ done:
 const cli_command cli_cmd_info = {
     "info",
     "info [BACKEND] [--device N]",
-    "show a backend's registration, device profile, capabilities, ops and metrics",
+    "show a backend's registration, devices, capabilities, ops and metrics",
     "BACKEND is an id from `vyre list`; without it, the backend `vyre run` would\n"
-    "use.  The backend is created on device N (default 0) to read its profile\n"
-    "and metrics.\n\n"
+    "use.  Without --device, every device of the backend: \"devices: K\", then\n"
+    "each device's profile (an instance is created on each ordinal; the count\n"
+    "is the profile's device_count, else the ordinals before the first that\n"
+    "has no device), then the metrics of the instance on device 0.  With\n"
+    "--device N, only device N's profile and metrics.\n\n"
     "exit status: 0, or 1 when the backend is absent or cannot be created here\n"
-    "(its registration is still printed when it was found).\n",
+    "(its registration is still printed when it was found), when device N does\n"
+    "not exist, or when one of its devices cannot be shown (\"device N:\n"
+    "unavailable: why\").\n",
     run_info,
     NULL,
 };

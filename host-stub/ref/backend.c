@@ -261,6 +261,7 @@ static vyre_status ref_device_profile(vyre_backend *self, vyre_device_profile *o
   memset(&p, 0, sizeof p);
   p.struct_size = sizeof p;
   p.ordinal = 0;
+  p.device_count = 1; /* the host CPU */
   snprintf(p.name, sizeof p.name, "%s", REF_DEVICE_NAME);
   snprintf(p.backend_id, sizeof p.backend_id, "%s", REF_BACKEND_ID);
   p.compute_units = b->threads;

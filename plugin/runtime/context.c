@@ -21,8 +21,10 @@ void vc_mark_lost(vc_context *cx, const char *reason) {
 
 /* Generation of each device's primary context in this process: bumped by
  * an instance that resets it, so instances holding objects of the old one
- * know they are gone. */
-#define EPOCH_SLOTS 64
+ * know they are gone.  One slot per ordinal the host tools can name
+ * (0..1024); a larger ordinal shares a slot, which costs at most a
+ * spurious "lost" after a reset of the other device, never a missed one. */
+#define EPOCH_SLOTS 1025
 static atomic_uint ctx_epoch[EPOCH_SLOTS];
 /* Per device, the primary context a timed-out kernel may still run in
  * (kept retained by its lost instance): a new instance that retains it
@@ -336,11 +338,19 @@ vyre_status vc_context_open(vc_context *cx, uint32_t ordinal, int transcendental
     st = vc_cu_fail(cx, err, r, "cuDeviceGetCount", NULL, NULL);
     goto fail;
   }
-  if (count <= 0 || ordinal >= (uint32_t)count) {
+  if (count <= 0) {
     st = vyre_error_set(err, VYRE_NO_DEVICE, 0,
-                        "CUDA device %u not present: the driver reports %d device(s). Fix: use "
-                        "a device ordinal below %d, or check CUDA_VISIBLE_DEVICES",
-                        ordinal, count, count);
+                        "CUDA device %u not present: cuDeviceGetCount reports no device. Fix: "
+                        "check the GPUs with nvidia-smi and CUDA_VISIBLE_DEVICES",
+                        ordinal);
+    goto fail;
+  }
+  if (ordinal >= (uint32_t)count) {
+    st = vyre_error_set(err, VYRE_NO_DEVICE, 0,
+                        "CUDA device %u not present: this process sees %d CUDA device%s "
+                        "(ordinals 0 to %d). Fix: pass a device ordinal from 0 to %d (`vyre info "
+                        "cuda` lists them), or check CUDA_VISIBLE_DEVICES",
+                        ordinal, count, count == 1 ? "" : "s", count - 1, count - 1);
     goto fail;
   }
   r = VC_CU(cx, cuDeviceGet, (&cx->device, (int)ordinal));
@@ -350,6 +360,8 @@ vyre_status vc_context_open(vc_context *cx, uint32_t ordinal, int transcendental
   }
   st = probe(cx, transcendentals, err);
   if (st != VYRE_OK) goto fail;
+  /* After CUDA_VISIBLE_DEVICES: the ordinals a host may pass to create. */
+  cx->profile.device_count = (uint32_t)count;
   st = retain_context(cx, err);
   if (st != VYRE_OK) goto fail;
   vc_log("device %u: %s, sm_%u%u, %u SMs, %llu MiB, driver %d", ordinal, cx->profile.name,

@@ -51,7 +51,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_device_profile, memory_bus_bits, 240);
   OFF(vyre_device_profile, memory_clock_khz, 244);
   OFF(vyre_device_profile, driver_version, 248);
-  OFF(vyre_device_profile, reserved, 252);
+  OFF(vyre_device_profile, device_count, 252);
   OFF(vyre_device_profile, capabilities, 256);
   OFF(vyre_device_profile, resident_budget, 264);
 

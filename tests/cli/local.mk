@@ -1,10 +1,10 @@
 # tests/cli/local.mk -- the `vyre` command end to end (shell; no Check needed) and the examples/ programs checked against examples/data.
 # Under `make check-valgrind` they run vyre itself under memcheck.
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test \
-	tests/cli/cli_plugins.test tests/cli/cli_hostile.test tests/cli/cli_limits.test
+	tests/cli/cli_plugins.test tests/cli/cli_hostile.test tests/cli/cli_limits.test tests/cli/cli_devices.test
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_hostile.test tests/cli/cli_limits.test \
 	tests/cli/limits/loop_forever.vyre tests/cli/limits/store7.vyre tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
-	tests/cli/cli_plugins.test \
+	tests/cli/cli_plugins.test tests/cli/cli_devices.test \
 	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh \
 	bench/ftz_cost.cu bench/const_fma.vyre bench/compute_bound.sh bench/compute_bound.c \
 	bench/compute_bound_peers.py

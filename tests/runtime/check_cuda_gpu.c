@@ -1523,6 +1523,110 @@ START_TEST(test_interop) {
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* devices: one instance per device, several threads each              */
+/* ------------------------------------------------------------------ */
+#define DEV_THREADS 3
+#define DEV_ROUNDS 20
+#define DEV_N 100003u
+
+typedef struct dev_job {
+  vyre_backend *b;
+  vyre_program_ref prog;
+  uint32_t k, thread;
+  char failure[300];
+} dev_job;
+
+/* out[i] = in[i] * k (u32), k = device + 3: a result computed on another
+ * device's instance would be wrong. */
+static prog prog_times(uint32_t k) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  uint32_t in = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
+  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, DEV_N, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_store(b, out, g, vyre_b_bin(b, VYRE_OP_MUL, vyre_b_load(b, in, g), vyre_b_u32(b, k)));
+  return finish(b, "prog_times");
+}
+
+static void *dev_thread(void *arg) {
+  dev_job *j = arg;
+  uint32_t *in = malloc(DEV_N * 4u);
+  if (!in) {
+    snprintf(j->failure, sizeof j->failure, "out of host memory");
+    return NULL;
+  }
+  for (uint32_t r = 0; r < DEV_ROUNDS && !j->failure[0]; r++) {
+    for (uint32_t i = 0; i < DEV_N; i++) in[i] = i * 2654435761u + j->thread + r;
+    vyre_input inputs[1] = {{in, DEV_N * 4u}};
+    vyre_outputs *out = NULL;
+    vyre_error e = VYRE_ERROR_INIT;
+    if (j->b->vt->dispatch(j->b, &j->prog, inputs, 1, NULL, &out, NULL, &e) != VYRE_OK) {
+      snprintf(j->failure, sizeof j->failure, "k %u thread %u round %u: %.200s", j->k, j->thread,
+               r, e.message);
+      break;
+    }
+    const uint32_t *o = out->items[0].data;
+    for (uint32_t i = 0; i < DEV_N; i++)
+      if (o[i] != in[i] * j->k) {
+        snprintf(j->failure, sizeof j->failure, "k %u thread %u round %u: out[%u] = %u, want %u",
+                 j->k, j->thread, r, i, o[i], in[i] * j->k);
+        break;
+      }
+    j->b->vt->outputs_free(j->b, out);
+  }
+  free(in);
+  return NULL;
+}
+
+START_TEST(test_devices) {
+  vyre_device_profile p = {.struct_size = sizeof p};
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(cuda->vt->device_profile(cuda, &p, &err), VYRE_OK);
+  uint32_t count = p.device_count;
+  ck_assert_msg(count >= 1 && count <= 64, "the profile counts the devices (%u)", count);
+  vyre_backend *b[64] = {NULL};
+  prog progs[64];
+  static dev_job jobs[64][DEV_THREADS];
+  pthread_t tid[64][DEV_THREADS];
+  for (uint32_t d = 0; d < count; d++) {
+    vyre_backend_options o = {sizeof o, d, 0, 0, NULL};
+    ck_assert_msg(cuda_reg->create(&o, &b[d], &err) == VYRE_OK, "create on device %u: %s", d,
+                  err.message);
+    vyre_device_profile pd = {.struct_size = sizeof pd};
+    ck_assert_int_eq(b[d]->vt->device_profile(b[d], &pd, &err), VYRE_OK);
+    ck_assert_uint_eq(pd.ordinal, d);
+    ck_assert_uint_eq(pd.device_count, count);
+    printf("check_cuda_gpu: device %u: %s, sm_%u%u, %llu MiB\n", d, pd.name, pd.compute_major,
+           pd.compute_minor, (unsigned long long)(pd.total_memory >> 20));
+    progs[d] = prog_times(d + 3);
+  }
+  for (uint32_t d = 0; d < count; d++)
+    for (uint32_t t = 0; t < DEV_THREADS; t++) {
+      jobs[d][t] = (dev_job){b[d], ref_of(&progs[d]), d + 3, t, ""};
+      ck_assert_int_eq(pthread_create(&tid[d][t], NULL, dev_thread, &jobs[d][t]), 0);
+    }
+  for (uint32_t d = 0; d < count; d++)
+    for (uint32_t t = 0; t < DEV_THREADS; t++) {
+      pthread_join(tid[d][t], NULL);
+      ck_assert_msg(!jobs[d][t].failure[0], "device %u: %s", d, jobs[d][t].failure);
+    }
+  for (uint32_t d = 0; d < count; d++) {
+    ck_assert_uint_eq(metric(b[d], "dispatch.count"), DEV_THREADS * DEV_ROUNDS);
+    b[d]->vt->destroy(b[d]);
+    free(progs[d].bytes);
+  }
+  /* One past the last ordinal. */
+  vyre_backend_options o = {sizeof o, count, 0, 0, NULL};
+  vyre_backend *none = NULL;
+  ck_assert_int_eq(cuda_reg->create(&o, &none, &err), VYRE_NO_DEVICE);
+  ck_assert_msg(strstr(err.message, "not present") && strstr(err.message, "Fix:"),
+                "a missing device says so: %s", err.message);
+  printf("check_cuda_gpu: %u device%s x %u threads x %u dispatches, one instance per device, "
+         "every output checked\n", count, count == 1 ? "" : "s", DEV_THREADS, DEV_ROUNDS);
+  n_features++;
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 static Suite *suite(void) {
   Suite *s = suite_create("cuda_gpu");
   TCase *progs = tcase_create("programs");
@@ -1553,6 +1657,10 @@ static Suite *suite(void) {
   tcase_set_timeout(interop, 600);
   tcase_add_test(interop, test_interop);
   suite_add_tcase(s, interop);
+  TCase *devices = tcase_create("devices");
+  tcase_set_timeout(devices, 600);
+  tcase_add_test(devices, test_devices);
+  suite_add_tcase(s, devices);
   TCase *lost = tcase_create("lost");
   tcase_set_timeout(lost, 600);
   tcase_add_test(lost, test_device_lost);

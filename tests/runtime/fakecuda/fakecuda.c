@@ -83,6 +83,11 @@ static obj *objs[K_COUNT];
 static long live_count[K_COUNT];
 static unsigned long long device_bytes;
 static struct CUctx_st contexts[8];
+/* Several devices: each has its own primary context (contexts[d]), its
+ * own memory (dev_bytes[d] of its total) and its own objects (obj.device),
+ * and may differ from the config by fakecuda_set_device. */
+static fakecuda_device dev_over[8];
+static unsigned long long dev_bytes[8];
 static int poisoned;
 static char names[MAX_NAMES][64];
 static unsigned long calls[MAX_NAMES];
@@ -113,6 +118,8 @@ static unsigned long nops, capops;
 static int allow_legacy;
 static _Thread_local CUcontext stack[MAX_STACK];
 static _Thread_local int depth;
+
+static int cur_device(void) { return depth > 0 && stack[depth - 1] ? stack[depth - 1]->device : -1; }
 
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void violation(const char *fmt, ...) {
@@ -155,6 +162,23 @@ static void ensure_config(void) {
   if (!cfg_loaded) load_config();
 }
 
+/* Device d's properties: its fakecuda_set_device override, else the
+ * config's (device k > 0 is named "<config name> k"). */
+static void dev_name(int d, char *out, size_t size) {
+  if (dev_over[d].name[0]) snprintf(out, size, "%s", dev_over[d].name);
+  else if (d == 0) snprintf(out, size, "%s", cfg.name);
+  else snprintf(out, size, "%s %d", cfg.name, d);
+}
+static unsigned long long dev_mem(int d) {
+  return dev_over[d].total_mem ? dev_over[d].total_mem : cfg.total_mem;
+}
+static int dev_sm_major(int d) { return dev_over[d].sm_major ? dev_over[d].sm_major : cfg.sm_major; }
+static int dev_sm_minor(int d) { return dev_over[d].sm_major ? dev_over[d].sm_minor : cfg.sm_minor; }
+static int dev_sms(int d) { return dev_over[d].sms ? dev_over[d].sms : cfg.sms; }
+
+/* The device of the calling thread's current context, or -1. */
+static int cur_device(void);
+
 /* ------------------------------------------------------------------ */
 /* Object registry                                                     */
 /* ------------------------------------------------------------------ */
@@ -162,6 +186,7 @@ static obj *obj_new(kind k) {
   obj *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   o->k = k;
+  o->device = cur_device(); /* objects belong to the current context's device */
   o->next = objs[k];
   objs[k] = o;
   live_count[k]++;
@@ -180,7 +205,10 @@ static void obj_free(obj *o) {
   while (*pp && *pp != o) pp = &(*pp)->next;
   if (*pp) *pp = o->next;
   live_count[o->k]--;
-  if (o->k == K_DEVMEM) device_bytes -= o->size;
+  if (o->k == K_DEVMEM) {
+    device_bytes -= o->size;
+    if (o->device >= 0 && o->device < 8) dev_bytes[o->device] -= o->size;
+  }
   free(o->mem);
   free(o->text);
   free(o->fns);
@@ -199,6 +227,7 @@ static obj *mem_find(kind k, uintptr_t p, size_t n) {
 }
 
 /* The primary context's death: everything in it goes. */
+static void destroy_device_objects(int device);
 static void destroy_context_objects(void) {
   for (int k = 0; k < K_COUNT; k++)
     while (objs[k]) {
@@ -207,6 +236,21 @@ static void destroy_context_objects(void) {
     }
   /* `poisoned` stays: like the real driver, a sticky error spoils the
    * process's CUDA state until it exits (fakecuda_reset is a new process). */
+}
+
+/* One device's primary context dies: its objects go, the others' stay. */
+static void destroy_device_objects(int device) {
+  for (int k = 0; k < K_COUNT; k++) {
+    obj *o = objs[k];
+    while (o) {
+      obj *next = o->next;
+      if (o->device == device) {
+        reclaimed++;
+        obj_free(o);
+      }
+      o = next;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -340,7 +384,7 @@ API CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal) {
 API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice d) {
   ENTER("cuDeviceGetName", 0);
   if (!name || len <= 0 || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
-  snprintf(name, (size_t)len, "%s", cfg.name);
+  dev_name(d, name, (size_t)len);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -348,9 +392,9 @@ API CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice
   ENTER("cuDeviceGetAttribute", 0);
   if (!v || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
   switch (a) {
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = cfg.sm_major; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = cfg.sm_minor; break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = cfg.sms; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = dev_sm_major(d); break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = dev_sm_minor(d); break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = dev_sms(d); break;
   case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = cfg.warp_size; break;
   case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
   case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
@@ -374,7 +418,7 @@ API CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice
 API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice d) {
   ENTER("cuDeviceTotalMem", 0);
   if (!bytes || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
-  *bytes = (size_t)cfg.total_mem;
+  *bytes = (size_t)dev_mem(d);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -397,14 +441,14 @@ API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) {
     violation("cuDevicePrimaryCtxRelease of device %d, which is not retained", d);
     RETURN(CUDA_ERROR_INVALID_CONTEXT);
   }
-  if (--contexts[d].refs == 0) destroy_context_objects();
+  if (--contexts[d].refs == 0) destroy_device_objects(d);
   RETURN(CUDA_SUCCESS);
 }
 
 API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice d) {
   ENTER("cuDevicePrimaryCtxReset", 0);
   if (d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_DEVICE);
-  destroy_context_objects();
+  destroy_device_objects(d);
   RETURN(CUDA_SUCCESS);
 }
 
@@ -461,16 +505,18 @@ API CUresult CUDAAPI cuCtxSynchronize(void) {
 /* ------------------------------------------------------------------ */
 API CUresult CUDAAPI cuMemGetInfo(size_t *free_bytes, size_t *total) {
   ENTER("cuMemGetInfo", 1);
-  unsigned long long used = device_bytes + cfg.reserved_mem;
-  if (free_bytes) *free_bytes = (size_t)(used >= cfg.total_mem ? 0 : cfg.total_mem - used);
-  if (total) *total = (size_t)cfg.total_mem;
+  int d = cur_device();
+  unsigned long long used = dev_bytes[d] + cfg.reserved_mem, mem = dev_mem(d);
+  if (free_bytes) *free_bytes = (size_t)(used >= mem ? 0 : mem - used);
+  if (total) *total = (size_t)mem;
   RETURN(CUDA_SUCCESS);
 }
 
 API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t n) {
   ENTER("cuMemAlloc", 1);
   if (!p || n == 0) RETURN(CUDA_ERROR_INVALID_VALUE);
-  if (n > cfg.total_mem || device_bytes + cfg.reserved_mem + n > cfg.total_mem)
+  int d = cur_device();
+  if (n > dev_mem(d) || dev_bytes[d] + cfg.reserved_mem + n > dev_mem(d))
     RETURN(CUDA_ERROR_OUT_OF_MEMORY);
   obj *o = obj_new(K_DEVMEM);
   if (!o) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -484,6 +530,7 @@ API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t n) {
   o->size = n;
   o->device = stack[depth - 1]->device;
   device_bytes += n;
+  dev_bytes[o->device] += n;
   *p = (CUdeviceptr)(uintptr_t)o->mem;
   RETURN(CUDA_SUCCESS);
 }
@@ -1030,11 +1077,15 @@ static CUresult make_node(node *n, CUfunction f, unsigned gx, unsigned gy, unsig
      * an empty buffer). */
     if (k->sizes[i] == 8 && v && !mem_find(K_DEVMEM, (uintptr_t)v, 0))
       violation("%s of %s: parameter %u = 0x%llx is not device memory", call, k->name, i, v);
+    else if (k->sizes[i] == 8 && v && mem_find(K_DEVMEM, (uintptr_t)v, 0)->device != cur_device())
+      violation("%s of %s on device %d: parameter %u is memory of device %d", call, k->name,
+                cur_device(), i, mem_find(K_DEVMEM, (uintptr_t)v, 0)->device);
   }
   if (coop) {
     unsigned long long blocks = (unsigned long long)gx * gy * gz;
     if (!cfg.cooperative) return CUDA_ERROR_NOT_SUPPORTED;
-    if (blocks > (unsigned long long)occupancy((int)(bx * by * bz)) * (unsigned long long)cfg.sms)
+    if (blocks > (unsigned long long)occupancy((int)(bx * by * bz)) *
+                     (unsigned long long)dev_sms(cur_device()))
       return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   }
   return CUDA_SUCCESS;
@@ -1063,6 +1114,8 @@ static void run_node(const node *n, obj *stream, int from_graph) {
   memcpy(l->params, n->params, sizeof l->params);
   l->counts_bytes = n->counts_bytes;
   memcpy(l->counts, n->counts, sizeof l->counts);
+  l->device = cur_device();
+  l->context = depth > 0 ? (void *)stack[depth - 1] : NULL;
   ticks++;
   if (hang && stream) stream->hung = 1;
   /* A kernel chosen with fakecuda_fault_launch faults on the device (as
@@ -1096,6 +1149,14 @@ static CUresult launch(const char *call, CUfunction f, unsigned gx, unsigned gy,
     violation("%s on the legacy default stream", call);
   }
   if (extra) violation("%s with extra (the plugin passes kernelParams)", call);
+  if (so && so->device != cur_device())
+    violation("%s in device %d's context on a stream of device %d", call, cur_device(),
+              so->device);
+  for (obj *m = objs[K_MODULE]; m; m = m->next)
+    for (unsigned i = 0; i < m->nfns; i++)
+      if ((CUfunction)&m->fns[i] == f && m->device != cur_device())
+        violation("%s in device %d's context of a kernel loaded on device %d", call,
+                  cur_device(), m->device);
   node n;
   CUresult r = make_node(&n, f, gx, gy, gz, bx, by, bz, smem, params, coop, call);
   if (r != CUDA_SUCCESS) return r;
@@ -1441,6 +1502,7 @@ void fakecuda_reset(void) {
   total_calls = 0;
   call_fault_at = 0;
   call_fault_name[0] = '\0';
+  memset(dev_over, 0, sizeof dev_over);
   pthread_mutex_unlock(&lock);
 }
 
@@ -1654,4 +1716,23 @@ int fakecuda_call_fault_fired(char *name, size_t capacity) {
   if (name && capacity) snprintf(name, capacity, "%s", call_fault_name);
   pthread_mutex_unlock(&lock);
   return fired;
+}
+
+API void fakecuda_set_device(int ordinal, const fakecuda_device *dev);
+API unsigned long long fakecuda_device_bytes(int ordinal);
+
+void fakecuda_set_device(int ordinal, const fakecuda_device *dev) {
+  pthread_mutex_lock(&lock);
+  if (ordinal >= 0 && ordinal < 8) {
+    if (dev) dev_over[ordinal] = *dev;
+    else memset(&dev_over[ordinal], 0, sizeof dev_over[ordinal]);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+unsigned long long fakecuda_device_bytes(int ordinal) {
+  pthread_mutex_lock(&lock);
+  unsigned long long n = ordinal >= 0 && ordinal < 8 ? dev_bytes[ordinal] : 0;
+  pthread_mutex_unlock(&lock);
+  return n;
 }

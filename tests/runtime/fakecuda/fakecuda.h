@@ -66,6 +66,8 @@ typedef struct fakecuda_launch {
   unsigned long long params[FAKECUDA_MAX_PARAMS]; /* each parameter's value (0 for an array) */
   unsigned counts_bytes;                          /* the first array parameter, by value */
   uint32_t counts[FAKECUDA_MAX_ARRAY_BYTES / 4];
+  int device;    /* ordinal of the device whose context was current */
+  void *context; /* that CUcontext (each device has its own) */
 } fakecuda_launch;
 
 /* One stream-ordered call, in the order they were made (copies, memsets,
@@ -146,5 +148,23 @@ typedef void (*fakecuda_inject_call_fn)(unsigned long nth, int code);
 /* Whether the failure fakecuda_inject_call armed has happened; `name`
  * receives the entry point it hit ("" before). */
 typedef int (*fakecuda_call_fault_fired_fn)(char *name, size_t capacity);
+
+/* Several devices (FAKECUDA_DEVICES, at most 8): each has its own primary
+ * context, memory, objects (a context's death frees only its device's)
+ * and properties.  By default device k > 0 is named "<name> k" and
+ * otherwise has the config's properties; fakecuda_set_device overrides
+ * them for one device (a field left 0 keeps the config's; sm_minor goes
+ * with sm_major).  A launch that mixes devices (a stream, kernel or
+ * buffer of another device than the current context's) is misuse.
+ * Cleared by fakecuda_reset. */
+typedef struct fakecuda_device {
+  char name[64];
+  unsigned long long total_mem;
+  int sm_major, sm_minor;
+  int sms;
+} fakecuda_device;
+typedef void (*fakecuda_set_device_fn)(int ordinal, const fakecuda_device *dev);
+/* Bytes of device memory allocated on device `ordinal` now. */
+typedef unsigned long long (*fakecuda_device_bytes_fn)(int ordinal);
 
 #endif /* VYRE_TESTS_FAKECUDA_H */
