@@ -127,7 +127,10 @@ const cli_command cli_cmd_fuzz = {
     "  --ptxas-bin PATH   the ptxas to run (default $PTXAS, else ptxas on PATH)\n"
     "  --arch sm_XY       the ptxas target (default sm_90)\n"
     "  --work-dir DIR     where ptxas batch files go (failing ones are kept)\n\n"
-    "exit status: 0 no mismatch, 1 mismatches or failures, 2 bad usage.\n"
+    "exit status:\n"
+    "  0  no mismatch and no other failure\n"
+    "  1  mismatches or other failures, or the backend cannot be fuzzed\n"
+    "  2  the command line is wrong\n\n"
     "examples:\n"
     "  vyre fuzz --backend cuda --seed 1 --count 20000\n"
     "  vyre fuzz --ptxas --seed 7 --count 500\n",

@@ -10,6 +10,8 @@
 #include "host-stub/fuzz/progen.h"
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
+#include "cli_json.h"
+#include "cli_term.h"
 #include "vyre_cli.h"
 
 #define MAX_SIZES 8
@@ -23,7 +25,7 @@ typedef struct bench_args {
   uint32_t xfer_mib; /* host transfer cases' size in MiB (0: none) */
   int xfer_mib_set;  /* else by backend: 1024 on a GPU, none on a CPU */
   const char *cases; /* comma-separated case names or prefixes; NULL = all */
-  int json;
+  int json;          /* 1 --json (one document), 2 --jsonl (a line per case) */
 } bench_args;
 
 /* Case groups (--cases). */
@@ -47,11 +49,21 @@ static uint32_t case_group(const char *p, size_t n) {
   return 0;
 }
 
+/* One measured case, kept for the --json document. */
+typedef struct bench_case {
+  char name[48];
+  double us, gbps;
+  const char *note;
+} bench_case;
+
 typedef struct bench {
   const cli_command *cmd;
   vyre_backend *b;
   const char *id;
-  int json;
+  int json; /* as bench_args.json */
+  bench_case *done;
+  uint32_t done_count, done_cap;
+  cli_progress progress;
   int cpu; /* the backend is a CPU: fewer, smaller runs */
   const char *cases;
   vyre_error err;
@@ -121,7 +133,28 @@ static double median(double *v, uint32_t n) {
 
 static void report(bench *B, const char *name, double us, double bytes, const char *note) {
   double gbps = bytes > 0 && us > 0 ? bytes / (us * 1e-6) / 1e9 : 0;
-  if (B->json) {
+  char line[96];
+  cli_progress_show(&B->progress, NULL);
+  if (B->done_count == B->done_cap) {
+    uint32_t cap = B->done_cap ? B->done_cap * 2 : 32;
+    bench_case *grown = realloc(B->done, cap * sizeof *grown);
+    if (grown) {
+      B->done = grown;
+      B->done_cap = cap;
+    }
+  }
+  if (B->done_count < B->done_cap) {
+    bench_case *c = &B->done[B->done_count++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->us = us;
+    c->gbps = gbps;
+    c->note = note;
+  }
+  snprintf(line, sizeof line, "vyre bench: %u case%s done, the last %s", B->done_count,
+           B->done_count == 1 ? "" : "s", name);
+  if (B->json == 1) {
+    /* The document comes at the end (print_document). */
+  } else if (B->json) {
     printf("{\"peer\":\"vyre-%s\",\"case\":\"%s\",\"median_us\":%.3f", B->id, name, us);
     if (gbps > 0) printf(",\"gbps\":%.1f", gbps);
     printf("}\n");
@@ -131,6 +164,43 @@ static void report(bench *B, const char *name, double us, double bytes, const ch
     printf("  %-26s %12.3f us %15s  %s\n", name, us, "", note);
   }
   fflush(stdout);
+  cli_progress_show(&B->progress, line);
+}
+
+/* bench --json: the whole run as one object (docs/schemas/vyre-bench.schema.json). */
+static void print_document(const bench *B, const vyre_device_profile *prof) {
+  cj_writer w;
+  char peer[96];
+  snprintf(peer, sizeof peer, "vyre-%s", B->id);
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  cj_key(&w, "backend");
+  cj_string(&w, B->id);
+  cj_key(&w, "device");
+  cj_string(&w, prof->name);
+  cj_key(&w, "compute_units");
+  cj_uint(&w, prof->compute_units);
+  cj_key(&w, "cases");
+  cj_array_begin(&w);
+  for (uint32_t i = 0; i < B->done_count; i++) {
+    const bench_case *c = &B->done[i];
+    cj_object_begin(&w);
+    cj_key(&w, "peer");
+    cj_string(&w, peer);
+    cj_key(&w, "case");
+    cj_string(&w, c->name);
+    cj_key(&w, "median_us");
+    cj_double(&w, c->us);
+    cj_key(&w, "gbps");
+    if (c->gbps > 0) cj_double(&w, c->gbps);
+    else cj_null(&w);
+    cj_key(&w, "note");
+    cj_string(&w, c->note);
+    cj_object_end(&w);
+  }
+  cj_array_end(&w);
+  cj_object_end(&w);
+  cj_end(&w);
 }
 
 /* y[i] = a * x[i] + y[i] for i < len(y); a is a one-element uniform. */
@@ -741,6 +811,9 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
     } else if (cli_opt_flag(argv, i, "--json")) {
       a.json = 1;
       i++;
+    } else if (cli_opt_flag(argv, i, "--jsonl")) {
+      a.json = 2;
+      i++;
     } else {
       return cli_usage(self, "unknown argument '%s'", argv[i]);
     }
@@ -752,6 +825,7 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
   B.json = a.json;
   B.cases = a.cases;
   B.err.struct_size = sizeof B.err;
+  cli_progress_init(&B.progress);
   vyre_host *host = NULL;
   void *saxpy = NULL, *copy = NULL, *sum = NULL;
   size_t saxpy_size = 0, copy_size = 0, sum_size = 0;
@@ -810,6 +884,7 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
   if (!B.json)
     printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
            prof.compute_units);
+  cli_progress_show(&B.progress, "vyre bench: measuring the first case");
   vyre_status st = VYRE_OK;
   if (wanted(&B, "dispatch_resident_1k", CASES_LATENCY))
     st = case_dispatch_resident(&B, (vyre_program_ref)VYRE_PROGRAM_PIPELINE(psaxpy),
@@ -841,12 +916,16 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
               wanted(&B, "compile_warm_hit", CASES_COMPILE) ||
               wanted(&B, "compile_disk_hit", CASES_COMPILE)))
     st = case_compile(&B, host, a.device, B.cpu ? 10 : 30, a.iters ? a.iters : 1000);
+  cli_progress_show(&B.progress, NULL);
   if (st) {
     rc = cli_fail(self, "%s", B.err.message);
     goto done;
   }
+  if (B.json == 1) print_document(&B, &prof);
   rc = CLI_OK;
 done:
+  cli_progress_show(&B.progress, NULL);
+  free(B.done);
   if (B.b) {
     if (psaxpy) B.b->vt->pipeline_release(B.b, psaxpy, NULL);
     if (pcopy) B.b->vt->pipeline_release(B.b, pcopy, NULL);
@@ -863,7 +942,7 @@ done:
 const cli_command cli_cmd_bench = {
     "bench",
     "bench [--backend ID] [--device N] [--cases LIST] [--sizes N,N,...] [--iters N] "
-    "[--xfer-mib N] [--json]",
+    "[--xfer-mib N] [--json | --jsonl]",
     "measure dispatch latency, memory bandwidth, host transfers and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
     "latency:\n"
@@ -905,7 +984,16 @@ const cli_command cli_cmd_bench = {
     "                 on a GPU, 100 on a CPU; compile_warm_hit 1000)\n"
     "  --xfer-mib N   size S of the transfer cases in MiB (default 1024 on a GPU;\n"
     "                 on a CPU backend none unless given; 0: none)\n"
-    "  --json         one JSON object per case, as bench/peers.py prints\n",
+    "  --json         one JSON object: the backend, its device and every case\n"
+    "                 (docs/schemas/vyre-bench.schema.json)\n"
+    "  --jsonl        one JSON object per case and line, as bench/peers.py prints\n"
+    "                 (each as an element of --json's \"cases\")\n\n"
+    "When stderr is a terminal, a progress line there counts the cases done.\n\n"
+    "exit status:\n"
+    "  0  every selected case was measured\n"
+    "  1  the backend cannot be used, lacks pipelines or sequences, or a case\n"
+    "     failed\n"
+    "  2  the command line is wrong\n",
     run_bench,
     NULL,
 };
