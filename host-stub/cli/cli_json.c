@@ -9,6 +9,8 @@ static unsigned stdout_documents;
 
 unsigned cj_stdout_documents(void) { return stdout_documents; }
 
+void cj_count_stdout_document(void) { stdout_documents++; }
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when
  * it is not one: overlong forms, surrogates and code points past
  * U+10FFFF are invalid (RFC 3629). */

@@ -57,5 +57,8 @@ void cj_escape(FILE *f, const char *s, size_t n);
 
 /* How many documents were begun on stdout by this process. */
 unsigned cj_stdout_documents(void);
+/* Count a document written to stdout by other code (the conformance
+ * report). */
+void cj_count_stdout_document(void);
 
 #endif /* VYRE_CLI_JSON_H */

@@ -12,10 +12,12 @@ vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size
                          vyre_error *err) {
   *data = NULL;
   *size = 0;
-  FILE *f = fopen(path, "rb");
+  int is_stdin = strcmp(path, "-") == 0; /* "-" is standard input */
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
   if (!f)
     return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
                           strerror(errno));
+  if (is_stdin) path = "<stdin>";
   strbuf b = {0};
   char chunk[65536];
   size_t n;
@@ -25,7 +27,7 @@ vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size
                     f)) > 0)
     sb_append(&b, chunk, n);
   int bad = ferror(f);
-  fclose(f);
+  if (!is_stdin) fclose(f);
   if (!bad && !b.failed && b.len > max) {
     sb_free(&b);
     return vyre_error_set(err, VYRE_LIMIT, 0,
