@@ -182,7 +182,7 @@ static void print_man_overview(FILE *f) {
     if (commands[i]->alias) {
       fputs(" (also \\(ga", f);
       roff_escape(f, commands[i]->alias, strlen(commands[i]->alias));
-      fputs("\\(aq)", f);
+      fputs("\\(ga)", f);
     }
     fputc('\n', f);
   }
@@ -287,6 +287,8 @@ static void error_prefix(const char *name) {
   cli_paint(stderr, CLI_SGR_ERROR, prefix);
   fputc(' ', stderr);
 }
+
+void cli_error_prefix(const cli_command *cmd) { error_prefix(cmd->name); }
 
 static void report(const cli_command *cmd, int code, const char *fmt, va_list ap) {
   char message[4096];

@@ -57,6 +57,9 @@ int cli_usage(const cli_command *cmd, const char *fmt, ...)
  * a command that prints an error itself calls it too. */
 void cli_error_record(int code, const char *message);
 
+/* Print "vyre CMD: " to stderr, in the error color (--color). */
+void cli_error_prefix(const cli_command *cmd);
+
 /* Print "vyre CMD: <message>" to stderr; returns CLI_FAIL. */
 int cli_fail(const cli_command *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -100,8 +100,9 @@ const cli_command cli_cmd_disasm = {
     "disasm IN [-o OUT]",
     "print a program (binary, or text to canonicalise) as canonical text",
     "IN may be binary (.vyrb) or text (.vyre; it is assembled first, so the output\n"
-    "is its canonical form).  The text goes to stdout unless -o OUT is given;\n"
-    "assembling it gives back identical bytes.\n\n"
+    "is its canonical form); \"-\" reads stdin.  The text goes to stdout unless\n"
+    "-o OUT is given (-o - is stdout too); assembling it gives back identical\n"
+    "bytes.\n\n"
     "exit status:\n"
     "  0  the text was written\n"
     "  1  the program is invalid, or a file cannot be read or written\n"

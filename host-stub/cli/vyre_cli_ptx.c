@@ -135,7 +135,7 @@ const cli_command cli_cmd_emit_ptx = {
     "emit-ptx PROGRAM --arch sm_XY [--ulp N] [--wg X,Y,Z] [--no-fastpath] [--info] [-o OUT]",
     "print the PTX the CUDA backend generates for a program (no GPU needed)",
     "PROGRAM is text or binary (\"-\" = stdin).  The PTX goes to stdout unless -o OUT\n"
-    "is given.\n\n"
+    "is given (-o - is stdout too).\n\n"
     "options:\n"
     "  --arch sm_XY      target compute capability: sm_90, sm_100, 9.0, ...\n"
     "  --ulp N           ulp budget for transcendentals (default 0 = strict, which\n"

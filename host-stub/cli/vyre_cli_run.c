@@ -717,7 +717,8 @@ static int run_run(const cli_command *self, int argc, char **argv) {
              "order", a.program, prog->input_count, prog->input_count == 1 ? "" : "s",
              a.input_count);
     cli_error_record(CLI_USAGE, message);
-    fprintf(stderr, "vyre run: %s:\n", message);
+    cli_error_prefix(self);
+    fprintf(stderr, "%s:\n", message);
     list_inputs(prog, stderr);
     rc = CLI_USAGE;
     goto done;

@@ -1,7 +1,10 @@
 # tests/cli/local.mk -- the `vyre` command end to end (shell; no Check needed) and the examples/ programs checked against examples/data.
 # Under `make check-valgrind` they run vyre itself under memcheck.
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test \
-	tests/cli/cli_plugins.test tests/cli/cli_hostile.test
+	tests/cli/cli_plugins.test tests/cli/cli_hostile.test tests/cli/cli_json.test \
+	tests/cli/cli_term.test tests/cli/cli_man.test
+EXTRA_DIST += tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test \
+	tests/json_schema_check.py
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_hostile.test tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
 	tests/cli/cli_plugins.test \
 	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh \
