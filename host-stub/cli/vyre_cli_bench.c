@@ -53,7 +53,7 @@ static uint32_t case_group(const char *p, size_t n) {
 typedef struct bench_case {
   char name[48];
   double us, gbps;
-  const char *note;
+  char note[256]; /* a copy: some notes are built on the case's stack */
 } bench_case;
 
 typedef struct bench {
@@ -148,7 +148,7 @@ static void report(bench *B, const char *name, double us, double bytes, const ch
     snprintf(c->name, sizeof c->name, "%s", name);
     c->us = us;
     c->gbps = gbps;
-    c->note = note;
+    snprintf(c->note, sizeof c->note, "%s", note);
   }
   snprintf(line, sizeof line, "vyre bench: %u case%s done, the last %s", B->done_count,
            B->done_count == 1 ? "" : "s", name);
