@@ -591,8 +591,10 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
     cf_target *t = &targets[k];
     r->t = t;
     static_checks(r);
-    fprintf(o->out, "\nbackend %s %s (%s)\n  static checks: %s: %s\n", t->id, t->version,
-            t->path[0] ? t->path : "?", r->static_ok ? "ok" : "FAILED", r->static_note);
+    fprintf(o->out, "\nbackend %s %s (%s)\n  static checks: ", t->id, t->version,
+            t->path[0] ? t->path : "?");
+    paint(o, r->static_ok ? "32" : "1;31", r->static_ok ? "ok" : "FAILED");
+    fprintf(o->out, ": %s\n", r->static_note);
     if (!r->static_ok) exit_code = 1;
     if (!t->backend) {
       fprintf(o->out, "  SKIPPED: %s\n", t->reason[0] ? t->reason : "no instance");
@@ -752,7 +754,8 @@ int cf_coverage_run(const cf_options *o, const cf_target *targets, uint32_t nt, 
     if (cp.cases[i]) {
       cf_coverage_add(cov, cp.cases[i]->decoded);
     } else {
-      fprintf(o->out, "FAIL %s: %s\n", cp.paths[i], cp.errors[i]);
+      paint(o, "1;31", "FAIL");
+      fprintf(o->out, " %s: %s\n", cp.paths[i], cp.errors[i]);
       exit_code = 1;
     }
   }
