@@ -17,3 +17,12 @@ EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/reduce.vyre examples/scan.vyre examples/matmul.vyre examples/bitonic_step.vyre \
 	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
 	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre
+
+# The JSON writer behind every --json (host-stub/cli/cli_json.c), on its own.
+if HAVE_CHECK
+check_PROGRAMS += tests/cli/check_cli_json
+TESTS += tests/cli/check_cli_json
+tests_cli_check_cli_json_SOURCES = tests/cli/check_cli_json.c host-stub/cli/cli_json.c
+tests_cli_check_cli_json_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_cli_check_cli_json_LDADD = $(CHECK_LIBS) -lm
+endif
