@@ -808,11 +808,12 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
         return cli_usage(self, "--cases takes groups (latency, bandwidth, transfer, compile, all) "
                                "or case names or prefixes, comma-separated");
       a.cases = val;
-    } else if (cli_opt_flag(argv, i, "--json")) {
-      a.json = 1;
-      i++;
-    } else if (cli_opt_flag(argv, i, "--jsonl")) {
-      a.json = 2;
+    } else if (cli_opt_flag(argv, i, "--json") || cli_opt_flag(argv, i, "--jsonl")) {
+      int want = argv[i][6] == 'l' ? 2 : 1;
+      if (a.json && a.json != want)
+        return cli_usage(self, "--json and --jsonl exclude each other. Fix: --json for one "
+                               "document, --jsonl for a line per case");
+      a.json = want;
       i++;
     } else {
       return cli_usage(self, "unknown argument '%s'", argv[i]);
