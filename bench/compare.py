@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare.py -- a Markdown ratio table from `vyre bench --json` and bench/peers.py lines.
+"""compare.py -- a Markdown ratio table from `vyre bench --jsonl` and bench/peers.py lines.
 
 usage: compare.py FILE...   (JSON lines: {"peer", "case", "median_us", "gbps"?})
 Latency cases: lower is better, ratio = peer time / vyre time (> 1: vyre faster).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """peers.py -- the same measurements as `vyre bench`, on PyTorch and CuPy, for ratio tables.
 
-Each case matches one case of `vyre bench --json` by name:
+Each case matches one case of `vyre bench --jsonl` by name:
   dispatch_resident_1k   y = a*x + y on 1024 resident f32, launch + synchronise, host wall median
   roundtrip_1k           1024 f32 host -> device, y = a*x + y, device -> host, host wall median
   sequence_1k_x100       100 queued launches of the 1k case, one synchronise: per launch

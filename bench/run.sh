@@ -31,7 +31,7 @@ part() { # part NAME COMMAND...: JSON lines to NAME.jsonl, stderr to NAME.log
 }
 
 part floor "$build/bench/floor" --sizes "$sizes"
-part vyre "$vyre" bench --backend cuda --sizes "$sizes" --json
+part vyre "$vyre" bench --backend cuda --sizes "$sizes" --jsonl
 part compute "$here/compute.sh" "$build"
 PYTHONUNBUFFERED=1 part peers python3 "$here/peers.py" $(echo "$sizes" | tr , ' ')
 if [ -x "$build/bench/workloads/workloads" ]; then

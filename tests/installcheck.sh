@@ -6,7 +6,9 @@
 #  3. the installed `vyre conform` finds the installed reference backend and corpus;
 #  4. examples/host, built from the installed headers and libraries with
 #     `pkg-config --cflags --libs vyre-host` alone, runs and checks its results;
-#  5. examples/plugin-template, built the same way, passes `vyre conform --plugin`.
+#  5. examples/plugin-template, built the same way, passes `vyre conform --plugin`;
+#  6. the manual pages are installed, one per command, and `man vyre` finds
+#     vyre(1) with MANPATH at the prefix (when man is present).
 # With DESTDIR the tree is not where it was configured to live: the run
 # points the dynamic linker, pkg-config, the plugin search and the corpus
 # there (LD_LIBRARY_PATH, PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR,
@@ -14,7 +16,7 @@
 # must find its plugins and corpus unaided.
 # Called by installcheck-local (Makefile.am), which passes the directories
 # and tools in the environment.
-for v in bindir libdir includedir docdir plugindir conformdir abs_top_builddir abs_top_srcdir CC MAKE; do
+for v in bindir libdir includedir docdir mandir plugindir conformdir abs_top_builddir abs_top_srcdir CC MAKE; do
   eval "test -n \"\${$v}\"" || { echo "installcheck: $v is not set. Fix: run make installcheck"; exit 1; }
 done
 D=${DESTDIR}
@@ -103,4 +105,14 @@ lib=0
 rc=$?
 grep -e 'static checks' -e '^  total' -e '^conform' -e 'FAIL' -e 'UNTESTED' "$tmp/log" | sed 's/^ */  /'
 [ $rc = 0 ] || { cat "$tmp/log"; fail "vyre conform --plugin rejects examples/plugin-template"; }
+# 6. Manual pages.
+for cmd in "" $(installed "$D$bindir/vyre" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p'); do
+  page=vyre${cmd:+-$cmd}.1
+  test -f "$D$mandir/man1/$page" || fail "$page is not installed in $D$mandir/man1"
+done
+if command -v man >/dev/null 2>&1; then
+  MANPATH=$D$mandir man -w vyre >/dev/null 2>&1 || fail "man vyre does not find vyre(1) with MANPATH=$D$mandir"
+  MANPATH=$D$mandir MANPAGER=cat PAGER=cat man vyre 2>/dev/null | grep -q 'vyre-conform' ||
+    fail "man vyre does not show the page"
+fi
 echo "installcheck: the installed tree works on its own"

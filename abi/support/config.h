@@ -38,7 +38,9 @@
   X(PTX_DUMP_DIR, "VYRE_PTX_DUMP_DIR", PATH)                     \
   X(CONFORM_CORPUS, "VYRE_CONFORM_CORPUS", PATH)                 \
   X(SRC_DIR, "VYRE_SRC_DIR", PATH)                               \
-  X(PTXAS, "PTXAS", PATH)
+  X(PTXAS, "PTXAS", PATH)                                        \
+  X(NO_COLOR, "NO_COLOR", TEXT)                                  \
+  X(TERM, "TERM", TEXT)
 
 typedef enum vyre__env_id {
 #define VYRE__ENV_ID_(id, name, kind) VYRE__ENV_##id,

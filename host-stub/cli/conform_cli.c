@@ -6,6 +6,8 @@
 #include "config.h"
 #include "abi/support/config.h"
 #include "host-stub/conform/conform.h"
+#include "cli_json.h"
+#include "cli_term.h"
 #include "conform_cli.h"
 #include "vyre_cli.h"
 
@@ -210,6 +212,10 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return CLI_USAGE;
+    } else if (cli_opt_flag(argv, i, "--json") &&
+               (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != '\0'))) {
+      o.json_path = "-"; /* --json alone: the report on stdout */
+      i++;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--json", &o.json_path)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--junit", &o.junit_path)) != 0) {
@@ -238,6 +244,30 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   if (replay && (coverage || o.certificate_path || o.json_path || o.junit_path))
     return cli_usage(self, "--replay runs one capsule: --coverage, --certificate, --json and "
                            "--junit do not apply");
+  if (coverage && (o.certificate_path || o.json_path || o.junit_path))
+    return cli_usage(self, "--coverage prints a table: --certificate, --json and --junit do not "
+                           "apply. Fix: run them without --coverage");
+  /* "-" is stdout: one report may take it, and the log moves to stderr. */
+  const char *const reports[] = {o.json_path, o.junit_path, o.certificate_path};
+  const char *const report_names[] = {"--json", "--junit", "--certificate"};
+  int on_stdout = -1;
+  for (int k = 0; k < 3; k++) {
+    if (!reports[k] || strcmp(reports[k], "-") != 0) continue;
+    if (on_stdout >= 0)
+      return cli_usage(self, "%s and %s both write to stdout ('-'). Fix: give one of them a file",
+                       report_names[on_stdout], report_names[k]);
+    on_stdout = k;
+  }
+  if (on_stdout >= 0) o.out = stderr;
+  unsigned stdout_reports = 0;
+  o.stdout_reports = &stdout_reports;
+  cli_progress progress;
+  cli_progress_init(&progress);
+  if (progress.on) {
+    o.progress = cli_progress_callback;
+    o.progress_ctx = &progress;
+  }
+  o.color = cli_color_on(o.out);
   if (!o.corpus_dir) o.corpus_dir = default_corpus();
   /* --coverage alone looks at the corpus and every op; with a backend,
    * at the ops it claims. */
@@ -253,15 +283,17 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   if (coverage) rc = cf_coverage_run(&o, s.targets, s.count, &err);
   else if (replay) rc = cf_replay_run(&o, replay, s.targets, s.count, s.reference, &err);
   else rc = cf_conform_run(&o, s.targets, s.count, s.reference, &err);
+  cli_progress_show(&progress, NULL);
   fflush(stdout);
-  if (rc != 0 && err.message[0]) fprintf(stderr, "vyre conform: %s\n", err.message);
+  if (stdout_reports) cj_count_stdout_document();
+  if (rc != 0 && err.message[0]) cli_fail(self, "%s", err.message);
   ccli_close(&s);
   return rc == 2 ? CLI_FAIL : rc;
 }
 
 const cli_command cli_cmd_conform = {
     "conform",
-    "conform [--backend ID | --all | --plugin FILE] [--filter PATTERN] [--json FILE] "
+    "conform [--backend ID | --all | --plugin FILE] [--filter PATTERN] [--json [FILE]] "
     "[--junit FILE] [--corpus DIR] [--replay FILE] [--certificate FILE] [--coverage]",
     "certify a backend against the reference backend over the conformance corpus",
     "Runs every case of the corpus (docs/conformance.md) on the backend and on the\n"
@@ -283,18 +315,27 @@ const cli_command cli_cmd_conform = {
     "                      $VYRE_SRC_DIR/tests/conformance, else ./tests/conformance,\n"
     "                      else the installed corpus)\n"
     "  --filter PATTERN    only cases whose CATEGORY/NAME matches (glob, or substring)\n"
-    "  --json FILE         a machine-readable report of every case\n"
+    "  --json [FILE]       the report of every case as JSON, to FILE or, alone\n"
+    "                      or as --json -, to stdout\n"
+    "                      (docs/schemas/vyre-conform.schema.json)\n"
     "  --junit FILE        a JUnit XML report\n"
     "  --certificate FILE  write the certificate JSON (one backend)\n"
+    "A report written to stdout (\"-\"; one at most) moves the log to stderr.\n"
     "  --capsules DIR      where failing cases are written (default conform-failures/)\n"
     "  --no-minimize       do not shrink failing cases\n"
     "  --minimize-tries N  runs the minimizer may spend per failure (default 1000)\n"
-    "  --replay FILE       re-run a capsule (any case file); with --minimize also\n"
-    "                      write FILE.min.vyre\n"
+    "  --replay FILE       re-run a capsule (any case file; \"-\": stdin); unless\n"
+    "                      --no-minimize, a mismatch also writes FILE.min.vyre\n"
+    "                      (stdin.min.vyre for stdin)\n"
     "  --coverage          which ops and types the corpus exercises; fails when an\n"
     "                      op the backend claims (every op, without a backend) is not\n"
-    "  --verbose, -v       one line per case\n\n"
-    "exit status: 0 nothing failed (skips are fine), 1 a failure, 2 bad usage.\n"
+    "  --verbose, -v       one line per case\n"
+    "When stderr is a terminal, a progress line there counts the cases.\n\n"
+    "exit status:\n"
+    "  0  nothing failed (skips are fine)\n"
+    "  1  a case, a static check or a report failed, the corpus cannot be read,\n"
+    "     or the backend or the reference cannot be used\n"
+    "  2  the command line is wrong\n\n"
     "examples:\n"
     "  vyre conform --backend cuda --certificate docs/certificates/cuda-h100.json\n"
     "  vyre conform --all --filter 'ops.*' --junit conform.xml\n"

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "abi/support/config.h"
+#include "cli_json.h"
+#include "cli_term.h"
 #include "conform_cli.h"
 #include "host-stub/fuzz/fuzz.h"
 
@@ -28,6 +30,53 @@ static const struct {
     {"bf16", PROGEN_NO_BF16},
 };
 
+/* fuzz --json: one object (docs/schemas/vyre-fuzz.schema.json). */
+static void print_summary(const fz_options *o, const fz_summary *r, const cf_target *t) {
+  cj_writer w;
+  char flags[16];
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  cj_key(&w, "mode");
+  cj_string(&w, t ? "backend" : "ptxas");
+  cj_key(&w, "backend");
+  cj_string(&w, t ? t->id : NULL);
+  cj_key(&w, "arch");
+  cj_string(&w, t ? NULL : o->arch);
+  cj_key(&w, "seed");
+  cj_uint(&w, o->seed);
+  cj_key(&w, "start");
+  cj_uint(&w, o->start);
+  cj_key(&w, "count");
+  cj_uint(&w, o->count);
+  cj_key(&w, "programs");
+  cj_uint(&w, r->programs);
+  cj_key(&w, "mismatches");
+  cj_uint(&w, r->mismatches);
+  cj_key(&w, "failures");
+  cj_uint(&w, r->failures);
+  cj_key(&w, "traps");
+  cj_uint(&w, r->traps);
+  cj_key(&w, "skipped");
+  cj_uint(&w, r->skipped);
+  cj_key(&w, "refused");
+  cj_uint(&w, r->refused);
+  cj_key(&w, "kernels");
+  cj_uint(&w, r->kernels);
+  cj_key(&w, "ptxas_failures");
+  cj_uint(&w, r->ptxas_failures);
+  cj_key(&w, "generator_flags");
+  snprintf(flags, sizeof flags, "0x%x", r->flags);
+  cj_string(&w, flags);
+  cj_key(&w, "stopped_at_max_failures");
+  cj_bool(&w, r->stopped);
+  cj_key(&w, "capsule_dir");
+  cj_string(&w, o->capsule_dir ? o->capsule_dir : "fuzz-failures");
+  cj_key(&w, "seconds");
+  cj_double(&w, r->seconds);
+  cj_object_end(&w);
+  cj_end(&w);
+}
+
 static int run_fuzz(const cli_command *self, int argc, char **argv) {
   /* Line-buffered, so a run cut short by a time limit keeps its log. */
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -42,6 +91,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   o.ptxas = vyre__env(VYRE__ENV_PTXAS);
   if (!o.ptxas) o.ptxas = "ptxas";
   const ccli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
+  int json = 0;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int r;
@@ -72,6 +122,9 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
                                "grid-barrier, atomics, subgroup, workgroup-memory, atomic64, "
                                "f16, bf16", v);
       o.flags |= features[k].flag;
+    } else if (cli_opt_flag(argv, i, "--json")) {
+      json = 1;
+      i++;
     } else if (cli_opt_flag(argv, i, "--ptxas")) {
       o.ptxas_mode = 1;
       i++;
@@ -84,15 +137,30 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   if (sel.backend && sel.plugin) return cli_usage(self, "--backend and --plugin exclude each other");
   if (o.start + o.count < o.start) return cli_usage(self, "--start + --count overflows");
   sel.no_target = o.ptxas_mode;
+  /* --json: the log goes to stderr, the summary is stdout's document. */
+  fz_summary summary;
+  if (json) {
+    o.out = stderr;
+    o.summary = &summary;
+  }
+  cli_progress progress;
+  cli_progress_init(&progress);
+  if (progress.on) {
+    o.progress = cli_progress_callback;
+    o.progress_ctx = &progress;
+  }
+  o.color = cli_color_on(o.out);
   ccli_session s;
   int rc = ccli_open(self, &sel, &s);
   if (rc == CLI_OK) {
     vyre_error err = VYRE_ERROR_INIT;
     rc = fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
+    cli_progress_show(&progress, NULL);
     fflush(stdout);
     if (rc == 2) {
-      fprintf(stderr, "vyre fuzz: %s\n", err.message);
-      rc = CLI_FAIL;
+      rc = cli_fail(self, "%s", err.message);
+    } else if (json) {
+      print_summary(&o, &summary, o.ptxas_mode ? NULL : &s.targets[0]);
     }
   }
   ccli_close(&s);
@@ -101,7 +169,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
 
 const cli_command cli_cmd_fuzz = {
     "fuzz",
-    "fuzz [--backend ID | --plugin FILE | --ptxas] [--seed S] [--count N] [--start I]",
+    "fuzz [--backend ID | --plugin FILE | --ptxas] [--seed S] [--count N] [--start I] [--json]",
     "differential fuzzing: random valid programs on a backend and the reference",
     "Generates random VALID, race-free programs (expression trees over every type\n"
     "and op, control flow, small loops, in/out-of-bounds loads and stores,\n"
@@ -128,8 +196,17 @@ const cli_command cli_cmd_fuzz = {
     "                     the codegen and assemble it with ptxas (batched)\n"
     "  --ptxas-bin PATH   the ptxas to run (default $PTXAS, else ptxas on PATH)\n"
     "  --arch sm_XY       the ptxas target (default sm_90)\n"
-    "  --work-dir DIR     where ptxas batch files go (failing ones are kept)\n\n"
-    "exit status: 0 no mismatch, 1 mismatches or failures, 2 bad usage.\n"
+    "  --work-dir DIR     where ptxas batch files go (failing ones are kept)\n"
+    "  --json             the log to stderr, and on stdout one JSON object that\n"
+    "                     counts what the run did\n"
+    "                     (docs/schemas/vyre-fuzz.schema.json)\n"
+    "  --verbose, -v      a count every 100 programs (else every 1000)\n"
+    "  --minimize-tries N runs the minimizer may spend per mismatch (default 1000)\n"
+    "When stderr is a terminal, a progress line there counts the programs.\n\n"
+    "exit status:\n"
+    "  0  no mismatch and no other failure\n"
+    "  1  mismatches or other failures, or the backend cannot be fuzzed\n"
+    "  2  the command line is wrong\n\n"
     "examples:\n"
     "  vyre fuzz --backend cuda --seed 1 --count 20000\n"
     "  vyre fuzz --ptxas --seed 7 --count 500\n",

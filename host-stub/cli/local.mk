@@ -1,10 +1,11 @@
 # host-stub/cli/local.mk -- the `vyre` command.  New commands: one vyre_cli_NAME.c each (vyre_cli.h).
 bin_PROGRAMS += host-stub/cli/vyre
-noinst_HEADERS += host-stub/cli/vyre_cli.h host-stub/cli/conform_cli.h
+noinst_HEADERS += host-stub/cli/vyre_cli.h host-stub/cli/conform_cli.h host-stub/cli/cli_json.h \
+	host-stub/cli/cli_term.h
 host_stub_cli_vyre_SOURCES = host-stub/cli/vyre_cli.c host-stub/cli/vyre_cli_list.c \
 	host-stub/cli/vyre_cli_run.c host-stub/cli/vyre_cli_asm.c host-stub/cli/vyre_cli_ptx.c \
 	host-stub/cli/vyre_cli_bench.c host-stub/cli/conform_cli.c host-stub/cli/fuzz_cli.c \
-	host-stub/cli/vyre_cli_devices.c
+	host-stub/cli/vyre_cli_devices.c host-stub/cli/cli_json.c host-stub/cli/cli_term.c
 host_stub_cli_vyre_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
@@ -26,3 +27,25 @@ demo: host-stub/cli/vyre $(plugin_LTLIBRARIES)
 # `vyre conform` reads the installed corpus (tests/conform/local.mk installs
 # it) when neither --corpus nor the environment names one.
 host_stub_cli_vyre_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_CONFORM_CORPUS_DIR='"$(pkgdatadir)/conformance"'
+
+# Manual pages: vyre(1) and vyre-COMMAND(1), rendered by the vyre just
+# built from the very strings its --help prints (`vyre help --man`), so the
+# two cannot disagree; tests/cli/cli_man.test checks one page per command
+# and that each page says what --help says.  Built, not distributed.
+VYRE_MAN_PAGES = host-stub/cli/vyre.1 host-stub/cli/vyre-list.1 host-stub/cli/vyre-info.1 \
+	host-stub/cli/vyre-run.1 host-stub/cli/vyre-asm.1 host-stub/cli/vyre-disasm.1 \
+	host-stub/cli/vyre-emit-ptx.1 host-stub/cli/vyre-bench.1 host-stub/cli/vyre-conform.1 \
+	host-stub/cli/vyre-fuzz.1 host-stub/cli/vyre-help.1 host-stub/cli/vyre-version.1
+nodist_man1_MANS = $(VYRE_MAN_PAGES)
+CLEANFILES += $(VYRE_MAN_PAGES)
+$(VYRE_MAN_PAGES): host-stub/cli/vyre$(EXEEXT)
+	$(AM_V_GEN)page=`basename $@ .1`; command=`echo "$$page" | sed -n 's/^vyre-//p'`; \
+	  host-stub/cli/vyre help --man $$command > $@-t && mv -f $@-t $@
+
+# The command line's reference and the schemas of its --json documents.
+dist_doc_DATA += docs/cli.md
+vyreschemadir = $(docdir)/schemas
+dist_vyreschema_DATA = docs/schemas/vyre-list.schema.json docs/schemas/vyre-info.schema.json \
+	docs/schemas/vyre-run.schema.json docs/schemas/vyre-conform.schema.json \
+	docs/schemas/vyre-fuzz.schema.json docs/schemas/vyre-bench.schema.json \
+	docs/schemas/vyre-error.schema.json

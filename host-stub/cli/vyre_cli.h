@@ -51,6 +51,15 @@ int cli_usage(const cli_command *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Keep `message` (code: CLI_FAIL or CLI_USAGE) as the run's error
+ * when none was kept yet: `--json` prints the first one as the error
+ * document (docs/cli.md, "JSON output").  cli_usage and cli_fail call it;
+ * a command that prints an error itself calls it too. */
+void cli_error_record(int code, const char *message);
+
+/* Print "vyre CMD: " to stderr, in the error color (--color). */
+void cli_error_prefix(const cli_command *cmd);
+
 /* Print "vyre CMD: <message>" to stderr; returns CLI_FAIL. */
 int cli_fail(const cli_command *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -112,7 +121,7 @@ vyre_status cli_open_host(vyre_host **host, vyre_error *err);
 /* Capability bits as names separated by spaces ("none" when 0). */
 void cli_format_caps(uint64_t caps, char *out, size_t size);
 
-/* JSON string literal of s (quotes included) to f. */
+/* JSON string literal of s (quotes included; NULL: null) to f (cli_json.h). */
 void cli_json_string(FILE *f, const char *s);
 
 /*

@@ -65,8 +65,10 @@ const cli_command cli_cmd_asm = {
     "assemble a text program (.vyre) into the binary format (.vyrb)",
     "IN and OUT may be \"-\" for stdin/stdout.  The program is validated; errors read\n"
     "FILE:LINE:COL: what is wrong. Fix: how.\n\n"
-    "exit status: 0, 1 when the text is wrong or a file cannot be read or written,\n"
-    "2 for a wrong command line.\n",
+    "exit status:\n"
+    "  0  the program was assembled and written\n"
+    "  1  the text is wrong, or a file cannot be read or written\n"
+    "  2  the command line is wrong\n",
     run_asm,
     NULL,
 };
@@ -98,10 +100,13 @@ const cli_command cli_cmd_disasm = {
     "disasm IN [-o OUT]",
     "print a program (binary, or text to canonicalise) as canonical text",
     "IN may be binary (.vyrb) or text (.vyre; it is assembled first, so the output\n"
-    "is its canonical form).  The text goes to stdout unless -o OUT is given;\n"
-    "assembling it gives back identical bytes.\n\n"
-    "exit status: 0, 1 when the program is invalid or a file fails, 2 for a wrong\n"
-    "command line.\n",
+    "is its canonical form); \"-\" reads stdin.  The text goes to stdout unless\n"
+    "-o OUT is given (-o - is stdout too); assembling it gives back identical\n"
+    "bytes.\n\n"
+    "exit status:\n"
+    "  0  the text was written\n"
+    "  1  the program is invalid, or a file cannot be read or written\n"
+    "  2  the command line is wrong\n",
     run_disasm,
     "dis",
 };

@@ -10,6 +10,8 @@
 #include "host-stub/fuzz/progen.h"
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
+#include "cli_json.h"
+#include "cli_term.h"
 #include "vyre_cli.h"
 
 #define MAX_SIZES 8
@@ -23,7 +25,7 @@ typedef struct bench_args {
   uint32_t xfer_mib; /* host transfer cases' size in MiB (0: none) */
   int xfer_mib_set;  /* else by backend: 1024 on a GPU, none on a CPU */
   const char *cases; /* comma-separated case names or prefixes; NULL = all */
-  int json;
+  int json;          /* 1 --json (one document), 2 --jsonl (a line per case) */
   int all_devices; /* --device all: the suite on every device in turn */
 } bench_args;
 
@@ -48,11 +50,21 @@ static uint32_t case_group(const char *p, size_t n) {
   return 0;
 }
 
+/* One measured case, kept for the --json document. */
+typedef struct bench_case {
+  char name[48];
+  double us, gbps;
+  char note[256]; /* a copy: some notes are built on the case's stack */
+} bench_case;
+
 typedef struct bench {
   const cli_command *cmd;
   vyre_backend *b;
   const char *id;
-  int json;
+  int json; /* as bench_args.json */
+  bench_case *done;
+  uint32_t done_count, done_cap;
+  cli_progress progress;
   int cpu; /* the backend is a CPU: fewer, smaller runs */
   const char *cases;
   int device; /* tagged in the JSON objects under --device all; else -1 */
@@ -123,7 +135,28 @@ static double median(double *v, uint32_t n) {
 
 static void report(bench *B, const char *name, double us, double bytes, const char *note) {
   double gbps = bytes > 0 && us > 0 ? bytes / (us * 1e-6) / 1e9 : 0;
-  if (B->json) {
+  char line[96];
+  cli_progress_show(&B->progress, NULL);
+  if (B->done_count == B->done_cap) {
+    uint32_t cap = B->done_cap ? B->done_cap * 2 : 32;
+    bench_case *grown = realloc(B->done, cap * sizeof *grown);
+    if (grown) {
+      B->done = grown;
+      B->done_cap = cap;
+    }
+  }
+  if (B->done_count < B->done_cap) {
+    bench_case *c = &B->done[B->done_count++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->us = us;
+    c->gbps = gbps;
+    snprintf(c->note, sizeof c->note, "%s", note);
+  }
+  snprintf(line, sizeof line, "vyre bench: %u case%s done, the last %s", B->done_count,
+           B->done_count == 1 ? "" : "s", name);
+  if (B->json == 1) {
+    /* The document comes at the end (print_document). */
+  } else if (B->json) {
     printf("{\"peer\":\"vyre-%s\",\"case\":\"%s\",\"median_us\":%.3f", B->id, name, us);
     if (gbps > 0) printf(",\"gbps\":%.1f", gbps);
     if (B->device >= 0) printf(",\"device\":%d", B->device);
@@ -134,6 +167,47 @@ static void report(bench *B, const char *name, double us, double bytes, const ch
     printf("  %-26s %12.3f us %15s  %s\n", name, us, "", note);
   }
   fflush(stdout);
+  cli_progress_show(&B->progress, line);
+}
+
+/* bench --json: the whole run as one object (docs/schemas/vyre-bench.schema.json). */
+static void print_document(const bench *B, const vyre_device_profile *prof) {
+  cj_writer w;
+  char peer[96];
+  snprintf(peer, sizeof peer, "vyre-%s", B->id);
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  cj_key(&w, "backend");
+  cj_string(&w, B->id);
+  if (B->device >= 0) {
+    cj_key(&w, "ordinal");
+    cj_uint(&w, (uint64_t)B->device);
+  }
+  cj_key(&w, "device");
+  cj_string(&w, prof->name);
+  cj_key(&w, "compute_units");
+  cj_uint(&w, prof->compute_units);
+  cj_key(&w, "cases");
+  cj_array_begin(&w);
+  for (uint32_t i = 0; i < B->done_count; i++) {
+    const bench_case *c = &B->done[i];
+    cj_object_begin(&w);
+    cj_key(&w, "peer");
+    cj_string(&w, peer);
+    cj_key(&w, "case");
+    cj_string(&w, c->name);
+    cj_key(&w, "median_us");
+    cj_double(&w, c->us);
+    cj_key(&w, "gbps");
+    if (c->gbps > 0) cj_double(&w, c->gbps);
+    else cj_null(&w);
+    cj_key(&w, "note");
+    cj_string(&w, c->note);
+    cj_object_end(&w);
+  }
+  cj_array_end(&w);
+  cj_object_end(&w);
+  cj_end(&w);
 }
 
 /* y[i] = a * x[i] + y[i] for i < len(y); a is a one-element uniform. */
@@ -736,10 +810,15 @@ static int bench_all_devices(const cli_command *self, const bench_args *args) {
   bench_args a = *args;
   a.backend = id[0] ? id : args->backend; /* every device of the same backend */
   uint32_t failed = 0;
+  /* --json: one document still, an array of the devices' documents. */
+  if (a.json == 1) printf("[\n");
   for (uint32_t d = 0; d < count; d++) {
     a.device = d;
+    if (a.json == 1 && d) printf(",\n");
+    fflush(stdout);
     if (bench_device(self, &a) != CLI_OK) failed++;
   }
+  if (a.json == 1) printf("]\n");
   if (!a.json)
     printf("vyre bench: %u device%s of backend %s, %u failed\n", count, count == 1 ? "" : "s",
            a.backend ? a.backend : "?", failed);
@@ -775,8 +854,12 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
         return cli_usage(self, "--cases takes groups (latency, bandwidth, transfer, compile, all) "
                                "or case names or prefixes, comma-separated");
       a.cases = val;
-    } else if (cli_opt_flag(argv, i, "--json")) {
-      a.json = 1;
+    } else if (cli_opt_flag(argv, i, "--json") || cli_opt_flag(argv, i, "--jsonl")) {
+      int want = argv[i][6] == 'l' ? 2 : 1;
+      if (a.json && a.json != want)
+        return cli_usage(self, "--json and --jsonl exclude each other. Fix: --json for one "
+                               "document, --jsonl for a line per case");
+      a.json = want;
       i++;
     } else {
       return cli_usage(self, "unknown argument '%s'", argv[i]);
@@ -795,6 +878,7 @@ static int bench_device(const cli_command *self, const bench_args *args) {
   B.cases = a.cases;
   B.device = a.all_devices ? (int)a.device : -1;
   B.err.struct_size = sizeof B.err;
+  cli_progress_init(&B.progress);
   vyre_host *host = NULL;
   void *saxpy = NULL, *copy = NULL, *sum = NULL;
   size_t saxpy_size = 0, copy_size = 0, sum_size = 0;
@@ -856,6 +940,7 @@ static int bench_device(const cli_command *self, const bench_args *args) {
   else if (!B.json)
     printf("vyre bench: backend %s on %s (%u compute units)\n", B.id, prof.name,
            prof.compute_units);
+  cli_progress_show(&B.progress, "vyre bench: measuring the first case");
   vyre_status st = VYRE_OK;
   if (wanted(&B, "dispatch_resident_1k", CASES_LATENCY))
     st = case_dispatch_resident(&B, (vyre_program_ref)VYRE_PROGRAM_PIPELINE(psaxpy),
@@ -887,12 +972,16 @@ static int bench_device(const cli_command *self, const bench_args *args) {
               wanted(&B, "compile_warm_hit", CASES_COMPILE) ||
               wanted(&B, "compile_disk_hit", CASES_COMPILE)))
     st = case_compile(&B, host, a.device, B.cpu ? 10 : 30, a.iters ? a.iters : 1000);
+  cli_progress_show(&B.progress, NULL);
   if (st) {
     rc = cli_fail(self, "%s", B.err.message);
     goto done;
   }
+  if (B.json == 1) print_document(&B, &prof);
   rc = CLI_OK;
 done:
+  cli_progress_show(&B.progress, NULL);
+  free(B.done);
   if (B.b) {
     if (psaxpy) B.b->vt->pipeline_release(B.b, psaxpy, NULL);
     if (pcopy) B.b->vt->pipeline_release(B.b, pcopy, NULL);
@@ -909,7 +998,7 @@ done:
 const cli_command cli_cmd_bench = {
     "bench",
     "bench [--backend ID] [--device N|all] [--cases LIST] [--sizes N,N,...] [--iters N] "
-    "[--xfer-mib N] [--json]",
+    "[--xfer-mib N] [--json | --jsonl]",
     "measure dispatch latency, memory bandwidth, host transfers and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
     "latency:\n"
@@ -945,8 +1034,9 @@ const cli_command cli_cmd_bench = {
     "  --backend ID   backend to measure (default: the best)\n"
     "  --device N     device ordinal (default 0); 'all': the whole suite on each\n"
     "                 device of the backend in turn, each under a heading\n"
-    "                 \"vyre bench: backend ID device N: NAME\" (JSON: a \"device\"\n"
-    "                 member in every object), then (without --json) \"vyre\n"
+    "                 \"vyre bench: backend ID device N: NAME\" (--jsonl: a \"device\"\n"
+    "                 member in every line; --json: an array of one document per\n"
+    "                 device, each with \"ordinal\"), then (text output only) \"vyre\n"
     "                 bench: K devices of backend ID, F failed\"; exit 1 when any\n"
     "                 device failed\n"
     "  --cases LIST   run only these: groups (latency, bandwidth, transfer, compile,\n"
@@ -957,7 +1047,16 @@ const cli_command cli_cmd_bench = {
     "                 on a GPU, 100 on a CPU; compile_warm_hit 1000)\n"
     "  --xfer-mib N   size S of the transfer cases in MiB (default 1024 on a GPU;\n"
     "                 on a CPU backend none unless given; 0: none)\n"
-    "  --json         one JSON object per case, as bench/peers.py prints\n",
+    "  --json         one JSON object: the backend, its device and every case\n"
+    "                 (docs/schemas/vyre-bench.schema.json)\n"
+    "  --jsonl        one JSON object per case and line, as bench/peers.py prints\n"
+    "                 (each as an element of --json's \"cases\")\n\n"
+    "When stderr is a terminal, a progress line there counts the cases done.\n\n"
+    "exit status:\n"
+    "  0  every selected case was measured\n"
+    "  1  the backend cannot be used, lacks pipelines or sequences, or a case\n"
+    "     failed\n"
+    "  2  the command line is wrong\n",
     run_bench,
     NULL,
 };

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vyre/vyre_support.h"
+#include "cli_json.h"
 #include "vyre_cli.h"
 
 static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
@@ -29,39 +30,56 @@ static void print_unknown(const vyre_host_candidate *c, const char *indent) {
 
 static void list_json(vyre_host *host, int chosen, const char *select_error) {
   uint32_t n = vyre_host_backend_count(host);
-  printf("{\"chosen\":");
-  if (chosen >= 0) cli_json_string(stdout, candidate(host, (uint32_t)chosen).id);
-  else printf("null");
-  printf(",\"forced\":");
-  if (vyre_host_forced_id(host)) cli_json_string(stdout, vyre_host_forced_id(host));
-  else printf("null");
+  cj_writer w;
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  cj_key(&w, "chosen");
+  cj_string(&w, chosen >= 0 ? candidate(host, (uint32_t)chosen).id : NULL);
+  cj_key(&w, "forced");
+  cj_string(&w, vyre_host_forced_id(host));
   if (select_error) {
-    printf(",\"error\":");
-    cli_json_string(stdout, select_error);
+    cj_key(&w, "error");
+    cj_string(&w, select_error);
   }
-  printf(",\"candidates\":[");
+  cj_key(&w, "candidates");
+  cj_array_begin(&w);
   for (uint32_t i = 0; i < n; i++) {
     vyre_host_candidate c = candidate(host, i);
-    printf("%s{\"id\":", i ? "," : "");
-    cli_json_string(stdout, c.id);
-    printf(",\"status\":\"%s\",\"chosen\":%s,\"version\":", vyre_host_status_name(c.status),
-           (int)i == chosen ? "true" : "false");
-    cli_json_string(stdout, c.version);
-    printf(",\"precedence\":%d,\"abi\":", c.precedence);
-    if (c.abi_major) printf("\"%u.%u\"", c.abi_major, c.abi_minor);
-    else printf("null");
-    printf(",\"path\":");
-    cli_json_string(stdout, c.path);
-    printf(",\"origin\":\"%s\",\"description\":", vyre_host_origin_name(c.origin));
-    cli_json_string(stdout, c.description);
-    printf(",\"reason\":");
-    cli_json_string(stdout, c.reason);
-    printf(",\"extensions\":");
-    cli_json_string(stdout, c.extensions ? c.extensions : "");
-    printf(",\"unknown_ops\":%u,\"unknown_capabilities\":\"0x%llx\"}", c.unknown_op_count,
-           (unsigned long long)c.unknown_capabilities);
+    char text[64];
+    cj_object_begin(&w);
+    cj_key(&w, "id");
+    cj_string(&w, c.id);
+    cj_key(&w, "status");
+    cj_string(&w, vyre_host_status_name(c.status));
+    cj_key(&w, "chosen");
+    cj_bool(&w, (int)i == chosen);
+    cj_key(&w, "version");
+    cj_string(&w, c.version);
+    cj_key(&w, "precedence");
+    cj_int(&w, c.precedence);
+    cj_key(&w, "abi");
+    snprintf(text, sizeof text, "%u.%u", c.abi_major, c.abi_minor);
+    cj_string(&w, c.abi_major ? text : NULL);
+    cj_key(&w, "path");
+    cj_string(&w, c.path);
+    cj_key(&w, "origin");
+    cj_string(&w, vyre_host_origin_name(c.origin));
+    cj_key(&w, "description");
+    cj_string(&w, c.description);
+    cj_key(&w, "reason");
+    cj_string(&w, c.reason);
+    cj_key(&w, "extensions");
+    cj_string(&w, c.extensions ? c.extensions : "");
+    cj_key(&w, "unknown_ops");
+    cj_uint(&w, c.unknown_op_count);
+    cj_key(&w, "unknown_capabilities");
+    snprintf(text, sizeof text, "0x%llx", (unsigned long long)c.unknown_capabilities);
+    cj_string(&w, text);
+    cj_object_end(&w);
   }
-  printf("]}\n");
+  cj_array_end(&w);
+  cj_object_end(&w);
+  cj_end(&w);
 }
 
 static void list_text(vyre_host *host, int chosen, const char *select_error) {
@@ -140,9 +158,14 @@ const cli_command cli_cmd_list = {
     "  skipped      not usable at all: not a plugin, wrong ABI, bad registration,\n"
     "               duplicate id (the reason is shown)\n\n"
     "options:\n"
-    "  --json       machine-readable output\n"
+    "  --json       one JSON object: \"chosen\", \"forced\", \"candidates\", and\n"
+    "               \"error\" when no backend is usable\n"
+    "               (docs/schemas/vyre-list.schema.json)\n"
     "  --no-probe   do not try the factories (only the chosen backend's is tried)\n\n"
-    "exit status: 0 when a backend is usable, 1 when none is.\n",
+    "exit status:\n"
+    "  0  a backend is usable\n"
+    "  1  none is (the list is still printed), or the host cannot open\n"
+    "  2  the command line is wrong\n",
     run_list,
     NULL,
 };
@@ -276,12 +299,220 @@ static int info_devices(vyre_host *host, const char *id, vyre_backend *b) {
   return failed;
 }
 
+/* Space-separated words as a JSON array ("none" and "" give []). */
+static void json_words(cj_writer *w, const char *words) {
+  cj_array_begin(w);
+  if (strcmp(words, "none") != 0)
+    for (const char *p = words; *p;) {
+      size_t n = strcspn(p, " ");
+      if (n) cj_string_n(w, p, n);
+      p += n;
+      while (*p == ' ') p++;
+    }
+  cj_array_end(w);
+}
+
+static void json_types(cj_writer *w, uint64_t mask, uint32_t first) {
+  cj_array_begin(w);
+  for (uint32_t t = first; t < VYRE_T_COUNT_; t++)
+    if (mask & (1ull << t)) cj_string(w, vyre_type_name(t));
+  cj_array_end(w);
+}
+
+static void json_dim3(cj_writer *w, const uint32_t v[3]) {
+  cj_array_begin(w);
+  for (int k = 0; k < 3; k++) cj_uint(w, v[k]);
+  cj_array_end(w);
+}
+
+/* The registration as info --json's "backend" object. */
+static void info_json_backend(cj_writer *w, const vyre_host_candidate *c) {
+  char text[512];
+  cj_key(w, "backend");
+  cj_object_begin(w);
+  cj_key(w, "id");
+  cj_string(w, c->id);
+  cj_key(w, "version");
+  cj_string(w, c->version);
+  cj_key(w, "description");
+  cj_string(w, c->description);
+  cj_key(w, "path");
+  cj_string(w, c->path);
+  cj_key(w, "origin");
+  cj_string(w, vyre_host_origin_name(c->origin));
+  cj_key(w, "build_id");
+  cj_string(w, c->build_id[0] ? c->build_id : NULL);
+  cj_key(w, "abi");
+  snprintf(text, sizeof text, "%u.%u", c->abi_major, c->abi_minor);
+  cj_string(w, text);
+  cj_key(w, "plugin_abi_min");
+  snprintf(text, sizeof text, "%u.%u", c->abi_major, c->plugin_minor_min);
+  cj_string(w, text);
+  cj_key(w, "plugin_abi_max");
+  snprintf(text, sizeof text, "%u.%u", c->abi_major, c->plugin_minor_max);
+  cj_string(w, text);
+  cj_key(w, "precedence");
+  cj_int(w, c->precedence);
+  cj_key(w, "status");
+  cj_string(w, vyre_host_status_name(c->status));
+  cj_key(w, "capabilities");
+  cli_format_caps(c->capabilities, text, sizeof text);
+  json_words(w, text);
+  cj_key(w, "storage_types");
+  json_types(w, c->storage_types, 1);
+  cj_key(w, "ops");
+  cj_array_begin(w);
+  for (uint32_t i = 0; i < c->op_count; i++) {
+    const vyre_op_info *op = vyre_op_lookup(c->ops[i]);
+    uint32_t mask = c->op_types && c->op_types[i] ? c->op_types[i] : op ? op->type_mask : 0;
+    cj_object_begin(w);
+    cj_key(w, "name");
+    cj_string(w, op ? op->mnemonic : NULL);
+    cj_key(w, "types");
+    json_types(w, mask, 0);
+    cj_object_end(w);
+  }
+  cj_array_end(w);
+  cj_key(w, "extensions");
+  json_words(w, c->extensions ? c->extensions : "");
+  cj_key(w, "unknown_ops");
+  cj_uint(w, c->unknown_op_count);
+  cj_key(w, "unknown_capabilities");
+  snprintf(text, sizeof text, "0x%llx", (unsigned long long)c->unknown_capabilities);
+  cj_string(w, text);
+  cj_object_end(w);
+}
+
+static void info_json_profile(cj_writer *w, const vyre_device_profile *p) {
+  char caps[512];
+  cj_object_begin(w);
+  cj_key(w, "ordinal");
+  cj_uint(w, p->ordinal);
+  cj_key(w, "name");
+  cj_string(w, p->name);
+  cj_key(w, "compute_capability");
+  snprintf(caps, sizeof caps, "%u.%u", p->compute_major, p->compute_minor);
+  cj_string(w, p->compute_major || p->compute_minor ? caps : NULL);
+  cj_key(w, "compute_units");
+  cj_uint(w, p->compute_units);
+  cj_key(w, "subgroup_size");
+  cj_uint(w, p->subgroup_size);
+  cj_key(w, "max_workgroup_size");
+  json_dim3(w, p->max_workgroup_size);
+  cj_key(w, "max_invocations_per_workgroup");
+  cj_uint(w, p->max_invocations_per_workgroup);
+  cj_key(w, "max_workgroups");
+  json_dim3(w, p->max_workgroups);
+  cj_key(w, "shared_memory_per_workgroup");
+  cj_uint(w, p->shared_memory_per_workgroup);
+  cj_key(w, "total_memory");
+  cj_uint(w, p->total_memory);
+  cj_key(w, "free_memory");
+  cj_uint(w, p->free_memory);
+  cj_key(w, "l2_bytes");
+  cj_uint(w, p->l2_bytes);
+  cj_key(w, "memory_bus_bits");
+  cj_uint(w, p->memory_bus_bits);
+  cj_key(w, "memory_clock_khz");
+  cj_uint(w, p->memory_clock_khz);
+  cj_key(w, "driver_version");
+  cj_uint(w, p->driver_version);
+  cj_key(w, "resident_budget");
+  cj_uint(w, p->resident_budget);
+  cj_key(w, "device_count");
+  cj_uint(w, p->device_count);
+  cj_key(w, "capabilities");
+  cli_format_caps(p->capabilities, caps, sizeof caps);
+  json_words(w, caps);
+  cj_object_end(w);
+}
+
+/* One device's profile, or null (counted in *failed) when it cannot be read. */
+static void info_json_device(cj_writer *w, vyre_backend *b, int *failed) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  if (VYRE_HOST_HAS(b, device_profile) && b->vt->device_profile(b, &prof, &err) == VYRE_OK) {
+    info_json_profile(w, &prof);
+  } else {
+    cj_null(w);
+    (*failed)++;
+  }
+}
+
+/* info --json: one object, the registration, the device profile, the
+ * profiles of every device shown (all of them unless --device) and the
+ * metrics (null when the instance does not give them).  Returns how many
+ * devices could not be shown. */
+static int info_json(vyre_host *host, const vyre_host_candidate *c, vyre_backend *b,
+                     int all_devices) {
+  cj_writer w;
+  vyre_error err = VYRE_ERROR_INIT;
+  int failed = 0, ignored = 0;
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  info_json_backend(&w, c);
+  cj_key(&w, "device");
+  info_json_device(&w, b, &ignored);
+  cj_key(&w, "devices");
+  cj_array_begin(&w);
+  info_json_device(&w, b, &failed);
+  if (all_devices) {
+    vyre_device_profile prof;
+    memset(&prof, 0, sizeof prof);
+    prof.struct_size = sizeof prof;
+    uint32_t count = VYRE_HOST_HAS(b, device_profile) &&
+                             b->vt->device_profile(b, &prof, &err) == VYRE_OK
+                         ? prof.device_count
+                         : 0;
+    if (count > CLI_MAX_DEVICES) count = CLI_MAX_DEVICES;
+    if (count == 0 && cli_backend_devices(host, c->id, &count, NULL, NULL, &err) != VYRE_OK)
+      count = 1;
+    for (uint32_t d = 1; d < count; d++) {
+      vyre_backend_options bo = {sizeof bo, d, 0, 0, NULL};
+      vyre_backend *other = NULL;
+      if (vyre_host_create(host, c->id, &bo, &other, NULL, &err) != VYRE_OK) {
+        cj_null(&w);
+        failed++;
+        continue;
+      }
+      info_json_device(&w, other, &failed);
+      other->vt->destroy(other);
+    }
+  }
+  cj_array_end(&w);
+  cj_key(&w, "metrics");
+  uint32_t count = 0;
+  static vyre_metric metrics[256];
+  if (VYRE_HOST_HAS(b, metrics) && b->vt->metrics(b, metrics, 256, &count, &err) == VYRE_OK) {
+    cj_object_begin(&w);
+    for (uint32_t i = 0; i < count && i < 256; i++) {
+      metrics[i].name[sizeof metrics[i].name - 1] = '\0';
+      cj_key(&w, metrics[i].name);
+      cj_uint(&w, metrics[i].value);
+    }
+    cj_object_end(&w);
+  } else {
+    cj_null(&w);
+  }
+  cj_object_end(&w);
+  cj_end(&w);
+  return failed;
+}
+
 static int run_info(const cli_command *self, int argc, char **argv) {
   const char *id = NULL;
   uint32_t ordinal = 0;
   int device_given = 0;
+  int json = 0;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
+    if (cli_opt_flag(argv, i, "--json")) {
+      json = 1;
+      i++;
+      continue;
+    }
     int m = cli_opt_value(self, argc, argv, &i, "--device", &v);
     if (m < 0) return CLI_USAGE;
     if (m > 0) {
@@ -308,6 +539,12 @@ static int run_info(const cli_command *self, int argc, char **argv) {
     goto done;
   }
   vyre_host_candidate c = candidate(host, (uint32_t)shown);
+  if (json) {
+    if (st != VYRE_OK) rc = cli_fail(self, "%s", err.message);
+    else if (info_json(host, &c, b, !device_given)) rc = CLI_FAIL;
+    if (b) b->vt->destroy(b);
+    goto done;
+  }
   char caps[512];
   printf("backend %s %s: %s\n", c.id, c.version, c.description);
   printf("  %-17s%s (%s)\n", "file:", c.path, vyre_host_origin_name(c.origin));
@@ -359,7 +596,7 @@ done:
 
 const cli_command cli_cmd_info = {
     "info",
-    "info [BACKEND] [--device N]",
+    "info [BACKEND] [--device N] [--json]",
     "show a backend's registration, devices, capabilities, ops and metrics",
     "BACKEND is an id from `vyre list`; without it, the backend `vyre run` would\n"
     "use.  Without --device, every device of the backend: \"devices: K\", then\n"
@@ -367,10 +604,19 @@ const cli_command cli_cmd_info = {
     "is the profile's device_count, else the ordinals before the first that\n"
     "has no device), then the metrics of the instance on device 0.  With\n"
     "--device N, only device N's profile and metrics.\n\n"
-    "exit status: 0, or 1 when the backend is absent or cannot be created here\n"
-    "(its registration is still printed when it was found), when device N does\n"
-    "not exist, or when one of its devices cannot be shown (\"device N:\n"
-    "unavailable: why\").\n",
+    "options:\n"
+    "  --device N   device ordinal (default: every device)\n"
+    "  --json       one JSON object: \"backend\" (the registration), \"device\" (the\n"
+    "               profile of device N, default 0), \"devices\" (the profile of\n"
+    "               every device shown, null for one that cannot be) and\n"
+    "               \"metrics\" (docs/schemas/vyre-info.schema.json)\n\n"
+    "exit status:\n"
+    "  0  the backend was found and created, and every device shown\n"
+    "  1  the backend is absent or cannot be created here (as text, its\n"
+    "     registration is still printed when it was found), device N does not\n"
+    "     exist, or one of its devices cannot be shown (\"device N: unavailable:\n"
+    "     why\")\n"
+    "  2  the command line is wrong\n",
     run_info,
     NULL,
 };

@@ -135,7 +135,7 @@ const cli_command cli_cmd_emit_ptx = {
     "emit-ptx PROGRAM --arch sm_XY [--ulp N] [--wg X,Y,Z] [--no-fastpath] [--info] [-o OUT]",
     "print the PTX the CUDA backend generates for a program (no GPU needed)",
     "PROGRAM is text or binary (\"-\" = stdin).  The PTX goes to stdout unless -o OUT\n"
-    "is given.\n\n"
+    "is given (-o - is stdout too).\n\n"
     "options:\n"
     "  --arch sm_XY      target compute capability: sm_90, sm_100, 9.0, ...\n"
     "  --ulp N           ulp budget for transcendentals (default 0 = strict, which\n"
@@ -144,8 +144,11 @@ const cli_command cli_cmd_emit_ptx = {
     "                    program's)\n"
     "  --no-fastpath     never use the vectorised elementwise form\n"
     "  --info            describe the kernel (entry, parameters, launch mode) on stderr\n\n"
-    "exit status: 0, 1 when the program is invalid or cannot be lowered for this\n"
-    "target, 2 for a wrong command line.\n",
+    "exit status:\n"
+    "  0  the PTX was written\n"
+    "  1  the program is invalid or cannot be lowered for this target, or a file\n"
+    "     cannot be read or written\n"
+    "  2  the command line is wrong\n",
     run_emit_ptx,
     NULL,
 };

@@ -7,6 +7,7 @@
 
 #include "abi/support/prng.h"
 #include "vyre/vyre_support.h"
+#include "cli_json.h"
 #include "vyre_cli.h"
 #include "abi/support/bits.h"
 
@@ -400,42 +401,66 @@ static void print_outputs_text(const vyre_program *p, const vyre_outputs *outs, 
  * visible; a range that cuts elements gives its bytes ("hex") and no
  * values.
  */
-static void print_outputs_json(const vyre_program *p, const vyre_outputs *outs) {
-  printf("\"outputs\":[");
+static void print_outputs_json(cj_writer *w, const vyre_program *p, const vyre_outputs *outs) {
+  cj_key(w, "outputs");
+  cj_array_begin(w);
   for (uint32_t k = 0; k < outs->count; k++) {
     const vyre_buffer_info *b = output_buffer(p, k);
     out_layout L = layout_of(p, outs, k);
     const uint8_t *data = outs->items[k].data;
-    printf("%s{\"name\":", k ? "," : "");
-    cli_json_string(stdout, b ? b->name : "?");
-    printf(",\"type\":\"%s\",\"byte_offset\":%llu,\"byte_size\":%llu", vyre_type_name(L.type),
-           (unsigned long long)L.byte_offset, (unsigned long long)L.byte_size);
+    cj_object_begin(w);
+    cj_key(w, "name");
+    cj_string(w, b ? b->name : "?");
+    cj_key(w, "type");
+    cj_string(w, vyre_type_name(L.type));
+    cj_key(w, "byte_offset");
+    cj_uint(w, L.byte_offset);
+    cj_key(w, "byte_size");
+    cj_uint(w, L.byte_size);
     if (!L.aligned) {
-      printf(",\"first\":null,\"count\":0,\"values\":[],\"hex\":\"");
-      print_hex(data, L.byte_size);
-      printf("\"}");
+      cj_key(w, "first");
+      cj_null(w);
+      cj_key(w, "count");
+      cj_uint(w, 0);
+      cj_key(w, "values");
+      cj_array_begin(w);
+      cj_array_end(w);
+      cj_key(w, "hex");
+      char *hex = malloc((size_t)L.byte_size * 2 + 1);
+      for (uint64_t i = 0; hex && i < L.byte_size; i++) sprintf(hex + 2 * i, "%02x", data[i]);
+      if (hex) hex[2 * L.byte_size] = '\0';
+      cj_string(w, hex ? hex : "");
+      free(hex);
+      cj_object_end(w);
       continue;
     }
-    printf(",\"first\":%llu,\"count\":%llu,\"values\":[", (unsigned long long)L.first,
-           (unsigned long long)L.count);
+    cj_key(w, "first");
+    cj_uint(w, L.first);
+    cj_key(w, "count");
+    cj_uint(w, L.count);
+    cj_key(w, "values");
+    cj_array_begin(w);
     for (uint64_t e = 0; e < L.count; e++) {
       char cell[64];
       format_element(cell, sizeof cell, L.type, data + e * L.esize, 1);
-      printf("%s%s", e ? "," : "", cell);
+      cj_raw(w, cell);
     }
-    printf("]");
+    cj_array_end(w);
     if (is_float(L.type)) {
-      printf(",\"bits\":[");
+      cj_key(w, "bits");
+      cj_array_begin(w);
       for (uint64_t e = 0; e < L.count; e++) {
         uint64_t bits = 0;
+        char cell[24];
         memcpy(&bits, data + e * L.esize, L.esize);
-        printf("%s\"0x%0*llx\"", e ? "," : "", (int)(2 * L.esize), (unsigned long long)bits);
+        snprintf(cell, sizeof cell, "0x%0*llx", (int)(2 * L.esize), (unsigned long long)bits);
+        cj_string(w, cell);
       }
-      printf("]");
+      cj_array_end(w);
     }
-    printf("}");
+    cj_object_end(w);
   }
-  printf("]");
+  cj_array_end(w);
 }
 
 /* --output-raw DIR: DIR/<k>.<name>.bin holds output k's bytes exactly as
@@ -528,25 +553,30 @@ static void print_timing_text(const timing_log *log) {
   }
 }
 
-static void print_timing_json(const timing_log *log) {
-  printf(",\"timing\":{\"runs\":%u", log->count);
+static void print_timing_json(cj_writer *w, const timing_log *log) {
+  cj_key(w, "timing");
+  cj_object_begin(w);
+  cj_key(w, "runs");
+  cj_uint(w, log->count);
   for (size_t f = 0; f < sizeof timing_fields / sizeof timing_fields[0]; f++) {
-    printf(",\"%s_ns\":", timing_fields[f].name);
+    char key[32];
+    snprintf(key, sizeof key, "%s_ns", timing_fields[f].name);
+    cj_key(w, key);
     double s[3];
     if (!timing_stats(log, timing_fields[f].bit, timing_fields[f].offset, s)) {
-      printf("null");
+      cj_null(w);
       continue;
     }
-    printf("[");
+    cj_array_begin(w);
     for (uint32_t i = 0; i < log->count; i++) {
       uint64_t v;
       memcpy(&v, (const char *)&log->runs[i] + timing_fields[f].offset, sizeof v);
-      if (log->runs[i].valid & timing_fields[f].bit) printf("%s%llu", i ? "," : "", (unsigned long long)v);
-      else printf("%snull", i ? "," : "");
+      if (log->runs[i].valid & timing_fields[f].bit) cj_uint(w, v);
+      else cj_null(w);
     }
-    printf("]");
+    cj_array_end(w);
   }
-  printf("}");
+  cj_object_end(w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -658,6 +688,19 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
   next:;
   }
   if (!a->program) return cli_usage(self, "PROGRAM is missing");
+  /* Standard input ends after one read: one file may name it. */
+  const char *first_stdin = strcmp(a->program, "-") == 0 ? "PROGRAM" : NULL;
+  for (uint32_t k = 0; k < a->input_count; k++) {
+    if (a->inputs[k].kind != INPUT_FILE || strcmp(a->inputs[k].arg, "-") != 0) continue;
+    if (first_stdin)
+      return cli_usage(self, "%s and --input %u both read stdin ('-'), which can be read once. "
+                       "Fix: give one of them a file", first_stdin, k);
+    first_stdin = "an --input";
+  }
+  if (a->output_raw && strcmp(a->output_raw, "-") == 0)
+    return cli_usage(self, "--output-raw takes a directory, and '-' (stdout) is not one. Fix: "
+                     "name a directory, or use --json, which gives every output's bytes "
+                     "(values, and bits for floats) on stdout");
   return CLI_OK;
 }
 
@@ -713,10 +756,14 @@ static int run_run(const cli_command *self, int argc, char **argv) {
     goto done;
   }
   if (a.input_count != prog->input_count) {
-    fprintf(stderr, "vyre run: %s takes %u input%s, %u given. Fix: give one --input FILE, "
-                    "--random SEED[:N], --fill V[:N] or --iota START[:N] per input, in this "
-                    "order:\n",
-            a.program, prog->input_count, prog->input_count == 1 ? "" : "s", a.input_count);
+    char message[512];
+    snprintf(message, sizeof message, "%s takes %u input%s, %u given. Fix: give one --input "
+             "FILE, --random SEED[:N], --fill V[:N] or --iota START[:N] per input, in this "
+             "order", a.program, prog->input_count, prog->input_count == 1 ? "" : "s",
+             a.input_count);
+    cli_error_record(CLI_USAGE, message);
+    cli_error_prefix(self);
+    fprintf(stderr, "%s:\n", message);
     list_inputs(prog, stderr);
     rc = CLI_USAGE;
     goto done;
@@ -787,15 +834,20 @@ static int run_run(const cli_command *self, int argc, char **argv) {
     goto done;
   if (a.json) {
     char hash[65];
+    cj_writer w;
     vyre_program_hash_hex(prog, hash);
-    printf("{\"program\":");
-    cli_json_string(stdout, a.program);
-    printf(",\"sha256\":\"%s\",\"backend\":", hash);
-    cli_json_string(stdout, cand.id);
-    printf(",");
-    print_outputs_json(prog, outs);
-    if (a.timed) print_timing_json(&log);
-    printf("}\n");
+    cj_init(&w, stdout);
+    cj_object_begin(&w);
+    cj_key(&w, "program");
+    cj_string(&w, a.program);
+    cj_key(&w, "sha256");
+    cj_string(&w, hash);
+    cj_key(&w, "backend");
+    cj_string(&w, cand.id);
+    print_outputs_json(&w, prog, outs);
+    if (a.timed) print_timing_json(&w, &log);
+    cj_object_end(&w);
+    cj_end(&w);
   } else {
     printf("backend: %s\n", cand.id);
     print_outputs_text(prog, outs, a.show);
@@ -823,9 +875,9 @@ const cli_command cli_cmd_run = {
     "           [--max-input-bytes N] [--timeout SECONDS] [--max-steps N]",
     "run a program (text .vyre or binary .vyrb) on a backend and print its outputs",
     "PROGRAM is text or binary, told apart by the binary magic (\"VYRP\"); \"-\" reads\n"
-    "stdin.  Give one input per input buffer (ro, uniform, rw without the output\n"
-    "flag), in declaration order:\n"
-    "  --input FILE      the buffer's raw little-endian bytes\n"
+    "stdin (as does --input -; only one of them may).  Give one input per input\n"
+    "buffer (ro, uniform, rw without the output flag), in declaration order:\n"
+    "  --input FILE      the buffer's raw little-endian bytes (\"-\": stdin)\n"
     "  --random SEED[:N] N pseudo-random elements (splitmix64 from SEED): integers\n"
     "                    get random bits, f32/f16/bf16 uniform in [-1, 1), bool 0/1\n"
     "  --fill V[:N]      N copies of V (a number of the buffer's type; true/false)\n"
@@ -843,7 +895,8 @@ const cli_command cli_cmd_run = {
     "  --timed           print wall/device/enqueue/wait time (min/median/mean)\n"
     "  --json            print one JSON object: each output's byte range, its values\n"
     "                    (NaN/inf as strings) and for floats each value's bits\n"
-    "  --output-raw DIR  write output k's bytes to DIR/<k>.<name>.bin\n"
+    "  --output-raw DIR  write output k's bytes to DIR/<k>.<name>.bin (a directory:\n"
+    "                    not \"-\")\n"
     "  --max-input-bytes N  the most an --input FILE may hold (default 1G; K, M, G, T\n"
     "                    suffixes): a larger file, or an endless one, is an error\n"
     "  --show N          print at most N elements per output (default 64, 0 = all)\n"
@@ -855,9 +908,11 @@ const cli_command cli_cmd_run = {
     "                    invocation started or an instruction executed; default none)\n\n"
     "example:\n"
     "  vyre run examples/saxpy.vyre --fill 2 --iota 0:1024 --fill 1:1024\n\n"
-    "exit status: 0, 1 when loading, the backend or the dispatch fails (a trap or\n"
-    "an exceeded --timeout or --max-steps included), 2 for a wrong command line or\n"
-    "a wrong number of inputs.\n",
+    "exit status:\n"
+    "  0  the program ran and its outputs were printed\n"
+    "  1  loading, the backend or the dispatch failed (a trap or an exceeded\n"
+    "     --timeout or --max-steps included), or a file cannot be read or written\n"
+    "  2  the command line is wrong, or the number of inputs is\n",
     run_run,
     NULL,
 };

@@ -502,6 +502,14 @@ typedef struct cf_options {
   uint32_t minimize_tries;      /* 0 = 1000 */
   int verbose;                  /* a line per case */
   FILE *out;                    /* progress and tables (stdout) */
+  /* The live progress line: called with a one-line text after each case
+   * and with NULL to clear it (before any other line is written to out,
+   * and at the end).  NULL: no live line; out gets a count every 100
+   * cases instead. */
+  void (*progress)(void *ctx, const char *text);
+  void *progress_ctx;
+  int color;                    /* ANSI color on the pass/fail words written to out */
+  unsigned *stdout_reports;     /* when not NULL, counts the reports written to stdout ("-") */
 } cf_options;
 
 /*

@@ -158,12 +158,13 @@ vyre_status cf_certificate_write(const char *path, const cf_cert_input *in, vyre
   char date[32];
   if (in->date_utc) snprintf(date, sizeof date, "%s", in->date_utc);
   else now_utc(date, sizeof date);
-  FILE *f = fopen(path, "w");
+  int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
+  FILE *f = is_stdout ? stdout : fopen(path, "w");
   if (!f)
     return vyre_error_set(err, VYRE_IO, errno, "cannot create certificate %s: %s. Fix: check the "
                           "directory", path, strerror(errno));
   write_json(f, in, date, sha);
-  if (fclose(f) != 0)
+  if (is_stdout ? fflush(f) != 0 : fclose(f) != 0)
     return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
                           "disk", path, strerror(errno));
   return VYRE_OK;

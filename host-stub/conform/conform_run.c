@@ -10,6 +10,17 @@
 enum { R_PASS, R_FAIL, R_SKIP };
 static const char *const result_names[] = {"pass", "fail", "skip"};
 
+/* The live progress line: cleared before a line goes to o->out. */
+static void progress_clear(const cf_options *o) {
+  if (o->progress) o->progress(o->progress_ctx, NULL);
+}
+
+/* A pass/fail word, in color when o->color. */
+static void paint(const cf_options *o, const char *sgr, const char *word) {
+  if (o->color) fprintf(o->out, "\033[%sm%s\033[0m", sgr, word);
+  else fputs(word, o->out);
+}
+
 /* What happened to one case on one target. */
 typedef struct case_outcome {
   int result;
@@ -196,7 +207,9 @@ static void run_case(const cf_options *o, target_report *r, vyre_backend *refere
     snprintf(out->reason, sizeof out->reason, "%s", d.text);
   }
   if (out->result == R_FAIL) {
-    fprintf(o->out, "FAIL %s on %s: %s\n", fname, t->id, out->reason);
+    progress_clear(o);
+    paint(o, "1;31", "FAIL");
+    fprintf(o->out, " %s on %s: %s\n", fname, t->id, out->reason);
     if (d.kind == CF_SAME) cf_compare(c, &want, &got, &d);
     keep_failure(o, t, reference, c, &want, &got, &d, origin, out->capsule, sizeof out->capsule);
   }
@@ -487,7 +500,6 @@ static void claimed_without_verdict(const cf_options *o, target_report *r) {
   }
 }
 
-static int isatty_file(FILE *f) { return f && isatty(fileno(f)); }
 
 /* --certificate: the one target's certificate, written and printed.
  * 0, or 1 when it could not be made. */
@@ -536,7 +548,8 @@ static int write_certificate(const cf_options *o, const corpus *cp, target_repor
  * when it could not be written. */
 static int write_report(const char *path, int junit, const cf_options *o, const corpus *cp,
                         target_report *reps, uint32_t nt) {
-  FILE *f = fopen(path, "w");
+  int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
+  FILE *f = is_stdout ? stdout : fopen(path, "w");
   if (!f) {
     fprintf(stderr, "vyre conform: cannot write %s\n", path);
     return 1;
@@ -545,8 +558,10 @@ static int write_report(const char *path, int junit, const cf_options *o, const 
     write_junit(f, cp->cases, cp->count, (const char *const *)cp->paths, reps, nt);
   else
     write_json(f, o, cp->hash, cp->cases, cp->count, reps, nt);
-  return fclose(f) != 0;
+  if (is_stdout && o->stdout_reports) (*o->stdout_reports)++;
+  return is_stdout ? fflush(f) != 0 : fclose(f) != 0;
 }
+
 
 int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_backend *reference,
                    vyre_error *err) {
@@ -576,8 +591,10 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
     cf_target *t = &targets[k];
     r->t = t;
     static_checks(r);
-    fprintf(o->out, "\nbackend %s %s (%s)\n  static checks: %s: %s\n", t->id, t->version,
-            t->path[0] ? t->path : "?", r->static_ok ? "ok" : "FAILED", r->static_note);
+    fprintf(o->out, "\nbackend %s %s (%s)\n  static checks: ", t->id, t->version,
+            t->path[0] ? t->path : "?");
+    paint(o, r->static_ok ? "32" : "1;31", r->static_ok ? "ok" : "FAILED");
+    fprintf(o->out, ": %s\n", r->static_note);
     if (!r->static_ok) exit_code = 1;
     if (!t->backend) {
       fprintf(o->out, "  SKIPPED: %s\n", t->reason[0] ? t->reason : "no instance");
@@ -593,7 +610,6 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
       exit_code = 1;
       break;
     }
-    int tty = isatty_file(o->out);
     for (uint32_t i = 0; i < cp.count; i++) {
       case_outcome *oc = &r->cases[i];
       cf_case *c = cp.cases[i];
@@ -601,7 +617,9 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
       if (!c) {
         oc->result = R_FAIL;
         snprintf(oc->reason, sizeof oc->reason, "the case does not load: %s", cp.errors[i]);
-        fprintf(o->out, "FAIL %s: %s\n", cp.paths[i], oc->reason);
+        progress_clear(o);
+        paint(o, "1;31", "FAIL");
+        fprintf(o->out, " %s: %s\n", cp.paths[i], oc->reason);
         row = row_for(r, "corpus-errors");
       } else {
         run_case(o, r, reference, c, oc);
@@ -613,19 +631,24 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
       if (o->verbose && c) {
         char name[256];
         full_name(c, name, sizeof name);
-        fprintf(o->out, "  [%4u/%u] %-44s %s%s%s\n", i + 1, cp.count, name,
-                result_names[oc->result], oc->result == R_SKIP ? ": " : "",
+        progress_clear(o);
+        fprintf(o->out, "  [%4u/%u] %-44s ", i + 1, cp.count, name);
+        paint(o, oc->result == R_FAIL ? "1;31" : oc->result == R_PASS ? "32" : "33",
+              result_names[oc->result]);
+        fprintf(o->out, "%s%s\n", oc->result == R_SKIP ? ": " : "",
                 oc->result == R_SKIP ? oc->reason : "");
-      } else if (tty) {
-        fprintf(o->out, "\r  [%4u/%u] %u passed, %u failed, %u skipped", i + 1, cp.count,
-                r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP]);
-        fflush(o->out);
-      } else if ((i + 1) % 100 == 0 || i + 1 == cp.count) {
+      }
+      if (o->progress) {
+        char line[160];
+        snprintf(line, sizeof line, "conform %.40s: [%u/%u] %u passed, %u failed, %u skipped",
+                 t->id, i + 1, cp.count, r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP]);
+        o->progress(o->progress_ctx, line);
+      } else if (!o->verbose && ((i + 1) % 100 == 0 || i + 1 == cp.count)) {
         fprintf(o->out, "  [%4u/%u] %u passed, %u failed, %u skipped\n", i + 1, cp.count,
                 r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP]);
       }
     }
-    if (tty && !o->verbose) fputc('\n', o->out);
+    progress_clear(o);
     print_table(o->out, r);
     claimed_without_verdict(o, r);
     if (r->n[R_FAIL] || (r->untested && !o->filter)) exit_code = 1;
@@ -634,7 +657,9 @@ int cf_conform_run(const cf_options *o, cf_target *targets, uint32_t nt, vyre_ba
   if (o->junit_path && write_report(o->junit_path, 1, o, &cp, reps, nt) != 0) exit_code = 1;
   if (o->certificate_path && nt == 1 && write_certificate(o, &cp, &reps[0], err) != 0)
     exit_code = 1;
-  fprintf(o->out, "\nconform: %s\n", exit_code ? "FAILED" : "ok");
+  fputs("\nconform: ", o->out);
+  paint(o, exit_code ? "1;31" : "32", exit_code ? "FAILED" : "ok");
+  fputc('\n', o->out);
   for (uint32_t k = 0; k < nt; k++) {
     free(reps[k].cases);
     free(reps[k].rows);
@@ -681,8 +706,9 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
     int ok_ref = cf_check_expected(c, &want, &d);
     if (!ok_ref) fprintf(o->out, "  reference does not meet the expectation: %s\n", d.text);
     int ok = cf_check_expected(c, &got, &d) && cf_compare(c, &want, &got, &d);
-    fprintf(o->out, "  %s: %s%s%s\n", t->id, ok && ok_ref ? "agrees with the reference" : "MISMATCH",
-            ok ? "" : ": ", ok ? "" : d.text);
+    fprintf(o->out, "  %s: ", t->id);
+    paint(o, ok && ok_ref ? "32" : "1;31", ok && ok_ref ? "agrees with the reference" : "MISMATCH");
+    fprintf(o->out, "%s%s\n", ok ? "" : ": ", ok ? "" : d.text);
     if (!ok || !ok_ref) exit_code = 1;
     if (!ok && o->minimize) {
       if (d.kind == CF_SAME) cf_compare(c, &want, &got, &d);
@@ -693,7 +719,8 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
         char out[4200];
         size_t n = strlen(path);
         if (n > 5 && strcmp(path + n - 5, ".vyre") == 0) n -= 5;
-        snprintf(out, sizeof out, "%.*s.min.vyre", (int)n, path);
+        if (strcmp(path, "-") == 0) snprintf(out, sizeof out, "stdin.min.vyre");
+        else snprintf(out, sizeof out, "%.*s.min.vyre", (int)n, path);
         report_minimized(o->out, "  ", m, t, &pair, o->minimize_tries,
                          c->origin[0] ? c->origin : path, out);
         cf_case_free(m);
@@ -727,7 +754,8 @@ int cf_coverage_run(const cf_options *o, const cf_target *targets, uint32_t nt, 
     if (cp.cases[i]) {
       cf_coverage_add(cov, cp.cases[i]->decoded);
     } else {
-      fprintf(o->out, "FAIL %s: %s\n", cp.paths[i], cp.errors[i]);
+      paint(o, "1;31", "FAIL");
+      fprintf(o->out, " %s: %s\n", cp.paths[i], cp.errors[i]);
       exit_code = 1;
     }
   }

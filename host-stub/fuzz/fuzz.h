@@ -40,6 +40,21 @@ vyre_status fz_ptxas_finish(fz_ptxas *b, FILE *log, uint32_t *kernels, uint32_t 
                             vyre_error *err);
 void fz_ptxas_close(fz_ptxas *b);
 
+/* What a run did, for `vyre fuzz --json` (fz_options.summary). */
+typedef struct fz_summary {
+  uint64_t programs;       /* programs generated and run */
+  uint32_t mismatches;     /* backend and reference disagree */
+  uint32_t failures;       /* other failures: generator, reference, codegen, ptxas */
+  uint32_t traps;          /* programs that trapped on the reference (and agreed) */
+  uint32_t skipped;        /* needing an op or feature the backend lacks */
+  uint32_t refused;        /* grid barrier over the device's co-resident limit */
+  uint32_t kernels;        /* ptxas mode: kernels assembled */
+  uint32_t ptxas_failures; /* ptxas mode: kernels ptxas rejected */
+  uint32_t flags;          /* the generator flags used */
+  int stopped;             /* stopped at --max-failures */
+  double seconds;
+} fz_summary;
+
 typedef struct fz_options {
   uint64_t seed, count, start; /* programs start .. start + count - 1 of the seed */
   uint32_t flags;              /* PROGEN_NO_* on top of what the target lacks */
@@ -53,6 +68,12 @@ typedef struct fz_options {
   uint32_t max_failures;       /* stop after this many; 0 = 10 */
   int verbose;
   FILE *out;
+  /* The live progress line, as cf_options.progress: a one-line text after
+   * each program, NULL to clear it before a line goes to out.  May be NULL. */
+  void (*progress)(void *ctx, const char *text);
+  void *progress_ctx;
+  int color;           /* ANSI color on MISMATCH and FAIL written to out */
+  fz_summary *summary; /* filled at the end when not NULL */
 } fz_options;
 
 /* The PROGEN_NO_* flags a target's offer implies (ops, capabilities and

@@ -1,5 +1,6 @@
 /* fuzz_run.c -- vyre fuzz: random programs on a backend and the reference (mismatches become minimized capsules), or the reference + codegen + ptxas without a GPU. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,6 +101,33 @@ static void keep_mismatch(const fz_options *o, cf_target *t, vyre_backend *refer
             mc.stats.tries);
 }
 
+/* Clear the live progress line (before a line goes to o->out). */
+static void progress_clear(const fz_options *o) {
+  if (o->progress) o->progress(o->progress_ctx, NULL);
+}
+
+/* "WORD rest" on o->out, the word in color when o->color. */
+static void say(const fz_options *o, const char *word, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(const fz_options *o, const char *word, const char *fmt, ...) {
+  va_list ap;
+  progress_clear(o);
+  if (o->color) fprintf(o->out, "\033[%sm%s\033[0m ", strcmp(word, "REFUSED") ? "1;31" : "33", word);
+  else fprintf(o->out, "%s ", word);
+  va_start(ap, fmt);
+  vfprintf(o->out, fmt, ap);
+  va_end(ap);
+}
+
+static void show_progress(const fz_options *o, uint64_t done, uint32_t mismatches,
+                          uint32_t failures) {
+  if (!o->progress) return;
+  char line[160];
+  snprintf(line, sizeof line, "fuzz: %" PRIu64 "/%" PRIu64 " programs, %u mismatches, %u other "
+           "failures", done, o->count, mismatches, failures);
+  o->progress(o->progress_ctx, line);
+}
+
 /* The reference must run every generated program (or trap): anything
  * else is a generator or reference bug. */
 static int reference_ok(const cf_result *r) { return r->status == VYRE_OK || r->status == VYRE_TRAP; }
@@ -118,18 +146,20 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
   uint32_t bad = 0, traps = 0, unsupported = 0;
   uint64_t insts = 0;
   double t0 = seconds();
+  uint64_t ran = 0;
   for (uint64_t i = o->start; i < o->start + o->count && bad < (o->max_failures ? o->max_failures : 10); i++) {
     fz_program fp;
+    ran++;
     vyre_error e = VYRE_ERROR_INIT;
     if (fz_generate(o->seed, i, o->flags, &fp, &e) != VYRE_OK) {
-      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
       bad++;
       continue;
     }
     cf_case *c = NULL;
     if (cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "fuzz", "fuzz", &c, &e) !=
         VYRE_OK) {
-      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
       bad++;
       fz_program_free(&fp);
       continue;
@@ -138,7 +168,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     cf_result r;
     cf_run(reference, c, &r);
     if (!reference_ok(&r)) {
-      fprintf(o->out, "FAIL program %" PRIu64 ": the reference refused it: %s %s\n", i,
+      say(o, "FAIL", "program %" PRIu64 ": the reference refused it: %s %s\n", i,
               vyre_status_name(r.status), r.message);
       bad++;
     }
@@ -156,22 +186,38 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     if (st == VYRE_UNSUPPORTED && (c->decoded->features & VYRE_FEAT_TRANSCENDENTAL)) {
       unsupported++; /* a build without the math library */
     } else if (st != VYRE_OK) {
-      fprintf(o->out, "FAIL %s: codegen: %s\n", label, e.message);
+      say(o, "FAIL", "%s: codegen: %s\n", label, e.message);
       bad++;
     } else if (fz_ptxas_add(bt, ptx, info.entry, label, &e) != VYRE_OK) {
-      fprintf(o->out, "FAIL %s: %s\n", label, e.message);
+      say(o, "FAIL", "%s: %s\n", label, e.message);
       bad++;
     }
     free(ptx);
     cf_case_free(c);
     fz_program_free(&fp);
-    if (o->verbose && (i - o->start + 1) % 100 == 0)
+    if (o->verbose && (i - o->start + 1) % 100 == 0) {
+      progress_clear(o);
       fprintf(o->out, "  %" PRIu64 " programs\n", i - o->start + 1);
+    }
+    show_progress(o, i - o->start + 1, 0, bad);
   }
   uint32_t kernels = 0, failures = 0;
+  progress_clear(o);
   vyre_status st = fz_ptxas_finish(bt, o->out, &kernels, &failures, err);
   fz_ptxas_close(bt);
   double dt = seconds() - t0;
+  if (o->summary) {
+    memset(o->summary, 0, sizeof *o->summary);
+    o->summary->programs = ran;
+    o->summary->failures = bad;
+    o->summary->traps = traps;
+    o->summary->skipped = unsupported;
+    o->summary->kernels = kernels;
+    o->summary->ptxas_failures = failures;
+    o->summary->flags = o->flags;
+    o->summary->stopped = bad >= (o->max_failures ? o->max_failures : 10);
+    o->summary->seconds = dt;
+  }
   fprintf(o->out, "fuzz --ptxas %s: seed %" PRIu64 ", %" PRIu64 " programs (%.1f instructions on "
           "average), %u traps on the reference, %u kernels assembled by ptxas, %u failed, %u "
           "without the math library; %u other failures; %.1f s\n", arch, o->seed, o->count,
@@ -203,14 +249,14 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
     vyre_error e = VYRE_ERROR_INIT;
     done++;
     if (fz_generate(o->seed, i, flags, &fp, &e) != VYRE_OK) {
-      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
       errors++;
       continue;
     }
     cf_case *c = NULL;
     if (cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "program", "fuzz", &c,
                              &e) != VYRE_OK) {
-      fprintf(o->out, "FAIL program %" PRIu64 ": %s\n", i, e.message);
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
       errors++;
       fz_program_free(&fp);
       continue;
@@ -227,7 +273,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
       cf_run(t->backend, c, &got);
       cf_diff d;
       if (!reference_ok(&want)) {
-        fprintf(o->out, "FAIL program %" PRIu64 ": the reference refused it: %s %s\n", i,
+        say(o, "FAIL", "program %" PRIu64 ": the reference refused it: %s %s\n", i,
                 vyre_status_name(want.status), want.message);
         errors++;
       } else if (got.status == VYRE_LIMIT &&
@@ -239,11 +285,11 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
          * comes before anything runs, so a program that traps on the
          * reference (seed 2026 program 7313) is refused, not mismatched. */
         refused++;
-        fprintf(o->out, "REFUSED program %" PRIu64 " (grid barrier, grid too large for the "
+        say(o, "REFUSED", "program %" PRIu64 " (grid barrier, grid too large for the "
                 "device): %s\n", i, got.message);
       } else if (!cf_compare(c, &want, &got, &d)) {
         mismatches++;
-        fprintf(o->out, "MISMATCH seed %" PRIu64 " program %" PRIu64 ": %s\n", o->seed,
+        say(o, "MISMATCH", "seed %" PRIu64 " program %" PRIu64 ": %s\n", o->seed,
                 i, d.text);
         keep_mismatch(o, t, reference, c, &want, &got, &d, i);
       }
@@ -253,11 +299,26 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
     }
     cf_case_free(c);
     fz_program_free(&fp);
+    show_progress(o, done, mismatches, errors);
     if ((o->verbose && done % 100 == 0) || done % 1000 == 0) {
+      progress_clear(o);
       fprintf(o->out, "  %" PRIu64 " programs, %u mismatches (%.1f s)\n", done, mismatches,
               seconds() - t0);
       fflush(o->out); /* progress survives a killed run */
     }
+  }
+  progress_clear(o);
+  if (o->summary) {
+    memset(o->summary, 0, sizeof *o->summary);
+    o->summary->programs = done;
+    o->summary->mismatches = mismatches;
+    o->summary->failures = errors;
+    o->summary->traps = traps;
+    o->summary->skipped = skipped;
+    o->summary->refused = refused;
+    o->summary->flags = flags;
+    o->summary->stopped = mismatches + errors >= max_fail;
+    o->summary->seconds = seconds() - t0;
   }
   fprintf(o->out, "fuzz %s: seed %" PRIu64 ", %" PRIu64 " programs, %u mismatches, %u other "
           "failures, %u traps (agreed), %u skipped-unsupported, %u refused (grid barrier over "
