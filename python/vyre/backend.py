@@ -826,13 +826,19 @@ class Backend(object):
         self._live()
         if self._cu is None:
             if not self.has("get_extension"):
-                raise unsupported("backend %s serves no extensions (ABI 1.0). Fix: use the cuda "
-                                  "backend for device arrays and streams" % self.id)
+                raise unsupported("backend %s serves no extensions (ABI 1.0), and device arrays "
+                                  "and streams need vyre.cuda.interop@1. Fix: use the cuda "
+                                  "backend (vyre.open('cuda'))" % self.id)
             t = C.c_void_p()
             err = _lib.new_error()
-            check(self._vt.get_extension(self._b, _lib.CUDA_INTEROP_NAME,
-                                         _lib.CUDA_INTEROP_VERSION, C.byref(t), C.byref(err)),
-                  err, "get_extension(vyre.cuda.interop)")
+            st = self._vt.get_extension(self._b, _lib.CUDA_INTEROP_NAME, _lib.CUDA_INTEROP_VERSION,
+                                        C.byref(t), C.byref(err))
+            if st != 0 or not t:
+                raise unsupported(
+                    "backend %s does not serve the CUDA interop extension vyre.cuda.interop@1 "
+                    "(%s), which device arrays and streams need. Fix: use the cuda backend "
+                    "(vyre.open('cuda'))" % (self.id, err.message.decode("utf-8", "replace")
+                                             .split(". Fix:")[0] or "no table"))
             self._cu = C.cast(t, C.POINTER(_lib.CudaInterop)).contents
         return self._cu
 
@@ -889,14 +895,18 @@ class Backend(object):
     def _auto_stream(self, buffers, stream):
         """The stream a call with these buffers runs on: `stream` when given,
         else the current stream of the first framework tensor's framework, else
-        the first array's __cuda_array_interface__ stream; None = no chain."""
+        the first array's __cuda_array_interface__ stream, else, when a device
+        array is among them, the legacy default stream (0: what a DLPack
+        producer is told when the consumer names none); None = no chain."""
         if stream is not None:
             return self._stream_handle(stream)
+        device = False
         for obj in buffers:
             if isinstance(obj, Resident):
                 obj = obj._source.obj if obj._source is not None else None
             if obj is None or not interop.is_device_array(obj):
                 continue
+            device = True
             s = interop.framework_stream(obj)
             if s is not None:
                 return s
@@ -904,7 +914,7 @@ class Backend(object):
             if cai is not None and cai.get("stream") is not None:
                 v = int(cai["stream"])
                 return 0 if v == 1 else v  # 1: the legacy default stream, NULL to vyre
-        return None
+        return 0 if device else None
 
     def _resident_handles(self, prog, buffers, stream, temps):
         """Handles for a resident dispatch's buffers; device arrays are imported

@@ -45,7 +45,7 @@ _USED = b"used_dltensor"
 # typestr kind + bytes -> the vyre storage type it matches (for checks).
 _TYPESTR = {("f", 4): "f32", ("f", 2): "f16", ("u", 4): "u32", ("i", 4): "i32", ("u", 8): "u64",
             ("i", 8): "i64", ("u", 2): "u16", ("i", 2): "i16", ("u", 1): "u8", ("i", 1): "i8",
-            ("b", 1): "bool8"}
+            ("b", 1): "bool8", ("f", 8): "f64"}
 
 
 def _module(obj):
@@ -103,6 +103,8 @@ class DeviceArray(object):
     release() gives back a DLPack tensor; it is a no-op otherwise."""
 
     def __init__(self, obj, ptr, nbytes, type_name, device, readonly, kind):
+        # type_name: the vyre type the elements are ("f32"), else the
+        # producer's own spelling ("<c8", "float64") for messages.
         self.obj, self.ptr, self.nbytes, self.type = obj, ptr, nbytes, type_name
         self.device, self.readonly, self.kind = device, readonly, kind
         self._managed = None
@@ -171,8 +173,8 @@ def device_array(obj, what, stream=None):
             device = src.device.index
         elif _module(src) == "cupy":
             device = src.device.id
-        arr = DeviceArray(src, int(data[0]), count * size, _TYPESTR.get((kind, size)), device,
-                          bool(data[1]), "cuda_array_interface")
+        arr = DeviceArray(src, int(data[0]), count * size, _TYPESTR.get((kind, size), typestr),
+                          device, bool(data[1]), "cuda_array_interface")
         arr.cai_stream = cai.get("stream")
         return arr
     dev = _dlpack_device(obj)
@@ -180,7 +182,8 @@ def device_array(obj, what, stream=None):
         raise invalid("%s (%s) is not device memory vyre can import. Fix: pass a CUDA tensor with "
                       "__cuda_array_interface__ or __dlpack__ (PyTorch, CuPy, ...)"
                       % (what, type(obj).__name__))
-    s = 1 if not stream else int(stream)  # DLPack: 1 = the legacy default stream
+    # DLPack's stream argument: 1 = the legacy default stream (vyre's 0).
+    s = 1 if not stream else int(stream)
     try:
         capsule = obj.__dlpack__(stream=s)
     except TypeError:
@@ -211,7 +214,7 @@ def device_array(obj, what, stream=None):
              ("int", 2): "i16", ("uint", 1): "u8", ("int", 1): "i8", ("bool", 1): "bool8"}
     arr.ptr = (t.data or 0) + t.byte_offset
     arr.nbytes = count * size
-    arr.type = names.get((code, size))
+    arr.type = names.get((code, size), "%s%d" % (code, t.dtype.bits))
     arr.cai_stream = None
     return arr
 
@@ -221,7 +224,7 @@ def check_type(arr, binfo, what):
     want = binfo.type
     ok = arr.type == want or (want == "bf16" and arr.type in ("u16", "i16", "bf16")) or \
         (want == "bool" and arr.type in ("u32", "i32"))
-    if arr.type is not None and not ok:
+    if not ok:
         raise invalid("%s holds %s elements, the program's buffer '%s' is %s. Fix: pass a tensor "
                       "of the buffer's type (NumPy dtype %s), e.g. t.to(torch.%s) or "
                       "a.astype(cupy.%s)" % (what, arr.type, binfo.name, want,
