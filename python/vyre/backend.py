@@ -894,27 +894,28 @@ class Backend(object):
 
     def _auto_stream(self, buffers, stream):
         """The stream a call with these buffers runs on: `stream` when given,
-        else the current stream of the first framework tensor's framework, else
-        the first array's __cuda_array_interface__ stream, else, when a device
-        array is among them, the legacy default stream (0: what a DLPack
-        producer is told when the consumer names none); None = no chain."""
+        else the current stream of the first PyTorch tensor's or CuPy array's
+        framework, else the first array's __cuda_array_interface__ stream,
+        else, when a device array is among them, the legacy default stream
+        (0: what a DLPack producer is told); None = no chain."""
         if stream is not None:
             return self._stream_handle(stream)
-        device = False
+        arrays = []
         for obj in buffers:
             if isinstance(obj, Resident):
                 obj = obj._source.obj if obj._source is not None else None
-            if obj is None or not interop.is_device_array(obj):
-                continue
-            device = True
+            if obj is not None and interop.is_device_array(obj):
+                arrays.append(obj)
+        for obj in arrays:
             s = interop.framework_stream(obj)
             if s is not None:
                 return s
+        for obj in arrays:
             cai, _ = interop._cai(obj)
             if cai is not None and cai.get("stream") is not None:
                 v = int(cai["stream"])
                 return 0 if v == 1 else v  # 1: the legacy default stream, NULL to vyre
-        return 0 if device else None
+        return 0 if arrays else None
 
     def _resident_handles(self, prog, buffers, stream, temps):
         """Handles for a resident dispatch's buffers; device arrays are imported
