@@ -602,7 +602,7 @@ class Backend(object):
 
     def profile(self):
         """The device profile (a Profile)."""
-        self._live()
+        self._need("device_profile")
         p = _lib.DeviceProfile()
         p.struct_size = C.sizeof(p)
         err = _lib.new_error()
@@ -741,7 +741,7 @@ class Backend(object):
         same buffers; ulp: the transcendental budget (0 = strict); stream:
         a CUDA stream to order the call on (CUDA backend).
         """
-        self._live()
+        self._need("dispatch")
         ref, prog = self._ref(program)
         arr, keep = self._inputs(prog, inputs)
         opts, link = self._options(workgroup, grid, fixpoint, ulp, self._stream_handle(stream))
