@@ -9,6 +9,9 @@
 #  5. examples/plugin-template, built the same way, passes `vyre conform --plugin`;
 #  6. the manual pages are installed, one per command, and `man vyre` finds
 #     vyre(1) with MANPATH at the prefix (when man is present).
+#  7. when configure found a Python, the installed package ($pythondir/vyre) names neither tree,
+#     imports with PYTHONPATH=$pythondir alone, loads the installed libvyre and libvyre-host and
+#     runs a program on the installed reference backend.
 # With DESTDIR the tree is not where it was configured to live: the run
 # points the dynamic linker, pkg-config, the plugin search and the corpus
 # there (LD_LIBRARY_PATH, PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR,
@@ -24,7 +27,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "installcheck: $*"; exit 1; }
 # Nothing of the build tree may leak in: the installed tree stands alone.
-unset VYRE_BUILD_DIR VYRE_SRC_DIR VYRE_BACKEND VYRE_BACKEND_PATH VYRE_CONFORM_CORPUS
+unset VYRE_BUILD_DIR VYRE_SRC_DIR VYRE_BACKEND VYRE_BACKEND_PATH VYRE_CONFORM_CORPUS VYRE_LIB_DIR PYTHONPATH
 # Run a command of the installed tree: under DESTDIR, told where the tree
 # is; else as installed.  lib=1 also sets LD_LIBRARY_PATH without DESTDIR
 # (for the examples, which have no run path).
@@ -66,6 +69,37 @@ done
 rc=$?
 tail -n 3 "$tmp/log"
 [ $rc = 0 ] || fail "the installed vyre conform failed"
+
+# 7. The Python package, before the examples (which need pkg-config).
+if [ -n "$PYTHON" ] && [ "$PYTHON" != ":" ] && [ -n "$pythondir" ]; then
+  test -f "$D$pythondir/vyre/__init__.py" || fail "the Python package is not installed in $D$pythondir/vyre"
+  ! grep -q -e "$abs_top_builddir" -e "$abs_top_srcdir" "$D$pythondir"/vyre/*.py ||
+    fail "the installed Python package names the build or source tree"
+  # Under DESTDIR the libraries are not where _paths.py says: VYRE_LIB_DIR
+  # names them (and installed() the plugin directory).
+  (cd "$tmp" && PYTHONPATH=$D$pythondir && export PYTHONPATH &&
+   if [ -n "$D" ]; then VYRE_LIB_DIR=$D$libdir; export VYRE_LIB_DIR; fi &&
+   installed "$PYTHON" -B -c '
+import sys, vyre
+where, libvyre, host = vyre.library_paths()
+prog = vyre.assemble("workgroup 64\nbuffer x ro u32\nbuffer y wo u32 [4]\n%i = gid.x\n%v = load x %i\n%w = mul %v %v\nstore y %i %w\n")
+with vyre.open("reference") as be:
+    (y,) = be.dispatch(prog, bytes([3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0]))
+raw = y.tobytes() if hasattr(y, "tobytes") else bytes(y)
+got = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw), 4)]
+print("installcheck: import vyre: libraries from %s (%s); reference backend squared 3 4 5 6: %s"
+      % (where, host, " ".join(map(str, got))))
+sys.exit(got != [9, 16, 25, 36])
+') >"$tmp/log" 2>&1
+  rc=$?
+  cat "$tmp/log"
+  [ $rc = 0 ] || fail "the installed Python package does not import or run (PYTHONPATH=$D$pythondir)"
+  case "$(cat "$tmp/log")" in
+  *"$abs_top_builddir"*) fail "the installed Python package loaded libraries of the build tree" ;;
+  esac
+else
+  echo "installcheck: configure found no Python: the vyre package is not installed"
+fi
 
 # 4 and 5 build with pkg-config against the installed .pc files only.
 if [ -z "$PKG_CONFIG" ]; then
