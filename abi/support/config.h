@@ -40,7 +40,8 @@
   X(SRC_DIR, "VYRE_SRC_DIR", PATH)                               \
   X(PTXAS, "PTXAS", PATH)                                        \
   X(NO_COLOR, "NO_COLOR", TEXT)                                  \
-  X(TERM, "TERM", TEXT)
+  X(TERM, "TERM", TEXT)                                          \
+  X(EXEC_PATH, "PATH", TEXT)
 
 typedef enum vyre__env_id {
 #define VYRE__ENV_ID_(id, name, kind) VYRE__ENV_##id,

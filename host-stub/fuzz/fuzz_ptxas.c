@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "abi/support/config.h"
 #include "fuzz.h"
 
 extern char **environ;
@@ -54,7 +55,7 @@ static void file_clear(batch_file *bf) {
  * exit 127, which reads as a failed assembly. */
 static int can_run(const char *name) {
   if (strchr(name, '/')) return access(name, X_OK) == 0;
-  const char *path = getenv("PATH");
+  const char *path = vyre__env(VYRE__ENV_EXEC_PATH);
   if (!path || !*path) path = "/bin:/usr/bin";
   char full[4096];
   for (const char *p = path; *p;) {
