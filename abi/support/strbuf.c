@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sb_init(strbuf *sb) { memset(sb, 0, sizeof *sb); }
+void vyre__sb_init(strbuf *sb) { memset(sb, 0, sizeof *sb); }
 
-void sb_free(strbuf *sb) {
+void vyre__sb_free(strbuf *sb) {
   free(sb->data);
-  sb_init(sb);
+  vyre__sb_init(sb);
 }
 
 static int reserve(strbuf *sb, size_t extra) {
@@ -33,29 +33,29 @@ static int reserve(strbuf *sb, size_t extra) {
   return 1;
 }
 
-void sb_reserve(strbuf *sb, size_t extra) { (void)reserve(sb, extra); }
+void vyre__sb_reserve(strbuf *sb, size_t extra) { (void)reserve(sb, extra); }
 
-char *sb_room(strbuf *sb, size_t extra) {
+char *vyre__sb_room(strbuf *sb, size_t extra) {
   if (sb->len + extra + 1 > sb->cap && !reserve(sb, extra)) return NULL;
   if (sb->failed) return NULL;
   return sb->data + sb->len;
 }
 
-void sb_commit(strbuf *sb, size_t n) {
+void vyre__sb_commit(strbuf *sb, size_t n) {
   sb->len += n;
   sb->data[sb->len] = '\0';
 }
 
-void sb_append(strbuf *sb, const void *data, size_t len) {
+void vyre__sb_append(strbuf *sb, const void *data, size_t len) {
   if (!reserve(sb, len)) return;
   memcpy(sb->data + sb->len, data, len);
   sb->len += len;
   sb->data[sb->len] = '\0';
 }
 
-void sb_puts(strbuf *sb, const char *text) { sb_append(sb, text, strlen(text)); }
+void vyre__sb_puts(strbuf *sb, const char *text) { vyre__sb_append(sb, text, strlen(text)); }
 
-void sb_printf(strbuf *sb, const char *fmt, ...) {
+void vyre__sb_printf(strbuf *sb, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char small[256];
@@ -66,7 +66,7 @@ void sb_printf(strbuf *sb, const char *fmt, ...) {
     return;
   }
   if ((size_t)n < sizeof small) {
-    sb_append(sb, small, (size_t)n);
+    vyre__sb_append(sb, small, (size_t)n);
     return;
   }
   if (!reserve(sb, (size_t)n)) return;
@@ -76,15 +76,15 @@ void sb_printf(strbuf *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
-char *sb_take(strbuf *sb, size_t *len) {
+char *vyre__sb_take(strbuf *sb, size_t *len) {
   if (sb->failed) {
-    sb_free(sb);
+    vyre__sb_free(sb);
     if (len) *len = 0;
     return NULL;
   }
   if (!sb->data && !reserve(sb, 0)) return NULL;
   char *out = sb->data;
   if (len) *len = sb->len;
-  sb_init(sb);
+  vyre__sb_init(sb);
   return out;
 }

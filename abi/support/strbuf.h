@@ -13,24 +13,24 @@ typedef struct strbuf {
 } strbuf;
 
 /* All functions accept a zeroed strbuf; none aborts. */
-void sb_init(strbuf *sb);
-void sb_free(strbuf *sb);
-void sb_append(strbuf *sb, const void *data, size_t len);
-void sb_puts(strbuf *sb, const char *text);
-void sb_printf(strbuf *sb, const char *fmt, ...)
+void vyre__sb_init(strbuf *sb);
+void vyre__sb_free(strbuf *sb);
+void vyre__sb_append(strbuf *sb, const void *data, size_t len);
+void vyre__sb_puts(strbuf *sb, const char *text);
+void vyre__sb_printf(strbuf *sb, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* Make room for `extra` more bytes up front (a size hint; growth still
  * works past it). */
-void sb_reserve(strbuf *sb, size_t extra);
+void vyre__sb_reserve(strbuf *sb, size_t extra);
 /* Direct writing: a pointer to room for at least `extra` bytes at the end
- * (NULL once an allocation failed); then sb_commit the bytes written. */
-char *sb_room(strbuf *sb, size_t extra);
-void sb_commit(strbuf *sb, size_t n);
+ * (NULL once an allocation failed); then vyre__sb_commit the bytes written. */
+char *vyre__sb_room(strbuf *sb, size_t extra);
+void vyre__sb_commit(strbuf *sb, size_t n);
 /* Take the text (caller frees with free()); the strbuf is reset.  NULL
  * when an allocation failed. */
-char *sb_take(strbuf *sb, size_t *len);
+char *vyre__sb_take(strbuf *sb, size_t *len);
 
 #endif /* VYRE_SUPPORT_STRBUF_H */

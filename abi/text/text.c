@@ -35,11 +35,11 @@ static void leave_c_locale(locale_t old) {
  * '.' or an exponent so that it reads as a float. */
 static void format_f32(strbuf *b, uint32_t bits) {
   if (bits == VYRE_F32_CANONICAL_NAN || ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu))) {
-    sb_append(b, "nan", 3);
+    vyre__sb_append(b, "nan", 3);
     return;
   }
   if ((bits & 0x7fffffffu) == 0x7f800000u) {
-    sb_printf(b, "%sinf", bits >> 31 ? "-" : "");
+    vyre__sb_printf(b, "%sinf", bits >> 31 ? "-" : "");
     return;
   }
   char sci[64], out[64];
@@ -59,19 +59,19 @@ static void format_f32(strbuf *b, uint32_t bits) {
   else
     snprintf(out, sizeof out, "%s", sci);
   leave_c_locale(old);
-  sb_append(b, out, strlen(out));
-  if (!strpbrk(out, ".e")) sb_append(b, ".0", 2);
+  vyre__sb_append(b, out, strlen(out));
+  if (!strpbrk(out, ".e")) vyre__sb_append(b, ".0", 2);
 }
 
-void text_format_const(strbuf *b, uint32_t type, uint64_t bits) {
+void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits) {
   switch (type) {
-  case VYRE_T_BOOL: sb_printf(b, "%s", bits ? "true" : "false"); break;
-  case VYRE_T_U32: sb_printf(b, "%lu", (unsigned long)(uint32_t)bits); break;
-  case VYRE_T_U64: sb_printf(b, "%llu", (unsigned long long)bits); break;
-  case VYRE_T_I32: sb_printf(b, "%ld", (long)(int32_t)(uint32_t)bits); break;
-  case VYRE_T_I64: sb_printf(b, "%lld", (long long)(int64_t)bits); break;
+  case VYRE_T_BOOL: vyre__sb_printf(b, "%s", bits ? "true" : "false"); break;
+  case VYRE_T_U32: vyre__sb_printf(b, "%lu", (unsigned long)(uint32_t)bits); break;
+  case VYRE_T_U64: vyre__sb_printf(b, "%llu", (unsigned long long)bits); break;
+  case VYRE_T_I32: vyre__sb_printf(b, "%ld", (long)(int32_t)(uint32_t)bits); break;
+  case VYRE_T_I64: vyre__sb_printf(b, "%lld", (long long)(int64_t)bits); break;
   case VYRE_T_F32: format_f32(b, (uint32_t)bits); break;
-  default: sb_printf(b, "0x%llx", (unsigned long long)bits); break;
+  default: vyre__sb_printf(b, "0x%llx", (unsigned long long)bits); break;
   }
 }
 
@@ -107,7 +107,7 @@ static int parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out) {
   return 0;
 }
 
-int text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out) {
+int vyre__text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out) {
   return parse_uint(s, len, max, out) == 0 ? 0 : -1;
 }
 
@@ -217,7 +217,7 @@ static int parse_f32(const char *s, size_t len, uint64_t *bits, char *msg, size_
   return parse_f32_text(s, len, bits, msg, ms);
 }
 
-int text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, char *msg,
+int vyre__text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, char *msg,
                      size_t ms) {
   const char *tn = vyre_type_name(type);
   int shown = (int)(len > 64 ? 64 : len);
@@ -313,39 +313,39 @@ static void emit_inst(strbuf *b, const vyre_program *p, uint32_t i) {
   const vyre_inst *in = &p->insts[i];
   const vyre_op_info *info = vyre_op_lookup(in->op);
   const vyre_op_class_info *cls = vyre_op_class_lookup(info->op_class);
-  for (uint32_t k = 0; k < p->depth[i]; k++) sb_append(b, "  ", 2);
-  if (p->value_type[i] != VYRE_T_VOID) sb_printf(b, "%%%u = ", i);
-  sb_printf(b, "%s", info->mnemonic);
+  for (uint32_t k = 0; k < p->depth[i]; k++) vyre__sb_append(b, "  ", 2);
+  if (p->value_type[i] != VYRE_T_VOID) vyre__sb_printf(b, "%%%u = ", i);
+  vyre__sb_printf(b, "%s", info->mnemonic);
   switch ((vyre_mod_kind)cls->mod) {
   case VYRE_MOD_AXIS:
-    if (info->flags & VYRE_OPF_AXIS) sb_printf(b, ".%c", axis_names[in->mod]);
+    if (info->flags & VYRE_OPF_AXIS) vyre__sb_printf(b, ".%c", axis_names[in->mod]);
     break;
-  case VYRE_MOD_ORDER: sb_printf(b, ".%s", vyre_order_name(in->mod)); break;
-  case VYRE_MOD_REDUCE: sb_printf(b, ".%s", vyre_reduce_name(in->mod)); break;
+  case VYRE_MOD_ORDER: vyre__sb_printf(b, ".%s", vyre_order_name(in->mod)); break;
+  case VYRE_MOD_REDUCE: vyre__sb_printf(b, ".%s", vyre_reduce_name(in->mod)); break;
   case VYRE_MOD_SCOPE:
-    if (in->mod == VYRE_BARRIER_GRID) sb_append(b, " grid", 5);
+    if (in->mod == VYRE_BARRIER_GRID) vyre__sb_append(b, " grid", 5);
     break;
   case VYRE_MOD_NONE: break;
   }
   if (info->op_class == VYRE_OC_CONST) {
     /* Its two literal words are one typed literal. */
-    sb_printf(b, " %s ", vyre_type_name(in->type));
-    text_format_const(b, in->type, (uint64_t)in->b << 32 | in->a);
-    sb_append(b, "\n", 1);
+    vyre__sb_printf(b, " %s ", vyre_type_name(in->type));
+    vyre__text_format_const(b, in->type, (uint64_t)in->b << 32 | in->a);
+    vyre__sb_append(b, "\n", 1);
     return;
   }
-  if (cls->result == VYRE_RES_DECLARED) sb_printf(b, " %s", vyre_type_name(in->type));
+  if (cls->result == VYRE_RES_DECLARED) vyre__sb_printf(b, " %s", vyre_type_name(in->type));
   const uint32_t field[4] = {in->a, in->b, in->c, in->d};
   for (uint32_t k = 0; k < 4; k++) {
     switch ((vyre_operand_kind)cls->operand[k]) {
-    case VYRE_OPND_VALUE: sb_printf(b, " %%%u", field[k]); break;
-    case VYRE_OPND_SLOT: sb_printf(b, " l%u", field[k]); break;
-    case VYRE_OPND_BUFFER: sb_printf(b, " %s", p->buffers[field[k]].name); break;
-    case VYRE_OPND_IMM: sb_printf(b, " %u", field[k]); break;
+    case VYRE_OPND_VALUE: vyre__sb_printf(b, " %%%u", field[k]); break;
+    case VYRE_OPND_SLOT: vyre__sb_printf(b, " l%u", field[k]); break;
+    case VYRE_OPND_BUFFER: vyre__sb_printf(b, " %s", p->buffers[field[k]].name); break;
+    case VYRE_OPND_IMM: vyre__sb_printf(b, " %u", field[k]); break;
     case VYRE_OPND_NONE: break;
     }
   }
-  sb_append(b, "\n", 1);
+  vyre__sb_append(b, "\n", 1);
 }
 
 /* Contract in vyre_text.h: validates first; *text is malloc'd for the
@@ -364,28 +364,28 @@ vyre_status vyre_text_disassemble(const void *bytes, size_t size, char **text, v
   strbuf b = {0};
   char hash[65];
   vyre_program_hash_hex(p, hash);
-  sb_printf(&b, "; vyre program text (docs/program-text.md), sha256 %s\n", hash);
+  vyre__sb_printf(&b, "; vyre program text (docs/program-text.md), sha256 %s\n", hash);
   const uint32_t *wg = p->header.workgroup_size;
-  sb_printf(&b, "workgroup %u %u %u\n", wg[0], wg[1], wg[2]);
+  vyre__sb_printf(&b, "workgroup %u %u %u\n", wg[0], wg[1], wg[2]);
   uint32_t next_binding = 0;
   for (uint32_t i = 0; i < p->buffer_count; i++) {
     const vyre_buffer_info *bi = &p->buffers[i];
     const vyre_buffer_decl *d = &bi->decl;
-    sb_printf(&b, "buffer %s %s %s", bi->name, vyre_access_name(d->access),
+    vyre__sb_printf(&b, "buffer %s %s %s", bi->name, vyre_access_name(d->access),
                     vyre_type_name(d->elem_type));
-    if (d->count) sb_printf(&b, " [%u]", d->count);
-    if (d->flags & VYRE_BUF_OUTPUT) sb_append(&b, " output", 7);
+    if (d->count) vyre__sb_printf(&b, " [%u]", d->count);
+    if (d->flags & VYRE_BUF_OUTPUT) vyre__sb_append(&b, " output", 7);
     if (d->flags & VYRE_BUF_OUT_RANGE)
-      sb_printf(&b, " range %u %u", d->out_range_offset, d->out_range_size);
+      vyre__sb_printf(&b, " range %u %u", d->out_range_offset, d->out_range_size);
     if (d->access != VYRE_ACCESS_WORKGROUP) {
-      if (d->binding != next_binding) sb_printf(&b, " @%u", d->binding);
+      if (d->binding != next_binding) vyre__sb_printf(&b, " @%u", d->binding);
       next_binding = d->binding + 1u;
     }
-    sb_append(&b, "\n", 1);
+    vyre__sb_append(&b, "\n", 1);
   }
   for (uint32_t s = 0; s < p->local_count; s++)
-    sb_printf(&b, "local l%u %s\n", s, vyre_type_name(p->local_types[s]));
-  sb_append(&b, "\n", 1);
+    vyre__sb_printf(&b, "local l%u %s\n", s, vyre_type_name(p->local_types[s]));
+  vyre__sb_append(&b, "\n", 1);
   for (uint32_t i = 0; i < p->inst_count; i++) emit_inst(&b, p, i);
   vyre_program_free(p);
   if (b.failed) {

@@ -442,7 +442,7 @@ static vyre_status live_local(assembler *a, const tok *t, uint32_t *slot) {
 static vyre_status parse_uint_tok(assembler *a, const tok *t, uint64_t max, const char *what,
                                   uint64_t *out) {
   char sh[64];
-  if (text_parse_uint(t->s, t->len, max, out))
+  if (vyre__text_parse_uint(t->s, t->len, max, out))
     return FAIL(t, "%s '%s' is not a number in 0..%llu. Fix: write a decimal or 0x hex number",
                 what, show(t, sh), (unsigned long long)max);
   return VYRE_OK;
@@ -629,7 +629,7 @@ static vyre_status parse_const(assembler *a, inst_line *x) {
   if (st) return st;
   uint64_t bits;
   char msg[512];
-  if (text_parse_const(x->arg[1].s, x->arg[1].len, x->type, &bits, msg, sizeof msg))
+  if (vyre__text_parse_const(x->arg[1].s, x->arg[1].len, x->type, &bits, msg, sizeof msg))
     return FAIL(&x->arg[1], "%s", msg);
   x->f[0] = (uint32_t)bits;
   x->f[1] = x->type == VYRE_T_U64 || x->type == VYRE_T_I64 ? (uint32_t)(bits >> 32) : 0;
@@ -1112,14 +1112,14 @@ static void rewrite_message(const assembler *a, const char *msg, strbuf *out) {
   for (const char *p = msg; *p;) {
     uint32_t idx;
     if (*p == '%' && read_index(p + 1, &idx) && idx < a->ninst && a->inst_name[idx]) {
-      sb_append(out, a->inst_name[idx], a->inst_name_len[idx]);
+      vyre__sb_append(out, a->inst_name[idx], a->inst_name_len[idx]);
       p++;
       while (*p >= '0' && *p <= '9') p++;
       continue;
     }
     if (strncmp(p, "local ", 6) == 0 && read_index(p + 6, &idx) && idx < a->nlocals) {
-      sb_append(out, "local ", 6);
-      sb_append(out, a->locals[idx].name, a->locals[idx].name_len);
+      vyre__sb_append(out, "local ", 6);
+      vyre__sb_append(out, a->locals[idx].name, a->locals[idx].name_len);
       p += 6;
       while (*p >= '0' && *p <= '9') p++;
       continue;
@@ -1127,13 +1127,13 @@ static void rewrite_message(const assembler *a, const char *msg, strbuf *out) {
     if (strncmp(p, "instruction ", 12) == 0 && read_index(p + 12, &idx) && idx < a->ninst) {
       const char *end = p + 12;
       while (*end >= '0' && *end <= '9') end++;
-      sb_append(out, p, (size_t)(end - p));
-      if (seen_instruction) sb_printf(out, " at line %u", a->inst_line[idx]);
+      vyre__sb_append(out, p, (size_t)(end - p));
+      if (seen_instruction) vyre__sb_printf(out, " at line %u", a->inst_line[idx]);
       seen_instruction = 1;
       p = end;
       continue;
     }
-    sb_append(out, p, 1);
+    vyre__sb_append(out, p, 1);
     p++;
   }
 }

@@ -15,11 +15,11 @@ static void hex_lines(strbuf *b, const char *key, const char *name, const uint8_
   static const char digits[] = "0123456789abcdef";
   uint64_t n = size < limit ? size : limit;
   if (n == 0) {
-    sb_printf(b, ";@ %s %s hex\n", key, name);
+    vyre__sb_printf(b, ";@ %s %s hex\n", key, name);
     return;
   }
   for (uint64_t off = 0; off < n; off += HEX_PER_LINE) {
-    sb_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
+    vyre__sb_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
     char line[2 * HEX_PER_LINE + 2];
     uint64_t m = n - off < HEX_PER_LINE ? n - off : HEX_PER_LINE;
     for (uint64_t i = 0; i < m; i++) {
@@ -27,27 +27,27 @@ static void hex_lines(strbuf *b, const char *key, const char *name, const uint8_
       line[2 * i + 1] = digits[data[off + i] & 15];
     }
     line[2 * m] = '\n';
-    sb_append(b, line, 2 * m + 1);
+    vyre__sb_append(b, line, 2 * m + 1);
   }
 }
 
 /* One line of free text: newlines would end the directive. */
 static void one_line(strbuf *b, const char *key, const char *text) {
-  sb_printf(b, ";@ %s ", key);
+  vyre__sb_printf(b, ";@ %s ", key);
   for (const char *s = text; *s; s++) {
     char ch = (*s == '\n' || *s == '\r') ? ' ' : *s;
-    sb_append(b, &ch, 1);
+    vyre__sb_append(b, &ch, 1);
   }
-  sb_append(b, "\n", 1);
+  vyre__sb_append(b, "\n", 1);
 }
 
 static void record_result(strbuf *b, const cf_case *c, const char *who, const cf_result *r) {
   char key[48];
   snprintf(key, sizeof key, "status-%s", who);
   if (r->status == VYRE_TRAP)
-    sb_printf(b, ";@ %s %s %" PRId64 "\n", key, vyre_status_name(r->status), r->native_code);
+    vyre__sb_printf(b, ";@ %s %s %" PRId64 "\n", key, vyre_status_name(r->status), r->native_code);
   else
-    sb_printf(b, ";@ %s %s\n", key, vyre_status_name(r->status));
+    vyre__sb_printf(b, ";@ %s %s\n", key, vyre_status_name(r->status));
   if (r->status != VYRE_OK) {
     if (r->message[0]) {
       snprintf(key, sizeof key, "note");
@@ -63,7 +63,7 @@ static void record_result(strbuf *b, const cf_case *c, const char *who, const cf
     cf_output_type(c->decoded, o, &bi);
     const char *name = bi < c->decoded->buffer_count ? c->decoded->buffers[bi].name : "?";
     if (r->output[o].size > CAPSULE_OUTPUT_MAX)
-      sb_printf(b, ";@ note output %s of %s: the first %u of %" PRIu64 " bytes\n", name, who,
+      vyre__sb_printf(b, ";@ note output %s of %s: the first %u of %" PRIu64 " bytes\n", name, who,
                     CAPSULE_OUTPUT_MAX, r->output[o].size);
     hex_lines(b, key, name, r->output[o].bytes, r->output[o].size, CAPSULE_OUTPUT_MAX);
   }
@@ -78,49 +78,49 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
   if (st != VYRE_OK) return st;
   const vyre_program *p = c->decoded;
   strbuf b = {0};
-  sb_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
+  vyre__sb_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
                     "; re-run: vyre conform --replay THIS_FILE [--backend ID]\n");
-  sb_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
+  vyre__sb_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
   if (info && info->origin) one_line(&b, "origin", info->origin);
   if (info && info->backend_id)
-    sb_printf(&b, ";@ backend %s %s\n", info->backend_id,
+    vyre__sb_printf(&b, ";@ backend %s %s\n", info->backend_id,
                   info->backend_version ? info->backend_version : "");
   if (info && info->device && *info->device) one_line(&b, "device", info->device);
   if (info && info->diff && info->diff->kind != CF_SAME) one_line(&b, "mismatch", info->diff->text);
   if (info && info->note) one_line(&b, "note", info->note);
   if (c->about) one_line(&b, "about", c->about);
   if (c->focus_set) {
-    sb_printf(&b, ";@ ops");
+    vyre__sb_printf(&b, ";@ ops");
     for (uint32_t op = 0; op < 256; op++)
       if ((c->focus[op >> 6] >> (op & 63)) & 1) {
         const vyre_op_info *oi = vyre_op_lookup(op);
-        if (oi) sb_printf(&b, " %s", oi->mnemonic);
+        if (oi) vyre__sb_printf(&b, " %s", oi->mnemonic);
       }
-    sb_append(&b, "\n", 1);
+    vyre__sb_append(&b, "\n", 1);
   }
   char hash[65];
   vyre_hex(p->sha256, 32, hash);
-  sb_printf(&b, ";@ program-sha256 %s\n", hash);
+  vyre__sb_printf(&b, ";@ program-sha256 %s\n", hash);
   const vyre_dispatch_options *o = &c->options;
-  sb_printf(&b, ";@ ulp %u\n;@ tolerance %u\n", o->ulp_budget, c->tolerance);
+  vyre__sb_printf(&b, ";@ ulp %u\n;@ tolerance %u\n", o->ulp_budget, c->tolerance);
   if (o->workgroup[0])
-    sb_printf(&b, ";@ workgroup %u %u %u\n", o->workgroup[0], o->workgroup[1] ? o->workgroup[1] : 1,
+    vyre__sb_printf(&b, ";@ workgroup %u %u %u\n", o->workgroup[0], o->workgroup[1] ? o->workgroup[1] : 1,
                   o->workgroup[2] ? o->workgroup[2] : 1);
   if (o->grid[0])
-    sb_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
+    vyre__sb_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
                   o->grid[2] ? o->grid[2] : 1);
-  if (o->fixpoint_iterations) sb_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
+  if (o->fixpoint_iterations) vyre__sb_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
   /* Every capability the case needs, the derived ones included (reading
    * them back as `requires` changes nothing), so a reader sees them. */
   cf_needs needs;
   cf_program_needs(p, o, &needs);
   uint64_t caps = needs.caps | c->extra_caps;
   if (caps) {
-    sb_printf(&b, ";@ requires");
+    vyre__sb_printf(&b, ";@ requires");
     for (uint32_t bit = 0; bit < 64; bit++)
       if (((caps >> bit) & 1) && vyre_capability_name(bit))
-        sb_printf(&b, " %s", vyre_capability_name(bit));
-    sb_append(&b, "\n", 1);
+        vyre__sb_printf(&b, " %s", vyre_capability_name(bit));
+    vyre__sb_append(&b, "\n", 1);
   }
   const char *sname = vyre_status_name(c->expect) + 5;
   char lower[64];
@@ -129,9 +129,9 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
     lower[k] = (char)(sname[k] >= 'A' && sname[k] <= 'Z' ? sname[k] + 32 : sname[k]);
   lower[k] = '\0';
   if (c->expect == VYRE_TRAP && c->expect_code_set)
-    sb_printf(&b, ";@ expect %s %" PRId64 "\n", lower, c->expect_code);
+    vyre__sb_printf(&b, ";@ expect %s %" PRId64 "\n", lower, c->expect_code);
   else
-    sb_printf(&b, ";@ expect %s\n", lower);
+    vyre__sb_printf(&b, ";@ expect %s\n", lower);
   for (uint32_t i = 0; i < p->buffer_count; i++)
     if (p->buffers[i].input_index >= 0 && c->input[i].present)
       hex_lines(&b, "input", p->buffers[i].name, c->input[i].bytes, c->input[i].size, UINT64_MAX);
@@ -141,12 +141,12 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
                 UINT64_MAX);
   if (info && info->reference) record_result(&b, c, "reference", info->reference);
   if (info && info->backend) record_result(&b, c, "backend", info->backend);
-  sb_append(&b, "\n", 1);
-  sb_append(&b, text, strlen(text));
-  sb_append(&b, "", 1);
+  vyre__sb_append(&b, "\n", 1);
+  vyre__sb_append(&b, text, strlen(text));
+  vyre__sb_append(&b, "", 1);
   free(text);
   if (b.failed) {
-    sb_free(&b);
+    vyre__sb_free(&b);
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "writing a capsule: out of memory");
   }
   *out = b.data;

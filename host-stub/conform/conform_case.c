@@ -368,7 +368,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
         return perr(px, VYRE_INVALID_ARGUMENT, "value '%.*s' %s. Fix: write a %s literal "
                     "(docs/conformance.md, \"Literals\")", (int)toks[i].n, toks[i].s, why,
                     vyre_type_name(type));
-      sb_append(b, e, size);
+      vyre__sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -384,7 +384,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
                       (int)toks[i].n, toks[i].s);
         uint8_t byte = (uint8_t)(((isdigit(hi) ? hi - '0' : hi - 'a' + 10) << 4) |
                                  (isdigit(lo) ? lo - '0' : lo - 'a' + 10));
-        sb_append(b, &byte, 1);
+        vyre__sb_append(b, &byte, 1);
       }
     }
     return VYRE_OK;
@@ -403,7 +403,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
   if (word_is(g->s, g->n, "zeros")) {
     if (n != 2) goto usage;
     memset(e, 0, sizeof e);
-    for (uint32_t i = 0; i < count; i++) sb_append(b, e, size);
+    for (uint32_t i = 0; i < count; i++) vyre__sb_append(b, e, size);
     return VYRE_OK;
   }
   if (word_is(g->s, g->n, "fill")) {
@@ -411,7 +411,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     if (cf_parse_literal(type, toks[2].s, toks[2].n, e, why, sizeof why) != 0)
       return perr(px, VYRE_INVALID_ARGUMENT, "fill value '%.*s' %s. Fix: write a %s literal",
                   (int)toks[2].n, toks[2].s, why, vyre_type_name(type));
-    for (uint32_t i = 0; i < count; i++) sb_append(b, e, size);
+    for (uint32_t i = 0; i < count; i++) vyre__sb_append(b, e, size);
     return VYRE_OK;
   }
   if (word_is(g->s, g->n, "iota")) {
@@ -439,7 +439,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
       } else {
         put_le(e, (uint64_t)(int64_t)v, size);
       }
-      sb_append(b, e, size);
+      vyre__sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -449,7 +449,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     uint64_t rng = seed ^ 0x5eed0f1e5ull;
     for (uint32_t i = 0; i < count; i++) {
       cf_random_element(type, &rng, e);
-      sb_append(b, e, size);
+      vyre__sb_append(b, e, size);
     }
     return VYRE_OK;
   }
@@ -465,7 +465,7 @@ static vyre_status generate(parse_ctx *px, uint32_t type, const tok *toks, uint3
     uint8_t x[8];
     for (uint32_t i = 0; i < count; i++) {
       range_element(type, &rng, e, e2, x);
-      sb_append(b, x, size);
+      vyre__sb_append(b, x, size);
     }
     return VYRE_OK;
   }
@@ -832,8 +832,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
   /* An edited capsule is still worth replaying: the runner notes it. */
   c->sha_mismatch = c->sha_set && memcmp(c->sha256, c->decoded->sha256, 32) != 0;
   for (uint32_t i = 0; i < CF_MAX_IO; i++) {
-    sb_free(&pd->in[i]);
-    sb_free(&pd->out[i]);
+    vyre__sb_free(&pd->in[i]);
+    vyre__sb_free(&pd->out[i]);
   }
   free(pd);
   free(toks);
@@ -842,8 +842,8 @@ vyre_status cf_case_parse(const char *text, size_t length, const char *path, cf_
 fail:
   if (pd)
     for (uint32_t i = 0; i < CF_MAX_IO; i++) {
-      sb_free(&pd->in[i]);
-      sb_free(&pd->out[i]);
+      vyre__sb_free(&pd->in[i]);
+      vyre__sb_free(&pd->out[i]);
     }
   free(pd);
   free(toks);

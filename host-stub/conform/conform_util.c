@@ -25,20 +25,20 @@ vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size
   while (b.len <= max && !b.failed &&
          (n = fread(chunk, 1, b.len + sizeof chunk > max + 1 ? max + 1 - b.len : sizeof chunk,
                     f)) > 0)
-    sb_append(&b, chunk, n);
+    vyre__sb_append(&b, chunk, n);
   int bad = ferror(f);
   if (!is_stdin) fclose(f);
   if (!bad && !b.failed && b.len > max) {
-    sb_free(&b);
+    vyre__sb_free(&b);
     return vyre_error_set(err, VYRE_LIMIT, 0,
                           "cannot read %s: it holds more than %zu bytes, the most vyre reads from "
                           "such a file (docs/conformance.md, \"Files the harness reads\"). Fix: "
                           "pass a regular file of the right kind",
                           path, max);
   }
-  sb_append(&b, "", 1);
+  vyre__sb_append(&b, "", 1);
   if (bad || b.failed) {
-    sb_free(&b);
+    vyre__sb_free(&b);
     return vyre_error_set(err, bad ? VYRE_IO : VYRE_OUT_OF_MEMORY, 0,
                           "cannot read %s: %s. Fix: check the file", path,
                           bad ? "read error" : "out of memory");

@@ -194,9 +194,9 @@ static size_t format_fast(const cg_ctx *c, const cg_fmt *e, char *out, va_list *
 static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list *ap) {
   const cg_fmt *e = fmt_parse(c, fmt);
   strbuf *sb = &c->body;
-  /* sb_room's test inline: the buffer is sized up front, so it holds. */
+  /* vyre__sb_room's test inline: the buffer is sized up front, so it holds. */
   char *o = sb->len + CG_LINE_ROOM + 3 <= sb->cap && !sb->failed ? sb->data + sb->len
-                                                                  : sb_room(sb, CG_LINE_ROOM + 2);
+                                                                  : vyre__sb_room(sb, CG_LINE_ROOM + 2);
   if (!o) return; /* the strbuf remembers the failure */
   size_t n = 0;
   if (indent) o[n++] = '\t';
@@ -209,7 +209,7 @@ static void emit_line(cg_ctx *c, int indent, const char *fmt, va_list *ap) {
     n += l;
   }
   o[n++] = '\n';
-  o[n] = '\0'; /* sb_commit's work, inline */
+  o[n] = '\0'; /* vyre__sb_commit's work, inline */
   sb->len += n;
 }
 
@@ -760,32 +760,32 @@ static void emit_prologue(cg_ctx *c) {
 /* The module text before the body: header, math functions, entry, declarations. */
 static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) {
   const vyre_program *p = c->p;
-  sb_printf(out, "//\n// vyre codegen %u: program ", CG_VERSION);
+  vyre__sb_printf(out, "//\n// vyre codegen %u: program ", CG_VERSION);
   char hex[65];
   vyre_program_hash_hex(p, hex);
-  sb_puts(out, hex);
-  sb_printf(out, "\n//\n.version %u.%u\n.target sm_%u\n.address_size 64\n\n", info->ptx_isa_major,
+  vyre__sb_puts(out, hex);
+  vyre__sb_printf(out, "\n//\n.version %u.%u\n.target sm_%u\n.address_size 64\n\n", info->ptx_isa_major,
             info->ptx_isa_minor, c->sm);
-  if (c->funcs.len) sb_append(out, c->funcs.data, c->funcs.len);
-  sb_printf(out, ".visible .entry %s(\n", info->entry);
-  for (uint32_t k = 0; k < p->kernel_buffer_count; k++) sb_printf(out, "\t.param .u64 b%u,\n", k);
+  if (c->funcs.len) vyre__sb_append(out, c->funcs.data, c->funcs.len);
+  vyre__sb_printf(out, ".visible .entry %s(\n", info->entry);
+  for (uint32_t k = 0; k < p->kernel_buffer_count; k++) vyre__sb_printf(out, "\t.param .u64 b%u,\n", k);
   /* The count words by value (constant bank: no memory round trip before
    * the first load); the params block only for trap and grid words. */
-  sb_printf(out, "\t.param .align 4 .b8 counts[%u],\n", 4u * (1u + p->buffer_count));
-  sb_puts(out, "\t.param .u64 params\n)\n");
-  sb_printf(out, ".reqntid %u, %u, %u\n{\n", c->wg[0], c->wg[1], c->wg[2]);
+  vyre__sb_printf(out, "\t.param .align 4 .b8 counts[%u],\n", 4u * (1u + p->buffer_count));
+  vyre__sb_puts(out, "\t.param .u64 params\n)\n");
+  vyre__sb_printf(out, ".reqntid %u, %u, %u\n{\n", c->wg[0], c->wg[1], c->wg[2]);
   uint32_t nv = c->n * c->ncopies, nl = (p->local_count ? p->local_count : 1) * c->ncopies;
-  sb_printf(out, "\t.reg .b32 %%v<%u>;\n\t.reg .b64 %%w<%u>;\n\t.reg .pred %%p<%u>;\n", nv, nv, nv);
-  sb_printf(out, "\t.reg .b32 %%lv<%u>;\n\t.reg .b64 %%lw<%u>;\n\t.reg .pred %%lp<%u>;\n", nl, nl, nl);
-  sb_printf(out, "\t.reg .b32 %%t<%u>;\n\t.reg .b64 %%u<%u>;\n\t.reg .pred %%q<%u>;\n",
+  vyre__sb_printf(out, "\t.reg .b32 %%v<%u>;\n\t.reg .b64 %%w<%u>;\n\t.reg .pred %%p<%u>;\n", nv, nv, nv);
+  vyre__sb_printf(out, "\t.reg .b32 %%lv<%u>;\n\t.reg .b64 %%lw<%u>;\n\t.reg .pred %%lp<%u>;\n", nl, nl, nl);
+  vyre__sb_printf(out, "\t.reg .b32 %%t<%u>;\n\t.reg .b64 %%u<%u>;\n\t.reg .pred %%q<%u>;\n",
             c->nt32 + 2, c->nt64 + 1, c->ntp + 1);
-  sb_printf(out, "\t.reg .b16 %%h<%u>;\n\t.reg .f32 %%fa<%u>;\n", c->nt16 + 1, c->ntf + 1);
+  vyre__sb_printf(out, "\t.reg .b16 %%h<%u>;\n\t.reg .f32 %%fa<%u>;\n", c->nt16 + 1, c->ntf + 1);
   uint32_t nb = p->buffer_count ? p->buffer_count : 1;
-  sb_printf(out, "\t.reg .b64 %%pp, %%bp<%u>;\n\t.reg .b32 %%len<%u>;\n", nb, nb);
-  sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen, %opz;\n");
-  sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
+  vyre__sb_printf(out, "\t.reg .b64 %%pp, %%bp<%u>;\n\t.reg .b32 %%len<%u>;\n", nb, nb);
+  vyre__sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen, %opz;\n");
+  vyre__sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
   if (p->shared_bytes)
-    sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
+    vyre__sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
 }
 
 /* The per-program tables: op classes, grid barriers, loop counters, the
@@ -839,8 +839,8 @@ static void kernel_info(const cg_ctx *c, cg_kernel_info *info) {
 /* Frees a context and everything it holds; fields never allocated are
  * NULL or zeroed. */
 static void ctx_free(cg_ctx *c) {
-  sb_free(&c->body);
-  sb_free(&c->funcs);
+  vyre__sb_free(&c->body);
+  vyre__sb_free(&c->funcs);
   free(c->dep);
   free(c->cur_raw);
   free(c->vec_static);
@@ -911,17 +911,17 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
 
   /* About 48 bytes of PTX per instruction: one allocation instead of a
    * chain of doublings. */
-  sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
+  vyre__sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
   /* The header is written last (it declares how many registers were used)
    * into a gap left at the front, padded with blanks: no second copy of
    * the body. */
   size_t gap = 2048u + 40u * program->buffer_count;
   for (size_t k = 0; k < gap; k += 64)
-    sb_append(&c->body, "                                                                ",
+    vyre__sb_append(&c->body, "                                                                ",
               gap - k < 64 ? gap - k : 64);
   emit_prologue(c);
   if (!(options->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
-    sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
+    vyre__sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
     info->grid_mode = CG_GRID_ELEMENTWISE;
     info->elements_per_thread = CG_EPT;
     cg_elementwise_body(c);
@@ -934,25 +934,25 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     st = c->st;
     goto fail;
   }
-  sb_puts(&c->body, "\texit;\n}\n");
+  vyre__sb_puts(&c->body, "\texit;\n}\n");
   strbuf head;
-  sb_init(&head);
+  vyre__sb_init(&head);
   assemble_header(c, &head, info);
   if (head.failed || c->body.failed || c->funcs.failed) {
-    sb_free(&head);
+    vyre__sb_free(&head);
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
     goto fail;
   }
   if (head.len < gap) {
     memcpy(c->body.data, head.data, head.len);
     c->body.data[gap - 1] = '\n'; /* blanks, then a line break before the body */
-    *ptx = sb_take(&c->body, length);
+    *ptx = vyre__sb_take(&c->body, length);
   } else {
     /* Large math functions: header + body in a new buffer. */
-    sb_append(&head, c->body.data + gap, c->body.len - gap);
-    *ptx = sb_take(&head, length);
+    vyre__sb_append(&head, c->body.data + gap, c->body.len - gap);
+    *ptx = vyre__sb_take(&head, length);
   }
-  sb_free(&head);
+  vyre__sb_free(&head);
   if (!*ptx) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
     goto fail;

@@ -49,7 +49,7 @@ void cg_math(cg_ctx *c, uint32_t i) {
               "report this as a bug", v == PM_FAST ? "fast" : "accurate", name);
       return;
     }
-    sb_puts(&c->funcs, "\n");
+    vyre__sb_puts(&c->funcs, "\n");
     c->math_emitted |= 1ull << bit;
     memcpy(c->math_names[bit], fname, sizeof fname);
   }

@@ -54,23 +54,23 @@ int pm_emit_func(strbuf *out, uint32_t op, pm_variant variant, char name_out[32]
   snprintf(name_out, 32, "vyre_pm_%s_%s", stem, variant == PM_FAST ? "fast" : "acc");
 
   strbuf body;
-  sb_init(&body);
+  vyre__sb_init(&body);
   pm_ctx c;
   memset(&c, 0, sizeof c);
   c.emit = 1;
   c.sb = &body;
   pm_algo_run(&c, op, variant, 0);
 
-  sb_printf(out, "// %s: f32 %s, %s variant, within %u ULP (docs/ulp.md)\n", name_out, stem,
+  vyre__sb_printf(out, "// %s: f32 %s, %s variant, within %u ULP (docs/ulp.md)\n", name_out, stem,
             variant == PM_FAST ? "fast" : "accurate", pm_ulp_bound(op, variant));
-  sb_printf(out, ".func (.reg .f32 %%res) %s (.reg .f32 %%arg)\n{\n", name_out);
+  vyre__sb_printf(out, ".func (.reg .f32 %%res) %s (.reg .f32 %%arg)\n{\n", name_out);
   /* Register files sized by what the body used (at least 1 each). */
-  sb_printf(out, "\t.reg .f64 %%fd<%d>;\n\t.reg .b64 %%rd<%d>;\n\t.reg .b32 %%r<%d>;\n", c.nfd ? c.nfd : 1,
+  vyre__sb_printf(out, "\t.reg .f64 %%fd<%d>;\n\t.reg .b64 %%rd<%d>;\n\t.reg .b32 %%r<%d>;\n", c.nfd ? c.nfd : 1,
             c.nrd ? c.nrd : 1, c.nr ? c.nr : 1);
-  sb_printf(out, "\t.reg .f32 %%f<%d>;\n\t.reg .pred %%p<%d>;\n", c.nf ? c.nf : 1, c.np ? c.np : 1);
+  vyre__sb_printf(out, "\t.reg .f32 %%f<%d>;\n\t.reg .pred %%p<%d>;\n", c.nf ? c.nf : 1, c.np ? c.np : 1);
   if (body.failed) out->failed = 1;
-  else if (body.len) sb_append(out, body.data, body.len);
-  sb_puts(out, "\tret;\n}\n");
-  sb_free(&body);
+  else if (body.len) vyre__sb_append(out, body.data, body.len);
+  vyre__sb_puts(out, "\tret;\n}\n");
+  vyre__sb_free(&body);
   return 0;
 }

@@ -54,13 +54,13 @@ static pm_p new_p(pm_ctx *c) { return (pm_p){0, c->np++}; }
 
 static pm_d emit_d2(pm_ctx *c, const char *ins, pm_d a, pm_d b) {
   pm_d o = new_d(c);
-  sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, od(o).s, od(a).s, od(b).s);
+  vyre__sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, od(o).s, od(a).s, od(b).s);
   return o;
 }
 
 static pm_d emit_d1(pm_ctx *c, const char *ins, pm_d a) {
   pm_d o = new_d(c);
-  sb_printf(c->sb, "\t%s %s, %s;\n", ins, od(o).s, od(a).s);
+  vyre__sb_printf(c->sb, "\t%s %s, %s;\n", ins, od(o).s, od(a).s);
   return o;
 }
 
@@ -82,7 +82,7 @@ pm_d pm_dmul(pm_ctx *c, pm_d a, pm_d b) {
 pm_d pm_dfma(pm_ctx *c, pm_d a, pm_d b, pm_d d) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tfma.rn.f64 %s, %s, %s, %s;\n", od(o).s, od(a).s, od(b).s, od(d).s);
+    vyre__sb_printf(c->sb, "\tfma.rn.f64 %s, %s, %s, %s;\n", od(o).s, od(a).s, od(b).s, od(d).s);
     return o;
   }
   return pm_dimm(fma(a.v, b.v, d.v));
@@ -117,7 +117,7 @@ pm_d pm_drint(pm_ctx *c, pm_d a) {
 pm_d pm_dsel(pm_ctx *c, pm_p p, pm_d a, pm_d b) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tselp.f64 %s, %s, %s, %s;\n", od(o).s, od(a).s, od(b).s, op_(p).s);
+    vyre__sb_printf(c->sb, "\tselp.f64 %s, %s, %s, %s;\n", od(o).s, od(a).s, od(b).s, op_(p).s);
     return o;
   }
   return p.v ? a : b;
@@ -127,7 +127,7 @@ pm_d pm_d_of_f32bits(pm_ctx *c, pm_w w) {
   if (c->emit) {
     int f = c->nf++;
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tmov.b32 %%f%d, %s;\n\tcvt.f64.f32 %s, %%f%d;\n", f, ow(w).s, od(o).s, f);
+    vyre__sb_printf(c->sb, "\tmov.b32 %%f%d, %s;\n\tcvt.f64.f32 %s, %%f%d;\n", f, ow(w).s, od(o).s, f);
     return o;
   }
   return pm_dimm((double)vyre__f32_from_bits(w.v));
@@ -137,7 +137,7 @@ pm_w pm_f32bits_of_d(pm_ctx *c, pm_d a) {
   if (c->emit) {
     int f = c->nf++;
     pm_w o = new_w(c);
-    sb_printf(c->sb, "\tcvt.rn.f32.f64 %%f%d, %s;\n\tmov.b32 %s, %%f%d;\n", f, od(a).s, ow(o).s, f);
+    vyre__sb_printf(c->sb, "\tcvt.rn.f32.f64 %%f%d, %s;\n\tmov.b32 %s, %%f%d;\n", f, od(a).s, ow(o).s, f);
     return o;
   }
   return pm_wimm(vyre__f32_bits((float)a.v));
@@ -146,7 +146,7 @@ pm_w pm_f32bits_of_d(pm_ctx *c, pm_d a) {
 pm_d pm_d_of_s32(pm_ctx *c, pm_w w) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tcvt.rn.f64.s32 %s, %s;\n", od(o).s, ow(w).s);
+    vyre__sb_printf(c->sb, "\tcvt.rn.f64.s32 %s, %s;\n", od(o).s, ow(w).s);
     return o;
   }
   return pm_dimm((double)(int32_t)w.v);
@@ -155,7 +155,7 @@ pm_d pm_d_of_s32(pm_ctx *c, pm_w w) {
 pm_d pm_d_of_s64(pm_ctx *c, pm_u u) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tcvt.rn.f64.s64 %s, %s;\n", od(o).s, ou(u).s);
+    vyre__sb_printf(c->sb, "\tcvt.rn.f64.s64 %s, %s;\n", od(o).s, ou(u).s);
     return o;
   }
   return pm_dimm((double)(int64_t)u.v);
@@ -164,7 +164,7 @@ pm_d pm_d_of_s64(pm_ctx *c, pm_u u) {
 pm_d pm_d_of_u64(pm_ctx *c, pm_u u) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tcvt.rn.f64.u64 %s, %s;\n", od(o).s, ou(u).s);
+    vyre__sb_printf(c->sb, "\tcvt.rn.f64.u64 %s, %s;\n", od(o).s, ou(u).s);
     return o;
   }
   return pm_dimm((double)u.v);
@@ -173,7 +173,7 @@ pm_d pm_d_of_u64(pm_ctx *c, pm_u u) {
 pm_w pm_s32_of_d_rni(pm_ctx *c, pm_d a) {
   if (c->emit) {
     pm_w o = new_w(c);
-    sb_printf(c->sb, "\tcvt.rni.s32.f64 %s, %s;\n", ow(o).s, od(a).s);
+    vyre__sb_printf(c->sb, "\tcvt.rni.s32.f64 %s, %s;\n", ow(o).s, od(a).s);
     return o;
   }
   /* PTX float-to-integer conversions saturate and turn NaN into 0. */
@@ -189,7 +189,7 @@ pm_w pm_s32_of_d_rni(pm_ctx *c, pm_d a) {
 pm_u pm_bits_of_d(pm_ctx *c, pm_d a) {
   if (c->emit) {
     pm_u o = new_u(c);
-    sb_printf(c->sb, "\tmov.b64 %s, %s;\n", ou(o).s, od(a).s);
+    vyre__sb_printf(c->sb, "\tmov.b64 %s, %s;\n", ou(o).s, od(a).s);
     return o;
   }
   return pm_uimm(vyre__f64_bits(a.v));
@@ -198,7 +198,7 @@ pm_u pm_bits_of_d(pm_ctx *c, pm_d a) {
 pm_d pm_d_of_bits(pm_ctx *c, pm_u u) {
   if (c->emit) {
     pm_d o = new_d(c);
-    sb_printf(c->sb, "\tmov.b64 %s, %s;\n", od(o).s, ou(u).s);
+    vyre__sb_printf(c->sb, "\tmov.b64 %s, %s;\n", od(o).s, ou(u).s);
     return o;
   }
   return pm_dimm(vyre__f64_from_bits(u.v));
@@ -207,7 +207,7 @@ pm_d pm_d_of_bits(pm_ctx *c, pm_u u) {
 pm_u pm_u_of_w(pm_ctx *c, pm_w w) {
   if (c->emit) {
     pm_u o = new_u(c);
-    sb_printf(c->sb, "\tcvt.u64.u32 %s, %s;\n", ou(o).s, ow(w).s);
+    vyre__sb_printf(c->sb, "\tcvt.u64.u32 %s, %s;\n", ou(o).s, ow(w).s);
     return o;
   }
   return pm_uimm(w.v);
@@ -216,7 +216,7 @@ pm_u pm_u_of_w(pm_ctx *c, pm_w w) {
 pm_w pm_w_of_u(pm_ctx *c, pm_u u) {
   if (c->emit) {
     pm_w o = new_w(c);
-    sb_printf(c->sb, "\tcvt.u32.u64 %s, %s;\n", ow(o).s, ou(u).s);
+    vyre__sb_printf(c->sb, "\tcvt.u32.u64 %s, %s;\n", ow(o).s, ou(u).s);
     return o;
   }
   return pm_wimm((uint32_t)u.v);
@@ -224,7 +224,7 @@ pm_w pm_w_of_u(pm_ctx *c, pm_u u) {
 
 static pm_u emit_u2(pm_ctx *c, const char *ins, pm_u a, pm_u b) {
   pm_u o = new_u(c);
-  sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, ou(o).s, ou(a).s, ou(b).s);
+  vyre__sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, ou(o).s, ou(a).s, ou(b).s);
   return o;
 }
 
@@ -261,7 +261,7 @@ pm_u pm_umul_hi(pm_ctx *c, pm_u a, pm_u b) {
 pm_u pm_ushl(pm_ctx *c, pm_u a, pm_w n) {
   if (c->emit) {
     pm_u o = new_u(c);
-    sb_printf(c->sb, "\tshl.b64 %s, %s, %s;\n", ou(o).s, ou(a).s, ow(n).s);
+    vyre__sb_printf(c->sb, "\tshl.b64 %s, %s, %s;\n", ou(o).s, ou(a).s, ow(n).s);
     return o;
   }
   return pm_uimm(n.v >= 64 ? 0 : a.v << n.v);
@@ -270,7 +270,7 @@ pm_u pm_ushl(pm_ctx *c, pm_u a, pm_w n) {
 pm_u pm_ushr(pm_ctx *c, pm_u a, pm_w n) {
   if (c->emit) {
     pm_u o = new_u(c);
-    sb_printf(c->sb, "\tshr.u64 %s, %s, %s;\n", ou(o).s, ou(a).s, ow(n).s);
+    vyre__sb_printf(c->sb, "\tshr.u64 %s, %s, %s;\n", ou(o).s, ou(a).s, ow(n).s);
     return o;
   }
   return pm_uimm(n.v >= 64 ? 0 : a.v >> n.v);
@@ -279,7 +279,7 @@ pm_u pm_ushr(pm_ctx *c, pm_u a, pm_w n) {
 pm_u pm_usel(pm_ctx *c, pm_p p, pm_u a, pm_u b) {
   if (c->emit) {
     pm_u o = new_u(c);
-    sb_printf(c->sb, "\tselp.b64 %s, %s, %s, %s;\n", ou(o).s, ou(a).s, ou(b).s, op_(p).s);
+    vyre__sb_printf(c->sb, "\tselp.b64 %s, %s, %s, %s;\n", ou(o).s, ou(a).s, ou(b).s, op_(p).s);
     return o;
   }
   return p.v ? a : b;
@@ -287,7 +287,7 @@ pm_u pm_usel(pm_ctx *c, pm_p p, pm_u a, pm_u b) {
 
 static pm_w emit_w2(pm_ctx *c, const char *ins, pm_w a, pm_w b) {
   pm_w o = new_w(c);
-  sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, ow(o).s, ow(a).s, ow(b).s);
+  vyre__sb_printf(c->sb, "\t%s %s, %s, %s;\n", ins, ow(o).s, ow(a).s, ow(b).s);
   return o;
 }
 
@@ -329,7 +329,7 @@ pm_w pm_wshr(pm_ctx *c, pm_w a, pm_w n) {
 pm_w pm_wsel(pm_ctx *c, pm_p p, pm_w a, pm_w b) {
   if (c->emit) {
     pm_w o = new_w(c);
-    sb_printf(c->sb, "\tselp.b32 %s, %s, %s, %s;\n", ow(o).s, ow(a).s, ow(b).s, op_(p).s);
+    vyre__sb_printf(c->sb, "\tselp.b32 %s, %s, %s, %s;\n", ow(o).s, ow(a).s, ow(b).s, op_(p).s);
     return o;
   }
   return p.v ? a : b;
@@ -351,7 +351,7 @@ static const char *cmp_name(pm_cmp op) {
 pm_p pm_setp_d(pm_ctx *c, pm_cmp op, pm_d a, pm_d b) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tsetp.%s.f64 %s, %s, %s;\n", cmp_name(op), op_(o).s, od(a).s, od(b).s);
+    vyre__sb_printf(c->sb, "\tsetp.%s.f64 %s, %s, %s;\n", cmp_name(op), op_(o).s, od(a).s, od(b).s);
     return o;
   }
   int v = 0;
@@ -384,7 +384,7 @@ static int cmp_u(pm_cmp op, uint64_t a, uint64_t b) {
 pm_p pm_setp_u(pm_ctx *c, pm_cmp op, pm_u a, pm_u b) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tsetp.%s.u64 %s, %s, %s;\n", cmp_name(op), op_(o).s, ou(a).s, ou(b).s);
+    vyre__sb_printf(c->sb, "\tsetp.%s.u64 %s, %s, %s;\n", cmp_name(op), op_(o).s, ou(a).s, ou(b).s);
     return o;
   }
   return (pm_p){cmp_u(op, a.v, b.v), -1};
@@ -393,7 +393,7 @@ pm_p pm_setp_u(pm_ctx *c, pm_cmp op, pm_u a, pm_u b) {
 pm_p pm_setp_w(pm_ctx *c, pm_cmp op, pm_w a, pm_w b) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tsetp.%s.u32 %s, %s, %s;\n", cmp_name(op), op_(o).s, ow(a).s, ow(b).s);
+    vyre__sb_printf(c->sb, "\tsetp.%s.u32 %s, %s, %s;\n", cmp_name(op), op_(o).s, ow(a).s, ow(b).s);
     return o;
   }
   return (pm_p){cmp_u(op, a.v, b.v), -1};
@@ -402,7 +402,7 @@ pm_p pm_setp_w(pm_ctx *c, pm_cmp op, pm_w a, pm_w b) {
 pm_p pm_pand(pm_ctx *c, pm_p a, pm_p b) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tand.pred %s, %s, %s;\n", op_(o).s, op_(a).s, op_(b).s);
+    vyre__sb_printf(c->sb, "\tand.pred %s, %s, %s;\n", op_(o).s, op_(a).s, op_(b).s);
     return o;
   }
   return (pm_p){a.v && b.v, -1};
@@ -411,7 +411,7 @@ pm_p pm_pand(pm_ctx *c, pm_p a, pm_p b) {
 pm_p pm_por(pm_ctx *c, pm_p a, pm_p b) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tor.pred %s, %s, %s;\n", op_(o).s, op_(a).s, op_(b).s);
+    vyre__sb_printf(c->sb, "\tor.pred %s, %s, %s;\n", op_(o).s, op_(a).s, op_(b).s);
     return o;
   }
   return (pm_p){a.v || b.v, -1};
@@ -420,7 +420,7 @@ pm_p pm_por(pm_ctx *c, pm_p a, pm_p b) {
 pm_p pm_pnot(pm_ctx *c, pm_p a) {
   if (c->emit) {
     pm_p o = new_p(c);
-    sb_printf(c->sb, "\tnot.pred %s, %s;\n", op_(o).s, op_(a).s);
+    vyre__sb_printf(c->sb, "\tnot.pred %s, %s;\n", op_(o).s, op_(a).s);
     return o;
   }
   return (pm_p){!a.v, -1};
@@ -442,7 +442,7 @@ static uint32_t ftz_out(float f) {
 static pm_w emit_approx(pm_ctx *c, const char *ins, pm_w x) {
   int fi = c->nf++, fo = c->nf++;
   pm_w o = new_w(c);
-  sb_printf(c->sb, "\tmov.b32 %%f%d, %s;\n\t%s %%f%d, %%f%d;\n\tmov.b32 %s, %%f%d;\n", fi, ow(x).s, ins,
+  vyre__sb_printf(c->sb, "\tmov.b32 %%f%d, %s;\n\t%s %%f%d, %%f%d;\n\tmov.b32 %s, %%f%d;\n", fi, ow(x).s, ins,
             fo, fi, ow(o).s, fo);
   return o;
 }
@@ -462,18 +462,18 @@ pm_w pm_ex2_approx(pm_ctx *c, pm_w x) {
 int pm_skip_if(pm_ctx *c, pm_p p) {
   if (!c->emit) return -1;
   int l = c->nlabel++;
-  sb_printf(c->sb, "\t@%s bra $Lpm_%d;\n", op_(p).s, l);
+  vyre__sb_printf(c->sb, "\t@%s bra $Lpm_%d;\n", op_(p).s, l);
   return l;
 }
 
 void pm_label(pm_ctx *c, int label) {
-  if (c->emit && label >= 0) sb_printf(c->sb, "$Lpm_%d:\n", label);
+  if (c->emit && label >= 0) vyre__sb_printf(c->sb, "$Lpm_%d:\n", label);
 }
 
 pm_w pm_input(pm_ctx *c, uint32_t xbits) {
   if (c->emit) {
     pm_w o = new_w(c);
-    sb_printf(c->sb, "\tmov.b32 %s, %%arg;\n", ow(o).s);
+    vyre__sb_printf(c->sb, "\tmov.b32 %s, %%arg;\n", ow(o).s);
     return o;
   }
   return pm_wimm(xbits);
@@ -481,7 +481,7 @@ pm_w pm_input(pm_ctx *c, uint32_t xbits) {
 
 void pm_output(pm_ctx *c, pm_w w) {
   if (c->emit) {
-    sb_printf(c->sb, "\tmov.b32 %%res, %s;\n", ow(w).s);
+    vyre__sb_printf(c->sb, "\tmov.b32 %%res, %s;\n", ow(w).s);
     return;
   }
   c->result = w.v;

@@ -138,23 +138,23 @@ END_TEST
 
 START_TEST(test_strbuf_bytes) {
   strbuf b;
-  sb_init(&b);
+  vyre__sb_init(&b);
   const uint8_t bytes[4] = {0, 1, 0, 2};
-  sb_append(&b, bytes, sizeof bytes);
-  sb_printf(&b, "%s-%d", "x", 42);
+  vyre__sb_append(&b, bytes, sizeof bytes);
+  vyre__sb_printf(&b, "%s-%d", "x", 42);
   ck_assert_uint_eq(b.len, 8);
   ck_assert_msg(memcmp(b.data, "\0\1\0\2x-42", 8) == 0 && b.data[8] == '\0',
                 "bytes and text append, NUL-terminated past len");
   char big[1000];
   memset(big, 'a', sizeof big - 1);
   big[sizeof big - 1] = '\0';
-  sb_printf(&b, "%s", big);
+  vyre__sb_printf(&b, "%s", big);
   ck_assert_uint_eq(b.len, 8 + 999);
   size_t len = 0;
-  char *t = sb_take(&b, &len);
+  char *t = vyre__sb_take(&b, &len);
   ck_assert_msg(t && len == 1007 && b.data == NULL && b.len == 0, "take hands the text over");
   free(t);
-  sb_free(&b);
+  vyre__sb_free(&b);
 }
 END_TEST
 

@@ -614,11 +614,11 @@ END_TEST
 /* ------------------------------------------------------------------ */
 static void literal_round_trip(uint32_t type, uint64_t bits) {
   strbuf b = {0};
-  text_format_const(&b, type, bits);
+  vyre__text_format_const(&b, type, bits);
   EXPECT(!b.failed, "out of memory");
   uint64_t back = ~bits;
   char msg[512];
-  int r = text_parse_const(b.data, b.len, type, &back, msg, sizeof msg);
+  int r = vyre__text_parse_const(b.data, b.len, type, &back, msg, sizeof msg);
   EXPECT(r == 0 && back == bits, "%s 0x%llx prints as '%s' and reads back as 0x%llx (%s)",
          vyre_type_name(type), (unsigned long long)bits, b.data, (unsigned long long)back,
          r ? msg : "ok");
@@ -732,7 +732,7 @@ START_TEST(literals_spelling) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     uint64_t bits = 0x5a5a;
     char msg[512] = "";
-    int r = text_parse_const(cases[k].text, strlen(cases[k].text), cases[k].type, &bits, msg, sizeof msg);
+    int r = vyre__text_parse_const(cases[k].text, strlen(cases[k].text), cases[k].type, &bits, msg, sizeof msg);
     if (cases[k].ok) {
       EXPECT(r == 0 && bits == cases[k].bits, "%s '%s' reads as 0x%llx (got %d, 0x%llx: %s)",
              vyre_type_name(cases[k].type), cases[k].text, (unsigned long long)cases[k].bits, r,
@@ -760,7 +760,7 @@ START_TEST(literals_spelling) {
   };
   for (size_t k = 0; k < sizeof spell / sizeof spell[0]; k++) {
     strbuf b = {0};
-    text_format_const(&b, spell[k].type, spell[k].bits);
+    vyre__text_format_const(&b, spell[k].type, spell[k].bits);
     EXPECT(b.data && strcmp(b.data, spell[k].text) == 0, "%s 0x%llx is written %s, got %s",
            vyre_type_name(spell[k].type), (unsigned long long)spell[k].bits, spell[k].text, b.data);
     free(b.data);
@@ -905,7 +905,7 @@ static const text_error_case error_cases[] = {
     {W "local n u32\n%a = const f32 1.0\nlet n %a\n", 4, 7, VYRE_INVALID_PROGRAM, "%a is f32, but let needs u32 (the local's type)"},
     {W "%a = const u32 1\nif %a\nend\n", 3, 4, VYRE_INVALID_PROGRAM, "%a is u32, but if needs bool as condition"},
     {W "%a = const u32 1\n%b = const i32 1\nloop i %a %b\nend\n", 4, 11, VYRE_INVALID_PROGRAM, "%b is i32, but loop needs u32"},
-    /* literals (the message of text_parse_const, at the literal) */
+    /* literals (the message of vyre__text_parse_const, at the literal) */
     {W "%a = const f32 1e-40\n", 2, 16, VYRE_INVALID_PROGRAM, "subnormal"},
     {W "%a = const f32 0x7fc00001\n", 2, 16, VYRE_INVALID_PROGRAM, "not canonical"},
     {W "%a = const u32 -1\n", 2, 16, VYRE_INVALID_PROGRAM, "u32 literal '-1' is negative"},
@@ -1023,11 +1023,11 @@ START_TEST(text_random_programs_renamed) {
     strbuf renamed = {0};
     for (const char *p = text; *p; p++) {
       if (*p == '%' && p[1] >= '0' && p[1] <= '9') {
-        sb_append(&renamed, "%v", 2);
-        while (p[1] >= '0' && p[1] <= '9') sb_append(&renamed, ++p, 1);
-        sb_append(&renamed, "_q", 2);
+        vyre__sb_append(&renamed, "%v", 2);
+        while (p[1] >= '0' && p[1] <= '9') vyre__sb_append(&renamed, ++p, 1);
+        vyre__sb_append(&renamed, "_q", 2);
       } else {
-        sb_append(&renamed, p, 1);
+        vyre__sb_append(&renamed, p, 1);
       }
     }
     EXPECT(!renamed.failed, "out of memory");
@@ -1061,7 +1061,7 @@ static const char *const vocabulary[] = {
 static char *mutate_text(corpus_rng *r, const char *text) {
   size_t n = strlen(text);
   strbuf out = {0};
-  sb_append(&out, text, n);
+  vyre__sb_append(&out, text, n);
   uint32_t steps = 1 + corpus_below(r, 3);
   for (uint32_t s = 0; s < steps && !out.failed && out.len; s++) {
     size_t at = corpus_below(r, (uint32_t)out.len);
@@ -1078,11 +1078,11 @@ static char *mutate_text(corpus_rng *r, const char *text) {
     case 2: {
       const char *w = vocabulary[corpus_below(r, sizeof vocabulary / sizeof vocabulary[0])];
       strbuf t = {0};
-      sb_append(&t, out.data, at);
-      sb_append(&t, " ", 1);
-      sb_append(&t, w, strlen(w));
-      sb_append(&t, " ", 1);
-      sb_append(&t, out.data + at, out.len - at);
+      vyre__sb_append(&t, out.data, at);
+      vyre__sb_append(&t, " ", 1);
+      vyre__sb_append(&t, w, strlen(w));
+      vyre__sb_append(&t, " ", 1);
+      vyre__sb_append(&t, out.data + at, out.len - at);
       free(out.data);
       out = t;
       break;
@@ -1097,9 +1097,9 @@ static char *mutate_text(corpus_rng *r, const char *text) {
       const char *le = strchr(ls, '\n');
       size_t ll = le ? (size_t)(le - ls) + 1 : strlen(ls);
       strbuf t = {0};
-      sb_append(&t, out.data, (size_t)(ls - out.data));
-      sb_append(&t, ls, ll);
-      sb_append(&t, ls, out.len - (size_t)(ls - out.data));
+      vyre__sb_append(&t, out.data, (size_t)(ls - out.data));
+      vyre__sb_append(&t, ls, ll);
+      vyre__sb_append(&t, ls, out.len - (size_t)(ls - out.data));
       free(out.data);
       out = t;
       break;

@@ -258,20 +258,20 @@ END_TEST
 /* A module with every (op, variant) and one kernel per function calling it. */
 static char *module_text(const char *version, const char *target) {
   strbuf sb;
-  sb_init(&sb);
-  sb_printf(&sb, ".version %s\n.target %s\n.address_size 64\n\n", version, target);
+  vyre__sb_init(&sb);
+  vyre__sb_printf(&sb, ".version %s\n.target %s\n.address_size 64\n\n", version, target);
   char names[2 * NOPS][32];
   size_t n = 0;
   for (size_t i = 0; i < NOPS; i++)
     for (int v = PM_ACCURATE; v <= PM_FAST; v++)
       if (pm_emit_func(&sb, ops[i], (pm_variant)v, names[n]) == 0) n++;
   for (size_t i = 0; i < n; i++)
-    sb_printf(&sb,
+    vyre__sb_printf(&sb,
               ".visible .entry k_%s(.param .u64 p)\n{\n\t.reg .u64 %%a;\n\t.reg .f32 %%x<2>;\n"
               "\tld.param.u64 %%a, [p];\n\tcvta.to.global.u64 %%a, %%a;\n\tld.global.f32 %%x0, [%%a];\n"
               "\tcall.uni (%%x1), %s, (%%x0);\n\tst.global.f32 [%%a], %%x1;\n\tret;\n}\n",
               names[i], names[i]);
-  return sb_take(&sb, NULL);
+  return vyre__sb_take(&sb, NULL);
 }
 
 /* Runs ptxas on `text`; returns its exit status, output in *log (malloc'd). */
@@ -287,13 +287,13 @@ static int run_ptxas(const char *ptxas, const char *arch, const char *text, char
   FILE *p = popen(cmd, "r");
   ck_assert_msg(p != NULL, "popen(%s) must succeed", cmd);
   strbuf out;
-  sb_init(&out);
+  vyre__sb_init(&out);
   char buf[4096];
   size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) sb_append(&out, buf, got);
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) vyre__sb_append(&out, buf, got);
   int status = pclose(p);
   unlink(path);
-  *log = sb_take(&out, NULL);
+  *log = vyre__sb_take(&out, NULL);
   return status;
 }
 
@@ -337,13 +337,13 @@ START_TEST(test_text_shape) {
   for (size_t i = 0; i < NOPS; i++)
     for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
       strbuf sb;
-      sb_init(&sb);
+      vyre__sb_init(&sb);
       char name[32];
       int rc = pm_emit_func(&sb, ops[i], (pm_variant)v, name);
       if (v == PM_FAST && !pm_ulp_bound(ops[i], PM_FAST)) {
         ck_assert_msg(rc == -1 && name[0] == '\0' && sb.len == 0,
                       "a fast %s does not exist: -1, empty name, nothing appended", pm_ref_name(ops[i]));
-        sb_free(&sb);
+        vyre__sb_free(&sb);
         continue;
       }
       ck_assert_msg(rc == 0, "emitting %s must succeed", pm_ref_name(ops[i]));
@@ -356,13 +356,13 @@ START_TEST(test_text_shape) {
       memcpy(seen[n++], name, 32);
       /* Deterministic: a second emission is the same text. */
       strbuf again;
-      sb_init(&again);
+      vyre__sb_init(&again);
       char name2[32];
       pm_emit_func(&again, ops[i], (pm_variant)v, name2);
       ck_assert_msg(again.len == sb.len && memcmp(again.data, sb.data, sb.len) == 0, "%s must emit the same text twice",
                     name);
-      sb_free(&again);
-      sb_free(&sb);
+      vyre__sb_free(&again);
+      vyre__sb_free(&sb);
     }
   ck_assert_msg(n == NOPS + 3, "14 accurate and 3 fast functions must exist, saw %zu", n);
 }
@@ -372,7 +372,7 @@ END_TEST
 
 START_TEST(test_errors) {
   strbuf sb;
-  sb_init(&sb);
+  vyre__sb_init(&sb);
   char name[32] = "x";
   ck_assert_msg(pm_emit_func(&sb, VYRE_OP_ADD, PM_ACCURATE, name) == -1 && name[0] == '\0',
                 "add is not a transcendental: -1 and an empty name");
@@ -395,8 +395,8 @@ START_TEST(test_errors) {
   sb.failed = 1;
   ck_assert_msg(pm_emit_func(&sb, VYRE_OP_TANH, PM_ACCURATE, name) == 0 && sb.failed && sb.len == 0,
                 "emission into a failed buffer leaves it failed");
-  ck_assert_msg(sb_take(&sb, NULL) == NULL, "a failed buffer yields no text");
-  sb_free(&sb);
+  ck_assert_msg(vyre__sb_take(&sb, NULL) == NULL, "a failed buffer yields no text");
+  vyre__sb_free(&sb);
 }
 END_TEST
 

@@ -117,8 +117,8 @@ typedef struct func {
 
 static char *build_module(func *f, size_t *nf) {
   strbuf sb;
-  sb_init(&sb);
-  sb_puts(&sb, ".version 6.0\n.target sm_70\n.address_size 64\n\n");
+  vyre__sb_init(&sb);
+  vyre__sb_puts(&sb, ".version 6.0\n.target sm_70\n.address_size 64\n\n");
   size_t n = 0;
   for (size_t i = 0; i < NOPS; i++)
     for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
@@ -128,7 +128,7 @@ static char *build_module(func *f, size_t *nf) {
       n++;
     }
   for (size_t i = 0; i < n; i++)
-    sb_printf(&sb,
+    vyre__sb_printf(&sb,
               ".visible .entry k_%s(.param .u64 pin, .param .u64 pout, .param .u32 pn)\n{\n"
               "\t.reg .u64 %%a<4>;\n\t.reg .b32 %%i<5>;\n\t.reg .f32 %%x<2>;\n\t.reg .pred %%q;\n"
               "\tmov.u32 %%i0, %%ctaid.x;\n\tmov.u32 %%i1, %%ntid.x;\n\tmov.u32 %%i2, %%tid.x;\n"
@@ -141,7 +141,7 @@ static char *build_module(func *f, size_t *nf) {
               "DONE:\n\tret;\n}\n",
               f[i].name, f[i].name);
   *nf = n;
-  return sb_take(&sb, NULL);
+  return vyre__sb_take(&sb, NULL);
 }
 
 typedef struct work {
