@@ -305,62 +305,70 @@ static void assert_joined(unsigned long from, CUstream hs, int back, const char 
   }
 }
 
-START_TEST(test_interop_stream) {
-  vyre_backend *b = mk();
-  vyre_error err = VYRE_ERROR_INIT;
-  CUcontext ctx = host_retain(0);
-  CUstream hs = host_stream(ctx);
-  fk.set_hook(play, NULL);
-  hook_mode = 1;
-  hook_k = 2;
-  prog ps = prog_scale(256, 2, 64), pi = prog_inc(64);
-  vyre_program_ref rs = ref_of(&ps), ri = ref_of(&pi);
+/* What the parts of test_interop_stream share: the instance, the host's
+ * context and stream, the programs, the options naming the host's stream
+ * (o.next = &cs.head) and a resident buffer. */
+typedef struct stream_case {
+  vyre_backend *b;
+  CUcontext ctx;
+  CUstream hs;
+  prog ps, pi;
+  vyre_program_ref rs, ri;
   uint32_t in[256];
-  for (int i = 0; i < 256; i++) in[i] = (uint32_t)i;
-  vyre_input inputs[1] = {{in, sizeof in}};
-  vyre_cuda_stream cs = {{sizeof cs, VYRE_EXT_CUDA_STREAM, NULL}, hs};
-  vyre_dispatch_options o = {.struct_size = sizeof o, .next = &cs.head};
+  vyre_input inputs[1];
+  vyre_cuda_stream cs;
+  vyre_dispatch_options o;
+  vyre_resident a;
+} stream_case;
 
-  /* dispatch, dispatch_into, dispatch_async: joined both ways. */
+/* dispatch, dispatch_into, dispatch_async: joined both ways. */
+static void stream_host_dispatches(stream_case *c) {
+  vyre_backend *b = c->b;
+  vyre_error err = VYRE_ERROR_INIT;
   vyre_outputs *out = NULL;
   unsigned long from = fk.op_count(), waits = fk.calls("cuStreamWaitEvent");
-  ck_assert_int_eq(b->vt->dispatch(b, &rs, inputs, 1, &o, &out, NULL, &err), VYRE_OK);
-  assert_joined(from, hs, 1, "dispatch");
+  ck_assert_int_eq(b->vt->dispatch(b, &c->rs, c->inputs, 1, &c->o, &out, NULL, &err), VYRE_OK);
+  assert_joined(from, c->hs, 1, "dispatch");
   ck_assert_uint_eq(fk.calls("cuStreamWaitEvent") - waits, 2);
   ck_assert_uint_eq(((uint32_t *)out->items[0].data)[7], 14);
   b->vt->outputs_free(b, out);
   uint32_t slot_data[256];
   vyre_output_slot slot = {slot_data, sizeof slot_data, 0};
   from = fk.op_count();
-  ck_assert_int_eq(b->vt->dispatch_into(b, &rs, inputs, 1, &o, &slot, 1, NULL, &err), VYRE_OK);
-  assert_joined(from, hs, 1, "dispatch_into");
+  ck_assert_int_eq(b->vt->dispatch_into(b, &c->rs, c->inputs, 1, &c->o, &slot, 1, NULL, &err),
+                   VYRE_OK);
+  assert_joined(from, c->hs, 1, "dispatch_into");
   vyre_pending pend = 0;
   from = fk.op_count();
-  ck_assert_int_eq(b->vt->dispatch_async(b, &rs, inputs, 1, &o, &pend, &err), VYRE_OK);
-  assert_joined(from, hs, 1, "dispatch_async");
+  ck_assert_int_eq(b->vt->dispatch_async(b, &c->rs, c->inputs, 1, &c->o, &pend, &err), VYRE_OK);
+  assert_joined(from, c->hs, 1, "dispatch_async");
   ck_assert_int_eq(b->vt->pending_wait(b, pend, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   /* Without the extension nothing waits. */
   waits = fk.calls("cuStreamWaitEvent");
-  ck_assert_int_eq(b->vt->dispatch(b, &rs, inputs, 1, NULL, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch(b, &c->rs, c->inputs, 1, NULL, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   ck_assert_uint_eq(fk.calls("cuStreamWaitEvent") - waits, 0);
+}
 
-  /* Resident dispatch and sequences: joined before (they return idle). */
+/* Resident dispatch and sequences: joined before (they return idle). */
+static void stream_resident(stream_case *c) {
+  vyre_backend *b = c->b;
+  vyre_error err = VYRE_ERROR_INIT;
   hook_mode = 2;
-  vyre_resident a = 0;
-  ck_assert_int_eq(b->vt->resident_alloc(b, 1024, &a, &err), VYRE_OK);
-  from = fk.op_count();
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err), VYRE_OK);
-  assert_joined(from, hs, 0, "dispatch_resident");
-  vyre_sequence_step steps[2] = {{sizeof steps[0], 1, &ri, &a, &o}, {sizeof steps[0], 1, &ri, &a, NULL}};
+  ck_assert_int_eq(b->vt->resident_alloc(b, 1024, &c->a, &err), VYRE_OK);
+  unsigned long from = fk.op_count();
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err), VYRE_OK);
+  assert_joined(from, c->hs, 0, "dispatch_resident");
+  vyre_sequence_step steps[2] = {{sizeof steps[0], 1, &c->ri, &c->a, &c->o},
+                                 {sizeof steps[0], 1, &c->ri, &c->a, NULL}};
   uint32_t word = 0;
-  vyre_resident_copy read = {a, 0, &word, 4};
+  vyre_resident_copy read = {c->a, 0, &word, 4};
   from = fk.op_count();
   ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 3, &read, 1, NULL, &err), VYRE_OK);
-  assert_joined(from, hs, 0, "dispatch_sequence (graph)");
+  assert_joined(from, c->hs, 0, "dispatch_sequence (graph)");
   ck_assert_uint_eq(word, 7);
-  steps[1].options = &o; /* the same stream on a later step is fine */
+  steps[1].options = &c->o; /* the same stream on a later step is fine */
   ck_assert_int_eq(b->vt->dispatch_sequence(b, steps, 2, 1, NULL, 0, NULL, &err), VYRE_OK);
   steps[0].options = NULL; /* a later step cannot choose the stream */
   unsigned long launches = fk.launch_count();
@@ -369,36 +377,47 @@ START_TEST(test_interop_stream) {
   ck_assert_msg(strstr(err.message, "step 0") && strstr(err.message, "Fix:"),
                 "a stream on step 1 only is refused: %s", err.message);
   ck_assert_uint_eq(fk.launch_count(), launches);
+}
 
-  /* Unknown chain entries are skipped; the stream behind them counts. */
+/* Unknown chain entries are skipped; the stream behind them counts.
+ * Leaves c->o.next pointing at c->cs again. */
+static void stream_unknown_entries(stream_case *c) {
+  vyre_backend *b = c->b;
+  vyre_error err = VYRE_ERROR_INIT;
   struct {
     vyre_ext head;
     uint64_t payload[2];
-  } unknown = {{sizeof unknown, 0x12345678u, &cs.head}, {0, 0}};
-  o.next = &unknown.head;
-  from = fk.op_count();
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err), VYRE_OK);
-  assert_joined(from, hs, 0, "behind an unknown entry");
+  } unknown = {{sizeof unknown, 0x12345678u, &c->cs.head}, {0, 0}};
+  c->o.next = &unknown.head;
+  unsigned long from = fk.op_count();
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err), VYRE_OK);
+  assert_joined(from, c->hs, 0, "behind an unknown entry");
   unknown.head.next = NULL;
-  waits = fk.calls("cuStreamWaitEvent");
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err), VYRE_OK);
+  unsigned long waits = fk.calls("cuStreamWaitEvent");
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err), VYRE_OK);
   ck_assert_uint_eq(fk.calls("cuStreamWaitEvent") - waits, 0);
+  c->o.next = &c->cs.head; /* `unknown` ends here */
   /* Options from a 1.0 caller end before `next`: it is never read. */
   vyre_dispatch_options old = {.struct_size = offsetof(vyre_dispatch_options, next)};
   old.next = (const vyre_ext *)(uintptr_t)1;
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &old, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &old, NULL, &err), VYRE_OK);
+}
 
-  /* Malformed chains are refused before anything runs. */
-  vyre_cuda_stream cs2 = cs;
+/* Malformed chains are refused before anything runs. */
+static void stream_bad_chains(stream_case *c) {
+  vyre_backend *b = c->b;
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_outputs *out = NULL;
+  vyre_cuda_stream cs2 = c->cs;
   struct {
     vyre_ext head;
   } tiny = {{4, 0x12345678u, NULL}}, zero = {{sizeof(vyre_ext), 0, NULL}}, loop;
   loop.head.struct_size = sizeof loop;
   loop.head.type = 0x777u;
   loop.head.next = &loop.head;
-  vyre_cuda_stream short_cs = {{sizeof(vyre_ext), VYRE_EXT_CUDA_STREAM, NULL}, hs};
-  cs2.head.next = &cs.head;
-  cs.head.next = NULL;
+  vyre_cuda_stream short_cs = {{sizeof(vyre_ext), VYRE_EXT_CUDA_STREAM, NULL}, c->hs};
+  cs2.head.next = &c->cs.head;
+  c->cs.head.next = NULL;
   const struct {
     const vyre_ext *chain;
     const char *why;
@@ -407,43 +426,47 @@ START_TEST(test_interop_stream) {
              {&loop.head, "cycle"},
              {&short_cs.head, "vyre_cuda_stream (chain entry 0) has struct_size"},
              {&cs2.head, "two vyre_cuda_stream"}};
-  launches = fk.launch_count();
+  unsigned long launches = fk.launch_count();
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    o.next = bad[i].chain;
-    ck_assert_int_eq(b->vt->dispatch(b, &rs, inputs, 1, &o, &out, NULL, &err),
+    c->o.next = bad[i].chain;
+    ck_assert_int_eq(b->vt->dispatch(b, &c->rs, c->inputs, 1, &c->o, &out, NULL, &err),
                      VYRE_INVALID_ARGUMENT);
     ck_assert_msg(strstr(err.message, bad[i].why) && strstr(err.message, "Fix:"),
                   "chain %zu refused for '%s': %s", i, bad[i].why, err.message);
-    ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err),
+    ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err),
                      VYRE_INVALID_ARGUMENT);
     vyre_pipeline pl = 0;
-    ck_assert_int_eq(b->vt->pipeline_create(b, pi.bytes, pi.size, &o, &pl, &err),
+    ck_assert_int_eq(b->vt->pipeline_create(b, c->pi.bytes, c->pi.size, &c->o, &pl, &err),
                      VYRE_INVALID_ARGUMENT);
   }
   ck_assert_uint_eq(fk.launch_count(), launches);
-  o.next = &cs.head;
+  c->o.next = &c->cs.head;
   vyre_pipeline pl = 0;
-  ck_assert_int_eq(b->vt->pipeline_create(b, pi.bytes, pi.size, &o, &pl, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pipeline_create(b, c->pi.bytes, c->pi.size, &c->o, &pl, &err), VYRE_OK);
   ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_OK);
+}
 
-  /* A stream under capture is refused: vyre's work cannot join a graph. */
+/* A stream under capture is refused: vyre's work cannot join a graph.
+ * A dead stream is a driver error that names the call and the fix. */
+static void stream_captured_and_dead(stream_case *c) {
+  vyre_backend *b = c->b;
+  vyre_error err = VYRE_ERROR_INIT;
   CUcontext popped;
-  ck_assert_int_eq(host.push(ctx), CUDA_SUCCESS);
-  ck_assert_int_eq(host.begin_capture(hs, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err),
+  ck_assert_int_eq(host.push(c->ctx), CUDA_SUCCESS);
+  ck_assert_int_eq(host.begin_capture(c->hs, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err),
                    VYRE_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err.message, "captured") && strstr(err.message, "Fix:"),
                 "a capturing stream is refused: %s", err.message);
   CUgraph g = NULL;
-  ck_assert_int_eq(host.end_capture(hs, &g), CUDA_SUCCESS);
+  ck_assert_int_eq(host.end_capture(c->hs, &g), CUDA_SUCCESS);
   ck_assert_int_eq(host.graph_destroy(g), CUDA_SUCCESS);
   ck_assert_int_eq(host.pop(&popped), CUDA_SUCCESS);
 
-  /* A dead stream is a driver error that names the call and the fix. */
-  CUstream dead = host_stream(ctx);
-  host_stream_destroy(ctx, dead);
-  cs.stream = dead;
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &ri, &a, 1, &o, NULL, &err), VYRE_DRIVER);
+  CUstream dead = host_stream(c->ctx);
+  host_stream_destroy(c->ctx, dead);
+  c->cs.stream = dead;
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &c->ri, &c->a, 1, &c->o, NULL, &err), VYRE_DRIVER);
   ck_assert_msg(strstr(err.message, "vyre_cuda_stream") && strstr(err.message, "Fix:"),
                 "a bad stream is named: %s", err.message);
   char last[512];
@@ -451,22 +474,50 @@ START_TEST(test_interop_stream) {
                 last);
   fk.reset(); /* forgets that misuse (and the hook, counts and trace) */
   fk.set_hook(play, NULL);
+}
+
+START_TEST(test_interop_stream) {
+  stream_case c;
+  memset(&c, 0, sizeof c);
+  c.b = mk();
+  vyre_backend *b = c.b;
+  vyre_error err = VYRE_ERROR_INIT;
+  c.ctx = host_retain(0);
+  c.hs = host_stream(c.ctx);
+  fk.set_hook(play, NULL);
+  hook_mode = 1;
+  hook_k = 2;
+  c.ps = prog_scale(256, 2, 64);
+  c.pi = prog_inc(64);
+  c.rs = ref_of(&c.ps);
+  c.ri = ref_of(&c.pi);
+  for (int i = 0; i < 256; i++) c.in[i] = (uint32_t)i;
+  c.inputs[0] = (vyre_input){c.in, sizeof c.in};
+  c.cs = (vyre_cuda_stream){{sizeof c.cs, VYRE_EXT_CUDA_STREAM, NULL}, c.hs};
+  c.o = (vyre_dispatch_options){.struct_size = sizeof c.o, .next = &c.cs.head};
+
+  stream_host_dispatches(&c);
+  stream_resident(&c);
+  stream_unknown_entries(&c);
+  stream_bad_chains(&c);
+  stream_captured_and_dead(&c);
 
   /* NULL is the legacy default stream. */
   fk.allow_legacy(1);
-  cs.stream = NULL;
-  from = fk.op_count();
-  ck_assert_int_eq(b->vt->dispatch(b, &rs, inputs, 1, &o, &out, NULL, &err), VYRE_OK);
+  c.cs.stream = NULL;
+  vyre_outputs *out = NULL;
+  unsigned long from = fk.op_count();
+  ck_assert_int_eq(b->vt->dispatch(b, &c.rs, c.inputs, 1, &c.o, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   assert_joined(from, NULL, 1, "dispatch on the legacy stream");
 
-  ck_assert_int_eq(b->vt->resident_free(b, a, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->resident_free(b, c.a, &err), VYRE_OK);
   b->vt->destroy(b);
-  host_stream_destroy(ctx, hs);
+  host_stream_destroy(c.ctx, c.hs);
   fk.ctx_release(0);
   assert_no_leaks_after_destroy("interop stream");
-  free(ps.bytes);
-  free(pi.bytes);
+  free(c.ps.bytes);
+  free(c.pi.bytes);
 }
 END_TEST
 

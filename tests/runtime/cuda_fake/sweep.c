@@ -106,6 +106,75 @@ static vyre_status workload(vyre_backend *b, const sweep_programs *sp, vyre_erro
 #undef TRY
 }
 
+/* Fail call k of `call` with `code` in a fresh process running the
+ * workload, and check what the plugin made of it; returns whether the
+ * workload (or create) failed. */
+static int sweep_one(const sweep_programs *sp, const char *call, unsigned long k, int code,
+                     int sticky) {
+  fk.reset();
+  fk.allow_legacy(1);
+  fk.inject(call, k, code, 1);
+  vyre_error e = VYRE_ERROR_INIT;
+  vyre_backend *x = NULL;
+  vyre_status st = reg->create(NULL, &x, &e);
+  if (st == VYRE_OK) {
+    st = workload(x, sp, &e);
+  }
+  int fired = fk.calls(call) >= k; /* else it fires in destroy */
+  if (st != VYRE_OK) {
+    /* A sticky code spoils the process; when a later call is the one
+     * that sees it (create's retain), the error says that instead. */
+    int spoiled = sticky && strstr(e.message, "unusable in this process") != NULL;
+    ck_assert_msg(strstr(e.message, call) != NULL || spoiled,
+                  "failing call %lu of %s (code %d) gives an error naming it: %s [%s]", k,
+                  call, code, e.message, vyre_status_name(st));
+    ck_assert_msg(strstr(e.message, "Fix:") != NULL, "the error has a fix: %s", e.message);
+    if (x && !sticky) {
+      /* Not sticky: the instance is still usable. */
+      vyre_error e2 = VYRE_ERROR_INIT;
+      vyre_status again = workload(x, sp, &e2);
+      ck_assert_msg(again == VYRE_OK,
+                    "after call %lu of %s failed with a non-sticky code the instance works: "
+                    "%s",
+                    k, call, e2.message);
+    }
+    if (x && sticky && st == VYRE_DEVICE_LOST) {
+      vyre_error e2 = VYRE_ERROR_INIT;
+      ck_assert_int_eq(workload(x, sp, &e2), VYRE_DEVICE_LOST);
+    }
+  } else if (fired) {
+    /* Out of memory on an allocation is retried after trimming the pools. */
+    int retried = code == CUDA_ERROR_OUT_OF_MEMORY &&
+                  (!strcmp(call, "cuMemAlloc") || !strcmp(call, "cuMemHostAlloc"));
+    /* A sticky error at the very end (shutdown, destroy) reaches nobody
+     * who could report it; create's health check tried a reset. */
+    int reset = fk.calls("cuDevicePrimaryCtxReset") > 0;
+    ck_assert_msg(retried || reset || cleanup_call(call) ||
+                      (x && metric(x, "driver.errors") > 0),
+                  "call %lu of %s failed (code %d) yet nothing was reported", k, call,
+                  code);
+  }
+  if (x) x->vt->destroy(x);
+  /* destroy cannot report; without a current context it leaves the
+   * objects to the context's destruction. */
+  int orphaned = !fired && fk.calls(call) >= k && !strcmp(call, "cuCtxPushCurrent");
+  fakecuda_live l;
+  fk.live(&l);
+  if (strcmp(call, "cuDevicePrimaryCtxRelease") == 0 && l.ctx_refs > 0) {
+    fk.ctx_release(0); /* the plugin could not; balance it for the next round */
+    fk.live(&l);
+  }
+  ck_assert_msg(l.ctx_refs == 0, "after failing %s #%lu the context is released", call, k);
+  if (!cleanup_call(call) && !sticky && !orphaned)
+    ck_assert_msg(l.reclaimed == 0,
+                  "after failing %s #%lu the plugin freed all it made (%lu objects left)",
+                  call, k, l.reclaimed);
+  char last[512];
+  ck_assert_msg(fk.violations(last, sizeof last) == 0,
+                "after failing %s #%lu the driver was used correctly: %s", call, k, last);
+  return st != VYRE_OK;
+}
+
 static void sweep(int code, int sticky) {
   setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
   setenv("VYRE_CUDA_STAGING_CHUNK", "512", 1);
@@ -132,69 +201,8 @@ static void sweep(int code, int sticky) {
     unsigned long limit = counts[i] < 7 ? counts[i] : 7;
     for (unsigned long step = 1; step <= limit; step++) {
       unsigned long k = step < 7 ? step : counts[i];
-      fk.reset();
-      fk.allow_legacy(1);
-      fk.inject(copy[i], k, code, 1);
-      vyre_error e = VYRE_ERROR_INIT;
-      vyre_backend *x = NULL;
-      vyre_status st = reg->create(NULL, &x, &e);
-      if (st == VYRE_OK) {
-        st = workload(x, &sp, &e);
-      }
+      failed += (unsigned)sweep_one(&sp, copy[i], k, code, sticky);
       tried++;
-      int fired = fk.calls(copy[i]) >= k; /* else it fires in destroy */
-      if (st != VYRE_OK) {
-        failed++;
-        /* A sticky code spoils the process; when a later call is the one
-         * that sees it (create's retain), the error says that instead. */
-        int spoiled = sticky && strstr(e.message, "unusable in this process") != NULL;
-        ck_assert_msg(strstr(e.message, copy[i]) != NULL || spoiled,
-                      "failing call %lu of %s (code %d) gives an error naming it: %s [%s]", k,
-                      copy[i], code, e.message, vyre_status_name(st));
-        ck_assert_msg(strstr(e.message, "Fix:") != NULL, "the error has a fix: %s", e.message);
-        if (x && !sticky) {
-          /* Not sticky: the instance is still usable. */
-          vyre_error e2 = VYRE_ERROR_INIT;
-          vyre_status again = workload(x, &sp, &e2);
-          ck_assert_msg(again == VYRE_OK,
-                        "after call %lu of %s failed with a non-sticky code the instance works: "
-                        "%s",
-                        k, copy[i], e2.message);
-        }
-        if (x && sticky && st == VYRE_DEVICE_LOST) {
-          vyre_error e2 = VYRE_ERROR_INIT;
-          ck_assert_int_eq(workload(x, &sp, &e2), VYRE_DEVICE_LOST);
-        }
-      } else if (fired) {
-        /* Out of memory on an allocation is retried after trimming the pools. */
-        int retried = code == CUDA_ERROR_OUT_OF_MEMORY &&
-                      (!strcmp(copy[i], "cuMemAlloc") || !strcmp(copy[i], "cuMemHostAlloc"));
-        /* A sticky error at the very end (shutdown, destroy) reaches nobody
-         * who could report it; create's health check tried a reset. */
-        int reset = fk.calls("cuDevicePrimaryCtxReset") > 0;
-        ck_assert_msg(retried || reset || cleanup_call(copy[i]) ||
-                          (x && metric(x, "driver.errors") > 0),
-                      "call %lu of %s failed (code %d) yet nothing was reported", k, copy[i],
-                      code);
-      }
-      if (x) x->vt->destroy(x);
-      /* destroy cannot report; without a current context it leaves the
-       * objects to the context's destruction. */
-      int orphaned = !fired && fk.calls(copy[i]) >= k && !strcmp(copy[i], "cuCtxPushCurrent");
-      fakecuda_live l;
-      fk.live(&l);
-      if (strcmp(copy[i], "cuDevicePrimaryCtxRelease") == 0 && l.ctx_refs > 0) {
-        fk.ctx_release(0); /* the plugin could not; balance it for the next round */
-        fk.live(&l);
-      }
-      ck_assert_msg(l.ctx_refs == 0, "after failing %s #%lu the context is released", copy[i], k);
-      if (!cleanup_call(copy[i]) && !sticky && !orphaned)
-        ck_assert_msg(l.reclaimed == 0,
-                      "after failing %s #%lu the plugin freed all it made (%lu objects left)",
-                      copy[i], k, l.reclaimed);
-      char last[512];
-      ck_assert_msg(fk.violations(last, sizeof last) == 0,
-                    "after failing %s #%lu the driver was used correctly: %s", copy[i], k, last);
     }
   }
   unsigned used = 0;
