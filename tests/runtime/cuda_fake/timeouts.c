@@ -84,33 +84,48 @@ static void drop_kept_contexts(void) {
   for (fk.live(&l); l.ctx_refs > 0; fk.live(&l)) ck_assert_int_eq(fk.ctx_release(0), CUDA_SUCCESS);
 }
 
-START_TEST(test_timeout_not_reached) {
+/* What every timeout test starts from: an instance (returned), the scale
+ * program (64 u32 words times 2) and its input of 64 zero words. */
+typedef struct timeout_case {
+  prog p;
+  uint32_t in[64];
+  vyre_input inputs[1];
+  vyre_program_ref r;
+} timeout_case;
+
+static vyre_backend *timeout_case_open(timeout_case *f) {
   vyre_backend *b = mk();
-  prog p = prog_scale(64, 2, 64);
-  uint32_t in[64] = {0};
-  vyre_input inputs[1] = {{in, sizeof in}};
-  vyre_program_ref r = ref_of(&p);
+  f->p = prog_scale(64, 2, 64);
+  memset(f->in, 0, sizeof f->in);
+  f->inputs[0] = (vyre_input){f->in, sizeof f->in};
+  f->r = ref_of(&f->p);
+  return b;
+}
+
+START_TEST(test_timeout_not_reached) {
+  timeout_case f;
+  vyre_backend *b = timeout_case_open(&f);
   vyre_outputs *out = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   /* Without a timeout the wait blocks in the driver: no polling. */
-  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(run_scale(b, &f.p, 64, f.in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   unsigned long q = fk.calls("cuEventQuery"), s = fk.calls("cuStreamSynchronize");
-  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(run_scale(b, &f.p, 64, f.in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   ck_assert_uint_eq(fk.calls("cuEventQuery"), q);
   ck_assert_uint_eq(fk.calls("cuStreamSynchronize"), s + 1);
   /* A timeout not reached: the same result, the work polled. */
   vyre_limits lim;
   vyre_dispatch_options o = timeout_opts(&lim, 5000000000ull);
-  ck_assert_int_eq(b->vt->dispatch(b, &r, inputs, 1, &o, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch(b, &f.r, f.inputs, 1, &o, &out, NULL, &err), VYRE_OK);
   ck_assert_uint_eq(out->count, 1);
   b->vt->outputs_free(b, out);
   ck_assert_uint_gt(fk.calls("cuEventQuery"), q);
   vyre_resident h;
   ck_assert_int_eq(b->vt->resident_alloc(b, 256, &h, &err), VYRE_OK);
   vyre_resident hs[2] = {h, h};
-  ck_assert_int_eq(b->vt->dispatch_resident(b, &r, hs, 2, &o, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &f.r, hs, 2, &o, NULL, &err), VYRE_OK);
   ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
   /* The extension says what is enforced. */
   const void *t = NULL;
@@ -120,44 +135,41 @@ START_TEST(test_timeout_not_reached) {
   /* pipeline_create checks the chain and ignores the limits; a dispatch
    * of the pipeline applies its own. */
   vyre_pipeline pl = 0;
-  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, &o, &pl, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pipeline_create(b, f.p.bytes, f.p.size, &o, &pl, &err), VYRE_OK);
   vyre_program_ref pr = VYRE_PROGRAM_PIPELINE(pl);
-  ck_assert_int_eq(b->vt->dispatch(b, &pr, inputs, 1, &o, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch(b, &pr, f.inputs, 1, &o, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   ck_assert_int_eq(b->vt->pipeline_release(b, pl, &err), VYRE_OK);
   /* A malformed vyre_limits is refused before anything runs. */
   lim.head.struct_size = 16;
   unsigned long launches = fk.launch_count();
-  ck_assert_int_eq(b->vt->dispatch(b, &r, inputs, 1, &o, &out, NULL, &err),
+  ck_assert_int_eq(b->vt->dispatch(b, &f.r, f.inputs, 1, &o, &out, NULL, &err),
                    VYRE_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err.message, "vyre_limits") && strstr(err.message, "Fix:"), "%s",
                 err.message);
   ck_assert_uint_eq(fk.launch_count(), launches);
-  ck_assert_int_eq(b->vt->pipeline_create(b, p.bytes, p.size, &o, &pl, &err),
+  ck_assert_int_eq(b->vt->pipeline_create(b, f.p.bytes, f.p.size, &o, &pl, &err),
                    VYRE_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err.message, "pipeline_create") != NULL, "%s", err.message);
   b->vt->destroy(b);
-  free(p.bytes);
+  free(f.p.bytes);
 }
 END_TEST
 
 START_TEST(test_timeout_dispatch) {
-  vyre_backend *b = mk();
-  prog p = prog_scale(64, 2, 64);
-  uint32_t in[64] = {0};
-  vyre_input inputs[1] = {{in, sizeof in}};
-  vyre_program_ref r = ref_of(&p);
+  timeout_case f;
+  vyre_backend *b = timeout_case_open(&f);
   vyre_outputs *out = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   vyre_limits lim;
   vyre_dispatch_options o = timeout_opts(&lim, 50000000ull); /* 50 ms */
   fk.hang_launches(1);
   uint64_t t0 = now_ns();
-  vyre_status st = b->vt->dispatch(b, &r, inputs, 1, &o, &out, NULL, &err);
+  vyre_status st = b->vt->dispatch(b, &f.r, f.inputs, 1, &o, &out, NULL, &err);
   assert_timeout(st, &err, t0, 50000000ull);
   ck_assert_ptr_null(out);
   ck_assert_msg(strstr(err.message, "dispatch") != NULL, "%s", err.message);
-  assert_lost_then_fresh(b, &p);
+  assert_lost_then_fresh(b, &f.p);
 
   /* 2^30 fixpoint launches: enqueueing them stops at the deadline too. */
   b = mk();
@@ -165,10 +177,10 @@ START_TEST(test_timeout_dispatch) {
   o.fixpoint_iterations = 1u << 30;
   unsigned long before = fk.launch_count();
   t0 = now_ns();
-  st = b->vt->dispatch(b, &r, inputs, 1, &o, &out, NULL, &err);
+  st = b->vt->dispatch(b, &f.r, f.inputs, 1, &o, &out, NULL, &err);
   assert_timeout(st, &err, t0, 50000000ull);
   ck_assert_msg(fk.launch_count() - before < (1ul << 30), "stopped enqueueing");
-  assert_lost_then_fresh(b, &p);
+  assert_lost_then_fresh(b, &f.p);
 
   /* dispatch_into writes no slot. */
   b = mk();
@@ -177,26 +189,23 @@ START_TEST(test_timeout_dispatch) {
   memset(slot_data, 0xab, sizeof slot_data);
   vyre_output_slot slot = {slot_data, sizeof slot_data, 0};
   t0 = now_ns();
-  st = b->vt->dispatch_into(b, &r, inputs, 1, &o, &slot, 1, NULL, &err);
+  st = b->vt->dispatch_into(b, &f.r, f.inputs, 1, &o, &slot, 1, NULL, &err);
   assert_timeout(st, &err, t0, 50000000ull);
   ck_assert_uint_eq(slot_data[0], 0xabababab);
   ck_assert_uint_eq(slot.size, 0);
-  assert_lost_then_fresh(b, &p);
-  free(p.bytes);
+  assert_lost_then_fresh(b, &f.p);
+  free(f.p.bytes);
   drop_kept_contexts();
 }
 END_TEST
 
 START_TEST(test_timeout_async) {
-  vyre_backend *b = mk();
-  prog p = prog_scale(64, 2, 64);
-  uint32_t in[64] = {0};
-  vyre_input inputs[1] = {{in, sizeof in}};
-  vyre_program_ref r = ref_of(&p);
+  timeout_case f;
+  vyre_backend *b = timeout_case_open(&f);
   vyre_outputs *out = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   /* Compiled first, so that the timed call is quick even under valgrind. */
-  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(run_scale(b, &f.p, 64, f.in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   out = NULL;
   vyre_limits lim;
@@ -204,7 +213,7 @@ START_TEST(test_timeout_async) {
   fk.hang_launches(1);
   vyre_pending pend = 0;
   uint64_t t0 = now_ns();
-  ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, &o, &pend, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &f.r, f.inputs, 1, &o, &pend, &err), VYRE_OK);
   memset(&lim, 0, sizeof lim); /* read before dispatch_async returned */
   int ready = 1;
   ck_assert_int_eq(b->vt->pending_poll(b, pend, &ready, &err), VYRE_OK);
@@ -216,14 +225,14 @@ START_TEST(test_timeout_async) {
   assert_timeout(b->vt->pending_wait(b, pend, &out, NULL, &err), &err, t0, 1000000000ull);
   ck_assert_ptr_null(out);
   ck_assert_int_eq(b->vt->pending_wait(b, pend, &out, NULL, &err), VYRE_INVALID_HANDLE);
-  assert_lost_then_fresh(b, &p);
+  assert_lost_then_fresh(b, &f.p);
 
   /* Released before its wait: destroy waits until the deadline only,
    * then gives up (no wait forever). */
   b = mk();
   fk.hang_launches(1);
   o = timeout_opts(&lim, 50000000ull);
-  ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, &o, &pend, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &f.r, f.inputs, 1, &o, &pend, &err), VYRE_OK);
   ck_assert_int_eq(b->vt->pending_release(b, pend, &err), VYRE_OK);
   fakecuda_live l;
   fk.live(&l);
@@ -237,7 +246,7 @@ START_TEST(test_timeout_async) {
    * the instance is lost (no synchronisation of the hung context). */
   b = mk();
   o = timeout_opts(&lim, 50000000ull);
-  ck_assert_int_eq(b->vt->dispatch_async(b, &r, inputs, 1, &o, &pend, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &f.r, f.inputs, 1, &o, &pend, &err), VYRE_OK);
   ck_assert_int_eq(b->vt->pending_release(b, pend, &err), VYRE_OK);
   t0 = now_ns();
   ck_assert_int_eq(b->vt->shutdown(b, &err), VYRE_DEVICE_LOST);
@@ -246,17 +255,18 @@ START_TEST(test_timeout_async) {
   b->vt->destroy(b);
   fk.hang_launches(0);
   b = mk();
-  ck_assert_int_eq(run_scale(b, &p, 64, in, &out, NULL, &err), VYRE_OK);
+  ck_assert_int_eq(run_scale(b, &f.p, 64, f.in, &out, NULL, &err), VYRE_OK);
   b->vt->outputs_free(b, out);
   b->vt->destroy(b);
-  free(p.bytes);
+  free(f.p.bytes);
   drop_kept_contexts();
 }
 END_TEST
 
 START_TEST(test_timeout_resident_sequence) {
-  vyre_backend *b = mk();
-  prog p = prog_inc(64), s = prog_scale(64, 2, 64);
+  timeout_case f;
+  vyre_backend *b = timeout_case_open(&f);
+  prog p = prog_inc(64);
   vyre_program_ref r = ref_of(&p);
   vyre_error err = VYRE_ERROR_INIT;
   vyre_resident h;
@@ -270,7 +280,7 @@ START_TEST(test_timeout_resident_sequence) {
   ck_assert_msg(strstr(err.message, "dispatch_resident") != NULL, "%s", err.message);
   /* The handle can still be freed. */
   ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
-  assert_lost_then_fresh(b, &s);
+  assert_lost_then_fresh(b, &f.p);
 
   /* A sequence waits at most the smallest timeout of its steps (here the
    * second step's); its reads are not performed. */
@@ -288,9 +298,9 @@ START_TEST(test_timeout_resident_sequence) {
                  50000000ull);
   ck_assert_msg(strstr(err.message, "dispatch_sequence") != NULL, "%s", err.message);
   ck_assert_uint_eq(back[0], 0xcdcdcdcd);
-  assert_lost_then_fresh(b, &s);
+  assert_lost_then_fresh(b, &f.p);
   free(p.bytes);
-  free(s.bytes);
+  free(f.p.bytes);
   drop_kept_contexts();
 }
 END_TEST
