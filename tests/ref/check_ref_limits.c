@@ -52,6 +52,51 @@ static void assert_budget(vyre_status st, const vyre_error *err) {
   tr_assert_fix(err);
 }
 
+/* Dispatch b (no inputs) under o and check that the budget stops it;
+ * returns how long the call took (ns). */
+static uint64_t stopped(vyre_backend *be, vyre_builder *b, const vyre_dispatch_options *o,
+                        vyre_error *err) {
+  vyre_outputs *out = NULL;
+  uint64_t t0 = now_ns();
+  assert_budget(tr_dispatch(be, b, NULL, 0, o, &out, err), err);
+  return now_ns() - t0;
+}
+
+/* Options carrying `lim` for 2^31 workgroups of one invocation. */
+static vyre_dispatch_options huge_grid(vyre_limits *lim, uint64_t timeout_ns,
+                                       uint64_t max_steps) {
+  vyre_dispatch_options o = limited(lim, timeout_ns, max_steps);
+  o.workgroup[0] = o.workgroup[1] = o.workgroup[2] = 1;
+  o.grid[0] = 65536;
+  o.grid[1] = 32768;
+  o.grid[2] = 1;
+  return o;
+}
+
+/* Options carrying `lim` for a fixpoint of 2^30 launches. */
+static vyre_dispatch_options long_fixpoint(vyre_limits *lim, uint64_t timeout_ns,
+                                           uint64_t max_steps) {
+  vyre_dispatch_options o = limited(lim, timeout_ns, max_steps);
+  o.fixpoint_iterations = 1u << 30;
+  return o;
+}
+
+/* A program encoded once, for the calls that take a reference (free
+ * bytes with free()). */
+typedef struct encoded {
+  void *bytes;
+  size_t size;
+  vyre_program_ref ref;
+} encoded;
+
+static encoded encode(vyre_builder *b) {
+  encoded e;
+  tr_encode(b, &e.bytes, &e.size);
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(e.bytes, e.size);
+  e.ref = ref;
+  return e;
+}
+
 /* The instance still runs a program right after a budget error. */
 static void assert_usable(vyre_backend *be) {
   vyre_outputs *out = tr_run_ok(be, store_program(100), NULL, 0, NULL);
@@ -94,7 +139,7 @@ static void exact_steps(const char *threads) {
   out = tr_run_ok(be, store_program(100), NULL, 0, &o);
   be->vt->outputs_free(be, out);
   o.fixpoint_iterations = 4;
-  assert_budget(tr_dispatch(be, store_program(100), NULL, 0, &o, &out, &err), &err);
+  stopped(be, store_program(100), &o, &err);
   ck_assert_uint_eq(metric(be, "dispatch.budget_exceeded"), 2);
   assert_usable(be);
   be->vt->destroy(be);
@@ -111,17 +156,13 @@ END_TEST
 START_TEST(test_limits_runaway_loop) {
   vyre_backend *be = tr_new_backend();
   vyre_error err = VYRE_ERROR_INIT;
-  vyre_outputs *out = NULL;
   vyre_limits lim;
   vyre_dispatch_options o = limited(&lim, 0, 1000000);
-  uint64_t t0 = now_ns();
-  assert_budget(tr_dispatch(be, forever_program(), NULL, 0, &o, &out, &err), &err);
+  uint64_t took = stopped(be, forever_program(), &o, &err);
   ck_assert_msg(strstr(err.message, "1000000 steps") != NULL, "%s", err.message);
-  ck_assert_msg(now_ns() - t0 < 5000000000ull, "a million steps take well under 5 s");
+  ck_assert_msg(took < 5000000000ull, "a million steps take well under 5 s");
   o = limited(&lim, 200000000, 0); /* 200 ms */
-  t0 = now_ns();
-  assert_budget(tr_dispatch(be, forever_program(), NULL, 0, &o, &out, &err), &err);
-  uint64_t took = now_ns() - t0;
+  took = stopped(be, forever_program(), &o, &err);
   ck_assert_msg(took >= 200000000ull && took < 2000000000ull, "stopped after %llu ns",
                 (unsigned long long)took);
   ck_assert_msg(strstr(err.message, "0.200 s") != NULL, "names the timeout: %s", err.message);
@@ -130,55 +171,31 @@ START_TEST(test_limits_runaway_loop) {
 }
 END_TEST
 
-START_TEST(test_limits_huge_grid) {
+/* A runaway of the given shape stopped both ways: by a budget of
+ * max_steps over store_program(n_steps), well within 10 s, and by a
+ * 150 ms timeout over store_program(n_timed), within 1.5 s. */
+typedef vyre_dispatch_options (*runaway_options)(vyre_limits *lim, uint64_t timeout_ns,
+                                                 uint64_t max_steps);
+
+static void runaway_stopped(runaway_options shape, uint64_t max_steps, uint32_t n_steps,
+                            uint32_t n_timed) {
   vyre_backend *be = tr_new_backend();
   vyre_error err = VYRE_ERROR_INIT;
-  vyre_outputs *out = NULL;
   vyre_limits lim;
-  /* 2^31 workgroups of one invocation. */
-  vyre_builder *b;
-  vyre_dispatch_options o = limited(&lim, 0, 5000000);
-  o.workgroup[0] = o.workgroup[1] = o.workgroup[2] = 1;
-  o.grid[0] = 65536;
-  o.grid[1] = 32768;
-  o.grid[2] = 1;
-  b = store_program(16);
-  uint64_t t0 = now_ns();
-  assert_budget(tr_dispatch(be, b, NULL, 0, &o, &out, &err), &err);
-  ck_assert_msg(now_ns() - t0 < 10000000000ull, "stopped in time");
-  o = limited(&lim, 150000000, 0);
-  o.workgroup[0] = o.workgroup[1] = o.workgroup[2] = 1;
-  o.grid[0] = 65536;
-  o.grid[1] = 32768;
-  o.grid[2] = 1;
-  t0 = now_ns();
-  assert_budget(tr_dispatch(be, store_program(16), NULL, 0, &o, &out, &err), &err);
-  uint64_t took = now_ns() - t0;
+  vyre_dispatch_options o = shape(&lim, 0, max_steps);
+  ck_assert_msg(stopped(be, store_program(n_steps), &o, &err) < 10000000000ull,
+                "stopped in time");
+  o = shape(&lim, 150000000, 0);
+  uint64_t took = stopped(be, store_program(n_timed), &o, &err);
   ck_assert_msg(took < 1500000000ull, "stopped after %llu ns", (unsigned long long)took);
   assert_usable(be);
   be->vt->destroy(be);
 }
+
+START_TEST(test_limits_huge_grid) { runaway_stopped(huge_grid, 5000000, 16, 16); }
 END_TEST
 
-START_TEST(test_limits_fixpoint) {
-  vyre_backend *be = tr_new_backend();
-  vyre_error err = VYRE_ERROR_INIT;
-  vyre_outputs *out = NULL;
-  vyre_limits lim;
-  vyre_dispatch_options o = limited(&lim, 0, 2000000);
-  o.fixpoint_iterations = 1u << 30;
-  uint64_t t0 = now_ns();
-  assert_budget(tr_dispatch(be, store_program(64), NULL, 0, &o, &out, &err), &err);
-  ck_assert_msg(now_ns() - t0 < 10000000000ull, "stopped in time");
-  o = limited(&lim, 150000000, 0);
-  o.fixpoint_iterations = 1u << 30;
-  t0 = now_ns();
-  assert_budget(tr_dispatch(be, store_program(1), NULL, 0, &o, &out, &err), &err);
-  uint64_t took = now_ns() - t0;
-  ck_assert_msg(took < 1500000000ull, "stopped after %llu ns", (unsigned long long)took);
-  assert_usable(be);
-  be->vt->destroy(be);
-}
+START_TEST(test_limits_fixpoint) { runaway_stopped(long_fixpoint, 2000000, 64, 1); }
 END_TEST
 
 /* No limit, or a limit not reached: the same results as without. */
@@ -200,17 +217,14 @@ END_TEST
 START_TEST(test_limits_dispatch_into) {
   vyre_backend *be = tr_new_backend();
   vyre_error err = VYRE_ERROR_INIT;
-  void *bytes;
-  size_t size;
-  tr_encode(forever_program(), &bytes, &size);
-  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size);
+  encoded forever = encode(forever_program());
   vyre_limits lim;
   vyre_dispatch_options o = limited(&lim, 0, 100000);
   uint32_t slot_data = 0xabcdef01u;
   vyre_output_slot slot = {&slot_data, sizeof slot_data, 0};
-  assert_budget(be->vt->dispatch_into(be, &ref, NULL, 0, &o, &slot, 1, NULL, &err), &err);
+  assert_budget(be->vt->dispatch_into(be, &forever.ref, NULL, 0, &o, &slot, 1, NULL, &err), &err);
   ck_assert_uint_eq(slot_data, 0xabcdef01u); /* nothing written */
-  free(bytes);
+  free(forever.bytes);
   be->vt->destroy(be);
 }
 END_TEST
@@ -219,19 +233,15 @@ START_TEST(test_limits_async) {
   vyre_backend *be = tr_new_backend();
   const vyre_backend_vtable *vt = be->vt;
   vyre_error err = VYRE_ERROR_INIT;
-  void *bytes, *ok_bytes;
-  size_t size, ok_size;
-  tr_encode(forever_program(), &bytes, &size);
-  tr_encode(store_program(10), &ok_bytes, &ok_size);
-  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size), ok_ref = VYRE_PROGRAM_BYTES(ok_bytes, ok_size);
+  encoded forever = encode(forever_program()), ok = encode(store_program(10));
   vyre_limits lim;
   vyre_dispatch_options o = limited(&lim, 100000000, 0);
   vyre_pending p1 = 0, p2 = 0;
   uint64_t t0 = now_ns();
-  ck_assert_int_eq(vt->dispatch_async(be, &ref, NULL, 0, &o, &p1, &err), VYRE_OK);
+  ck_assert_int_eq(vt->dispatch_async(be, &forever.ref, NULL, 0, &o, &p1, &err), VYRE_OK);
   /* The chain was read before dispatch_async returned. */
   memset(&lim, 0, sizeof lim);
-  ck_assert_int_eq(vt->dispatch_async(be, &ok_ref, NULL, 0, NULL, &p2, &err), VYRE_OK);
+  ck_assert_int_eq(vt->dispatch_async(be, &ok.ref, NULL, 0, NULL, &p2, &err), VYRE_OK);
   vyre_outputs *out = NULL;
   assert_budget(vt->pending_wait(be, p1, &out, NULL, &err), &err);
   ck_assert_ptr_null(out);
@@ -240,8 +250,8 @@ START_TEST(test_limits_async) {
   ck_assert_int_eq(vt->pending_wait(be, p2, &out, NULL, &err), VYRE_OK);
   ck_assert_uint_eq(tr_u32_at(out, 0, 9), 7);
   vt->outputs_free(be, out);
-  free(bytes);
-  free(ok_bytes);
+  free(forever.bytes);
+  free(ok.bytes);
   be->vt->destroy(be);
 }
 END_TEST
@@ -250,27 +260,23 @@ START_TEST(test_limits_resident_and_sequence) {
   vyre_backend *be = tr_new_backend();
   const vyre_backend_vtable *vt = be->vt;
   vyre_error err = VYRE_ERROR_INIT;
-  void *bytes, *ok_bytes;
-  size_t size, ok_size;
-  tr_encode(forever_program(), &bytes, &size);
-  tr_encode(store_program(4), &ok_bytes, &ok_size);
-  vyre_program_ref ref = VYRE_PROGRAM_BYTES(bytes, size), ok_ref = VYRE_PROGRAM_BYTES(ok_bytes, ok_size);
+  encoded forever = encode(forever_program()), ok = encode(store_program(4));
   vyre_resident r = 0, r4 = 0;
   ck_assert_int_eq(vt->resident_alloc(be, 4, &r, &err), VYRE_OK);
   ck_assert_int_eq(vt->resident_alloc(be, 16, &r4, &err), VYRE_OK);
   vyre_limits lim;
   vyre_dispatch_options o = limited(&lim, 0, 50000);
-  assert_budget(vt->dispatch_resident(be, &ref, &r, 1, &o, NULL, &err), &err);
+  assert_budget(vt->dispatch_resident(be, &forever.ref, &r, 1, &o, NULL, &err), &err);
   o = limited(&lim, 100000000, 0);
   uint64_t t0 = now_ns();
-  assert_budget(vt->dispatch_resident(be, &ref, &r, 1, &o, NULL, &err), &err);
+  assert_budget(vt->dispatch_resident(be, &forever.ref, &r, 1, &o, NULL, &err), &err);
   ck_assert_msg(now_ns() - t0 < 2000000000ull, "stopped in time");
   /* A sequence: the limited step fails, the steps before it ran, the
    * reads are not performed. */
   vyre_limits slim;
   vyre_dispatch_options so = limited(&slim, 0, 10000);
-  vyre_sequence_step steps[2] = {{sizeof(vyre_sequence_step), 1, &ok_ref, &r4, NULL},
-                                 {sizeof(vyre_sequence_step), 1, &ref, &r, &so}};
+  vyre_sequence_step steps[2] = {{sizeof(vyre_sequence_step), 1, &ok.ref, &r4, NULL},
+                                 {sizeof(vyre_sequence_step), 1, &forever.ref, &r, &so}};
   uint32_t host[4] = {1, 1, 1, 1};
   vyre_resident_copy rd = {r4, 0, host, sizeof host};
   assert_budget(vt->dispatch_sequence(be, steps, 2, 1, &rd, 1, NULL, &err), &err);
@@ -284,8 +290,8 @@ START_TEST(test_limits_resident_and_sequence) {
   ck_assert_uint_eq(host[3], 7);
   ck_assert_int_eq(vt->resident_free(be, r, &err), VYRE_OK);
   ck_assert_int_eq(vt->resident_free(be, r4, &err), VYRE_OK);
-  free(bytes);
-  free(ok_bytes);
+  free(forever.bytes);
+  free(ok.bytes);
   be->vt->destroy(be);
 }
 END_TEST
@@ -325,20 +331,18 @@ START_TEST(test_limits_chain_misuse) {
   lim.head.next = NULL;
   lim.max_steps = 3;
   o.next = &lim2.head;
-  assert_budget(tr_dispatch(be, store_program(4), NULL, 0, &o, &out, &err), &err);
+  stopped(be, store_program(4), &o, &err);
   /* pipeline_create checks the chain (and ignores the limits). */
-  void *bytes;
-  size_t size;
-  tr_encode(store_program(4), &bytes, &size);
+  encoded store = encode(store_program(4));
   vyre_pipeline pl = 0;
   o = limited(&lim, 0, 1);
-  ck_assert_int_eq(be->vt->pipeline_create(be, bytes, size, &o, &pl, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->pipeline_create(be, store.bytes, store.size, &o, &pl, &err), VYRE_OK);
   ck_assert_int_eq(be->vt->pipeline_release(be, pl, &err), VYRE_OK);
   lim.head.struct_size = 16;
-  ck_assert_int_eq(be->vt->pipeline_create(be, bytes, size, &o, &pl, &err),
+  ck_assert_int_eq(be->vt->pipeline_create(be, store.bytes, store.size, &o, &pl, &err),
                    VYRE_INVALID_ARGUMENT);
   tr_assert_fix(&err);
-  free(bytes);
+  free(store.bytes);
   /* 1.0-sized options have no chain: `next` is not read. */
   o.struct_size = 40;
   o.next = (const vyre_ext *)(uintptr_t)0x1;
