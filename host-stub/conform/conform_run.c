@@ -415,6 +415,13 @@ static vyre_status corpus_load(const cf_options *o, corpus *cp, vyre_error *err)
     cp->cases[i] = c;
     keep++;
   }
+  if (keep == 0)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "--filter '%s' selects none of the %u case files of the corpus %s "
+                          "(it matches CATEGORY/NAME, such as ops.int/add.u32). Fix: give a "
+                          "glob over CATEGORY/NAME (--filter 'ops.int/add.*') or a substring "
+                          "(--filter add); --verbose without --filter lists every case's name",
+                          o->filter, cp->count, o->corpus_dir);
   /* Compact: the selected cases, in corpus order. */
   uint32_t k = 0;
   for (uint32_t i = 0; i < cp->count; i++) {
