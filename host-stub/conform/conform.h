@@ -23,7 +23,7 @@
 #include "abi/support/strbuf.h"
 
 /* ------------------------------------------------------------------ */
-/* Small helpers (conform_util.c)                                      */
+/* Small helpers (util.c)                                             */
 /* ------------------------------------------------------------------ */
 
 /* Read bounds (docs/conformance.md, "Files the harness reads"): a case
@@ -53,7 +53,7 @@ int cf_pattern_match(const char *pattern, const char *name);
 
 
 /* ------------------------------------------------------------------ */
-/* Cases (conform_case.c)                                              */
+/* Cases (case.c, literal.c, generate.c, directive.c, corpus.c)       */
 /* ------------------------------------------------------------------ */
 
 /* Most outputs a case may carry golden values for / a capsule records. */
@@ -153,7 +153,7 @@ vyre_status cf_corpus_hash(const char *dir, char **paths, uint32_t count, char h
                            vyre_error *err);
 
 /* ------------------------------------------------------------------ */
-/* What a case needs (conform_case.c)                                  */
+/* What a case needs (case.c)                                         */
 /* ------------------------------------------------------------------ */
 
 /* 256-bit op-id set. */
@@ -226,7 +226,7 @@ void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types);
 int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
-/* Running and comparing (conform_exec.c, conform_compare.c)           */
+/* Running and comparing (exec.c, compare.c)                          */
 /* ------------------------------------------------------------------ */
 
 /* The outcome of one dispatch, owning copies of the outputs. */
@@ -298,7 +298,7 @@ int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff);
 uint32_t cf_output_type(const vyre_program *p, uint32_t index, uint32_t *buffer);
 
 /* ------------------------------------------------------------------ */
-/* Replay capsules (conform_capsule.c)                                 */
+/* Replay capsules (capsule.c)                                        */
 /* ------------------------------------------------------------------ */
 
 typedef struct cf_capsule_info {
@@ -321,7 +321,7 @@ vyre_status cf_capsule_write(const char *path, const cf_case *c, const cf_capsul
                              vyre_error *err);
 
 /* ------------------------------------------------------------------ */
-/* Minimizer (conform_min.c)                                           */
+/* Minimizer (min.c)                                                  */
 /* ------------------------------------------------------------------ */
 
 /* The property to preserve: return 1 when `candidate` (a valid program
@@ -358,7 +358,7 @@ typedef struct cf_pair {
 int cf_pair_still_fails(void *ctx, const cf_case *candidate);
 
 /* ------------------------------------------------------------------ */
-/* ELF export check (conform_elf.c)                                    */
+/* ELF export check (elf.c)                                           */
 /* ------------------------------------------------------------------ */
 
 #define CF_ELF_MAX_LISTED 16
@@ -387,7 +387,7 @@ vyre_status cf_elf_exports_mem(const void *data, size_t size, const char *path, 
 int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
-/* Coverage (conform_coverage.c)                                       */
+/* Coverage (coverage.c)                                              */
 /* ------------------------------------------------------------------ */
 
 /* What a corpus exercises: (op, type) pairs, cast pairs, atomic orders,
@@ -413,7 +413,7 @@ uint32_t cf_coverage_report(const cf_coverage *cov, const cf_opset *claimed,
                             uint64_t storage_types, uint64_t caps, FILE *f, int verbose);
 
 /* ------------------------------------------------------------------ */
-/* Per-op results and the certificate (conform_cert.c)                 */
+/* Per-op results and the certificate (cert.c)                        */
 /* ------------------------------------------------------------------ */
 
 typedef struct cf_op_tally {
@@ -453,7 +453,7 @@ vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err);
 void cf_case_drop_goldens(cf_case *c);
 
 /* ------------------------------------------------------------------ */
-/* Runs over backends (conform_run.c, fuzz_run.c)                      */
+/* Runs over backends (run.c, replay.c, fuzz_run.c)                   */
 /* ------------------------------------------------------------------ */
 
 /* One backend under test, as the CLI found it through libvyre-host. */
@@ -472,7 +472,7 @@ typedef struct cf_target {
   vyre_device_profile profile;
 } cf_target;
 
-/* What cf_minimize_to_capsule (conform_min.c) did. */
+/* What cf_minimize_to_capsule (min.c) did. */
 typedef struct cf_min_capsule {
   cf_min_stats stats;
   int written;    /* 1: a smaller program was found and written */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_internal.h"
+#include "internal.h"
 #include "abi/support/sized.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"

@@ -13,7 +13,7 @@
 #endif
 
 #include "elfcheck.h"
-#include "host_internal.h"
+#include "internal.h"
 #include "vyre/vyre_program.h"
 
 void host_entry_reason(host_entry *e, const char *fmt, ...) {
@@ -28,8 +28,8 @@ void host_entry_reason(host_entry *e, const char *fmt, ...) {
 }
 
 /* This process's ELF class, byte order and machine, found once. */
-static vyre__elf_want host_elf_want;
-static void host_elf_want_init(void) { vyre__elf_want_host(&host_elf_want); }
+static host_elf_want elf_want;
+static void elf_want_init(void) { host_elf_want_host(&elf_want); }
 
 static void skip(host_entry *e) {
   e->status = VYRE_HOST_SKIPPED;
@@ -317,7 +317,7 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
  */
 static int check_file(host_entry *e) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, host_elf_want_init);
+  pthread_once(&once, elf_want_init);
   char why[256];
   int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
@@ -326,7 +326,7 @@ static int check_file(host_entry *e) {
                       e->path, strerror(errno));
     return -1;
   }
-  int rc = vyre__elf_check_fd(fd, &host_elf_want, why, sizeof why);
+  int rc = host_elf_check_fd(fd, &elf_want, why, sizeof why);
   close(fd);
   if (rc != 0)
     host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build "

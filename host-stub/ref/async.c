@@ -122,12 +122,10 @@ void ref_async_drain(ref_backend *b) {
   while ((pd = vyre_handles_pop_any(&b->pendings)) != NULL) pending_free(b, pd);
 }
 
-vyre_status ref_dispatch_async(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_async(ref_backend *b, const vyre_program_ref *program,
                                const vyre_input *inputs, uint32_t input_count,
                                const vyre_dispatch_options *options, vyre_pending *out,
                                vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "dispatch_async");
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch_async: out is NULL. Fix: pass a vyre_pending * to receive "
@@ -174,10 +172,8 @@ fail:
   return st;
 }
 
-vyre_status ref_pending_poll(vyre_backend *self, vyre_pending pending, int *ready,
+vyre_status ref_pending_poll(ref_backend *b, vyre_pending pending, int *ready,
                              vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "pending_poll");
   if (!ready)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "pending_poll: ready is NULL. Fix: pass an int * to receive it");
@@ -198,10 +194,8 @@ static void pending_drop(ref_backend *b, ref_pending *pd) {
   if (done) pending_free(b, pd);
 }
 
-vyre_status ref_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outputs **out,
+vyre_status ref_pending_wait(ref_backend *b, vyre_pending pending, vyre_outputs **out,
                              vyre_timing *timing, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "pending_wait");
   if (out) *out = NULL;
   ref_pending *pd = vyre_handles_remove(&b->pendings, pending);
   if (!pd) return bad_pending(err, "pending_wait", pending);
@@ -229,9 +223,7 @@ vyre_status ref_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outp
   return st;
 }
 
-vyre_status ref_pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "pending_release");
+vyre_status ref_pending_release(ref_backend *b, vyre_pending pending, vyre_error *err) {
   ref_pending *pd = vyre_handles_remove(&b->pendings, pending);
   if (!pd) return bad_pending(err, "pending_release", pending);
   pending_drop(b, pd);

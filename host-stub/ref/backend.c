@@ -1,58 +1,32 @@
-/* backend.c -- the reference backend instance: create/destroy, device profile, metrics, prepare/shutdown, the vtable. */
+/* backend.c -- the reference backend instance, the top of libvyre-ref: create/destroy, device profile, metrics, prepare/shutdown, the vtable whose entries check the instance. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ref.h"
 #include "abi/support/config.h"
-#include "abi/support/budget.h"
 #include "abi/support/sized.h"
 
 #define REF_MAX_THREADS 256u
 
-static void ref_destroy(vyre_backend *self);
-static vyre_status ref_device_profile(vyre_backend *self, vyre_device_profile *out,
-                                      vyre_error *err);
-static vyre_status ref_prepare(vyre_backend *self, vyre_error *err);
-static vyre_status ref_shutdown(vyre_backend *self, vyre_error *err);
-static vyre_status ref_metrics(vyre_backend *self, vyre_metric *out, uint32_t capacity,
-                               uint32_t *count, vyre_error *err);
-static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint32_t version,
-                                     const void **out, vyre_error *err);
+/* Defined at the bottom; ref_self compares an instance's vt with it. */
+static const vyre_backend_vtable ref_vtable;
 
-const vyre_backend_vtable ref_vtable = {
-    .struct_size = sizeof(vyre_backend_vtable),
-    .reserved = 0,
-    .destroy = ref_destroy,
-    .device_profile = ref_device_profile,
-    .prepare = ref_prepare,
-    .shutdown = ref_shutdown,
-    .metrics = ref_metrics,
-    .dispatch = ref_dispatch,
-    .dispatch_into = ref_dispatch_into,
-    .dispatch_async = ref_dispatch_async,
-    .pending_poll = ref_pending_poll,
-    .pending_wait = ref_pending_wait,
-    .pending_release = ref_pending_release,
-    .outputs_free = ref_outputs_free,
-    .resident_alloc = ref_resident_alloc,
-    .resident_free = ref_resident_free,
-    .resident_size = ref_resident_size,
-    .resident_upload = ref_resident_upload,
-    .resident_upload_at = ref_resident_upload_at,
-    .resident_download = ref_resident_download,
-    .resident_download_range = ref_resident_download_range,
-    .resident_upload_many = ref_resident_upload_many,
-    .resident_download_many = ref_resident_download_many,
-    .dispatch_resident = ref_dispatch_resident,
-    .dispatch_sequence = ref_dispatch_sequence,
-    .pipeline_create = ref_pipeline_create,
-    .pipeline_release = ref_pipeline_release,
-    .get_extension = ref_get_extension,
-};
+/* The instance behind `self`, or NULL when it is not a reference one. */
+static ref_backend *ref_self(vyre_backend *self) {
+  if (!self || self->vt != &ref_vtable) return NULL;
+  return (ref_backend *)self;
+}
+
+/* The INVALID_ARGUMENT error of an entry `what` given a bad instance. */
+static vyre_status ref_bad_self(vyre_error *err, const char *what) {
+  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                        "%s: the backend is NULL or not a reference backend instance. Fix: pass "
+                        "the vyre_backend that the reference registration's create returned",
+                        what);
+}
 
 /* The one extension the reference serves: the core limits (vyre.h),
  * both of them. */
@@ -86,67 +60,6 @@ static const char *const metric_names[REF_M_COUNT_] = {
     REF_METRIC_MAP(REF_METRIC_NAME_)
 #undef REF_METRIC_NAME_
 };
-
-ref_backend *ref_self(vyre_backend *self) {
-  if (!self || self->vt != &ref_vtable) return NULL;
-  return (ref_backend *)self;
-}
-
-void ref_metric_add(ref_backend *b, ref_metric_id id, uint64_t v) {
-  atomic_fetch_add_explicit(&b->metrics[id], v, memory_order_relaxed);
-}
-
-void ref_metric_max(ref_backend *b, ref_metric_id id, uint64_t v) {
-  uint_fast64_t cur = atomic_load_explicit(&b->metrics[id], memory_order_relaxed);
-  while (cur < v && !atomic_compare_exchange_weak(&b->metrics[id], &cur, v)) {
-  }
-}
-
-uint64_t ref_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueued,
-                       uint64_t exec_ns, uint64_t t_end) {
-  if (!timing || timing->struct_size <= sizeof timing->struct_size) return;
-  vyre_timing t;
-  memset(&t, 0, sizeof t);
-  t.valid = VYRE_TIMING_WALL | VYRE_TIMING_DEVICE | VYRE_TIMING_ENQUEUE | VYRE_TIMING_WAIT;
-  t.wall_ns = t_end - t_entry;
-  t.device_ns = exec_ns; /* the interpreter's execution time */
-  t.enqueue_ns = t_enqueued - t_entry;
-  t.wait_ns = t_end - t_enqueued;
-  vyre__sized_write(timing, &t, sizeof t);
-}
-
-vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_options *out,
-                             ref_limits *lim, uint64_t t_entry, vyre_error *err) {
-  vyre__sized_read(out, sizeof *out, NULL);
-  if (lim) memset(lim, 0, sizeof *lim);
-  if (!in) return VYRE_OK;
-  if (in->struct_size < offsetof(vyre_dispatch_options, workgroup))
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: options->struct_size is %u, too small to be a "
-                          "vyre_dispatch_options. Fix: set it to sizeof(vyre_dispatch_options)",
-                          in->struct_size);
-  vyre__sized_read(out, sizeof *out, in);
-  if (out->flags)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: options->flags is 0x%x; no flags are defined. Fix: set it "
-                          "to 0",
-                          out->flags);
-  vyre_limits l;
-  vyre_status st = vyre__limits_read(in, "dispatch", &l, err);
-  if (st != VYRE_OK) return st;
-  if (lim) {
-    lim->max_steps = l.max_steps;
-    lim->timeout_ns = l.timeout_ns;
-    lim->deadline_ns = vyre__deadline(t_entry, l.timeout_ns);
-  }
-  return VYRE_OK;
-}
 
 /* Threads: VYRE_REF_THREADS when set (1 runs everything on the calling
  * thread), else the online CPUs. */
@@ -242,13 +155,6 @@ static void ref_destroy(vyre_backend *self) {
   free(b);
 }
 
-vyre_status ref_bad_self(vyre_error *err, const char *what) {
-  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                        "%s: the backend is NULL or not a reference backend instance. Fix: pass "
-                        "the vyre_backend that the reference registration's create returned",
-                        what);
-}
-
 static vyre_status ref_device_profile(vyre_backend *self, vyre_device_profile *out,
                                       vyre_error *err) {
   ref_backend *b = ref_self(self);
@@ -322,3 +228,182 @@ static vyre_status ref_metrics(vyre_backend *self, vyre_metric *out, uint32_t ca
   }
   return VYRE_OK;
 }
+
+/* ------------------------------------------------------------------ */
+/* The vtable: each entry checks the instance, then hands the call to  */
+/* the file that owns it.                                              */
+/* ------------------------------------------------------------------ */
+
+static vyre_status dispatch(vyre_backend *self, const vyre_program_ref *program,
+                            const vyre_input *inputs, uint32_t input_count,
+                            const vyre_dispatch_options *options, vyre_outputs **out,
+                            vyre_timing *timing, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "dispatch");
+  return ref_dispatch(b, program, inputs, input_count, options, out, timing, err);
+}
+
+static vyre_status dispatch_into(vyre_backend *self, const vyre_program_ref *program,
+                                 const vyre_input *inputs, uint32_t input_count,
+                                 const vyre_dispatch_options *options, vyre_output_slot *outputs,
+                                 uint32_t output_count, vyre_timing *timing, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "dispatch_into");
+  return ref_dispatch_into(b, program, inputs, input_count, options, outputs, output_count, timing,
+                           err);
+}
+
+static vyre_status dispatch_async(vyre_backend *self, const vyre_program_ref *program,
+                                  const vyre_input *inputs, uint32_t input_count,
+                                  const vyre_dispatch_options *options, vyre_pending *out,
+                                  vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "dispatch_async");
+  return ref_dispatch_async(b, program, inputs, input_count, options, out, err);
+}
+
+static vyre_status pending_poll(vyre_backend *self, vyre_pending pending, int *ready,
+                                vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "pending_poll");
+  return ref_pending_poll(b, pending, ready, err);
+}
+
+static vyre_status pending_wait(vyre_backend *self, vyre_pending pending, vyre_outputs **out,
+                                vyre_timing *timing, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "pending_wait");
+  return ref_pending_wait(b, pending, out, timing, err);
+}
+
+static vyre_status pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "pending_release");
+  return ref_pending_release(b, pending, err);
+}
+
+static vyre_status resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *out,
+                                  vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_alloc");
+  return ref_resident_alloc(b, size, out, err);
+}
+
+static vyre_status resident_free(vyre_backend *self, vyre_resident buffer, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_free");
+  return ref_resident_free(b, buffer, err);
+}
+
+static vyre_status resident_size(vyre_backend *self, vyre_resident buffer, uint64_t *size,
+                                 vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_size");
+  return ref_resident_size(b, buffer, size, err);
+}
+
+static vyre_status resident_upload(vyre_backend *self, vyre_resident buffer, const void *data,
+                                   uint64_t size, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_upload");
+  return ref_resident_upload(b, buffer, data, size, err);
+}
+
+static vyre_status resident_upload_at(vyre_backend *self, vyre_resident buffer, uint64_t offset,
+                                      const void *data, uint64_t size, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_upload_at");
+  return ref_resident_upload_at(b, buffer, offset, data, size, err);
+}
+
+static vyre_status resident_download(vyre_backend *self, vyre_resident buffer, void *dst,
+                                     uint64_t capacity, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_download");
+  return ref_resident_download(b, buffer, dst, capacity, err);
+}
+
+static vyre_status resident_download_range(vyre_backend *self, vyre_resident buffer,
+                                           uint64_t offset, void *dst, uint64_t size,
+                                           vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_download_range");
+  return ref_resident_download_range(b, buffer, offset, dst, size, err);
+}
+
+static vyre_status resident_upload_many(vyre_backend *self, const vyre_resident_copy *copies,
+                                        uint32_t count, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_upload_many");
+  return ref_resident_upload_many(b, copies, count, err);
+}
+
+static vyre_status resident_download_many(vyre_backend *self, const vyre_resident_copy *copies,
+                                          uint32_t count, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "resident_download_many");
+  return ref_resident_download_many(b, copies, count, err);
+}
+
+static vyre_status dispatch_resident(vyre_backend *self, const vyre_program_ref *program,
+                                     const vyre_resident *buffers, uint32_t buffer_count,
+                                     const vyre_dispatch_options *options, vyre_timing *timing,
+                                     vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "dispatch_resident");
+  return ref_dispatch_resident(b, program, buffers, buffer_count, options, timing, err);
+}
+
+static vyre_status dispatch_sequence(vyre_backend *self, const vyre_sequence_step *steps,
+                                     uint32_t step_count, uint32_t repeat,
+                                     const vyre_resident_copy *reads, uint32_t read_count,
+                                     vyre_timing *timing, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "dispatch_sequence");
+  return ref_dispatch_sequence(b, steps, step_count, repeat, reads, read_count, timing, err);
+}
+
+static vyre_status pipeline_create(vyre_backend *self, const void *program_bytes,
+                                   uint64_t program_size, const vyre_dispatch_options *options,
+                                   vyre_pipeline *out, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "pipeline_create");
+  return ref_pipeline_create(b, program_bytes, program_size, options, out, err);
+}
+
+static vyre_status pipeline_release(vyre_backend *self, vyre_pipeline pipeline, vyre_error *err) {
+  ref_backend *b = ref_self(self);
+  if (!b) return ref_bad_self(err, "pipeline_release");
+  return ref_pipeline_release(b, pipeline, err);
+}
+
+static const vyre_backend_vtable ref_vtable = {
+    .struct_size = sizeof(vyre_backend_vtable),
+    .reserved = 0,
+    .destroy = ref_destroy,
+    .device_profile = ref_device_profile,
+    .prepare = ref_prepare,
+    .shutdown = ref_shutdown,
+    .metrics = ref_metrics,
+    .dispatch = dispatch,
+    .dispatch_into = dispatch_into,
+    .dispatch_async = dispatch_async,
+    .pending_poll = pending_poll,
+    .pending_wait = pending_wait,
+    .pending_release = pending_release,
+    .outputs_free = ref_outputs_free,
+    .resident_alloc = resident_alloc,
+    .resident_free = resident_free,
+    .resident_size = resident_size,
+    .resident_upload = resident_upload,
+    .resident_upload_at = resident_upload_at,
+    .resident_download = resident_download,
+    .resident_download_range = resident_download_range,
+    .resident_upload_many = resident_upload_many,
+    .resident_download_many = resident_download_many,
+    .dispatch_resident = dispatch_resident,
+    .dispatch_sequence = dispatch_sequence,
+    .pipeline_create = pipeline_create,
+    .pipeline_release = pipeline_release,
+    .get_extension = ref_get_extension,
+};

@@ -263,12 +263,10 @@ static void count_dispatch(ref_backend *b, vyre_status st) {
   if (st) ref_metric_add(b, REF_M_DISPATCH_ERRORS, 1);
 }
 
-vyre_status ref_dispatch(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch(ref_backend *b, const vyre_program_ref *program,
                          const vyre_input *inputs, uint32_t input_count,
                          const vyre_dispatch_options *options, vyre_outputs **out,
                          vyre_timing *timing, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "dispatch");
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch: out is NULL. Fix: pass a vyre_outputs ** to receive the "
@@ -284,12 +282,10 @@ vyre_status ref_dispatch(vyre_backend *self, const vyre_program_ref *program,
   return st;
 }
 
-vyre_status ref_dispatch_into(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_into(ref_backend *b, const vyre_program_ref *program,
                               const vyre_input *inputs, uint32_t input_count,
                               const vyre_dispatch_options *options, vyre_output_slot *outputs,
                               uint32_t output_count, vyre_timing *timing, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "dispatch_into");
   ref_job job;
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &job, err);
   if (st) goto done;
@@ -368,12 +364,10 @@ static vyre_status bind_resident(ref_backend *b, const vyre_program *p,
   return vyre_geometry_derive(p, NULL, sizes, opts, geo, err);
 }
 
-vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_resident(ref_backend *b, const vyre_program_ref *program,
                                   const vyre_resident *buffers, uint32_t buffer_count,
                                   const vyre_dispatch_options *options, vyre_timing *timing,
                                   vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "dispatch_resident");
   uint64_t t0 = ref_now_ns();
   vyre_dispatch_options opts;
   ref_limits lim;
@@ -407,12 +401,10 @@ done:
   return st;
 }
 
-vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *steps,
+vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *steps,
                                   uint32_t step_count, uint32_t repeat,
                                   const vyre_resident_copy *reads, uint32_t read_count,
                                   vyre_timing *timing, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "dispatch_sequence");
   uint64_t t0 = ref_now_ns();
   if ((step_count && !steps) || (read_count && !reads))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -511,11 +503,9 @@ fail_alloc:
 /* ------------------------------------------------------------------ */
 /* Pipelines                                                           */
 /* ------------------------------------------------------------------ */
-vyre_status ref_pipeline_create(vyre_backend *self, const void *program_bytes,
+vyre_status ref_pipeline_create(ref_backend *b, const void *program_bytes,
                                 uint64_t program_size, const vyre_dispatch_options *options,
                                 vyre_pipeline *out, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "pipeline_create");
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "pipeline_create: out is NULL. Fix: pass a vyre_pipeline * to receive "
@@ -540,9 +530,7 @@ vyre_status ref_pipeline_create(vyre_backend *self, const void *program_bytes,
   return VYRE_OK;
 }
 
-vyre_status ref_pipeline_release(vyre_backend *self, vyre_pipeline pipeline, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "pipeline_release");
+vyre_status ref_pipeline_release(ref_backend *b, vyre_pipeline pipeline, vyre_error *err) {
   pthread_mutex_lock(&b->pipe_lock);
   ref_plan *plan = vyre_handles_remove(&b->pipelines, pipeline);
   pthread_mutex_unlock(&b->pipe_lock);

@@ -441,168 +441,214 @@ static void run_segment(launch *L, worker *ws, uint32_t nthreads) {
   }
 }
 
+/* The launch's fixed facts: geometry, claim size, limits, and whether it
+ * needs lockstep phases or grid segments. */
+static void launch_init(launch *L, const vyre_program *p, const vyre_geometry *g,
+                        uint8_t *const *mem, const ref_limits *lim) {
+  memset(L, 0, sizeof *L);
+  L->p = p;
+  L->g = g;
+  L->mem = mem;
+  L->wg_inv = g->workgroup[0] * g->workgroup[1] * g->workgroup[2];
+  L->wg_total = (uint64_t)g->grid[0] * g->grid[1] * g->grid[2];
+  L->chunk = L->wg_inv >= 2048 ? 1 : 2048 / L->wg_inv;
+  L->shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
+  L->flush_at = UINT64_MAX;
+  if (lim && (lim->max_steps || lim->deadline_ns)) {
+    L->flush_at = REF_BUDGET_QUANTUM;
+    L->max_steps = lim->max_steps;
+    L->deadline = lim->deadline_ns;
+  }
+  for (uint32_t i = 0; i < p->inst_count; i++) {
+    const vyre_inst *in = &p->insts[i];
+    if ((vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE) ||
+        (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_WORKGROUP))
+      L->lockstep = 1;
+    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) L->grid = 1;
+  }
+}
+
+/* Memory the launch needs: per worker (*worker_bytes), and (grid
+ * barriers) per invocation of the whole grid (*grid_bytes); VYRE_LIMIT
+ * beyond REF_MAX_STATE_BYTES. */
+static vyre_status state_bytes(const launch *L, uint64_t per_inv_state, double *worker_bytes,
+                               double *grid_bytes, vyre_error *err) {
+  const vyre_program *p = L->p;
+  const vyre_geometry *g = L->g;
+  *worker_bytes = (double)per_inv_state * p->inst_count * 8.0 +
+                  (L->grid ? 0.0 : (double)per_inv_state * p->local_count * 8.0) +
+                  (L->grid ? 0.0 : (double)L->shared_stride) + (double)L->wg_inv * sizeof(inv);
+  *grid_bytes = L->grid ? (double)g->invocations * (p->local_count * 8.0 + 5.0) +
+                              (double)L->wg_total * L->shared_stride
+                        : 0.0;
+  if (*worker_bytes + *grid_bytes > (double)REF_MAX_STATE_BYTES)
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "dispatch: the reference interpreter would need %.0f MiB of state "
+                          "(%u instructions x %u locals x %llu invocations%s), over its %llu MiB "
+                          "limit. Fix: use a smaller grid or workgroup, or fewer locals and "
+                          "instructions",
+                          (*worker_bytes + *grid_bytes) / 1048576.0, p->inst_count,
+                          p->local_count, (unsigned long long)g->invocations,
+                          L->grid ? " kept across grid barriers" : "",
+                          (unsigned long long)(REF_MAX_STATE_BYTES >> 20));
+  return VYRE_OK;
+}
+
+/* Threads: only when there is enough work to pay for them, and only as
+ * many as the state limit allows. */
+static uint32_t thread_count(const launch *L, uint32_t threads, double worker_bytes,
+                             double grid_bytes) {
+  uint64_t claims = (L->wg_total + L->chunk - 1) / L->chunk;
+  uint32_t nthreads = threads ? threads : 1;
+  if (claims < nthreads) nthreads = (uint32_t)claims;
+  if ((double)L->g->invocations * L->p->inst_count < 65536.0) nthreads = 1;
+  double room = ((double)REF_MAX_STATE_BYTES - grid_bytes) / (worker_bytes > 1.0 ? worker_bytes : 1.0);
+  if (room < nthreads) nthreads = room >= 1.0 ? (uint32_t)room : 1u;
+  return nthreads;
+}
+
+/* Scratch for *nthreads workers; fewer when memory runs short (then
+ * *nthreads shrinks), NULL when not even one fits. */
+static worker *workers_alloc(launch *L, uint64_t per_inv_state, uint32_t *nthreads) {
+  const vyre_program *p = L->p;
+  worker *ws = calloc(*nthreads, sizeof *ws);
+  if (!ws) return NULL;
+  size_t nvals = (size_t)per_inv_state * p->inst_count;
+  size_t nlocs = L->grid ? 0 : (size_t)per_inv_state * p->local_count;
+  uint32_t ok = 0;
+  for (uint32_t i = 0; i < *nthreads; i++) {
+    ws[i].L = L;
+    ws[i].vals = calloc(nvals ? nvals : 1, sizeof *ws[i].vals);
+    ws[i].locals = calloc(nlocs ? nlocs : 1, sizeof *ws[i].locals);
+    ws[i].shared = L->grid ? NULL : calloc(L->shared_stride ? L->shared_stride : 1, 1);
+    ws[i].invs = calloc(L->wg_inv, sizeof *ws[i].invs);
+    if (!ws[i].vals || !ws[i].locals || (!L->grid && !ws[i].shared) || !ws[i].invs) break;
+    ok++;
+  }
+  if (!ok) {
+    workers_free(ws, *nthreads);
+    return NULL;
+  }
+  /* Fewer threads when memory ran short. */
+  if (ok < *nthreads) {
+    for (uint32_t i = ok; i < *nthreads; i++) {
+      free(ws[i].vals);
+      free(ws[i].locals);
+      free(ws[i].shared);
+      free(ws[i].invs);
+      memset(&ws[i], 0, sizeof ws[i]);
+    }
+    *nthreads = ok;
+  }
+  return ws;
+}
+
+static void grid_free(launch *L) {
+  free(L->locals_all);
+  free(L->pc_all);
+  free(L->state_all);
+  free(L->shared_all);
+}
+
+/* The state kept across grid barriers; -1 when out of memory. */
+static int grid_alloc(launch *L) {
+  const vyre_geometry *g = L->g;
+  L->locals_all = calloc(g->invocations * L->p->local_count + 1, sizeof *L->locals_all);
+  L->pc_all = calloc(g->invocations, sizeof *L->pc_all);
+  L->state_all = calloc(g->invocations, 1);
+  L->shared_all = calloc(L->wg_total * L->shared_stride + 1, 1);
+  return L->locals_all && L->pc_all && L->state_all && L->shared_all ? 0 : -1;
+}
+
+/* Run `iterations` launches (each in grid segments) until done or
+ * stopped, in the default FP environment; returns the launches begun. */
+static uint32_t run_launches(launch *L, worker *ws, uint32_t nthreads, uint32_t iterations) {
+  const vyre_geometry *g = L->g;
+  fenv_t saved;
+  fegetenv(&saved);
+  uint32_t it;
+  uint64_t last_q = 0;
+  for (it = 0; it < iterations && !atomic_load(&L->stop); it++) {
+    if (it) clock_between(L, &last_q);
+    for (L->segment = 0; !atomic_load(&L->stop); L->segment++) {
+      if (L->segment) clock_between(L, &last_q);
+      run_segment(L, ws, nthreads);
+      if (atomic_load(&L->stop) || !L->grid || !atomic_load(&L->more)) break;
+    }
+    if (L->grid) {
+      /* The next launch starts every invocation afresh. */
+      memset(L->pc_all, 0, g->invocations * sizeof *L->pc_all);
+      memset(L->state_all, 0, g->invocations);
+    }
+  }
+  fesetenv(&saved);
+  return it;
+}
+
+/* What stopped the launch, as the dispatch's error (VYRE_OK: nothing). */
+static vyre_status launch_status(const launch *L, const ref_limits *lim, vyre_error *err) {
+  if (L->why == WHY_STEPS)
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "dispatch: budget exceeded: the program ran more than its %llu steps "
+                          "(vyre_limits.max_steps: a step is an invocation started or an "
+                          "instruction executed) and was stopped; host outputs are discarded, "
+                          "resident buffers keep what it wrote. Fix: raise max_steps (vyre "
+                          "--max-steps) if the program needs more, or make its loops end",
+                          (unsigned long long)L->max_steps);
+  if (L->why == WHY_TIME)
+    return vyre_error_set(err, VYRE_LIMIT, 0,
+                          "dispatch: budget exceeded: the program was still running %.3f s "
+                          "after the call began (vyre_limits.timeout_ns) and was stopped; host "
+                          "outputs are discarded, resident buffers keep what it wrote. Fix: "
+                          "raise the timeout (vyre --timeout) if the program needs longer, or "
+                          "make its loops end",
+                          (double)lim->timeout_ns / 1e9);
+  if (L->trapped)
+    return vyre_error_set(err, VYRE_TRAP, (int64_t)L->trap_code,
+                          "dispatch: the program trapped with code %u at instruction %u in "
+                          "workgroup (%u, %u, %u), local id (%u, %u, %u); its outputs are "
+                          "discarded. Fix: the trap is the program reporting a failed check; "
+                          "look up what code %u means for this program",
+                          L->trap_code, L->trap_inst, L->trap_wg[0], L->trap_wg[1],
+                          L->trap_wg[2], L->trap_lid[0], L->trap_lid[1], L->trap_lid[2],
+                          L->trap_code);
+  return VYRE_OK;
+}
+
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
                         uint32_t iterations, uint32_t threads, const ref_limits *lim,
                         ref_exec_stats *stats, vyre_error *err) {
   if (stats) memset(stats, 0, sizeof *stats);
   if (g->invocations == 0 || iterations == 0) return VYRE_OK; /* nothing to launch */
   launch L;
-  memset(&L, 0, sizeof L);
-  L.p = p;
-  L.g = g;
-  L.mem = mem;
-  L.wg_inv = g->workgroup[0] * g->workgroup[1] * g->workgroup[2];
-  L.wg_total = (uint64_t)g->grid[0] * g->grid[1] * g->grid[2];
-  L.chunk = L.wg_inv >= 2048 ? 1 : 2048 / L.wg_inv;
-  L.shared_stride = ((size_t)p->shared_bytes + 15u) & ~(size_t)15u;
-  L.flush_at = UINT64_MAX;
-  if (lim && (lim->max_steps || lim->deadline_ns)) {
-    L.flush_at = REF_BUDGET_QUANTUM;
-    L.max_steps = lim->max_steps;
-    L.deadline = lim->deadline_ns;
-  }
-  for (uint32_t i = 0; i < p->inst_count; i++) {
-    const vyre_inst *in = &p->insts[i];
-    if ((vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE) ||
-        (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_WORKGROUP))
-      L.lockstep = 1;
-    if (in->op == VYRE_OP_BARRIER && in->mod == VYRE_BARRIER_GRID) L.grid = 1;
-  }
-
-  /* Memory the launch needs: per worker, and (grid barriers) per
-   * invocation of the whole grid. */
+  launch_init(&L, p, g, mem, lim);
   uint64_t per_inv_state = L.lockstep ? L.wg_inv : 1;
-  double worker_bytes = (double)per_inv_state * p->inst_count * 8.0 +
-                        (L.grid ? 0.0 : (double)per_inv_state * p->local_count * 8.0) +
-                        (L.grid ? 0.0 : (double)L.shared_stride) + (double)L.wg_inv * sizeof(inv);
-  double grid_bytes = L.grid ? (double)g->invocations * (p->local_count * 8.0 + 5.0) +
-                                   (double)L.wg_total * L.shared_stride
-                             : 0.0;
-  if (worker_bytes + grid_bytes > (double)REF_MAX_STATE_BYTES)
-    return vyre_error_set(err, VYRE_LIMIT, 0,
-                          "dispatch: the reference interpreter would need %.0f MiB of state "
-                          "(%u instructions x %u locals x %llu invocations%s), over its %llu MiB "
-                          "limit. Fix: use a smaller grid or workgroup, or fewer locals and "
-                          "instructions",
-                          (worker_bytes + grid_bytes) / 1048576.0, p->inst_count,
-                          p->local_count, (unsigned long long)g->invocations,
-                          L.grid ? " kept across grid barriers" : "",
-                          (unsigned long long)(REF_MAX_STATE_BYTES >> 20));
-
-  /* Threads: only when there is enough work to pay for them, and only as
-   * many as the state limit allows. */
-  uint64_t claims = (L.wg_total + L.chunk - 1) / L.chunk;
-  uint32_t nthreads = threads ? threads : 1;
-  if (claims < nthreads) nthreads = (uint32_t)claims;
-  if ((double)g->invocations * p->inst_count < 65536.0) nthreads = 1;
-  double room = ((double)REF_MAX_STATE_BYTES - grid_bytes) / (worker_bytes > 1.0 ? worker_bytes : 1.0);
-  if (room < nthreads) nthreads = room >= 1.0 ? (uint32_t)room : 1u;
-
-  vyre_status st = VYRE_OK;
-  worker *ws = calloc(nthreads, sizeof *ws);
-  if (!ws) goto oom;
-  {
-    size_t nvals = (size_t)per_inv_state * p->inst_count;
-    size_t nlocs = L.grid ? 0 : (size_t)per_inv_state * p->local_count;
-    uint32_t ok = 0;
-    for (uint32_t i = 0; i < nthreads; i++) {
-      ws[i].L = &L;
-      ws[i].vals = calloc(nvals ? nvals : 1, sizeof *ws[i].vals);
-      ws[i].locals = calloc(nlocs ? nlocs : 1, sizeof *ws[i].locals);
-      ws[i].shared = L.grid ? NULL : calloc(L.shared_stride ? L.shared_stride : 1, 1);
-      ws[i].invs = calloc(L.wg_inv, sizeof *ws[i].invs);
-      if (!ws[i].vals || !ws[i].locals || (!L.grid && !ws[i].shared) || !ws[i].invs) break;
-      ok++;
-    }
-    if (!ok) {
-      workers_free(ws, nthreads);
-      ws = NULL;
-      goto oom;
-    }
-    /* Fewer threads when memory ran short. */
-    if (ok < nthreads) {
-      for (uint32_t i = ok; i < nthreads; i++) {
-        free(ws[i].vals);
-        free(ws[i].locals);
-        free(ws[i].shared);
-        free(ws[i].invs);
-        memset(&ws[i], 0, sizeof ws[i]);
-      }
-      nthreads = ok;
-    }
-  }
-  if (L.grid) {
-    L.locals_all = calloc(g->invocations * p->local_count + 1, sizeof *L.locals_all);
-    L.pc_all = calloc(g->invocations, sizeof *L.pc_all);
-    L.state_all = calloc(g->invocations, 1);
-    L.shared_all = calloc(L.wg_total * L.shared_stride + 1, 1);
-    if (!L.locals_all || !L.pc_all || !L.state_all || !L.shared_all) goto oom_grid;
-  }
+  double worker_bytes, grid_bytes;
+  vyre_status st = state_bytes(&L, per_inv_state, &worker_bytes, &grid_bytes, err);
+  if (st != VYRE_OK) return st;
+  uint32_t nthreads = thread_count(&L, threads, worker_bytes, grid_bytes);
+  worker *ws = workers_alloc(&L, per_inv_state, &nthreads);
+  if (!ws) goto fail_workers;
+  if (L.grid && grid_alloc(&L) != 0) goto fail_grid;
   pthread_mutex_init(&L.trap_lock, NULL);
 
-  fenv_t saved;
-  fegetenv(&saved);
-  uint32_t it;
-  uint64_t last_q = 0;
-  for (it = 0; it < iterations && !atomic_load(&L.stop); it++) {
-    if (it) clock_between(&L, &last_q);
-    for (L.segment = 0; !atomic_load(&L.stop); L.segment++) {
-      if (L.segment) clock_between(&L, &last_q);
-      run_segment(&L, ws, nthreads);
-      if (atomic_load(&L.stop) || !L.grid || !atomic_load(&L.more)) break;
-    }
-    if (L.grid) {
-      /* The next launch starts every invocation afresh. */
-      memset(L.pc_all, 0, g->invocations * sizeof *L.pc_all);
-      memset(L.state_all, 0, g->invocations);
-    }
-  }
-  fesetenv(&saved);
+  uint32_t it = run_launches(&L, ws, nthreads, iterations);
   if (stats) {
     stats->launches = it;
     stats->invocations = g->invocations * it;
     stats->threads_used = nthreads;
     stats->budget_exceeded = L.why == WHY_STEPS || L.why == WHY_TIME;
   }
-  if (L.why == WHY_STEPS)
-    st = vyre_error_set(err, VYRE_LIMIT, 0,
-                        "dispatch: budget exceeded: the program ran more than its %llu steps "
-                        "(vyre_limits.max_steps: a step is an invocation started or an "
-                        "instruction executed) and was stopped; host outputs are discarded, "
-                        "resident buffers keep what it wrote. Fix: raise max_steps (vyre "
-                        "--max-steps) if the program needs more, or make its loops end",
-                        (unsigned long long)L.max_steps);
-  else if (L.why == WHY_TIME)
-    st = vyre_error_set(err, VYRE_LIMIT, 0,
-                        "dispatch: budget exceeded: the program was still running %.3f s after "
-                        "the call began (vyre_limits.timeout_ns) and was stopped; host outputs "
-                        "are discarded, resident buffers keep what it wrote. Fix: raise the "
-                        "timeout (vyre --timeout) if the program needs longer, or make its "
-                        "loops end",
-                        (double)lim->timeout_ns / 1e9);
-  else if (L.trapped)
-    st = vyre_error_set(err, VYRE_TRAP, (int64_t)L.trap_code,
-                        "dispatch: the program trapped with code %u at instruction %u in "
-                        "workgroup (%u, %u, %u), local id (%u, %u, %u); its outputs are "
-                        "discarded. Fix: the trap is the program reporting a failed check; "
-                        "look up what code %u means for this program",
-                        L.trap_code, L.trap_inst, L.trap_wg[0], L.trap_wg[1], L.trap_wg[2],
-                        L.trap_lid[0], L.trap_lid[1], L.trap_lid[2], L.trap_code);
+  st = launch_status(&L, lim, err);
   pthread_mutex_destroy(&L.trap_lock);
-  free(L.locals_all);
-  free(L.pc_all);
-  free(L.state_all);
-  free(L.shared_all);
+  grid_free(&L);
   workers_free(ws, nthreads);
   return st;
 
-oom_grid:
-  free(L.locals_all);
-  free(L.pc_all);
-  free(L.state_all);
-  free(L.shared_all);
+fail_grid:
+  grid_free(&L);
   workers_free(ws, nthreads);
-oom:
+fail_workers:
   return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                         "dispatch: out of host memory for the interpreter state of %llu "
                         "invocations. Fix: use a smaller grid, or free memory",

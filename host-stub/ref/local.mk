@@ -8,7 +8,8 @@ host_stub_ref_libvyre_ref_la_SOURCES = \
 	host-stub/ref/dispatch.c \
 	host-stub/ref/async.c \
 	host-stub/ref/interp.c \
-	host-stub/ref/scalar.c
+	host-stub/ref/scalar.c \
+	host-stub/ref/util.c
 # f32 results round once per op: nothing may be contracted into an fma.
 # Buffers are reinterpreted between element types: no strict aliasing.
 host_stub_ref_libvyre_ref_la_CFLAGS = $(AM_CFLAGS) -ffp-contract=off -fno-strict-aliasing

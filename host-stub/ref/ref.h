@@ -176,10 +176,13 @@ typedef struct ref_backend {
   atomic_uint_fast64_t metrics[REF_M_COUNT_];
 } ref_backend;
 
-/* backend.c */
-extern const vyre_backend_vtable ref_vtable;
+/* backend.c: the top; the vtable, whose entries check the instance
+ * (NULL or not a reference one: VYRE_INVALID_ARGUMENT) before they call
+ * the functions below with it. */
 vyre_status ref_backend_create(const vyre_backend_options *options, vyre_backend **out,
                                vyre_error *err);
+
+/* util.c: helpers of every file, calling none of them. */
 void ref_metric_add(ref_backend *b, ref_metric_id id, uint64_t v);
 void ref_metric_max(ref_backend *b, ref_metric_id id, uint64_t v);
 uint64_t ref_now_ns(void);
@@ -188,10 +191,6 @@ uint64_t ref_now_ns(void);
  * enqueued to end, device = exec_ns; all four valid bits. */
 void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueued,
                        uint64_t exec_ns, uint64_t t_end);
-/* The instance behind `self`, or NULL when it is not a reference one. */
-ref_backend *ref_self(vyre_backend *self);
-/* The INVALID_ARGUMENT error of an entry `what` given a bad instance. */
-vyre_status ref_bad_self(vyre_error *err, const char *what);
 /* Read caller options (may be NULL) honouring struct_size; zero rest.
  * Their chain's vyre_limits go to *lim (NULL: checked, then ignored),
  * with the deadline counted from t_entry. */
@@ -199,27 +198,28 @@ vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_opti
                              ref_limits *lim, uint64_t t_entry, vyre_error *err);
 
 /* The vtable entries below (resident.c, dispatch.c, async.c) follow the
- * contracts of abi/vyre/vyre.h; docs/reference-backend.md says what the
- * reference does where vyre.h leaves a choice. */
+ * contracts of abi/vyre/vyre.h on the instance b, which backend.c has
+ * checked; docs/reference-backend.md says what the reference does where
+ * vyre.h leaves a choice. */
 
 /* resident.c */
-vyre_status ref_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *out,
+vyre_status ref_resident_alloc(ref_backend *b, uint64_t size, vyre_resident *out,
                                vyre_error *err);
-vyre_status ref_resident_free(vyre_backend *self, vyre_resident buffer, vyre_error *err);
-vyre_status ref_resident_size(vyre_backend *self, vyre_resident buffer, uint64_t *size,
+vyre_status ref_resident_free(ref_backend *b, vyre_resident buffer, vyre_error *err);
+vyre_status ref_resident_size(ref_backend *b, vyre_resident buffer, uint64_t *size,
                               vyre_error *err);
-vyre_status ref_resident_upload(vyre_backend *self, vyre_resident buffer, const void *data,
+vyre_status ref_resident_upload(ref_backend *b, vyre_resident buffer, const void *data,
                                 uint64_t size, vyre_error *err);
-vyre_status ref_resident_upload_at(vyre_backend *self, vyre_resident buffer, uint64_t offset,
+vyre_status ref_resident_upload_at(ref_backend *b, vyre_resident buffer, uint64_t offset,
                                    const void *data, uint64_t size, vyre_error *err);
-vyre_status ref_resident_download(vyre_backend *self, vyre_resident buffer, void *dst,
+vyre_status ref_resident_download(ref_backend *b, vyre_resident buffer, void *dst,
                                   uint64_t capacity, vyre_error *err);
-vyre_status ref_resident_download_range(vyre_backend *self, vyre_resident buffer,
+vyre_status ref_resident_download_range(ref_backend *b, vyre_resident buffer,
                                         uint64_t offset, void *dst, uint64_t size,
                                         vyre_error *err);
-vyre_status ref_resident_upload_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status ref_resident_upload_many(ref_backend *b, const vyre_resident_copy *copies,
                                      uint32_t count, vyre_error *err);
-vyre_status ref_resident_download_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status ref_resident_download_many(ref_backend *b, const vyre_resident_copy *copies,
                                        uint32_t count, vyre_error *err);
 /* The bytes and size of a live resident buffer; the caller holds
  * store_lock (shared or exclusive).  NULL data when the handle is not live. */
@@ -228,27 +228,27 @@ uint8_t *ref_resident_data(ref_backend *b, vyre_resident buffer, uint64_t *size)
 void ref_resident_drain(ref_backend *b);
 
 /* dispatch.c */
-vyre_status ref_dispatch(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch(ref_backend *b, const vyre_program_ref *program,
                          const vyre_input *inputs, uint32_t input_count,
                          const vyre_dispatch_options *options, vyre_outputs **out,
                          vyre_timing *timing, vyre_error *err);
-vyre_status ref_dispatch_into(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_into(ref_backend *b, const vyre_program_ref *program,
                               const vyre_input *inputs, uint32_t input_count,
                               const vyre_dispatch_options *options, vyre_output_slot *outputs,
                               uint32_t output_count, vyre_timing *timing, vyre_error *err);
 void ref_outputs_free(vyre_backend *self, vyre_outputs *outputs);
-vyre_status ref_dispatch_resident(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_resident(ref_backend *b, const vyre_program_ref *program,
                                   const vyre_resident *buffers, uint32_t buffer_count,
                                   const vyre_dispatch_options *options, vyre_timing *timing,
                                   vyre_error *err);
-vyre_status ref_dispatch_sequence(vyre_backend *self, const vyre_sequence_step *steps,
+vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *steps,
                                   uint32_t step_count, uint32_t repeat,
                                   const vyre_resident_copy *reads, uint32_t read_count,
                                   vyre_timing *timing, vyre_error *err);
-vyre_status ref_pipeline_create(vyre_backend *self, const void *program_bytes,
+vyre_status ref_pipeline_create(ref_backend *b, const void *program_bytes,
                                 uint64_t program_size, const vyre_dispatch_options *options,
                                 vyre_pipeline *out, vyre_error *err);
-vyre_status ref_pipeline_release(vyre_backend *self, vyre_pipeline pipeline, vyre_error *err);
+vyre_status ref_pipeline_release(ref_backend *b, vyre_pipeline pipeline, vyre_error *err);
 void ref_pipeline_drain(ref_backend *b);
 
 /* A host dispatch split in phases so the async queue can run the middle
@@ -274,15 +274,15 @@ void ref_job_release(ref_job *job);
 void ref_plan_unref(ref_plan *plan);
 
 /* async.c */
-vyre_status ref_dispatch_async(vyre_backend *self, const vyre_program_ref *program,
+vyre_status ref_dispatch_async(ref_backend *b, const vyre_program_ref *program,
                                const vyre_input *inputs, uint32_t input_count,
                                const vyre_dispatch_options *options, vyre_pending *out,
                                vyre_error *err);
-vyre_status ref_pending_poll(vyre_backend *self, vyre_pending pending, int *ready,
+vyre_status ref_pending_poll(ref_backend *b, vyre_pending pending, int *ready,
                              vyre_error *err);
-vyre_status ref_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outputs **out,
+vyre_status ref_pending_wait(ref_backend *b, vyre_pending pending, vyre_outputs **out,
                              vyre_timing *timing, vyre_error *err);
-vyre_status ref_pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err);
+vyre_status ref_pending_release(ref_backend *b, vyre_pending pending, vyre_error *err);
 /* Start the worker (prepare); idempotent. */
 vyre_status ref_async_start(ref_backend *b, vyre_error *err);
 /* Wait for every queued job, then stop and join the worker (shutdown,

@@ -40,10 +40,8 @@ static void budget_release(ref_backend *b, uint64_t size) {
   pthread_mutex_unlock(&b->budget_lock);
 }
 
-vyre_status ref_resident_alloc(vyre_backend *self, uint64_t size, vyre_resident *out,
+vyre_status ref_resident_alloc(ref_backend *b, uint64_t size, vyre_resident *out,
                                vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_alloc");
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "resident_alloc: out is NULL. Fix: pass a vyre_resident * to receive "
@@ -95,9 +93,7 @@ fail_struct:
                         (unsigned long long)size);
 }
 
-vyre_status ref_resident_free(vyre_backend *self, vyre_resident buffer, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_free");
+vyre_status ref_resident_free(ref_backend *b, vyre_resident buffer, vyre_error *err) {
   /* Exclusive: a dispatch reading this buffer finishes first. */
   pthread_rwlock_wrlock(&b->store_lock);
   resident *r = vyre_handles_remove(&b->residents, buffer);
@@ -118,10 +114,8 @@ void ref_resident_drain(ref_backend *b) {
   }
 }
 
-vyre_status ref_resident_size(vyre_backend *self, vyre_resident buffer, uint64_t *size,
+vyre_status ref_resident_size(ref_backend *b, vyre_resident buffer, uint64_t *size,
                               vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_size");
   if (!size)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "resident_size: size is NULL. Fix: pass a uint64_t * to receive it");
@@ -162,10 +156,8 @@ static vyre_status copy_one(ref_backend *b, const char *what, vyre_resident buff
   return VYRE_OK;
 }
 
-vyre_status ref_resident_upload(vyre_backend *self, vyre_resident buffer, const void *data,
+vyre_status ref_resident_upload(ref_backend *b, vyre_resident buffer, const void *data,
                                 uint64_t size, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_upload");
   pthread_rwlock_rdlock(&b->store_lock);
   uint64_t total;
   vyre_status st;
@@ -183,10 +175,8 @@ vyre_status ref_resident_upload(vyre_backend *self, vyre_resident buffer, const 
   return st;
 }
 
-vyre_status ref_resident_upload_at(vyre_backend *self, vyre_resident buffer, uint64_t offset,
+vyre_status ref_resident_upload_at(ref_backend *b, vyre_resident buffer, uint64_t offset,
                                    const void *data, uint64_t size, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_upload_at");
   pthread_rwlock_rdlock(&b->store_lock);
   vyre_status st = copy_one(b, "resident_upload_at", buffer, offset, (void *)(uintptr_t)data,
                             size, 1, 1, err);
@@ -194,10 +184,8 @@ vyre_status ref_resident_upload_at(vyre_backend *self, vyre_resident buffer, uin
   return st;
 }
 
-vyre_status ref_resident_download(vyre_backend *self, vyre_resident buffer, void *dst,
+vyre_status ref_resident_download(ref_backend *b, vyre_resident buffer, void *dst,
                                   uint64_t capacity, vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_download");
   pthread_rwlock_rdlock(&b->store_lock);
   uint64_t total;
   vyre_status st;
@@ -215,11 +203,9 @@ vyre_status ref_resident_download(vyre_backend *self, vyre_resident buffer, void
   return st;
 }
 
-vyre_status ref_resident_download_range(vyre_backend *self, vyre_resident buffer,
+vyre_status ref_resident_download_range(ref_backend *b, vyre_resident buffer,
                                         uint64_t offset, void *dst, uint64_t size,
                                         vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, "resident_download_range");
   pthread_rwlock_rdlock(&b->store_lock);
   vyre_status st = copy_one(b, "resident_download_range", buffer, offset, dst, size, 0, 1, err);
   pthread_rwlock_unlock(&b->store_lock);
@@ -228,11 +214,9 @@ vyre_status ref_resident_download_range(vyre_backend *self, vyre_resident buffer
 
 /* Check every copy, then perform them all: a bad entry leaves every
  * buffer and host range untouched. */
-static vyre_status copy_many(vyre_backend *self, const char *what,
+static vyre_status copy_many(ref_backend *b, const char *what,
                              const vyre_resident_copy *copies, uint32_t count, int upload,
                              vyre_error *err) {
-  ref_backend *b = ref_self(self);
-  if (!b) return ref_bad_self(err, what);
   if (count && !copies)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "%s: copies is NULL with count %u. Fix: pass the array of copies",
@@ -251,12 +235,12 @@ static vyre_status copy_many(vyre_backend *self, const char *what,
   return st;
 }
 
-vyre_status ref_resident_upload_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status ref_resident_upload_many(ref_backend *b, const vyre_resident_copy *copies,
                                      uint32_t count, vyre_error *err) {
-  return copy_many(self, "resident_upload_many", copies, count, 1, err);
+  return copy_many(b, "resident_upload_many", copies, count, 1, err);
 }
 
-vyre_status ref_resident_download_many(vyre_backend *self, const vyre_resident_copy *copies,
+vyre_status ref_resident_download_many(ref_backend *b, const vyre_resident_copy *copies,
                                        uint32_t count, vyre_error *err) {
-  return copy_many(self, "resident_download_many", copies, count, 0, err);
+  return copy_many(b, "resident_download_many", copies, count, 0, err);
 }

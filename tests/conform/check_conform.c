@@ -281,6 +281,49 @@ START_TEST(test_case_errors) {
 }
 END_TEST
 
+/* The directive table (host-stub/conform/directive.c): each directive's
+ * argument count is checked against its row, with the row's usage as the
+ * message; the lines a capsule records for people are accepted and
+ * ignored. */
+START_TEST(test_case_directive_table) {
+  const char *prog = "workgroup 1\nbuffer a ro u32 [1]\nbuffer o wo u32 [2]\n%z = const u32 0\n"
+                     "store o %z %z\n";
+  static const struct {
+    const char *line, *message;
+  } bad[] = {
+      {"case", "dir/bad.vyre:1: `case` takes one word. Fix: `;@ case NAME`"},
+      {"category a b", "`category` takes one word. Fix: `;@ category NAME`"},
+      {"input a", "`input` needs a buffer and a generator. Fix: `;@ input BUFFER values 1 2 3`"},
+      {"expect-output+ o", "`expect-output+` needs a buffer and a generator"},
+      {"expect", "bad expectation. Fix: `;@ expect ok`"},
+      {"expect trap 1 2", "bad expectation"},
+      {"ulp", "`ulp` takes one number. Fix: `;@ ulp N`"},
+      {"tolerance x", "`tolerance` takes one number. Fix: `;@ tolerance N`"},
+      {"fixpoint 1 2", "`fixpoint` takes one number"},
+      {"workgroup", "`workgroup` takes 1 to 3 positive numbers. Fix: `;@ workgroup X [Y [Z]]`"},
+      {"grid 1 2 3 4", "`grid` takes 1 to 3 positive numbers"},
+      {"grid 0", "`grid` takes 1 to 3 positive numbers"},
+      {"ops", "`ops` names the ops under test. Fix: `;@ ops add`"},
+      {"program-sha256 00", "`program-sha256` takes 64 hex digits"},
+      {"expect ok 3", "only `expect trap` takes a code"},
+  };
+  char text[1024];
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    FORMAT(text, sizeof text, ";@ %s\n%s", bad[k].line, prog);
+    parse_fails(text, bad[k].message);
+  }
+  cf_case *c = parse_ok(";@ capsule\n;@ device some gpu\n;@ note n\n;@ mismatch m\n"
+                        ";@ status-backend VYRE_OK\n;@ status-reference VYRE_OK\n"
+                        ";@ output-backend o 1\n;@ output-backend+ o 2\n;@ output-reference o 1\n"
+                        ";@ output-reference+ o 2\n;@ origin fuzz 7 3\n;@ backend cuda\n;@ requires\n"
+                        "workgroup 1\nbuffer o wo u32 [2]\n%z = const u32 0\nstore o %z %z\n",
+                        "cap.vyre");
+  ck_assert_msg(c->is_capsule && strcmp(c->origin, "fuzz 7 3") == 0 && strcmp(c->backend, "cuda") == 0,
+                "capsule, origin and backend are kept; the recorded lines are ignored");
+  cf_case_free(c);
+}
+END_TEST
+
 START_TEST(test_corpus_listing) {
   ck_assert_int_eq(mkdir(tmp("c"), 0777), 0);
   ck_assert_int_eq(mkdir(tmp("c/b"), 0777), 0);
@@ -1351,6 +1394,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_case_literals);
   tcase_add_test(tc, test_case_generators);
   tcase_add_test(tc, test_case_errors);
+  tcase_add_test(tc, test_case_directive_table);
   tcase_add_test(tc, test_corpus_listing);
   suite_add_tcase(s, tc);
 

@@ -1354,6 +1354,13 @@ START_TEST(test_names) {
   ck_assert_str_eq(vyre_host_capability_name(18), "out_range");
   ck_assert_msg(vyre_host_capability_name(19) == NULL && vyre_host_capability_name(63) == NULL,
                 "bits past VYRE_CAP_OUT_RANGE are unknown to this host");
+  /* The version: the host's ABI (this build's minor), either pointer NULL. */
+  uint32_t major = 99, minor = 99;
+  const char *v = vyre_host_version(&major, &minor);
+  ck_assert_msg(v && v[0] && major == VYRE_ABI_MAJOR && minor == HOST_MINOR,
+                "vyre_host_version: %s ABI %u.%u, expected ABI %u.%u", v ? v : "(null)", major,
+                minor, VYRE_ABI_MAJOR, HOST_MINOR);
+  ck_assert_msg(vyre_host_version(NULL, NULL) == v, "NULL outputs are allowed");
 }
 END_TEST
 

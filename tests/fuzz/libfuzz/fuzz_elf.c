@@ -1,4 +1,4 @@
-/* fuzz_elf.c -- libFuzzer target: the ELF export reader of `vyre conform`'s static checks (conform_elf.c) on any bytes. */
+/* fuzz_elf.c -- libFuzzer target: the ELF export reader of `vyre conform`'s static checks (host-stub/conform/elf.c) on any bytes. */
 #include <stdint.h>
 
 #include "host-stub/conform/conform.h"

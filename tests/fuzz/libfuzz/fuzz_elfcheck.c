@@ -1,6 +1,6 @@
 /* fuzz_elfcheck.c -- libFuzzer target: libvyre-host's pre-dlopen ELF check over arbitrary file contents. */
 /*
- * The input is a whole candidate plugin file.  vyre__elf_check_buffer
+ * The input is a whole candidate plugin file.  host_elf_check_buffer
  * must return 0 or -1 without reading outside the buffer, and always
  * leave a NUL-terminated reason; a file it passes must have its program
  * headers, segments and dynamic section inside the input (checked again
@@ -27,10 +27,10 @@ typedef Elf32_Phdr fuzz_phdr;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static vyre__elf_want want;
+  static host_elf_want want;
   static int ready;
   if (!ready) {
-    vyre__elf_want_host(&want);
+    host_elf_want_host(&want);
     ready = 1;
   }
   /* A copy of exactly `size` bytes, so that ASan sees any overread. */
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size) memcpy(copy, data, size);
   char reason[256];
   memset(reason, 'x', sizeof reason);
-  int rc = vyre__elf_check_buffer(copy, size, &want, reason, sizeof reason);
+  int rc = host_elf_check_buffer(copy, size, &want, reason, sizeof reason);
   if (rc != 0 && rc != -1) abort();
   if (rc == -1 && memchr(reason, '\0', sizeof reason) == NULL) abort();
   if (rc == 0) {

@@ -1,4 +1,4 @@
-/* conform_cert.c -- the conformance certificate: a JSON record of what a backend plugin claims and how each claimed op fared on the corpus. */
+/* cert.c -- the conformance certificate: a JSON record of what a backend plugin claims and how each claimed op fared on the corpus. */
 #include <errno.h>
 #include <string.h>
 #include <time.h>

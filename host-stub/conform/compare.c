@@ -1,4 +1,4 @@
-/* conform_compare.c -- the comparison rules: integers and bools byte for byte, floats bit-exact or within a ULP tolerance, NaN and infinities exact. */
+/* compare.c -- the comparison rules: integers and bools byte for byte, floats bit-exact or within a ULP tolerance, NaN and infinities exact. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>

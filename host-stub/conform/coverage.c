@@ -1,4 +1,4 @@
-/* conform_coverage.c -- which ops, types, cast pairs, memory orders, reductions, axes and barrier scopes a corpus exercises, and what it misses. */
+/* coverage.c -- which ops, types, cast pairs, memory orders, reductions, axes and barrier scopes a corpus exercises, and what it misses. */
 #include <string.h>
 
 #include "conform.h"

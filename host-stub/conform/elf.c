@@ -1,4 +1,4 @@
-/* conform_elf.c -- read a plugin's ELF dynamic symbol table (no external tools): what it exports and what it imports from a host. */
+/* elf.c -- read a plugin's ELF dynamic symbol table (no external tools): what it exports and what it imports from a host. */
 #include <stdlib.h>
 #include <string.h>
 

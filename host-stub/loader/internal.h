@@ -1,6 +1,6 @@
-/* host_internal.h -- libvyre-host's private types: one candidate plugin and the loader that fills it. */
-#ifndef VYRE_HOST_INTERNAL_H
-#define VYRE_HOST_INTERNAL_H
+/* internal.h -- libvyre-host's private types: one candidate plugin and the loader that fills it. */
+#ifndef HOST_INTERNAL_H
+#define HOST_INTERNAL_H
 
 #include <stdint.h>
 
@@ -102,4 +102,4 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
 /* Debug tracing (VYRE_LOG=debug), one "vyre-host: ..." line on stderr. */
 #define host_log(...) vyre__log("vyre-host", __VA_ARGS__)
 
-#endif /* VYRE_HOST_INTERNAL_H */
+#endif /* HOST_INTERNAL_H */

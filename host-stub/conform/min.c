@@ -1,4 +1,4 @@
-/* conform_min.c -- the minimizer: delta debugging over statements and blocks of a failing program, keeping it valid and failing. */
+/* min.c -- the minimizer: delta debugging over statements and blocks of a failing program, keeping it valid and failing. */
 #include <stdlib.h>
 #include <string.h>
 

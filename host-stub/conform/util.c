@@ -1,4 +1,4 @@
-/* conform_util.c -- small helpers of the conformance harness: files, hashing, JSON/XML text, patterns, byte buffers. */
+/* util.c -- small helpers of the conformance harness: files, hashing, JSON/XML text, patterns, the progress line and colors, case-file line errors. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "conform.h"
+#include "internal.h"
 
 vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
                          vyre_error *err) {
@@ -181,3 +181,20 @@ int cf_pattern_match(const char *pattern, const char *name) {
   return fnmatch(pattern, name, 0) == 0;
 }
 
+void cf_progress_clear(const cf_options *o) {
+  if (o->progress) o->progress(o->progress_ctx, NULL);
+}
+
+void cf_paint(const cf_options *o, const char *sgr, const char *word) {
+  if (o->color) fprintf(o->out, "\033[%sm%s\033[0m", sgr, word);
+  else fputs(word, o->out);
+}
+
+vyre_status cf_parse_error(cf_parse_ctx *px, vyre_status st, const char *fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return vyre_error_set(px->err, st, 0, "%s:%u: %s", px->path, px->line, msg);
+}

@@ -1,4 +1,4 @@
-/* conform_exec.c -- run one case on one backend instance and keep a private copy of what came back. */
+/* exec.c -- run one case on one backend instance and keep a private copy of what came back. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

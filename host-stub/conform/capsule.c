@@ -1,4 +1,4 @@
-/* conform_capsule.c -- replay capsules: a failing case written back as a self-contained case file with both outputs and the first mismatch. */
+/* capsule.c -- replay capsules: a failing case written back as a self-contained case file with both outputs and the first mismatch. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
