@@ -11,6 +11,6 @@ host_stub_fuzz_libvyre_progen_la_SOURCES = host-stub/fuzz/progen.c host-stub/fuz
 # libvyre-conform beside it.
 noinst_LTLIBRARIES += host-stub/fuzz/libvyre-fuzz.la
 host_stub_fuzz_libvyre_fuzz_la_SOURCES = \
-	host-stub/fuzz/fuzz_ptxas.c \
-	host-stub/fuzz/fuzz_run.c
+	host-stub/fuzz/ptxas.c \
+	host-stub/fuzz/run.c
 noinst_HEADERS += host-stub/fuzz/fuzz.h

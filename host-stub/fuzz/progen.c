@@ -1073,7 +1073,7 @@ static vyre_status make_inputs(gen *g, const vyre_program *p, progen_program *ou
 /* The whole program                                                   */
 /* ------------------------------------------------------------------ */
 
-void progen_program_free(progen_program *p) {
+void fz_progen_program_free(progen_program *p) {
   if (!p) return;
   if (p->inputs)
     for (uint32_t i = 0; i < p->input_count; i++) free((void *)p->inputs[i].data);
@@ -1113,8 +1113,8 @@ static vyre_status attempt(gen *g, const progen_options *o, progen_program *out,
   return st;
 }
 
-vyre_status progen_generate(uint64_t seed, const progen_options *o, progen_program *out,
-                            vyre_error *err) {
+vyre_status fz_progen_generate(uint64_t seed, const progen_options *o, progen_program *out,
+                               vyre_error *err) {
   memset(out, 0, sizeof *out);
   vyre_error last = VYRE_ERROR_INIT;
   /* A generator slip (a program the validator refuses) gets another
@@ -1130,7 +1130,7 @@ vyre_status progen_generate(uint64_t seed, const progen_options *o, progen_progr
     vyre_builder_free(g->b);
     free(g);
     if (st == VYRE_OK) return VYRE_OK;
-    progen_program_free(out);
+    fz_progen_program_free(out);
     if (st == VYRE_OUT_OF_MEMORY) break;
   }
   vyre_error_copy(err, &last);
@@ -1141,8 +1141,8 @@ vyre_status progen_generate(uint64_t seed, const progen_options *o, progen_progr
   return last.status ? (vyre_status)last.status : VYRE_INTERNAL;
 }
 
-vyre_status progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
-                                 vyre_error *err) {
+vyre_status fz_progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
+                                    vyre_error *err) {
   *bytes = NULL;
   *size = 0;
   vyre_builder *b = vyre_builder_new(256, 1, 1);

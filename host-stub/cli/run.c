@@ -1,4 +1,4 @@
-/* vyre_cli_run.c -- `vyre run`: build inputs, dispatch a program on a backend, print typed outputs (text or JSON) and timing. */
+/* run.c -- `vyre run`: build inputs, dispatch a program on a backend, print typed outputs (text or JSON) and timing. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include "abi/support/prng.h"
 #include "vyre/vyre_support.h"
 #include "cli_json.h"
-#include "vyre_cli.h"
+#include "cli.h"
 #include "abi/support/bits.h"
 
 #define MAX_INPUTS VYRE_MAX_BUFFERS

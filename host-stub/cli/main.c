@@ -1,4 +1,4 @@
-/* vyre_cli.c -- the `vyre` command line: dispatch to commands, help, and the helpers the command files share. */
+/* main.c -- the `vyre` command line: dispatch to commands, help, and the helpers the command files share. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
 #include "cli_json.h"
-#include "cli_term.h"
-#include "vyre_cli.h"
+#include "term.h"
+#include "cli.h"
 
 static const cli_command cli_cmd_help;
 static const cli_command cli_cmd_version;
@@ -611,7 +611,7 @@ static int json_on_stdout(const cli_command *cmd, int argc, char **argv) {
     if (strcmp(argv[i], "--json=-") == 0) return 1;
     if (strcmp(argv[i], "--json") != 0) continue;
     /* conform: `--json FILE` writes the report to FILE; alone, or with
-     * "-", to stdout (conform_cli.c). */
+     * "-", to stdout (conform.c). */
     if (!conform || i + 1 >= argc || argv[i + 1][0] == '-') return 1;
   }
   return 0;

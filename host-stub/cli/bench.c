@@ -1,4 +1,4 @@
-/* vyre_cli_bench.c -- `vyre bench`: dispatch latency, memory bandwidth, end-to-end host transfers and compile latency of a backend, case for case with bench/peers.py. */
+/* bench.c -- `vyre bench`: dispatch latency, memory bandwidth, end-to-end host transfers and compile latency of a backend, case for case with bench/peers.py. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,8 +11,8 @@
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
 #include "cli_json.h"
-#include "cli_term.h"
-#include "vyre_cli.h"
+#include "term.h"
+#include "cli.h"
 
 #define MAX_SIZES 8
 
@@ -527,13 +527,13 @@ static void remove_cache_root(const char *root) {
   rmdir(root);
 }
 
-/* codegen_10k: IR -> PTX of progen_bench_program(10000) for this device's
+/* codegen_10k: IR -> PTX of fz_progen_bench_program(10000) for this device's
  * target (sm_90 on a CPU backend): the code generator alone, no driver. */
 static vyre_status case_codegen(bench *B, const vyre_device_profile *prof) {
   void *bytes = NULL;
   size_t size = 0;
   vyre_program *p = NULL;
-  vyre_status st = progen_bench_program(10000, 0, &bytes, &size, &B->err);
+  vyre_status st = fz_progen_bench_program(10000, 0, &bytes, &size, &B->err);
   if (!st) st = vyre_program_decode(bytes, size, &p, &B->err);
   free(bytes);
   cg_options o;
