@@ -59,6 +59,13 @@ void cli_error_record(int code, const char *message);
 
 /* Print "vyre CMD: " to stderr, in the error color (--color). */
 void cli_error_prefix(const cli_command *cmd);
+/* The same for a command name ("": "vyre: ", before a command is known). */
+void cli_error_prefix_name(const char *name);
+
+/* Print the --json error document of a command that failed with exit
+ * code rc to stdout: the first message kept (cli_error_record), with its
+ * "Fix:" apart (docs/cli.md, "JSON output"). */
+void cli_error_document(const cli_command *cmd, int rc);
 
 /* Print "vyre CMD: <message>" to stderr; returns CLI_FAIL. */
 int cli_fail(const cli_command *cmd, const char *fmt, ...)
