@@ -1,4 +1,4 @@
-/* main.c -- the `vyre` command line: the command table, dispatch, help, manual pages and versions. */
+/* main.c -- the `vyre` command line: the command table, dispatch (with a suggestion for a mistyped command), help, manual pages and versions. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +26,59 @@ static const cli_command *find_command(const char *name) {
         (commands[i]->alias && strcmp(commands[i]->alias, name) == 0))
       return commands[i];
   return NULL;
+}
+
+/* Edit distance of a and b (insertions, deletions, substitutions and
+ * swaps of two neighbours, each 1), or 3 when it is more than 2.  Command
+ * names are short: longer words are never near. */
+static unsigned distance(const char *a, const char *b) {
+  enum { MAX = 32 };
+  size_t n = strlen(a), m = strlen(b);
+  if (n >= MAX || m >= MAX || (n > m ? n - m : m - n) > 2) return 3;
+  unsigned d[MAX][MAX];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (unsigned)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= n; i++) {
+    for (size_t j = 1; j <= m; j++) {
+      unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[n][m] > 2 ? 3 : d[n][m];
+}
+
+/* The command a mistyped `name` most likely meant: the nearest name or
+ * alias at most two edits away (the first in the table on a tie), else
+ * the first that `name` begins; NULL when none is near. */
+static const char *suggest_command(const char *name) {
+  const char *best = NULL;
+  unsigned best_d = 3;
+  for (size_t i = 0; i < COMMAND_COUNT; i++) {
+    const char *names[2] = {commands[i]->name, commands[i]->alias};
+    for (int k = 0; k < 2 && names[k]; k++) {
+      unsigned d = distance(name, names[k]);
+      if (d < best_d) {
+        best_d = d;
+        best = commands[i]->name;
+      }
+    }
+  }
+  for (size_t i = 0; !best && *name && i < COMMAND_COUNT; i++)
+    if (strncmp(commands[i]->name, name, strlen(name)) == 0) best = commands[i]->name;
+  return best;
+}
+
+/* " Did you mean 'run'?" for a mistyped name, else "" (in out). */
+static const char *did_you_mean(const char *name, char *out, size_t size) {
+  const char *near = suggest_command(name);
+  if (near) snprintf(out, size, " Did you mean '%s'?", near);
+  else if (size) out[0] = '\0';
+  return out;
 }
 
 /* ------------------------------------------------------------------ */
@@ -212,8 +265,10 @@ static int run_help(const cli_command *self, int argc, char **argv) {
     else name = argv[i];
   }
   const cli_command *cmd = name ? find_command(name) : NULL;
+  char hint[64];
   if (name && !cmd)
-    return cli_usage(self, "unknown command '%s'. Fix: `vyre help` lists the commands", name);
+    return cli_usage(self, "unknown command '%s'.%s Fix: `vyre help` lists the commands", name,
+                     did_you_mean(name, hint, sizeof hint));
   if (man && cmd) print_man_command(stdout, cmd);
   else if (man) print_man_overview(stdout);
   else if (cmd) print_command_help(stdout, cmd);
@@ -315,8 +370,10 @@ static int run_main(int argc, char **argv) {
   if (strcmp(name, "--version") == 0) return run_version(&cli_cmd_version, argc - 1, argv + 1);
   const cli_command *cmd = find_command(name);
   if (!cmd) {
+    char hint[64];
     cli_error_prefix_name("");
-    fprintf(stderr, "unknown command '%s'. Fix: `vyre help` lists the commands\n", name);
+    fprintf(stderr, "unknown command '%s'.%s Fix: `vyre help` lists the commands\n", name,
+            did_you_mean(name, hint, sizeof hint));
     return CLI_USAGE;
   }
   for (int i = 2; i < argc; i++) {
