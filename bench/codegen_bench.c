@@ -14,13 +14,13 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The program of progen_bench_program (host-stub/fuzz/progen.h), decoded. */
+/* The program of fz_progen_bench_program (host-stub/fuzz/progen.h), decoded. */
 static vyre_program *big_program(uint32_t target, int elementwise) {
   void *bytes = NULL;
   size_t size = 0;
   vyre_error err = VYRE_ERROR_INIT;
   vyre_program *p = NULL;
-  if (progen_bench_program(target, elementwise, &bytes, &size, &err) ||
+  if (fz_progen_bench_program(target, elementwise, &bytes, &size, &err) ||
       vyre_program_decode(bytes, size, &p, &err)) {
     fprintf(stderr, "codegen_bench: %s\n", err.message);
     p = NULL;

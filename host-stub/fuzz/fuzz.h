@@ -15,7 +15,7 @@ typedef struct fz_program {
 
 /*
  * Program number `index` of the run seeded `seed`: a random VALID and
- * race-free program (progen_generate with PROGEN_RACE_FREE; flags are
+ * race-free program (fz_progen_generate with PROGEN_RACE_FREE; flags are
  * PROGEN_NO_*) with random inputs.  Deterministic: the same (seed, index,
  * flags) gives the same bytes and inputs.  *out owns what it receives
  * (fz_program_free); on failure it is empty and err says why.

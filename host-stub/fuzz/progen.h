@@ -3,7 +3,7 @@
 #define VYRE_PROGEN_H
 
 /*
- * progen_generate builds a random program with libvyre's builder
+ * fz_progen_generate builds a random program with libvyre's builder
  * (abi/vyre/vyre_support.h), validates it with vyre_program_decode and
  * makes random inputs for it.  Users: `vyre fuzz` (host-stub/fuzz, the
  * race-free shape), the codegen tests (tests/codegen: coverage for ptxas,
@@ -85,18 +85,18 @@ typedef struct progen_program {
 /*
  * Generate the program of `seed`.  options may be NULL (default shape,
  * everything on).  On success *out owns the image and the inputs (free
- * with progen_program_free).  Inputs: a fixed-count buffer gets exactly
+ * with fz_progen_program_free).  Inputs: a fixed-count buffer gets exactly
  * its count; floats mix ordinary values and specials (NaN payloads,
  * infinities, signed zeros, subnormals), integers edge values (0, 1, -1,
  * MIN, MAX) and random bits.  Fails only when memory runs out or (a
  * generator bug) no program validates after a few deterministic retries;
  * err then says why and *out is empty.
  */
-vyre_status progen_generate(uint64_t seed, const progen_options *options, progen_program *out,
-                            vyre_error *err);
+vyre_status fz_progen_generate(uint64_t seed, const progen_options *options, progen_program *out,
+                               vyre_error *err);
 
-/* Free what progen_generate handed out and empty *p; NULL and empty are fine. */
-void progen_program_free(progen_program *p);
+/* Free what fz_progen_generate handed out and empty *p; NULL and empty are fine. */
+void fz_progen_program_free(progen_program *p);
 
 /*
  * The codegen speed benchmark's program (bench/codegen_bench, `vyre bench`
@@ -106,7 +106,7 @@ void progen_program_free(progen_program *p);
  * gid.x, so it takes backends' elementwise paths (keep target <= 4096 for
  * the CUDA one).  Deterministic.  *bytes is malloc'd (free()).
  */
-vyre_status progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
-                                 vyre_error *err);
+vyre_status fz_progen_bench_program(uint32_t target, int elementwise, void **bytes, size_t *size,
+                                    vyre_error *err);
 
 #endif /* VYRE_PROGEN_H */

@@ -1,107 +1,14 @@
-"""backend.py -- backends through libvyre-host: listing, opening, dispatch, resident buffers, sequences, pipelines, device-array interop."""
+"""backend.py -- a backend instance (vyre.open): queries, host and async dispatch, resident buffers, device-array interop, sequences and pipelines."""
 import ctypes as C
-import threading
 
 from . import _lib, interop
-from .errors import check, invalid, make, unsupported
+from ._handle import Handle
+from .errors import check, invalid, unsupported
+from .host import (BackendInfo, Profile, Timing, _get_host, _info, _new_timing,  # noqa: F401
+                   backends)
 from .program import Program
-
-_np_mod = []
-
-
-def _np():
-    """NumPy, or None when it cannot be imported."""
-    if not _np_mod:
-        try:
-            import numpy
-            _np_mod.append(numpy)
-        except ImportError:
-            _np_mod.append(None)
-    return _np_mod[0]
-
-
-# ---------------------------------------------------------------------------
-# The host: one per process, opened on first use
-# ---------------------------------------------------------------------------
-
-_host_lock = threading.Lock()
-_host = []
-
-
-def _get_host():
-    with _host_lock:
-        if not _host:
-            h = C.c_void_p()
-            err = _lib.new_error()
-            check(_lib.vyre_host_open(None, C.byref(h), C.byref(err)), err, "vyre_host_open")
-            _host.append(h)
-        return _host[0]
-
-
-def _cap_names(bits):
-    out = []
-    for bit in range(64):
-        if bits >> bit & 1:
-            name = _lib.vyre_capability_name(bit)
-            out.append(name.decode() if name else "bit%d" % bit)
-    return out
-
-
-def _s(p):
-    return p.decode("utf-8", "replace") if p else ""
-
-
-class BackendInfo(object):
-    """One backend candidate that libvyre-host found (what `vyre list` prints).
-
-    Attributes: index, id, version, description, path, build_id, status
-    ("loaded", "ready", "unavailable", "skipped"), reason (why skipped or
-    unavailable, else ""), origin ("options", "VYRE_BACKEND_PATH",
-    "build tree", "plugin dir"), precedence (lower wins), abi ((major,
-    minor) agreed), capabilities (list of names, "f16", "resident", ...),
-    extensions (list of "name@version"), op_count.
-    """
-
-    def __init__(self, index, c):
-        self.index = index
-        self.id = _s(c.id)
-        self.version = _s(c.version)
-        self.description = _s(c.description)
-        self.path = _s(c.path)
-        self.build_id = _s(c.build_id)
-        self.status = _lib.vyre_host_status_name(c.status).decode()
-        self.reason = _s(c.reason)
-        self.origin = _lib.vyre_host_origin_name(c.origin).decode()
-        self.precedence = c.precedence
-        self.abi = (c.abi_major, c.abi_minor)
-        self.capabilities = _cap_names(c.capabilities)
-        self.extensions = _s(c.extensions).split() if c.struct_size >= C.sizeof(c) else []
-        self.op_count = c.op_count
-
-    def __repr__(self):
-        return "<vyre.BackendInfo %s %s %s%s>" % (self.id or "?", self.version, self.status,
-                                                  (": " + self.reason) if self.reason else "")
-
-
-def _info(index):
-    c = _lib.HostCandidate()
-    c.struct_size = C.sizeof(c)
-    err = _lib.new_error()
-    check(_lib.vyre_host_backend_info(_get_host(), index, C.byref(c), C.byref(err)), err,
-          "vyre_host_backend_info")
-    return BackendInfo(index, c)
-
-
-def backends(probe=True):
-    """Every backend candidate found, in search order (skipped ones included).
-
-    probe=True first tries each registered backend's factory once (device
-    0), so that status is "ready" or "unavailable" rather than "loaded".
-    """
-    h = _get_host()
-    if probe:
-        _lib.vyre_host_probe(h)
-    return [_info(i) for i in range(_lib.vyre_host_backend_count(h))]
+from .resident import (Pending, Pipeline, Resident, Step, _AnyBuffer, _dtype_of,  # noqa: F401
+                       _host_in, _host_out, _to_host_array, _triple)
 
 
 def open(id=None, device=0):
@@ -126,421 +33,11 @@ def open(id=None, device=0):
 
 
 # ---------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------
-
-
-class Timing(object):
-    """Timing of one call, in nanoseconds; a field the backend did not fill is None.
-    wall_ns (call entry to results ready), device_ns (first launch start to
-    last launch end, device events), enqueue_ns, wait_ns."""
-
-    __slots__ = ("wall_ns", "device_ns", "enqueue_ns", "wait_ns")
-
-    def __init__(self, t):
-        self.wall_ns = t.wall_ns if t.valid & _lib.TIMING_WALL else None
-        self.device_ns = t.device_ns if t.valid & _lib.TIMING_DEVICE else None
-        self.enqueue_ns = t.enqueue_ns if t.valid & _lib.TIMING_ENQUEUE else None
-        self.wait_ns = t.wait_ns if t.valid & _lib.TIMING_WAIT else None
-
-    def __repr__(self):
-        return "Timing(wall_ns=%s, device_ns=%s, enqueue_ns=%s, wait_ns=%s)" % (
-            self.wall_ns, self.device_ns, self.enqueue_ns, self.wait_ns)
-
-
-def _new_timing():
-    t = _lib.Timing()
-    t.struct_size = C.sizeof(t)
-    return t
-
-
-class Profile(object):
-    """The device profile of an instance (vyre_device_profile): name, backend_id,
-    ordinal, compute_capability ((major, minor), (0, 0) on a CPU),
-    compute_units, subgroup_size, max_workgroup_size, max_invocations_per_workgroup,
-    max_workgroups, shared_memory_per_workgroup, total_memory, free_memory,
-    l2_bytes, memory_bus_bits, memory_clock_khz, driver_version,
-    capabilities (list of names), resident_budget."""
-
-    def __init__(self, p):
-        self.name = _s(p.name)
-        self.backend_id = _s(p.backend_id)
-        self.ordinal = p.ordinal
-        self.compute_capability = (p.compute_major, p.compute_minor)
-        self.compute_units = p.compute_units
-        self.subgroup_size = p.subgroup_size
-        self.max_workgroup_size = tuple(p.max_workgroup_size)
-        self.max_invocations_per_workgroup = p.max_invocations_per_workgroup
-        self.max_workgroups = tuple(p.max_workgroups)
-        self.shared_memory_per_workgroup = p.shared_memory_per_workgroup
-        self.total_memory = p.total_memory
-        self.free_memory = p.free_memory
-        self.l2_bytes = p.l2_bytes
-        self.memory_bus_bits = p.memory_bus_bits
-        self.memory_clock_khz = p.memory_clock_khz
-        self.driver_version = p.driver_version
-        self.capabilities = _cap_names(p.capabilities)
-        self.resident_budget = p.resident_budget
-
-    def __repr__(self):
-        return "<vyre.Profile %s on %s>" % (self.backend_id, self.name)
-
-
-# ---------------------------------------------------------------------------
-# Host buffers
-# ---------------------------------------------------------------------------
-
-
-def _dtype_mismatch(what, have, binfo, np):
-    return invalid("%s is %s, the program's buffer '%s' is %s. Fix: pass an array of NumPy "
-                   "dtype %s (x.astype(numpy.%s))" % (what, have, binfo.name, binfo.type,
-                                                      binfo.dtype, binfo.dtype))
-
-
-def _host_in(obj, binfo, what):
-    """(pointer, nbytes, keepalive) of a host input for buffer binfo."""
-    np = _np()
-    if isinstance(obj, Resident) or interop.is_device_array(obj):
-        raise invalid("%s is device memory; dispatch takes host buffers. Fix: pass device "
-                      "tensors and Resident buffers to dispatch_resident (one per buffer, "
-                      "outputs included, written in place)" % what)
-    if binfo.dtype is None and isinstance(obj, (bool, int, float, list, tuple)):
-        raise invalid("%s is a Python number or list: its element type is unknown. Fix: pass a "
-                      "NumPy array of the type you mean (numpy.array(v, dtype=numpy.float32))"
-                      % what)
-    if isinstance(obj, (bool, int, float)):
-        if np is None:
-            raise invalid("%s is a Python number; without NumPy only buffers are taken. Fix: "
-                          "pass bytes (struct.pack) or install NumPy" % what)
-        try:
-            obj = np.array([obj], dtype=binfo.dtype)
-        except (OverflowError, ValueError):
-            raise invalid("%s = %r does not fit buffer '%s' (%s). Fix: pass a value in range"
-                          % (what, obj, binfo.name, binfo.type))
-    elif isinstance(obj, (list, tuple)):
-        if np is None:
-            raise invalid("%s is a list; without NumPy only buffers are taken. Fix: pass bytes "
-                          "or install NumPy" % what)
-        try:
-            obj = np.array(obj, dtype=binfo.dtype)
-        except (OverflowError, ValueError, TypeError):
-            raise invalid("%s does not convert to %s. Fix: pass numbers in the range of %s"
-                          % (what, binfo.dtype, binfo.type))
-    if np is not None and not isinstance(obj, np.ndarray) and not _is_buffer(obj) and \
-            hasattr(obj, "__array__"):
-        obj = np.asarray(obj)
-    if np is not None and isinstance(obj, np.ndarray):
-        want = np.dtype(binfo.dtype) if binfo.dtype is not None else obj.dtype
-        if obj.dtype != want:
-            if binfo.type == "bool" and obj.dtype == np.bool_:
-                obj = obj.astype(np.uint32)
-            else:
-                raise _dtype_mismatch(what, obj.dtype, binfo, np)
-        a = np.ascontiguousarray(obj)
-        return (a.ctypes.data if a.nbytes else None), a.nbytes, a
-    try:
-        mv = memoryview(obj)
-    except TypeError:
-        raise invalid("%s (%s) is no buffer. Fix: pass a NumPy array, bytes, bytearray, "
-                      "memoryview or array.array" % (what, type(obj).__name__))
-    if not mv.c_contiguous:
-        mv = memoryview(mv.tobytes())
-    mv = mv.cast("B")
-    n = mv.nbytes
-    if n == 0:
-        return None, 0, mv
-    if np is not None:
-        a = np.frombuffer(mv, dtype=np.uint8)
-        return a.ctypes.data, n, (a, mv)
-    if mv.readonly:
-        c = (C.c_char * n).from_buffer_copy(mv)
-    else:
-        c = (C.c_char * n).from_buffer(mv)
-    return C.addressof(c), n, (c, mv)
-
-
-def _is_buffer(obj):
-    try:
-        memoryview(obj)
-        return True
-    except TypeError:
-        return False
-
-
-def _host_out(obj, binfo, what):
-    """(pointer, capacity, keepalive) of a caller's writable output buffer."""
-    np = _np()
-    if np is not None and isinstance(obj, np.ndarray):
-        if binfo.dtype is not None and obj.dtype != np.dtype(binfo.dtype):
-            raise _dtype_mismatch(what, obj.dtype, binfo, np)
-        if not obj.flags.c_contiguous or not obj.flags.writeable:
-            raise invalid("%s is not a writable C-contiguous array. Fix: pass numpy.empty(n, "
-                          "dtype=numpy.%s)" % (what, binfo.dtype))
-        return (obj.ctypes.data if obj.nbytes else None), obj.nbytes, obj
-    try:
-        mv = memoryview(obj)
-    except TypeError:
-        raise invalid("%s (%s) is no buffer. Fix: pass a NumPy array, bytearray, writable "
-                      "memoryview or array.array" % (what, type(obj).__name__))
-    if mv.readonly or not mv.c_contiguous:
-        raise invalid("%s is read-only or not contiguous. Fix: pass a bytearray, a NumPy array "
-                      "or another writable contiguous buffer" % what)
-    mv = mv.cast("B")
-    if mv.nbytes == 0:
-        return None, 0, mv
-    c = (C.c_char * mv.nbytes).from_buffer(mv)
-    return C.addressof(c), mv.nbytes, (c, mv)
-
-
-def _to_host_array(ptr, size, dtype):
-    """A new NumPy array (bytearray without NumPy) holding `size` bytes at ptr."""
-    np = _np()
-    if np is None:
-        return bytearray(C.string_at(ptr, size)) if size else bytearray()
-    dt = np.dtype(dtype or "uint8")
-    if size % dt.itemsize:
-        dt = np.dtype("uint8")
-    a = np.empty(size // dt.itemsize, dtype=dt)
-    if size:
-        C.memmove(a.ctypes.data, ptr, size)
-    return a
-
-
-# ---------------------------------------------------------------------------
-# Handles: resident buffers, pipelines, pending dispatches
-# ---------------------------------------------------------------------------
-
-
-class Resident(object):
-    """A resident buffer: device memory (or the reference backend's host
-    memory) that stays between dispatches.  Made by Backend.alloc,
-    Backend.upload or Backend.import_device.  Attributes: handle, size
-    (bytes), dtype (NumPy dtype name download() returns, or None for uint8),
-    imported (True for device memory borrowed from a framework), backend.
-    A context manager: leaving the block frees it.  One thread at a time."""
-
-    def __init__(self, backend, handle, size, dtype=None, imported=None):
-        self.backend = backend
-        self.handle = handle
-        self.size = size
-        self.dtype = dtype
-        self.imported = imported is not None
-        self._source = imported  # the framework array whose memory this is
-
-    def _h(self):
-        if not self.handle:
-            raise make("VYRE_INVALID_HANDLE", "this resident buffer is freed. Fix: allocate a "
-                       "new one (Backend.alloc / upload / import_device)")
-        self.backend._live()
-        return self.handle
-
-    def upload(self, data, offset=0):
-        """Copy host data (NumPy array, bytes, any buffer) into the buffer at byte `offset`."""
-        b = self.backend
-        ptr, n, keep = _host_in(data, _AnyBuffer(None), "upload data")
-        err = _lib.new_error()
-        if offset == 0 and n == self.size:
-            check(b._vt.resident_upload(b._b, self._h(), ptr, n, C.byref(err)), err,
-                  "resident_upload")
-        else:
-            b._need("resident_upload_at")
-            check(b._vt.resident_upload_at(b._b, self._h(), offset, ptr, n, C.byref(err)), err,
-                  "resident_upload_at")
-        del keep
-
-    def download(self, out=None, offset=0, size=None, dtype=None):
-        """The buffer's bytes [offset, offset + size) (size None: to the end),
-        as a new NumPy array of `dtype` (default: the buffer's dtype, else
-        uint8; a bytearray without NumPy), or written into the writable
-        buffer `out` (then size defaults to out's size) and out returned."""
-        b = self.backend
-        err = _lib.new_error()
-        h = self._h()
-        if out is not None:
-            ptr, cap, keep = _host_out(out, _AnyBuffer(None), "download out")
-            n = cap if size is None else size
-            if n > cap:
-                raise invalid("download of %d bytes into a buffer of %d. Fix: pass a larger out"
-                              % (n, cap))
-        else:
-            n = (self.size - offset) if size is None else size
-            if n < 0:
-                raise invalid("download offset %d is past the buffer's %d bytes. Fix: pass an "
-                              "offset below its size" % (offset, self.size))
-            keep = C.create_string_buffer(max(n, 1))
-            ptr = C.addressof(keep)
-        if offset == 0 and n == self.size:
-            check(b._vt.resident_download(b._b, h, ptr, n, C.byref(err)), err, "resident_download")
-        else:
-            b._need("resident_download_range")
-            check(b._vt.resident_download_range(b._b, h, offset, ptr, n, C.byref(err)), err,
-                  "resident_download_range")
-        if out is not None:
-            return out
-        return _to_host_array(ptr, n, dtype or self.dtype)
-
-    @property
-    def device_ptr(self):
-        """The buffer's device address (CUDA interop extension); Unsupported elsewhere."""
-        cu = self.backend._interop()
-        ptr = C.c_uint64()
-        err = _lib.new_error()
-        check(cu.resident_pointer(self.backend._native, self._h(), C.byref(ptr), None,
-                                  C.byref(err)), err, "resident_pointer")
-        return ptr.value
-
-    def free(self):
-        """Release the handle (an imported buffer's memory stays the framework's).  Idempotent."""
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            st = b._vt.resident_free(b._b, h, C.byref(err))
-            self._source = None
-            check(st, err, "resident_free")
-        self._source = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.free()
-        return False
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
-
-    def __repr__(self):
-        return "<vyre.Resident %#x, %d bytes%s%s>" % (self.handle, self.size,
-                                                      ", imported" if self.imported else "",
-                                                      "" if self.handle else ", freed")
-
-
-class _AnyBuffer(object):
-    """A stand-in BufferInfo for uploads and downloads: the dtype is the buffer's own."""
-
-    def __init__(self, dtype):
-        self.dtype = dtype  # None: any dtype, taken as raw bytes
-        self.type = "raw"
-        self.name = "resident"
-
-
-def _dtype_of(obj):
-    np = _np()
-    if np is not None and isinstance(obj, np.ndarray):
-        return str(obj.dtype)
-    return None
-
-
-class Pipeline(object):
-    """A program compiled ahead on one backend (Backend.compile); pass it
-    wherever a program goes on that backend.  Attributes: program, handle.
-    A context manager: leaving the block releases it."""
-
-    def __init__(self, backend, handle, program):
-        self.backend, self.handle, self.program = backend, handle, program
-
-    def release(self):
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            check(b._vt.pipeline_release(b._b, h, C.byref(err)), err, "pipeline_release")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-        return False
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
-
-
-class Pending(object):
-    """A dispatch in flight (Backend.dispatch_async): poll(), wait(), release()."""
-
-    def __init__(self, backend, handle, program, timing):
-        self.backend, self.handle, self.program, self._timing = backend, handle, program, timing
-
-    def _h(self):
-        if not self.handle:
-            raise make("VYRE_INVALID_HANDLE", "this pending dispatch was waited or released. "
-                       "Fix: wait() once per dispatch_async")
-        self.backend._live()
-        return self.handle
-
-    def poll(self):
-        """True once the dispatch has completed (or failed)."""
-        ready = C.c_int()
-        err = _lib.new_error()
-        b = self.backend
-        check(b._vt.pending_poll(b._b, self._h(), C.byref(ready), C.byref(err)), err,
-              "pending_poll")
-        return bool(ready.value)
-
-    def wait(self):
-        """Wait and return the outputs (as Backend.dispatch; with timing, (outputs, Timing))."""
-        b = self.backend
-        h = self._h()
-        self.handle = 0
-        out = C.POINTER(_lib.Outputs)()
-        t = _new_timing() if self._timing else None
-        err = _lib.new_error()
-        check(b._vt.pending_wait(b._b, h, C.byref(out), C.byref(t) if t else None, C.byref(err)),
-              err, "pending_wait")
-        res = b._take_outputs(out, self.program)
-        return (res, Timing(t)) if t else res
-
-    def release(self):
-        """Drop the dispatch (it completes on its own).  Idempotent."""
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            check(b._vt.pending_release(b._b, h, C.byref(err)), err, "pending_release")
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
-
-
-class Step(object):
-    """One step of a resident sequence: program (Program or Pipeline) over
-    `buffers` (Resident buffers or device arrays, one per non-workgroup
-    buffer in declaration order), with the dispatch options workgroup,
-    grid, fixpoint and ulp."""
-
-    def __init__(self, program, buffers, workgroup=None, grid=None, fixpoint=None, ulp=None):
-        self.program, self.buffers = program, list(buffers)
-        self.options = dict(workgroup=workgroup, grid=grid, fixpoint=fixpoint, ulp=ulp)
-
-
-def _triple(v, what):
-    if v is None:
-        return (0, 0, 0)
-    t = (v,) if isinstance(v, int) else tuple(v)
-    if not 1 <= len(t) <= 3 or any(not isinstance(x, int) or x < 1 for x in t):
-        raise invalid("%s %r is not 1 to 3 positive ints. Fix: pass e.g. 256 or (16, 16)"
-                      % (what, v))
-    return t + (1,) * (3 - len(t))
-
-
-# ---------------------------------------------------------------------------
 # The backend instance
 # ---------------------------------------------------------------------------
 
 
-class Backend(object):
+class Backend(Handle):
     """A backend instance (vyre.open).  Free-threaded like the C instance;
     a context manager: leaving the block closes it.  Attributes: id, info
     (BackendInfo), device (ordinal)."""
@@ -556,10 +53,14 @@ class Backend(object):
 
     # Life ----------------------------------------------------------------
 
+    def _is_open(self):
+        return bool(self._b)
+
+    def _closed_text(self):
+        return "backend %s is closed. Fix: vyre.open() a new one" % self.id
+
     def _live(self):
-        if not self._b:
-            raise make("VYRE_INVALID_HANDLE", "backend %s is closed. Fix: vyre.open() a new one"
-                       % self.id)
+        self._check_open()
 
     def has(self, entry):
         """True when the instance provides vtable entry `entry` ("dispatch_async", ...)."""
@@ -577,22 +78,12 @@ class Backend(object):
 
     def close(self):
         """Destroy the instance (every handle it made is released).  Idempotent."""
+        Handle.close(self)
+
+    def _release(self):
         b, self._b = self._b, None
         if b:
             self._vt.destroy(b)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return "<vyre.Backend %s (device %d)%s>" % (self.id, self.device,
@@ -645,9 +136,7 @@ class Backend(object):
             if program.backend is not self:
                 raise invalid("the pipeline was compiled on another backend instance. Fix: "
                               "compile it on this one (Backend.compile)")
-            if not program.handle:
-                raise make("VYRE_INVALID_HANDLE", "the pipeline is released. Fix: compile it "
-                           "again")
+            program._check_open()
             return _lib.ProgramRef(C.sizeof(_lib.ProgramRef), 0, None, 0, program.handle), \
                 program.program
         if isinstance(program, (bytes, bytearray, memoryview)):

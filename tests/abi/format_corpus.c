@@ -25,11 +25,11 @@ vyre_status corpus_random_program(corpus_rng *r, uint32_t max_insts, void **byte
   o.flags = PROGEN_DECL_VARIETY;
   o.max_insts = 1 + corpus_below(r, max_insts ? max_insts : 1);
   progen_program p;
-  vyre_status st = progen_generate(corpus_u64(r), &o, &p, err);
+  vyre_status st = fz_progen_generate(corpus_u64(r), &o, &p, err);
   *bytes = p.bytes; /* the caller owns the image; the inputs are not needed */
   *size = p.size;
   p.bytes = NULL;
-  progen_program_free(&p);
+  fz_progen_program_free(&p);
   return st;
 }
 

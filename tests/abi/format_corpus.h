@@ -20,7 +20,7 @@ uint64_t corpus_u64(corpus_rng *r);
 uint32_t corpus_below(corpus_rng *r, uint32_t n);
 
 /*
- * A random valid program (progen_generate with PROGEN_DECL_VARIETY: every
+ * A random valid program (fz_progen_generate with PROGEN_DECL_VARIETY: every
  * access mode, storage type, flag, binding and range form, every op,
  * control flow, collectives, return and trap) of at most about
  * 1 + rand(max_insts) instructions, seeded from r.  On success *bytes

@@ -69,6 +69,10 @@ expect_no_out() {
   checks=$((checks + 1))
   if grep -F -e "$1" "$work/out" >/dev/null; then fail "$2: stdout has '$1'"; fi
 }
+expect_no_err() {
+  checks=$((checks + 1))
+  if grep -F -e "$1" "$work/err" >/dev/null; then fail "$2: stderr has '$1'"; fi
+}
 
 finish() {
   echo "$checks checks, $failures failures"

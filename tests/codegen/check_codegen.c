@@ -1113,7 +1113,7 @@ START_TEST(test_progen_lowers) {
     po.elements = 37;
     progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_msg(progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
+    ck_assert_msg(fz_progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
                   (unsigned long long)seed, err.message);
     vyre_program *p;
     ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
@@ -1137,7 +1137,7 @@ START_TEST(test_progen_lowers) {
                   "progen inputs of seed %llu fit: %s", (unsigned long long)seed, err.message);
     free(ptx);
     vyre_program_free(p);
-    progen_program_free(&pp);
+    fz_progen_program_free(&pp);
   }
 }
 END_TEST
@@ -1154,7 +1154,7 @@ START_TEST(test_progen_coverage) {
     po.max_insts = 150;
     progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_int_eq(progen_generate(seed, &po, &pp, &err), VYRE_OK);
+    ck_assert_int_eq(fz_progen_generate(seed, &po, &pp, &err), VYRE_OK);
     vyre_program *p;
     ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     feats |= p->features;
@@ -1167,7 +1167,7 @@ START_TEST(test_progen_coverage) {
     }
     for (uint32_t b = 0; b < p->buffer_count; b++) types[p->buffers[b].decl.elem_type] = 1;
     vyre_program_free(p);
-    progen_program_free(&pp);
+    fz_progen_program_free(&pp);
   }
   uint32_t nops;
   const vyre_op_info *ops = vyre_op_all(&nops);
@@ -1194,7 +1194,7 @@ START_TEST(test_progen_coverage) {
                PROGEN_NO_LOOPS | PROGEN_NO_STORAGE_TYPES | PROGEN_NO_RETURN | PROGEN_NO_BARRIER;
     progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_int_eq(progen_generate(seed, &po, &pp, &err), VYRE_OK);
+    ck_assert_int_eq(fz_progen_generate(seed, &po, &pp, &err), VYRE_OK);
     vyre_program *p;
     ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
     ck_assert_msg(p->features == 0, "seed %llu: features 0x%x despite the exclusions",
@@ -1202,11 +1202,11 @@ START_TEST(test_progen_coverage) {
     vyre_program_free(p);
     /* Same seed, same bytes. */
     progen_program again;
-    ck_assert_int_eq(progen_generate(seed, &po, &again, &err), VYRE_OK);
+    ck_assert_int_eq(fz_progen_generate(seed, &po, &again, &err), VYRE_OK);
     ck_assert_msg(pp.size == again.size && memcmp(pp.bytes, again.bytes, pp.size) == 0,
                   "seed %llu must reproduce its program", (unsigned long long)seed);
-    progen_program_free(&again);
-    progen_program_free(&pp);
+    fz_progen_program_free(&again);
+    fz_progen_program_free(&pp);
   }
 }
 END_TEST
@@ -1320,7 +1320,7 @@ START_TEST(test_ptxas_progen) {
     po.max_insts = 40 + (uint32_t)(seed % 120);
     progen_program pp;
     vyre_error err = VYRE_ERROR_INIT;
-    ck_assert_msg(progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
+    ck_assert_msg(fz_progen_generate(seed, &po, &pp, &err) == VYRE_OK, "progen %llu: %s",
                   (unsigned long long)seed, err.message);
     vyre_program *p;
     ck_assert_int_eq(vyre_program_decode(pp.bytes, pp.size, &p, &err), VYRE_OK);
@@ -1329,7 +1329,7 @@ START_TEST(test_ptxas_progen) {
     batch_add(&bts[0], p, what, 0);
     if (seed & 1) batch_add(&bts[1], p, what, 0);
     vyre_program_free(p);
-    progen_program_free(&pp);
+    fz_progen_program_free(&pp);
   }
   uint32_t failures = 0, total = 0;
   for (int k = 0; k < 2; k++) {

@@ -1,4 +1,4 @@
-/* fuzz_run.c -- vyre fuzz: random programs on a backend and the reference (mismatches become minimized capsules), or the reference + codegen + ptxas without a GPU. */
+/* run.c -- vyre fuzz: random programs on a backend and the reference (mismatches become minimized capsules), or the reference + codegen + ptxas without a GPU. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_progra
   po.flags = (flags & ~(PROGEN_RACE_FREE | PROGEN_ELEMENTWISE | PROGEN_DECL_VARIETY)) | PROGEN_RACE_FREE;
   progen_program pp;
   uint64_t mixed = seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull;
-  vyre_status st = progen_generate(mixed, &po, &pp, err);
+  vyre_status st = fz_progen_generate(mixed, &po, &pp, err);
   if (st != VYRE_OK) {
     vyre_error_prefix(err, "fuzz: program %llu of seed %llu", (unsigned long long)index,
                       (unsigned long long)seed);
@@ -55,7 +55,7 @@ vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_progra
 void fz_program_free(fz_program *p) {
   if (!p) return;
   progen_program pp = {p->bytes, p->size, p->inputs, p->input_count, 0};
-  progen_program_free(&pp);
+  fz_progen_program_free(&pp);
   memset(p, 0, sizeof *p);
 }
 

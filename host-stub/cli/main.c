@@ -1,16 +1,13 @@
-/* vyre_cli.c -- the `vyre` command line: dispatch to commands, help, and the helpers the command files share. */
+/* main.c -- the `vyre` command line: the command table, dispatch (with a suggestion for a mistyped command), help, manual pages and versions. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "vyre/vyre_support.h"
-#include "vyre/vyre_text.h"
 #include "cli_json.h"
-#include "cli_term.h"
-#include "vyre_cli.h"
+#include "term.h"
+#include "cli.h"
 
 static const cli_command cli_cmd_help;
 static const cli_command cli_cmd_version;
@@ -29,6 +26,59 @@ static const cli_command *find_command(const char *name) {
         (commands[i]->alias && strcmp(commands[i]->alias, name) == 0))
       return commands[i];
   return NULL;
+}
+
+/* Edit distance of a and b (insertions, deletions, substitutions and
+ * swaps of two neighbours, each 1), or 3 when it is more than 2.  Command
+ * names are short: longer words are never near. */
+static unsigned distance(const char *a, const char *b) {
+  enum { MAX = 32 };
+  size_t n = strlen(a), m = strlen(b);
+  if (n >= MAX || m >= MAX || (n > m ? n - m : m - n) > 2) return 3;
+  unsigned d[MAX][MAX];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (unsigned)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= n; i++) {
+    for (size_t j = 1; j <= m; j++) {
+      unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[n][m] > 2 ? 3 : d[n][m];
+}
+
+/* The command a mistyped `name` most likely meant: the nearest name or
+ * alias at most two edits away (the first in the table on a tie), else
+ * the first that `name` begins; NULL when none is near. */
+static const char *suggest_command(const char *name) {
+  const char *best = NULL;
+  unsigned best_d = 3;
+  for (size_t i = 0; i < COMMAND_COUNT; i++) {
+    const char *names[2] = {commands[i]->name, commands[i]->alias};
+    for (int k = 0; k < 2 && names[k]; k++) {
+      unsigned d = distance(name, names[k]);
+      if (d < best_d) {
+        best_d = d;
+        best = commands[i]->name;
+      }
+    }
+  }
+  for (size_t i = 0; !best && *name && i < COMMAND_COUNT; i++)
+    if (strncmp(commands[i]->name, name, strlen(name)) == 0) best = commands[i]->name;
+  return best;
+}
+
+/* " Did you mean 'run'?" for a mistyped name, else "" (in out). */
+static const char *did_you_mean(const char *name, char *out, size_t size) {
+  const char *near = suggest_command(name);
+  if (near) snprintf(out, size, " Did you mean '%s'?", near);
+  else if (size) out[0] = '\0';
+  return out;
 }
 
 /* ------------------------------------------------------------------ */
@@ -215,8 +265,10 @@ static int run_help(const cli_command *self, int argc, char **argv) {
     else name = argv[i];
   }
   const cli_command *cmd = name ? find_command(name) : NULL;
+  char hint[64];
   if (name && !cmd)
-    return cli_usage(self, "unknown command '%s'. Fix: `vyre help` lists the commands", name);
+    return cli_usage(self, "unknown command '%s'.%s Fix: `vyre help` lists the commands", name,
+                     did_you_mean(name, hint, sizeof hint));
   if (man && cmd) print_man_command(stdout, cmd);
   else if (man) print_man_overview(stdout);
   else if (cmd) print_command_help(stdout, cmd);
@@ -264,318 +316,6 @@ static const cli_command cli_cmd_version = {
     run_version, NULL};
 
 /* ------------------------------------------------------------------ */
-/* Shared helpers                                                      */
-/* ------------------------------------------------------------------ */
-
-/* The first error of the run, for the error document of --json. */
-static struct {
-  int set, code;
-  char message[4096];
-} first_error;
-
-void cli_error_record(int code, const char *message) {
-  if (first_error.set) return;
-  first_error.set = 1;
-  first_error.code = code;
-  snprintf(first_error.message, sizeof first_error.message, "%s", message);
-}
-
-/* "vyre CMD: " on stderr, in the error color. */
-static void error_prefix(const char *name) {
-  char prefix[96];
-  snprintf(prefix, sizeof prefix, "vyre%s%s:", *name ? " " : "", name);
-  cli_paint(stderr, CLI_SGR_ERROR, prefix);
-  fputc(' ', stderr);
-}
-
-void cli_error_prefix(const cli_command *cmd) { error_prefix(cmd->name); }
-
-static void report(const cli_command *cmd, int code, const char *fmt, va_list ap) {
-  char message[4096];
-  vsnprintf(message, sizeof message, fmt, ap);
-  cli_error_record(code, message);
-  error_prefix(cmd->name);
-  fputs(message, stderr);
-  fputc('\n', stderr);
-}
-
-int cli_usage(const cli_command *cmd, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  report(cmd, CLI_USAGE, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "`vyre help %s` shows the usage.\n", cmd->name);
-  return CLI_USAGE;
-}
-
-int cli_fail(const cli_command *cmd, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  report(cmd, CLI_FAIL, fmt, ap);
-  va_end(ap);
-  return CLI_FAIL;
-}
-
-int cli_opt_flag(char **argv, int i, const char *name) { return strcmp(argv[i], name) == 0; }
-
-int cli_opt_value(const cli_command *cmd, int argc, char **argv, int *i, const char *name,
-                  const char **value) {
-  const char *arg = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0) return 0;
-  if (arg[n] == '=') {
-    *value = arg + n + 1;
-    *i += 1;
-    return 1;
-  }
-  if (arg[n] != '\0') return 0;
-  if (*i + 1 >= argc) {
-    cli_usage(cmd, "option %s needs a value", name);
-    return -1;
-  }
-  *value = argv[*i + 1];
-  *i += 2;
-  return 1;
-}
-
-int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end || v < min || v > max) return -1;
-  *out = (uint32_t)v;
-  return 0;
-}
-
-int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (errno || end == text) return -1;
-  unsigned shift = 0;
-  if (*end) {
-    const char *units = "KMGT";
-    const char *u = strchr(units, *end);
-    if (!u || end[1] != '\0') return -1;
-    shift = 10u * (unsigned)(u - units + 1);
-  }
-  if (v > (max >> shift)) return -1;
-  v <<= shift;
-  if (v < min) return -1;
-  *out = v;
-  return 0;
-}
-
-int cli_parse_seconds(const char *text, uint64_t *ns) {
-  if (!text || !*text) return -1;
-  uint64_t whole = 0, frac = 0, scale = 1000000000u;
-  const char *p = text;
-  int digits = 0;
-  for (; *p >= '0' && *p <= '9'; p++, digits++) {
-    whole = whole * 10u + (uint64_t)(*p - '0');
-    if (whole > 1000000u) return -1;
-  }
-  if (*p == '.') {
-    p++;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
-      if (scale == 1) return -1; /* finer than a nanosecond */
-      scale /= 10u;
-      frac += (uint64_t)(*p - '0') * scale;
-    }
-  }
-  if (*p || !digits) return -1;
-  uint64_t v = whole * 1000000000u + frac;
-  if (v > 1000000ull * 1000000000u) return -1;
-  *ns = v;
-  return 0;
-}
-
-int cli_parse_dim3(const char *text, uint32_t out[3]) {
-  out[0] = out[1] = out[2] = 1;
-  char buf[96];
-  if (!text || strlen(text) >= sizeof buf) return -1;
-  strcpy(buf, text);
-  char *save = NULL;
-  int axis = 0;
-  for (char *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
-    if (axis == 3 || cli_parse_u32(part, 1, 1u << 31, &out[axis]) != 0) return -1;
-    axis++;
-  }
-  /* strtok_r skips empty fields: "4,,2" must not pass as "4,2". */
-  if (axis == 0 || strstr(text, ",,") || text[0] == ',' || text[strlen(text) - 1] == ',')
-    return -1;
-  return 0;
-}
-
-/* Read f (named `path`) to its end, or until more than max bytes: the
- * read stops one byte past the bound, so an endless device ends.  With
- * `program`, the first bytes choose the bound (the binary magic: the
- * largest image; otherwise the longest text) and text stops at a NUL. */
-static int read_bounded(FILE *f, const char *path, uint64_t max, int program,
-                        const char *too_long_fix, void **data, size_t *size, vyre_error *err) {
-  size_t cap = 4096, used = 0;
-  char *buf = malloc(cap + 1);
-  int is_text = 0;
-  const char *what = "";
-  if (!buf) goto fail_oom;
-  for (;;) {
-    size_t want = cap - used;
-    if (used + want > max + 1) want = (size_t)(max + 1 - used);
-    size_t got = fread(buf + used, 1, want, f);
-    if (program && used == 0) {
-      /* The first read holds 4096 bytes, or the whole file. */
-      uint32_t magic = 0;
-      if (got >= 4) memcpy(&magic, buf, 4);
-      if (magic == VYRE_PROGRAM_MAGIC) {
-        max = VYRE_PROGRAM_MAX_SIZE;
-        what = ", the largest binary program the format allows (VYRE_PROGRAM_MAX_SIZE)";
-        too_long_fix = "pass a program file (docs/program-format.md, \"Size\")";
-      } else {
-        is_text = 1;
-        max = VYRE_TEXT_MAX_SIZE;
-        what = ", the longest program text vyre reads (VYRE_TEXT_MAX_SIZE)";
-        too_long_fix = "split the program (docs/program-text.md, \"Size\")";
-      }
-    }
-    if (is_text) {
-      const char *nul = memchr(buf + used, '\0', got);
-      if (nul) {
-        vyre_error_set(err, VYRE_INVALID_PROGRAM, 0,
-                       "%s is not a program: byte %zu is NUL and it does not start with the "
-                       "binary magic \"VYRP\". Fix: pass a text (.vyre) or binary (.vyrb) program",
-                       path, (size_t)(nul - buf));
-        free(buf);
-        return -1;
-      }
-    }
-    used += got;
-    if (used > max) {
-      vyre_error_set(err, VYRE_LIMIT, 0, "cannot read %s: it holds more than %llu bytes%s. Fix: %s",
-                     path, (unsigned long long)max, what, too_long_fix);
-      free(buf);
-      return -1;
-    }
-    if (got < want) break;
-    if (used < cap) continue;
-    char *grown = realloc(buf, cap * 2 + 1);
-    if (!grown) goto fail_oom;
-    buf = grown;
-    cap *= 2;
-  }
-  if (ferror(f)) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot read %s: %s. Fix: check the file", path,
-                   strerror(errno));
-    free(buf);
-    return -1;
-  }
-  buf[used] = '\0';
-  *data = buf;
-  *size = used;
-  return 0;
-fail_oom:
-  free(buf);
-  vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "reading %s: out of memory. Fix: free memory",
-                 path);
-  return -1;
-}
-
-static int read_file(const char *path, uint64_t max, int program, const char *too_long_fix,
-                     void **data, size_t *size, vyre_error *err) {
-  *data = NULL;
-  *size = 0;
-  int is_stdin = strcmp(path, "-") == 0;
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
-                   strerror(errno));
-    return -1;
-  }
-  int rc = read_bounded(f, is_stdin ? "<stdin>" : path, max, program, too_long_fix, data, size,
-                        err);
-  if (!is_stdin) fclose(f);
-  return rc;
-}
-
-int cli_read_file(const char *path, uint64_t max, const char *too_long_fix, void **data,
-                  size_t *size, vyre_error *err) {
-  return read_file(path, max, 0, too_long_fix, data, size, err);
-}
-
-int cli_read_program_file(const char *path, void **data, size_t *size, vyre_error *err) {
-  return read_file(path, VYRE_TEXT_MAX_SIZE, 1, "", data, size, err);
-}
-
-int cli_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
-  int is_stdout = strcmp(path, "-") == 0;
-  FILE *f = is_stdout ? stdout : fopen(path, "wb");
-  if (!f) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory exists "
-                   "and is writable", path, strerror(errno));
-    return -1;
-  }
-  size_t put = size ? fwrite(data, 1, size, f) : 0;
-  int bad = put != size || fflush(f) != 0;
-  if (!is_stdout && fclose(f) != 0) bad = 1;
-  if (bad) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot write %s: %s. Fix: check free space", path,
-                   strerror(errno));
-    return -1;
-  }
-  return 0;
-}
-
-vyre_status cli_load_program(const char *path, void **bytes, size_t *size, int *is_text,
-                             vyre_error *err) {
-  void *data = NULL;
-  size_t n = 0;
-  *bytes = NULL;
-  *size = 0;
-  if (cli_read_program_file(path, &data, &n, err) != 0) return (vyre_status)err->status;
-  uint32_t magic = 0;
-  if (n >= 4) memcpy(&magic, data, 4);
-  if (magic == VYRE_PROGRAM_MAGIC) {
-    if (is_text) *is_text = 0;
-    *bytes = data;
-    *size = n;
-    return VYRE_OK;
-  }
-  if (is_text) *is_text = 1;
-  vyre_status st = vyre_text_assemble(data, n, strcmp(path, "-") ? path : "<stdin>", bytes, size,
-                                      err);
-  free(data);
-  return st;
-}
-
-vyre_status cli_open_host(vyre_host **host, vyre_error *err) {
-  return vyre_host_open(NULL, host, err);
-}
-
-void cli_format_caps(uint64_t caps, char *out, size_t size) {
-  size_t used = 0;
-  out[0] = '\0';
-  for (uint32_t bit = 0; bit < 64; bit++) {
-    if (!(caps & (1ull << bit))) continue;
-    const char *name = vyre_host_capability_name(bit);
-    char unknown[16];
-    if (!name) {
-      snprintf(unknown, sizeof unknown, "bit%u", bit);
-      name = unknown;
-    }
-    int w = snprintf(out + used, size - used, "%s%s", used ? " " : "", name);
-    if (w < 0 || (size_t)w >= size - used) break;
-    used += (size_t)w;
-  }
-  if (!used) snprintf(out, size, "none");
-}
-
-void cli_json_string(FILE *f, const char *s) {
-  if (s) cj_escape(f, s, strlen(s));
-  else fputs("null", f);
-}
-
-/* ------------------------------------------------------------------ */
 /* main                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -611,42 +351,10 @@ static int json_on_stdout(const cli_command *cmd, int argc, char **argv) {
     if (strcmp(argv[i], "--json=-") == 0) return 1;
     if (strcmp(argv[i], "--json") != 0) continue;
     /* conform: `--json FILE` writes the report to FILE; alone, or with
-     * "-", to stdout (conform_cli.c). */
+     * "-", to stdout (conform.c). */
     if (!conform || i + 1 >= argc || argv[i + 1][0] == '-') return 1;
   }
   return 0;
-}
-
-/* The error document: what failed, with its Fix apart. */
-static void print_error_document(const cli_command *cmd, int rc) {
-  cj_writer w;
-  cj_init(&w, stdout);
-  const char *message = first_error.set ? first_error.message
-                                        : "the command failed; its standard error says why";
-  const char *fix = strstr(message, " Fix: ");
-  cj_object_begin(&w);
-  cj_key(&w, "error");
-  cj_object_begin(&w);
-  cj_key(&w, "command");
-  cj_string(&w, cmd->name);
-  cj_key(&w, "exit_code");
-  cj_int(&w, rc);
-  cj_key(&w, "kind");
-  cj_string(&w, rc == CLI_USAGE ? "usage" : "failure");
-  cj_key(&w, "message");
-  cj_string_n(&w, message, fix ? (size_t)(fix - message) : strlen(message));
-  cj_key(&w, "fix");
-  if (fix) cj_string(&w, fix + 6);
-  else if (rc == CLI_USAGE) {
-    char text[96];
-    snprintf(text, sizeof text, "`vyre help %s` shows the usage", cmd->name);
-    cj_string(&w, text);
-  } else {
-    cj_null(&w);
-  }
-  cj_object_end(&w);
-  cj_object_end(&w);
-  cj_end(&w);
 }
 
 static int run_main(int argc, char **argv) {
@@ -662,8 +370,10 @@ static int run_main(int argc, char **argv) {
   if (strcmp(name, "--version") == 0) return run_version(&cli_cmd_version, argc - 1, argv + 1);
   const cli_command *cmd = find_command(name);
   if (!cmd) {
-    error_prefix("");
-    fprintf(stderr, "unknown command '%s'. Fix: `vyre help` lists the commands\n", name);
+    char hint[64];
+    cli_error_prefix_name("");
+    fprintf(stderr, "unknown command '%s'.%s Fix: `vyre help` lists the commands\n", name,
+            did_you_mean(name, hint, sizeof hint));
     return CLI_USAGE;
   }
   for (int i = 2; i < argc; i++) {
@@ -675,7 +385,7 @@ static int run_main(int argc, char **argv) {
   }
   int rc = cmd->run(cmd, argc - 1, argv + 1);
   if (rc != CLI_OK && json_on_stdout(cmd, argc, argv) && cj_stdout_documents() == 0)
-    print_error_document(cmd, rc);
+    cli_error_document(cmd, rc);
   return rc;
 }
 
@@ -697,7 +407,7 @@ static int take_color_options(int argc, char **argv) {
     }
     if (a[7] == '=') {
       if (cli_color_parse(a + 8, &mode) != 0) {
-        error_prefix("");
+        cli_error_prefix_name("");
         fprintf(stderr, "--color '%s' is not auto, always or never. Fix: --color=auto, "
                 "--color=always or --color=never\n", a + 8);
         return -1;

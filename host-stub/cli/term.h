@@ -1,4 +1,4 @@
-/* cli_term.h -- what the `vyre` command does for a terminal: color (--color, NO_COLOR) and the live progress line. */
+/* term.h -- what the `vyre` command does for a terminal: color (--color, NO_COLOR) and the live progress line. */
 #ifndef VYRE_CLI_TERM_H
 #define VYRE_CLI_TERM_H
 

@@ -1,4 +1,4 @@
-/* vyre_cli.h -- the `vyre` command line: the command table, exit codes and helpers shared by the command files. */
+/* cli.h -- the `vyre` command line: the command table, exit codes and helpers shared by the command files. */
 #ifndef VYRE_CLI_H
 #define VYRE_CLI_H
 
@@ -19,9 +19,9 @@ enum {
 
 /*
  * One command.  To add one (`vyre conform`, `vyre fuzz`, `vyre bench`):
- * write host-stub/vyre_cli_NAME.c defining `const cli_command
- * cli_cmd_NAME`, declare it below, add it to `commands` in vyre_cli.c
- * and to host_stub_vyre_SOURCES in host-stub/host.mk.
+ * write host-stub/cli/NAME.c defining `const cli_command
+ * cli_cmd_NAME`, declare it below, add it to `commands` in main.c
+ * and to host_stub_cli_vyre_SOURCES in host-stub/cli/local.mk.
  */
 typedef struct cli_command {
   const char *name;
@@ -40,8 +40,8 @@ extern const cli_command cli_cmd_asm;
 extern const cli_command cli_cmd_disasm;
 extern const cli_command cli_cmd_emit_ptx;
 extern const cli_command cli_cmd_bench;
-extern const cli_command cli_cmd_conform; /* host-stub/conform_cli.c */
-extern const cli_command cli_cmd_fuzz;    /* host-stub/fuzz_cli.c */
+extern const cli_command cli_cmd_conform; /* conform.c */
+extern const cli_command cli_cmd_fuzz;    /* fuzz.c */
 
 /* Print "vyre CMD: <message>" and a pointer to the help to stderr;
  * returns CLI_USAGE. */
@@ -59,6 +59,13 @@ void cli_error_record(int code, const char *message);
 
 /* Print "vyre CMD: " to stderr, in the error color (--color). */
 void cli_error_prefix(const cli_command *cmd);
+/* The same for a command name ("": "vyre: ", before a command is known). */
+void cli_error_prefix_name(const char *name);
+
+/* Print the --json error document of a command that failed with exit
+ * code rc to stdout: the first message kept (cli_error_record), with its
+ * "Fix:" apart (docs/cli.md, "JSON output"). */
+void cli_error_document(const cli_command *cmd, int rc);
 
 /* Print "vyre CMD: <message>" to stderr; returns CLI_FAIL. */
 int cli_fail(const cli_command *cmd, const char *fmt, ...)
@@ -125,7 +132,7 @@ void cli_format_caps(uint64_t caps, char *out, size_t size);
 void cli_json_string(FILE *f, const char *s);
 
 /*
- * Devices (vyre_cli_devices.c; docs/abi.md, "Devices").  --device takes
+ * Devices (devices.c; docs/abi.md, "Devices").  --device takes
  * ordinals 0..CLI_MAX_DEVICES-1.
  */
 #define CLI_MAX_DEVICES 1025u

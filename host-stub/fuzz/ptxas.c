@@ -1,4 +1,4 @@
-/* fuzz_ptxas.c -- assemble generated kernels with ptxas in batches (many entries per file, two files in flight). */
+/* ptxas.c -- assemble generated kernels with ptxas in batches (many entries per file, two files in flight). */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>

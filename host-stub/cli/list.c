@@ -1,11 +1,11 @@
-/* vyre_cli_list.c -- `vyre list` (the backends found, the chosen one, the skipped ones and why) and `vyre info`. */
+/* list.c -- `vyre list` (the backends found, the chosen one, the skipped ones and why) and `vyre info`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vyre/vyre_support.h"
 #include "cli_json.h"
-#include "vyre_cli.h"
+#include "cli.h"
 
 static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
   vyre_host_candidate c;

@@ -1,9 +1,9 @@
-/* cli_term.c -- color (--color, NO_COLOR, TERM) and the live progress line of the `vyre` command (cli_term.h). */
+/* term.c -- color (--color, NO_COLOR, TERM) and the live progress line of the `vyre` command (term.h). */
 #include <string.h>
 #include <unistd.h>
 
 #include "abi/support/config.h"
-#include "cli_term.h"
+#include "term.h"
 
 static cli_color_mode color_mode = CLI_COLOR_AUTO;
 

@@ -1,11 +1,11 @@
-/* vyre_cli_ptx.c -- `vyre emit-ptx`: lower a program to PTX with the CUDA plugin's code generator (no GPU needed). */
+/* ptx.c -- `vyre emit-ptx`: lower a program to PTX with the CUDA plugin's code generator (no GPU needed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
-#include "vyre_cli.h"
+#include "cli.h"
 
 /* "sm_90", "sm_100", "sm_121" (a trailing a/f is accepted and ignored),
  * "90" or "9.0" -> major, minor.  0 on success. */

@@ -1,8 +1,8 @@
-/* vyre_cli_devices.c -- how many devices a backend has: the profile's device_count, else probing create until VYRE_NO_DEVICE (docs/abi.md, "Devices"). */
+/* devices.c -- how many devices a backend has: the profile's device_count, else probing create until VYRE_NO_DEVICE (docs/abi.md, "Devices"). */
 #include <stdio.h>
 #include <string.h>
 
-#include "vyre_cli.h"
+#include "cli.h"
 
 vyre_status cli_backend_devices(vyre_host *host, const char *id, uint32_t *count,
                                 uint32_t *index, vyre_backend **first, vyre_error *err) {

@@ -1,12 +1,12 @@
-/* fuzz_cli.c -- `vyre fuzz`: differential fuzzing of a backend against the reference, or of codegen with ptxas. */
+/* fuzz.c -- `vyre fuzz`: differential fuzzing of a backend against the reference, or of codegen with ptxas. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi/support/config.h"
 #include "cli_json.h"
-#include "cli_term.h"
-#include "conform_cli.h"
+#include "term.h"
+#include "conform.h"
 #include "host-stub/fuzz/fuzz.h"
 
 static int parse_u64(const char *text, uint64_t *out) {
@@ -80,7 +80,7 @@ static void print_summary(const fz_options *o, const fz_summary *r, const cf_tar
 static int run_fuzz(const cli_command *self, int argc, char **argv) {
   /* Line-buffered, so a run cut short by a time limit keeps its log. */
   setvbuf(stdout, NULL, _IOLBF, 0);
-  ccli_select sel = {0};
+  cli_select sel = {0};
   sel.need_reference = 1;
   fz_options o = {0};
   o.seed = 1;
@@ -90,12 +90,12 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   o.arch = "sm_90";
   o.ptxas = vyre__env(VYRE__ENV_PTXAS);
   if (!o.ptxas) o.ptxas = "ptxas";
-  const ccli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
+  const cli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
   int json = 0;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int r;
-    if ((r = ccli_common_option(self, argc, argv, &i, &common)) != 0) {
+    if ((r = cli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--seed", &v)) != 0) {
       if (r < 0 || parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
@@ -150,8 +150,8 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     o.progress_ctx = &progress;
   }
   o.color = cli_color_on(o.out);
-  ccli_session s;
-  int rc = ccli_open(self, &sel, &s);
+  cli_session s;
+  int rc = cli_session_open(self, &sel, &s);
   if (rc == CLI_OK) {
     vyre_error err = VYRE_ERROR_INIT;
     rc = fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
@@ -163,7 +163,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
       print_summary(&o, &summary, o.ptxas_mode ? NULL : &s.targets[0]);
     }
   }
-  ccli_close(&s);
+  cli_session_close(&s);
   return rc;
 }
 

@@ -1,4 +1,4 @@
-/* conform_cli.c -- `vyre conform` (and the backend loading `vyre fuzz` shares): backends through libvyre-host, then the harness of conform_run.c. */
+/* conform.c -- `vyre conform` (and the backend loading `vyre fuzz` shares): backends through libvyre-host, then the harness of conform_run.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,9 +7,9 @@
 #include "abi/support/config.h"
 #include "host-stub/conform/conform.h"
 #include "cli_json.h"
-#include "cli_term.h"
-#include "conform_cli.h"
-#include "vyre_cli.h"
+#include "term.h"
+#include "conform.h"
+#include "cli.h"
 
 /* Fill a target from candidate `index` and try to create an instance. */
 static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_target *t) {
@@ -65,7 +65,7 @@ static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_tar
   t->backend = b;
 }
 
-int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s) {
+int cli_session_open(const cli_command *cmd, const cli_select *sel, cli_session *s) {
   memset(s, 0, sizeof *s);
   vyre_error err = VYRE_ERROR_INIT;
   vyre_host_options ho = {sizeof ho, 0, sel->plugin, NULL};
@@ -124,7 +124,7 @@ int ccli_open(const cli_command *cmd, const ccli_select *sel, ccli_session *s) {
   return CLI_OK;
 }
 
-void ccli_close(ccli_session *s) {
+void cli_session_close(cli_session *s) {
   for (uint32_t i = 0; i < s->count; i++)
     if (s->targets[i].backend) s->targets[i].backend->vt->destroy(s->targets[i].backend);
   free(s->targets);
@@ -133,8 +133,8 @@ void ccli_close(ccli_session *s) {
   memset(s, 0, sizeof *s);
 }
 
-int ccli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
-                       const ccli_common *c) {
+int cli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
+                      const cli_common *c) {
   const char *v = NULL;
   int r;
   if ((r = cli_opt_value(cmd, argc, argv, i, "--backend", &c->sel->backend)) != 0 ||
@@ -197,7 +197,7 @@ static const char *default_corpus(void) {
 static int run_conform(const cli_command *self, int argc, char **argv) {
   /* Line-buffered, so a run cut short by a time limit keeps its log. */
   setvbuf(stdout, NULL, _IOLBF, 0);
-  ccli_select sel = {0};
+  cli_select sel = {0};
   sel.need_reference = 1;
   cf_options o = {0};
   o.out = stdout;
@@ -205,10 +205,10 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   o.tool_version = PACKAGE_STRING;
   const char *replay = NULL;
   int coverage = 0;
-  const ccli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
+  const cli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
   for (int i = 1; i < argc;) {
     int r;
-    if ((r = ccli_common_option(self, argc, argv, &i, &common)) != 0) {
+    if ((r = cli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return CLI_USAGE;
@@ -273,10 +273,10 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
    * at the ops it claims. */
   if (coverage && !sel.all && !sel.backend && !sel.plugin) sel.no_target = 1;
   if (coverage) sel.need_reference = 0;
-  ccli_session s;
-  int rc = ccli_open(self, &sel, &s);
+  cli_session s;
+  int rc = cli_session_open(self, &sel, &s);
   if (rc != CLI_OK) {
-    ccli_close(&s);
+    cli_session_close(&s);
     return rc;
   }
   vyre_error err = VYRE_ERROR_INIT;
@@ -287,7 +287,7 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   fflush(stdout);
   if (stdout_reports) cj_count_stdout_document();
   if (rc != 0 && err.message[0]) cli_fail(self, "%s", err.message);
-  ccli_close(&s);
+  cli_session_close(&s);
   return rc == 2 ? CLI_FAIL : rc;
 }
 

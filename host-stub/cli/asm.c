@@ -1,11 +1,11 @@
-/* vyre_cli_asm.c -- `vyre asm` (text -> binary) and `vyre disasm` (binary or text -> canonical text). */
+/* asm.c -- `vyre asm` (text -> binary) and `vyre disasm` (binary or text -> canonical text). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
-#include "vyre_cli.h"
+#include "cli.h"
 
 /* IN and -o OUT from argv; 0 on success, else an exit code was printed. */
 static int parse_in_out(const cli_command *self, int argc, char **argv, const char **in,

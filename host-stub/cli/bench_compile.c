@@ -1,0 +1,219 @@
+/* bench_compile.c -- the compile cases of `vyre bench`: pipeline_create from program bytes to a loaded kernel, cold, from the memory cache, and from another instance's disk cache. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vyre/vyre_support.h"
+#include "bench.h"
+
+/* y[i] = a * x[i] + y[i] + k: each k is another program (a cache miss). */
+static vyre_status build_saxpy_k(float k, void **bytes, size_t *size, vyre_error *err) {
+  vyre_builder *b = vyre_builder_new(256, 1, 1);
+  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
+  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
+  uint32_t g = vyre_b_gid(b, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, Y)));
+  uint32_t av = vyre_b_load(b, A, vyre_b_u32(b, 0));
+  uint32_t f = vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g));
+  vyre_b_store(b, Y, g, vyre_b_bin(b, VYRE_OP_ADD, f, vyre_b_f32(b, k)));
+  vyre_b_end(b);
+  vyre_status st = vyre_builder_finish(b, bytes, size, err);
+  vyre_builder_free(b);
+  return st;
+}
+
+/* A backend metric; 0 when the backend does not report it. */
+static int metric_of(vyre_backend *b, const char *name, uint64_t *value) {
+  vyre_metric m[160];
+  uint32_t n = 0;
+  if (!VYRE_HOST_HAS(b, metrics) || b->vt->metrics(b, m, 160, &n, NULL) != VYRE_OK) return 0;
+  for (uint32_t i = 0; i < n && i < 160; i++) {
+    if (strcmp(m[i].name, name) == 0) {
+      *value = m[i].value;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Host wall time of pipeline_create (bytes -> loaded kernel), in us; the
+ * pipeline is released untimed. */
+static vyre_status time_create(bench *B, vyre_backend *b, const void *bytes, size_t size,
+                               double *us) {
+  vyre_pipeline p = 0;
+  uint64_t t0 = cli_bench_now_ns();
+  vyre_status st = b->vt->pipeline_create(b, bytes, size, NULL, &p, &B->err);
+  *us = (double)(cli_bench_now_ns() - t0) / 1e3;
+  if (st == VYRE_OK) b->vt->pipeline_release(b, p, NULL);
+  return st;
+}
+
+/* A fresh instance of the measured backend, its disk cache on or off
+ * (read from the environment when an instance is made). */
+static vyre_status fresh_instance(bench *B, vyre_host *host, uint32_t device, int disk,
+                                  vyre_backend **out) {
+  setenv("VYRE_CUDA_DISK_CACHE", disk ? "1" : "0", 1);
+  vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
+  uint32_t index = 0;
+  return vyre_host_create(host, B->id, &bo, out, &index, &B->err);
+}
+
+/* rm -r of the bench's private cache root (two levels: DIR/cuda/FILE). */
+static void remove_cache_root(const char *root) {
+  char sub[600], path[900];
+  snprintf(sub, sizeof sub, "%s/cuda", root);
+  DIR *d = opendir(sub);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(sub);
+  rmdir(root);
+}
+
+/*
+ * compile_cold      a new program each sample (saxpy + a constant no sample
+ *                   repeats), disk cache off: decode, codegen, JIT, load
+ * compile_warm_hit  the same bytes again in the same instance
+ * compile_disk_hit  a new program each sample, compiled (and written to a
+ *                   private disk cache) by one instance, then made by a
+ *                   second instance of the same backend that has not seen
+ *                   it: a cubin read from disk and loaded
+ * Every case times pipeline_create from program bytes to a loaded kernel.
+ * Their instances share a private cache root (VYRE_CACHE_DIR) under /tmp.
+ */
+struct bench_compile {
+  char root[32];
+  vyre_backend *cold, *writer, *reader;
+  void *bytes; /* the last program made (compile_warm_hit's) */
+  size_t size;
+};
+
+/* Build saxpy + k into C->bytes and time pipeline_create of it on b. */
+static vyre_status build_and_time(bench *B, bench_compile *C, float k, vyre_backend *b,
+                                  double *us) {
+  free(C->bytes);
+  C->bytes = NULL;
+  vyre_status st = build_saxpy_k(k, &C->bytes, &C->size, &B->err);
+  if (!st) st = time_create(B, b, C->bytes, C->size, us);
+  return st;
+}
+
+/* The cache root and the cold instance (disk cache off), warmed up (first
+ * use costs of the driver and the JIT). */
+vyre_status cli_bench_compile_setup(bench *B) {
+  if (B->compile) return VYRE_OK;
+  bench_compile *C = calloc(1, sizeof *C);
+  if (!C) return vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  B->compile = C;
+  snprintf(C->root, sizeof C->root, "%s", "/tmp/vyre-bench-cache-XXXXXX");
+  if (!mkdtemp(C->root)) {
+    C->root[0] = '\0';
+    return vyre_error_set(&B->err, VYRE_IO, 0, "bench: cannot make a private cache directory "
+                          "under /tmp. Fix: make /tmp writable");
+  }
+  setenv("VYRE_CACHE_DIR", C->root, 1);
+  double unused;
+  vyre_status st = fresh_instance(B, B->host, B->ordinal, 0, &C->cold);
+  for (uint32_t i = 0; !st && i < 3; i++) st = build_and_time(B, C, -1.0f - (float)i, C->cold, &unused);
+  return st;
+}
+
+/* Two more instances with the disk cache on: the writer compiles, the
+ * reader (warmed up as above) loads what the writer wrote. */
+vyre_status cli_bench_compile_disk_setup(bench *B) {
+  vyre_status st = cli_bench_compile_setup(B);
+  bench_compile *C = B->compile;
+  if (st || C->reader) return st;
+  double unused;
+  st = fresh_instance(B, B->host, B->ordinal, 1, &C->writer);
+  if (!st) st = fresh_instance(B, B->host, B->ordinal, 1, &C->reader);
+  for (uint32_t i = 0; !st && i < 3; i++)
+    st = build_and_time(B, C, -100.0f - (float)i, C->reader, &unused);
+  return st;
+}
+
+void cli_bench_compile_release(bench *B) {
+  bench_compile *C = B->compile;
+  if (!C) return;
+  if (C->cold) C->cold->vt->destroy(C->cold);
+  if (C->writer) C->writer->vt->destroy(C->writer);
+  if (C->reader) C->reader->vt->destroy(C->reader);
+  if (C->root[0]) remove_cache_root(C->root);
+  free(C->bytes);
+  free(C);
+  B->compile = NULL;
+}
+
+vyre_status cli_bench_compile_cold(bench *B, const bench_row *row, const char *name,
+                                   uint64_t size) {
+  (void)size;
+  bench_compile *C = B->compile;
+  uint32_t samples = B->compile_samples;
+  uint64_t m0 = 0, m1 = 0;
+  double *v = calloc(samples, sizeof *v);
+  if (!v) return vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  int have_misses = metric_of(C->cold, "cache.module.misses", &m0);
+  vyre_status st = VYRE_OK;
+  for (uint32_t i = 0; !st && i < samples; i++)
+    st = build_and_time(B, C, (float)(i + 1), C->cold, &v[i]);
+  if (!st) {
+    /* Honest figures: every sample must have missed the memory cache. */
+    if (have_misses && metric_of(C->cold, "cache.module.misses", &m1) && m1 - m0 != samples)
+      st = vyre_error_set(&B->err, VYRE_INTERNAL, 0, "bench: compile_cold saw %llu misses in %u "
+                          "samples", (unsigned long long)(m1 - m0), samples);
+    else cli_bench_report(B, name, cli_bench_median(v, samples), 0, row->measures);
+  }
+  free(v);
+  return st;
+}
+
+/* The last program's bytes again: the in-memory hit. */
+vyre_status cli_bench_compile_warm_hit(bench *B, const bench_row *row, const char *name,
+                                       uint64_t size) {
+  (void)size;
+  bench_compile *C = B->compile;
+  uint32_t iters = B->warm_iters;
+  double *v = calloc(iters, sizeof *v);
+  if (!v) return vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_status st = VYRE_OK;
+  for (uint32_t i = 0; !st && i < iters; i++) st = time_create(B, C->cold, C->bytes, C->size, &v[i]);
+  if (!st) cli_bench_report(B, name, cli_bench_median(v, iters), 0, row->measures);
+  free(v);
+  return st;
+}
+
+vyre_status cli_bench_compile_disk_hit(bench *B, const bench_row *row, const char *name,
+                                       uint64_t size) {
+  (void)size;
+  bench_compile *C = B->compile;
+  uint32_t samples = B->compile_samples;
+  uint64_t m0 = 0, m1 = 0;
+  if (!metric_of(C->reader, "cache.disk.hits", &m0)) return VYRE_OK; /* no disk cache */
+  double *v = calloc(samples, sizeof *v);
+  if (!v) return vyre_error_set(&B->err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
+  vyre_status st = VYRE_OK;
+  for (uint32_t i = 0; !st && i < samples; i++) {
+    double unused;
+    st = build_and_time(B, C, 100000.0f + (float)i, C->writer, &unused);
+    if (!st) st = time_create(B, C->reader, C->bytes, C->size, &v[i]);
+  }
+  if (!st) {
+    if (metric_of(C->reader, "cache.disk.hits", &m1) && m1 - m0 != samples)
+      st = vyre_error_set(&B->err, VYRE_INTERNAL, 0, "bench: compile_disk_hit saw %llu disk hits "
+                          "in %u samples (is the disk cache off?)", (unsigned long long)(m1 - m0),
+                          samples);
+    else cli_bench_report(B, name, cli_bench_median(v, samples), 0, row->measures);
+  }
+  free(v);
+  return st;
+}

@@ -1,0 +1,100 @@
+/* bench_report.c -- what `vyre bench` reports: the clock and median of the samples, one line per case (text or --jsonl) and the --json document. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_json.h"
+#include "bench.h"
+
+uint64_t cli_bench_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double cli_bench_median(double *v, uint32_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void cli_bench_report(bench *B, const char *name, double us, double bytes, const char *note) {
+  double gbps = bytes > 0 && us > 0 ? bytes / (us * 1e-6) / 1e9 : 0;
+  char line[96];
+  cli_progress_show(&B->progress, NULL);
+  if (B->done_count == B->done_cap) {
+    uint32_t cap = B->done_cap ? B->done_cap * 2 : 32;
+    bench_case *grown = realloc(B->done, cap * sizeof *grown);
+    if (grown) {
+      B->done = grown;
+      B->done_cap = cap;
+    }
+  }
+  if (B->done_count < B->done_cap) {
+    bench_case *c = &B->done[B->done_count++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->us = us;
+    c->gbps = gbps;
+    snprintf(c->note, sizeof c->note, "%s", note);
+  }
+  snprintf(line, sizeof line, "vyre bench: %u case%s done, the last %s", B->done_count,
+           B->done_count == 1 ? "" : "s", name);
+  if (B->json == 1) {
+    /* The document comes at the end (cli_bench_print_document). */
+  } else if (B->json) {
+    printf("{\"peer\":\"vyre-%s\",\"case\":\"%s\",\"median_us\":%.3f", B->id, name, us);
+    if (gbps > 0) printf(",\"gbps\":%.1f", gbps);
+    if (B->device >= 0) printf(",\"device\":%d", B->device);
+    printf("}\n");
+  } else if (gbps > 0) {
+    printf("  %-26s %12.3f us %10.1f GB/s  %s\n", name, us, gbps, note);
+  } else {
+    printf("  %-26s %12.3f us %15s  %s\n", name, us, "", note);
+  }
+  fflush(stdout);
+  cli_progress_show(&B->progress, line);
+}
+
+void cli_bench_print_document(const bench *B, const vyre_device_profile *prof) {
+  cj_writer w;
+  char peer[96];
+  snprintf(peer, sizeof peer, "vyre-%s", B->id);
+  cj_init(&w, stdout);
+  cj_object_begin(&w);
+  cj_key(&w, "backend");
+  cj_string(&w, B->id);
+  if (B->device >= 0) {
+    cj_key(&w, "ordinal");
+    cj_uint(&w, (uint64_t)B->device);
+  }
+  cj_key(&w, "device");
+  cj_string(&w, prof->name);
+  cj_key(&w, "compute_units");
+  cj_uint(&w, prof->compute_units);
+  cj_key(&w, "cases");
+  cj_array_begin(&w);
+  for (uint32_t i = 0; i < B->done_count; i++) {
+    const bench_case *c = &B->done[i];
+    cj_object_begin(&w);
+    cj_key(&w, "peer");
+    cj_string(&w, peer);
+    cj_key(&w, "case");
+    cj_string(&w, c->name);
+    cj_key(&w, "median_us");
+    cj_double(&w, c->us);
+    cj_key(&w, "gbps");
+    if (c->gbps > 0) cj_double(&w, c->gbps);
+    else cj_null(&w);
+    cj_key(&w, "note");
+    cj_string(&w, c->note);
+    cj_object_end(&w);
+  }
+  cj_array_end(&w);
+  cj_object_end(&w);
+  cj_end(&w);
+}

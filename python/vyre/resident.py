@@ -1,0 +1,339 @@
+"""resident.py -- host buffers in and out of calls, and the handles a backend makes: resident buffers, pipelines, pending dispatches; the steps of a sequence."""
+import ctypes as C
+
+from . import _lib, interop
+from ._handle import Handle
+from .errors import check, invalid
+from .host import Timing, _new_timing, _np
+
+# ---------------------------------------------------------------------------
+# Host buffers
+# ---------------------------------------------------------------------------
+
+
+def _dtype_mismatch(what, have, binfo, np):
+    return invalid("%s is %s, the program's buffer '%s' is %s. Fix: pass an array of NumPy "
+                   "dtype %s (x.astype(numpy.%s))" % (what, have, binfo.name, binfo.type,
+                                                      binfo.dtype, binfo.dtype))
+
+
+def _host_in(obj, binfo, what):
+    """(pointer, nbytes, keepalive) of a host input for buffer binfo."""
+    np = _np()
+    if isinstance(obj, Resident) or interop.is_device_array(obj):
+        raise invalid("%s is device memory; dispatch takes host buffers. Fix: pass device "
+                      "tensors and Resident buffers to dispatch_resident (one per buffer, "
+                      "outputs included, written in place)" % what)
+    if binfo.dtype is None and isinstance(obj, (bool, int, float, list, tuple)):
+        raise invalid("%s is a Python number or list: its element type is unknown. Fix: pass a "
+                      "NumPy array of the type you mean (numpy.array(v, dtype=numpy.float32))"
+                      % what)
+    if isinstance(obj, (bool, int, float)):
+        if np is None:
+            raise invalid("%s is a Python number; without NumPy only buffers are taken. Fix: "
+                          "pass bytes (struct.pack) or install NumPy" % what)
+        try:
+            obj = np.array([obj], dtype=binfo.dtype)
+        except (OverflowError, ValueError):
+            raise invalid("%s = %r does not fit buffer '%s' (%s). Fix: pass a value in range"
+                          % (what, obj, binfo.name, binfo.type))
+    elif isinstance(obj, (list, tuple)):
+        if np is None:
+            raise invalid("%s is a list; without NumPy only buffers are taken. Fix: pass bytes "
+                          "or install NumPy" % what)
+        try:
+            obj = np.array(obj, dtype=binfo.dtype)
+        except (OverflowError, ValueError, TypeError):
+            raise invalid("%s does not convert to %s. Fix: pass numbers in the range of %s"
+                          % (what, binfo.dtype, binfo.type))
+    if np is not None and not isinstance(obj, np.ndarray) and not _is_buffer(obj) and \
+            hasattr(obj, "__array__"):
+        obj = np.asarray(obj)
+    if np is not None and isinstance(obj, np.ndarray):
+        want = np.dtype(binfo.dtype) if binfo.dtype is not None else obj.dtype
+        if obj.dtype != want:
+            if binfo.type == "bool" and obj.dtype == np.bool_:
+                obj = obj.astype(np.uint32)
+            else:
+                raise _dtype_mismatch(what, obj.dtype, binfo, np)
+        a = np.ascontiguousarray(obj)
+        return (a.ctypes.data if a.nbytes else None), a.nbytes, a
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise invalid("%s (%s) is no buffer. Fix: pass a NumPy array, bytes, bytearray, "
+                      "memoryview or array.array" % (what, type(obj).__name__))
+    if not mv.c_contiguous:
+        mv = memoryview(mv.tobytes())
+    mv = mv.cast("B")
+    n = mv.nbytes
+    if n == 0:
+        return None, 0, mv
+    if np is not None:
+        a = np.frombuffer(mv, dtype=np.uint8)
+        return a.ctypes.data, n, (a, mv)
+    if mv.readonly:
+        c = (C.c_char * n).from_buffer_copy(mv)
+    else:
+        c = (C.c_char * n).from_buffer(mv)
+    return C.addressof(c), n, (c, mv)
+
+
+def _is_buffer(obj):
+    try:
+        memoryview(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def _host_out(obj, binfo, what):
+    """(pointer, capacity, keepalive) of a caller's writable output buffer."""
+    np = _np()
+    if np is not None and isinstance(obj, np.ndarray):
+        if binfo.dtype is not None and obj.dtype != np.dtype(binfo.dtype):
+            raise _dtype_mismatch(what, obj.dtype, binfo, np)
+        if not obj.flags.c_contiguous or not obj.flags.writeable:
+            raise invalid("%s is not a writable C-contiguous array. Fix: pass numpy.empty(n, "
+                          "dtype=numpy.%s)" % (what, binfo.dtype))
+        return (obj.ctypes.data if obj.nbytes else None), obj.nbytes, obj
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise invalid("%s (%s) is no buffer. Fix: pass a NumPy array, bytearray, writable "
+                      "memoryview or array.array" % (what, type(obj).__name__))
+    if mv.readonly or not mv.c_contiguous:
+        raise invalid("%s is read-only or not contiguous. Fix: pass a bytearray, a NumPy array "
+                      "or another writable contiguous buffer" % what)
+    mv = mv.cast("B")
+    if mv.nbytes == 0:
+        return None, 0, mv
+    c = (C.c_char * mv.nbytes).from_buffer(mv)
+    return C.addressof(c), mv.nbytes, (c, mv)
+
+
+def _to_host_array(ptr, size, dtype):
+    """A new NumPy array (bytearray without NumPy) holding `size` bytes at ptr."""
+    np = _np()
+    if np is None:
+        return bytearray(C.string_at(ptr, size)) if size else bytearray()
+    dt = np.dtype(dtype or "uint8")
+    if size % dt.itemsize:
+        dt = np.dtype("uint8")
+    a = np.empty(size // dt.itemsize, dtype=dt)
+    if size:
+        C.memmove(a.ctypes.data, ptr, size)
+    return a
+
+
+# ---------------------------------------------------------------------------
+# Handles: resident buffers, pipelines, pending dispatches
+# ---------------------------------------------------------------------------
+
+
+class Resident(Handle):
+    """A resident buffer: device memory (or the reference backend's host
+    memory) that stays between dispatches.  Made by Backend.alloc,
+    Backend.upload or Backend.import_device.  Attributes: handle, size
+    (bytes), dtype (NumPy dtype name download() returns, or None for uint8),
+    imported (True for device memory borrowed from a framework), backend.
+    A context manager: leaving the block frees it.  One thread at a time."""
+
+    def __init__(self, backend, handle, size, dtype=None, imported=None):
+        self.backend = backend
+        self.handle = handle
+        self.size = size
+        self.dtype = dtype
+        self.imported = imported is not None
+        self._source = imported  # the framework array whose memory this is
+
+    def _closed_text(self):
+        return ("this resident buffer is freed. Fix: allocate a new one (Backend.alloc / "
+                "upload / import_device)")
+
+    def _h(self):
+        self._check_open()
+        self.backend._live()
+        return self.handle
+
+    def upload(self, data, offset=0):
+        """Copy host data (NumPy array, bytes, any buffer) into the buffer at byte `offset`."""
+        b = self.backend
+        ptr, n, keep = _host_in(data, _AnyBuffer(None), "upload data")
+        err = _lib.new_error()
+        if offset == 0 and n == self.size:
+            check(b._vt.resident_upload(b._b, self._h(), ptr, n, C.byref(err)), err,
+                  "resident_upload")
+        else:
+            b._need("resident_upload_at")
+            check(b._vt.resident_upload_at(b._b, self._h(), offset, ptr, n, C.byref(err)), err,
+                  "resident_upload_at")
+        del keep
+
+    def download(self, out=None, offset=0, size=None, dtype=None):
+        """The buffer's bytes [offset, offset + size) (size None: to the end),
+        as a new NumPy array of `dtype` (default: the buffer's dtype, else
+        uint8; a bytearray without NumPy), or written into the writable
+        buffer `out` (then size defaults to out's size) and out returned."""
+        b = self.backend
+        err = _lib.new_error()
+        h = self._h()
+        if out is not None:
+            ptr, cap, keep = _host_out(out, _AnyBuffer(None), "download out")
+            n = cap if size is None else size
+            if n > cap:
+                raise invalid("download of %d bytes into a buffer of %d. Fix: pass a larger out"
+                              % (n, cap))
+        else:
+            n = (self.size - offset) if size is None else size
+            if n < 0:
+                raise invalid("download offset %d is past the buffer's %d bytes. Fix: pass an "
+                              "offset below its size" % (offset, self.size))
+            keep = C.create_string_buffer(max(n, 1))
+            ptr = C.addressof(keep)
+        if offset == 0 and n == self.size:
+            check(b._vt.resident_download(b._b, h, ptr, n, C.byref(err)), err, "resident_download")
+        else:
+            b._need("resident_download_range")
+            check(b._vt.resident_download_range(b._b, h, offset, ptr, n, C.byref(err)), err,
+                  "resident_download_range")
+        if out is not None:
+            return out
+        return _to_host_array(ptr, n, dtype or self.dtype)
+
+    @property
+    def device_ptr(self):
+        """The buffer's device address (CUDA interop extension); Unsupported elsewhere."""
+        cu = self.backend._interop()
+        ptr = C.c_uint64()
+        err = _lib.new_error()
+        check(cu.resident_pointer(self.backend._native, self._h(), C.byref(ptr), None,
+                                  C.byref(err)), err, "resident_pointer")
+        return ptr.value
+
+    def free(self):
+        """Release the handle (an imported buffer's memory stays the framework's).  Idempotent."""
+        self.close()
+
+    def _release(self):
+        h, self.handle = self.handle, 0
+        b = self.backend
+        if h and b._b:
+            err = _lib.new_error()
+            st = b._vt.resident_free(b._b, h, C.byref(err))
+            self._source = None
+            check(st, err, "resident_free")
+        self._source = None
+
+    def __repr__(self):
+        return "<vyre.Resident %#x, %d bytes%s%s>" % (self.handle, self.size,
+                                                      ", imported" if self.imported else "",
+                                                      "" if self.handle else ", freed")
+
+
+class _AnyBuffer(object):
+    """A stand-in BufferInfo for uploads and downloads: the dtype is the buffer's own."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype  # None: any dtype, taken as raw bytes
+        self.type = "raw"
+        self.name = "resident"
+
+
+def _dtype_of(obj):
+    np = _np()
+    if np is not None and isinstance(obj, np.ndarray):
+        return str(obj.dtype)
+    return None
+
+
+class Pipeline(Handle):
+    """A program compiled ahead on one backend (Backend.compile); pass it
+    wherever a program goes on that backend.  Attributes: program, handle.
+    A context manager: leaving the block releases it."""
+
+    def __init__(self, backend, handle, program):
+        self.backend, self.handle, self.program = backend, handle, program
+
+    def _closed_text(self):
+        return "the pipeline is released. Fix: compile it again"
+
+    def release(self):
+        """Release the pipeline.  Idempotent."""
+        self.close()
+
+    def _release(self):
+        h, self.handle = self.handle, 0
+        b = self.backend
+        if h and b._b:
+            err = _lib.new_error()
+            check(b._vt.pipeline_release(b._b, h, C.byref(err)), err, "pipeline_release")
+
+
+class Pending(Handle):
+    """A dispatch in flight (Backend.dispatch_async): poll(), wait(), release()."""
+
+    def __init__(self, backend, handle, program, timing):
+        self.backend, self.handle, self.program, self._timing = backend, handle, program, timing
+
+    def _closed_text(self):
+        return "this pending dispatch was waited or released. Fix: wait() once per dispatch_async"
+
+    def _h(self):
+        self._check_open()
+        self.backend._live()
+        return self.handle
+
+    def poll(self):
+        """True once the dispatch has completed (or failed)."""
+        ready = C.c_int()
+        err = _lib.new_error()
+        b = self.backend
+        check(b._vt.pending_poll(b._b, self._h(), C.byref(ready), C.byref(err)), err,
+              "pending_poll")
+        return bool(ready.value)
+
+    def wait(self):
+        """Wait and return the outputs (as Backend.dispatch; with timing, (outputs, Timing))."""
+        b = self.backend
+        h = self._h()
+        self.handle = 0
+        out = C.POINTER(_lib.Outputs)()
+        t = _new_timing() if self._timing else None
+        err = _lib.new_error()
+        check(b._vt.pending_wait(b._b, h, C.byref(out), C.byref(t) if t else None, C.byref(err)),
+              err, "pending_wait")
+        res = b._take_outputs(out, self.program)
+        return (res, Timing(t)) if t else res
+
+    def release(self):
+        """Drop the dispatch (it completes on its own).  Idempotent."""
+        self.close()
+
+    def _release(self):
+        h, self.handle = self.handle, 0
+        b = self.backend
+        if h and b._b:
+            err = _lib.new_error()
+            check(b._vt.pending_release(b._b, h, C.byref(err)), err, "pending_release")
+
+
+class Step(object):
+    """One step of a resident sequence: program (Program or Pipeline) over
+    `buffers` (Resident buffers or device arrays, one per non-workgroup
+    buffer in declaration order), with the dispatch options workgroup,
+    grid, fixpoint and ulp."""
+
+    def __init__(self, program, buffers, workgroup=None, grid=None, fixpoint=None, ulp=None):
+        self.program, self.buffers = program, list(buffers)
+        self.options = dict(workgroup=workgroup, grid=grid, fixpoint=fixpoint, ulp=ulp)
+
+
+def _triple(v, what):
+    if v is None:
+        return (0, 0, 0)
+    t = (v,) if isinstance(v, int) else tuple(v)
+    if not 1 <= len(t) <= 3 or any(not isinstance(x, int) or x < 1 for x in t):
+        raise invalid("%s %r is not 1 to 3 positive ints. Fix: pass e.g. 256 or (16, 16)"
+                      % (what, v))
+    return t + (1,) * (3 - len(t))
