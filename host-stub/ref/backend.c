@@ -8,7 +8,7 @@
 
 #include "ref.h"
 #include "abi/support/config.h"
-#include "abi/support/budget.h"
+#include "abi/format/budget.h"
 #include "abi/support/sized.h"
 
 #define REF_MAX_THREADS 256u
