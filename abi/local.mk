@@ -26,7 +26,8 @@ VYRE_FORMAT_SOURCES = \
 	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
 	abi/format/budget.h \
-	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h
+	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
+	abi/text/directives.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "format_corpus.h"
-#include "abi/text/text_internal.h"
+#include "abi/text/literal.h"
 #include "vyre/vyre_text.h"
 
 /* Check's ck_assert_msg records a mark point through a pipe on every

@@ -1,8 +1,7 @@
-/* text_internal.h -- pieces shared by the text assembler and disassembler (abi/text/); not installed. */
-#ifndef VYRE_TEXT_INTERNAL_H
-#define VYRE_TEXT_INTERNAL_H
+/* literal.h -- typed literals of the program text form (abi/text/literal.c): the one literal grammar; not installed. */
+#ifndef VYRE_TEXT_LITERAL_H
+#define VYRE_TEXT_LITERAL_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +18,9 @@ void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits);
  * f32 results are canonical or rejected.  Thread-safe.
  */
 int vyre__text_parse_const(const char *s, size_t len, uint32_t type, uint64_t *bits, char *msg,
-                     size_t msg_size);
+                           size_t msg_size);
 
 /* Parse an unsigned decimal or 0x hex number of at most `max`; 0 or -1. */
 int vyre__text_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
 
-#endif /* VYRE_TEXT_INTERNAL_H */
+#endif /* VYRE_TEXT_LITERAL_H */
