@@ -23,7 +23,8 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 # convenience library contains another.
 VYRE_FORMAT_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
-	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
+	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
+	abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
 	abi/format/budget.h \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
