@@ -26,36 +26,58 @@ static void leave_c_locale(locale_t old) {
   if (c_locale) uselocale(old);
 }
 
-/* The shortest decimal that reads back to the same f32, always with a
- * '.' or an exponent so that it reads as a float. */
-static void format_f32(strbuf *b, uint32_t bits) {
-  if (bits == VYRE_F32_CANONICAL_NAN || ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu))) {
-    vyre__sb_append(b, "nan", 3);
-    return;
-  }
-  if ((bits & 0x7fffffffu) == 0x7f800000u) {
-    vyre__sb_printf(b, "%sinf", bits >> 31 ? "-" : "");
-    return;
-  }
-  char sci[64], out[64];
-  double x = (double)vyre__f32_from_bits(bits);
+/* The f32 value of a float of `type` (f32, f16, bf16) with bits `bits`. */
+static uint32_t float_as_f32(uint32_t type, uint64_t bits) {
+  if (type == VYRE_T_F16) return vyre_f16_to_f32((uint16_t)bits);
+  if (type == VYRE_T_BF16) return vyre_bf16_to_f32((uint16_t)bits);
+  return (uint32_t)bits;
+}
+
+/* An f32 as a float of `type`: round to nearest even (vyre_f32_to_f16/bf16). */
+static uint64_t f32_as_float(uint32_t type, uint32_t f32) {
+  if (type == VYRE_T_F16) return vyre_f32_to_f16(f32);
+  if (type == VYRE_T_BF16) return vyre_f32_to_bf16(f32);
+  return f32;
+}
+
+/* Contract in literal.h. */
+size_t vyre__text_format_float(char out[VYRE__TEXT_FLOAT_MAX], uint32_t type, uint64_t bits,
+                               uint32_t flags) {
+  uint32_t f = float_as_f32(type, bits);
+  if ((f & 0x7f800000u) == 0x7f800000u && (f & 0x7fffffu))
+    return (size_t)snprintf(out, VYRE__TEXT_FLOAT_MAX, "nan");
+  if ((f & 0x7fffffffu) == 0x7f800000u)
+    return (size_t)snprintf(out, VYRE__TEXT_FLOAT_MAX, "%sinf", f >> 31 ? "-" : "");
+  char sci[64], pos[64];
+  double x = (double)vyre__f32_from_bits(f);
+  uint64_t want = type == VYRE_T_F32 ? bits : f32_as_float(type, f);
   locale_t old = enter_c_locale();
+  /* The fewest significant digits that read back (9 always do for f32,
+   * and so for the narrower types). */
   int digits = 1;
   for (; digits < 9; digits++) {
     snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
-    if (vyre__f32_bits(strtof(sci, NULL)) == bits) break;
+    if (f32_as_float(type, vyre__f32_bits(strtof(sci, NULL))) == want) break;
   }
   snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
   /* The same digits in positional form where that is short (1e-5 up
    * to 1e16), else in scientific form. */
   int exp10 = atoi(strchr(sci, 'e') + 1);
   if (exp10 >= -5 && exp10 < 16)
-    snprintf(out, sizeof out, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, x);
+    snprintf(pos, sizeof pos, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, x);
   else
-    snprintf(out, sizeof out, "%s", sci);
+    snprintf(pos, sizeof pos, "%s", sci);
   leave_c_locale(old);
-  vyre__sb_append(b, out, strlen(out));
-  if (!strpbrk(out, ".e")) vyre__sb_append(b, ".0", 2);
+  if ((flags & VYRE__TEXT_FLOAT_POINT) && !strpbrk(pos, ".e")) strcat(pos, ".0");
+  return (size_t)snprintf(out, VYRE__TEXT_FLOAT_MAX, "%s", pos);
+}
+
+/* The shortest decimal that reads back to the same f32, always with a
+ * '.' or an exponent so that it reads as a float. */
+static void format_f32(strbuf *b, uint32_t bits) {
+  char out[VYRE__TEXT_FLOAT_MAX];
+  size_t n = vyre__text_format_float(out, VYRE_T_F32, bits, VYRE__TEXT_FLOAT_POINT);
+  vyre__sb_append(b, out, n);
 }
 
 void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits) {
