@@ -186,7 +186,8 @@ static vyre_status parse_const(assembler *a, inst_line *x) {
   if (st) return st;
   uint64_t bits;
   char msg[512];
-  if (vyre__text_parse_const(x->arg[1].s, x->arg[1].len, x->type, &bits, msg, sizeof msg))
+  if (vyre__text_parse_literal(x->arg[1].s, x->arg[1].len, x->type, VYRE__LITERAL_CONST, &bits,
+                               msg, sizeof msg))
     return FAIL(&x->arg[1], "%s", msg);
   x->f[0] = (uint32_t)bits;
   x->f[1] = x->type == VYRE_T_U64 || x->type == VYRE_T_I64 ? (uint32_t)(bits >> 32) : 0;
