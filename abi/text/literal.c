@@ -270,12 +270,17 @@ static int parse_float(const char *s, size_t len, const float_kind *k, int data,
   return parse_float_text(s, len, k, data, bits, msg, ms);
 }
 
-static int parse_bool(const char *s, size_t len, uint64_t *bits, char *msg, size_t ms) {
+/* true, false, 1, 0; input data may hold any 32-bit word (nonzero is
+ * true), written as a u32 literal. */
+static int parse_bool(const char *s, size_t len, int data, uint64_t *bits, char *msg,
+                      size_t ms) {
+  uint64_t v;
   if (word_is(s, len, "true") || word_is(s, len, "1")) *bits = 1;
   else if (word_is(s, len, "false") || word_is(s, len, "0")) *bits = 0;
+  else if (data && parse_uint(s, len, 0xffffffffu, &v) == 0) *bits = v;
   else {
-    snprintf(msg, ms, "'%.*s' is not a bool literal. Fix: write true or false",
-             (int)(len > 64 ? 64 : len), s);
+    snprintf(msg, ms, "'%.*s' is not a bool literal. Fix: write true or false%s",
+             (int)(len > 64 ? 64 : len), s, data ? " (or the 32-bit word, 0..0xffffffff)" : "");
     return -1;
   }
   return 0;
@@ -367,7 +372,7 @@ int vyre__text_parse_literal(const char *s, size_t len, uint32_t type, uint32_t 
     return -1;
   }
   switch (type) {
-  case VYRE_T_BOOL: return parse_bool(s, len, bits, msg, ms);
+  case VYRE_T_BOOL: return parse_bool(s, len, data, bits, msg, ms);
   case VYRE_T_U8:
   case VYRE_T_U16:
   case VYRE_T_U32:

@@ -23,7 +23,8 @@ void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits);
  * stored).  Returns 0, or -1 with "what is wrong. Fix: how" in msg
  * (msg_size bytes, NUL-terminated) and *bits untouched.
  *
- *   bool           true, false, 1, 0.
+ *   bool           true, false, 1, 0 (input data: also any 32-bit word as
+ *                  a u32 literal, 2 or 0x80000000; nonzero is true).
  *   u8 u16 u32 u64 decimal (42; leading zeros are decimal: 010 is ten,
  *                  there is no octal) or 0x hex (0x2a, 0X2A), no sign,
  *                  at most the type's maximum.

@@ -158,7 +158,10 @@ START_TEST(test_literal_data) {
       {VYRE_T_I64, "-1", 1, UINT64_MAX, NULL},
       {VYRE_T_BOOL, "true", 1, 1, NULL},
       {VYRE_T_BOOL, "1", 1, 1, NULL},
-      {VYRE_T_BOOL, "2", 0, 0, "not a bool literal"},
+      {VYRE_T_BOOL, "2", 1, 2, NULL}, /* the 32-bit word a bool buffer holds */
+      {VYRE_T_BOOL, "0x80000000", 1, 0x80000000u, NULL},
+      {VYRE_T_BOOL, "4294967296", 0, 0, "not a bool literal"},
+      {VYRE_T_BOOL, "yes", 0, 0, "not a bool literal"},
       /* f32: any bits, subnormals kept */
       {VYRE_T_F32, "1.5", 1, 0x3fc00000u, NULL},
       {VYRE_T_F32, "-0x1.8p1", 1, 0xc0400000u, NULL},
@@ -210,6 +213,7 @@ START_TEST(test_literal_const) {
       {VYRE_T_F32, "0x7fc00001", 0, 0, "the only NaN is 0x7fc00000"},
       {VYRE_T_F32, "-nan", 0, 0, "f32 has one canonical NaN"},
       {VYRE_T_F32, "+nan", 0, 0, "f32 has one canonical NaN"},
+      {VYRE_T_BOOL, "2", 0, 0, "not a bool literal. Fix: write true or false"},
       {VYRE_T_U8, "1", 0, 0, "u8 is not a value type"},
       {VYRE_T_F16, "1.5", 0, 0, "f16 is not a value type"},
   };
