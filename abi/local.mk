@@ -23,13 +23,16 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 # convenience library contains another.
 VYRE_FORMAT_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
-	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
-	abi/format/version.c \
-	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h
+	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
+	abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
+	abi/format/version.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
+	abi/format/budget.h \
+	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
+	abi/text/directives.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
-	abi/support/budget.c abi/support/budget.h abi/support/prng.h abi/support/bits.h
+	abi/support/prng.h abi/support/bits.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)

@@ -3,7 +3,7 @@
 #include <time.h>
 
 #include "ref.h"
-#include "abi/support/budget.h"
+#include "abi/format/budget.h"
 #include "abi/support/sized.h"
 
 void ref_metric_add(ref_backend *b, ref_metric_id id, uint64_t v) {

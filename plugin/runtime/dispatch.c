@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/support/budget.h"
+#include "abi/format/budget.h"
 #include "util.h"
 
 /* A host dispatch in flight. */

@@ -1,59 +1,26 @@
 /* hoststream.c -- the host's CUstream: reading vyre_cuda_stream from a call's extension chain, and the event joins before and after the call's work. */
 #include "hoststream.h"
 
-#include <stddef.h>
-
+#include "abi/format/chain.h"
 #include "vyre/vyre_cuda.h"
 #include "vyre/vyre_support.h"
-
-/* A longer chain is taken for a cycle. */
-#define MAX_CHAIN 64u
 
 #define STREAM_FIX                                                                           \
   "pass a live CUstream of the instance's context (vyre_cuda_interop.context), or NULL for " \
   "the legacy default stream"
 
+static const vyre__ext_kind stream_kind = {VYRE_EXT_CUDA_STREAM, sizeof(vyre_cuda_stream),
+                                           "vyre_cuda_stream", "stream"};
+
 vyre_status vc_host_stream_read(const vyre_dispatch_options *o, const char *what,
                                 vc_host_stream *out, vyre_error *err) {
   out->set = 0;
   out->stream = NULL;
-  /* Options from a 1.0 caller end before `next`: they have no chain. */
-  if (!o || o->struct_size < offsetof(vyre_dispatch_options, next) + sizeof o->next)
-    return VYRE_OK;
-  uint32_t i = 0;
-  for (const vyre_ext *e = o->next; e; e = e->next, i++) {
-    if (i == MAX_CHAIN)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: the options' extension chain has more than %u entries (a "
-                            "cycle?). Fix: end the chain with next = NULL",
-                            what, MAX_CHAIN);
-    /* Nothing past the size the caller vouched for is read. */
-    if (e->struct_size < sizeof *e)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: extension chain entry %u has struct_size %u, less than its "
-                            "%zu-byte head (vyre_ext). Fix: set head.struct_size to the size of "
-                            "the whole extension struct",
-                            what, i, e->struct_size, sizeof *e);
-    if (e->type == 0)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: extension chain entry %u has type 0, which is never a type (an "
-                            "uninitialised struct?). Fix: set head.type to the VYRE_EXT_* of "
-                            "the struct",
-                            what, i);
-    if (e->type != VYRE_EXT_CUDA_STREAM) continue; /* not ours: skipped (vyre.h) */
-    if (e->struct_size < sizeof(vyre_cuda_stream))
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: vyre_cuda_stream (chain entry %u) has struct_size %u, %zu "
-                            "expected. Fix: set head.struct_size = sizeof(vyre_cuda_stream)",
-                            what, i, e->struct_size, sizeof(vyre_cuda_stream));
-    if (out->set)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: the extension chain holds two vyre_cuda_stream entries (the "
-                            "second is entry %u). Fix: chain one stream per call",
-                            what, i);
-    out->set = 1;
-    out->stream = (CUstream)((const vyre_cuda_stream *)e)->stream;
-  }
+  const vyre_ext *e;
+  vyre_status st = vyre__ext_find(o, &stream_kind, what, &e, err);
+  if (st != VYRE_OK || !e) return st;
+  out->set = 1;
+  out->stream = (CUstream)((const vyre_cuda_stream *)e)->stream;
   return VYRE_OK;
 }
 

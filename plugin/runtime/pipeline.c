@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/support/budget.h"
+#include "abi/format/budget.h"
 #include "hoststream.h"
 #include "launch.h"
 #include "program.h"

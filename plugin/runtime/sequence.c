@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/support/budget.h"
+#include "abi/format/budget.h"
 #include "util.h"
 
 void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "format_corpus.h"
-#include "abi/text/text_internal.h"
+#include "abi/text/literal.h"
 #include "vyre/vyre_text.h"
 
 /* Check's ck_assert_msg records a mark point through a pipe on every
@@ -618,7 +618,8 @@ static void literal_round_trip(uint32_t type, uint64_t bits) {
   EXPECT(!b.failed, "out of memory");
   uint64_t back = ~bits;
   char msg[512];
-  int r = vyre__text_parse_const(b.data, b.len, type, &back, msg, sizeof msg);
+  int r =
+      vyre__text_parse_literal(b.data, b.len, type, VYRE__LITERAL_CONST, &back, msg, sizeof msg);
   EXPECT(r == 0 && back == bits, "%s 0x%llx prints as '%s' and reads back as 0x%llx (%s)",
          vyre_type_name(type), (unsigned long long)bits, b.data, (unsigned long long)back,
          r ? msg : "ok");
@@ -732,7 +733,8 @@ START_TEST(literals_spelling) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     uint64_t bits = 0x5a5a;
     char msg[512] = "";
-    int r = vyre__text_parse_const(cases[k].text, strlen(cases[k].text), cases[k].type, &bits, msg, sizeof msg);
+    int r = vyre__text_parse_literal(cases[k].text, strlen(cases[k].text), cases[k].type,
+                                     VYRE__LITERAL_CONST, &bits, msg, sizeof msg);
     if (cases[k].ok) {
       EXPECT(r == 0 && bits == cases[k].bits, "%s '%s' reads as 0x%llx (got %d, 0x%llx: %s)",
              vyre_type_name(cases[k].type), cases[k].text, (unsigned long long)cases[k].bits, r,
@@ -905,7 +907,7 @@ static const text_error_case error_cases[] = {
     {W "local n u32\n%a = const f32 1.0\nlet n %a\n", 4, 7, VYRE_INVALID_PROGRAM, "%a is f32, but let needs u32 (the local's type)"},
     {W "%a = const u32 1\nif %a\nend\n", 3, 4, VYRE_INVALID_PROGRAM, "%a is u32, but if needs bool as condition"},
     {W "%a = const u32 1\n%b = const i32 1\nloop i %a %b\nend\n", 4, 11, VYRE_INVALID_PROGRAM, "%b is i32, but loop needs u32"},
-    /* literals (the message of vyre__text_parse_const, at the literal) */
+    /* literals (the message of vyre__text_parse_literal, at the literal) */
     {W "%a = const f32 1e-40\n", 2, 16, VYRE_INVALID_PROGRAM, "subnormal"},
     {W "%a = const f32 0x7fc00001\n", 2, 16, VYRE_INVALID_PROGRAM, "not canonical"},
     {W "%a = const u32 -1\n", 2, 16, VYRE_INVALID_PROGRAM, "u32 literal '-1' is negative"},

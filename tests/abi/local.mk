@@ -20,6 +20,8 @@ tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
 if HAVE_CHECK
 check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
+check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal
+TESTS += tests/abi/check_chain tests/abi/check_literal
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -37,4 +39,12 @@ tests_abi_check_text_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre-privat
 tests_abi_check_support_SOURCES = tests/abi/check_support.c
 tests_abi_check_support_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_support_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The text form's literals: the one literal grammar, the float formatter.
+tests_abi_check_literal_SOURCES = tests/abi/check_literal.c
+tests_abi_check_literal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_literal_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The extension-chain walker and the vyre_limits reader.
+tests_abi_check_chain_SOURCES = tests/abi/check_chain.c
+tests_abi_check_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_chain_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 endif

@@ -1,18 +1,18 @@
-/* budget.c -- reading vyre_limits from a call's extension chain (budget.h). */
-#include "budget.h"
+/* chain.c -- the one walker of a call's extension chain (chain.h). */
+#include "chain.h"
 
 #include <stddef.h>
-#include <string.h>
 
 #include "vyre/vyre_support.h"
 
-vyre_status vyre__limits_read(const vyre_dispatch_options *o, const char *what,
-                              vyre_limits *out, vyre_error *err) {
-  memset(out, 0, sizeof *out);
+/* Contract in chain.h. */
+vyre_status vyre__ext_find(const vyre_dispatch_options *o, const vyre__ext_kind *kind,
+                           const char *what, const vyre_ext **found, vyre_error *err) {
+  *found = NULL;
   /* Options from a 1.0 caller end before `next`: they have no chain. */
   if (!o || o->struct_size < offsetof(vyre_dispatch_options, next) + sizeof o->next)
     return VYRE_OK;
-  int found = 0;
+  const vyre_ext *hit = NULL;
   uint32_t i = 0;
   for (const vyre_ext *e = o->next; e; e = e->next, i++) {
     if (i == VYRE__CHAIN_MAX)
@@ -20,6 +20,7 @@ vyre_status vyre__limits_read(const vyre_dispatch_options *o, const char *what,
                             "%s: the options' extension chain has more than %u entries (a "
                             "cycle?). Fix: end the chain with next = NULL",
                             what, VYRE__CHAIN_MAX);
+    /* Nothing past the size the caller vouched for is read. */
     if (e->struct_size < sizeof *e)
       return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                             "%s: extension chain entry %u has struct_size %u, less than its "
@@ -32,23 +33,19 @@ vyre_status vyre__limits_read(const vyre_dispatch_options *o, const char *what,
                             "uninitialised struct?). Fix: set head.type to the VYRE_EXT_* of "
                             "the struct",
                             what, i);
-    if (e->type != VYRE_EXT_LIMITS) continue; /* not this one: skipped (vyre.h) */
-    if (e->struct_size < sizeof(vyre_limits))
+    if (e->type != kind->type) continue; /* not this one: skipped (vyre.h) */
+    if (e->struct_size < kind->size)
       return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: vyre_limits (chain entry %u) has struct_size %u, %zu "
-                            "expected. Fix: set head.struct_size = sizeof(vyre_limits)",
-                            what, i, e->struct_size, sizeof(vyre_limits));
-    if (found)
+                            "%s: %s (chain entry %u) has struct_size %u, %u expected. Fix: set "
+                            "head.struct_size = sizeof(%s)",
+                            what, kind->name, i, e->struct_size, kind->size, kind->name);
+    if (hit)
       return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: the extension chain holds two vyre_limits entries (the second "
-                            "is entry %u). Fix: chain one vyre_limits per call",
-                            what, i);
-    found = 1;
-    const vyre_limits *l = (const vyre_limits *)e;
-    out->head.struct_size = sizeof *out;
-    out->head.type = VYRE_EXT_LIMITS;
-    out->timeout_ns = l->timeout_ns;
-    out->max_steps = l->max_steps;
+                            "%s: the extension chain holds two %s entries (the second is entry "
+                            "%u). Fix: chain one %s per call",
+                            what, kind->name, i, kind->one);
+    hit = e;
   }
+  *found = hit;
   return VYRE_OK;
 }
