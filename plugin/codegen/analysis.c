@@ -1,8 +1,8 @@
-/* codegen_analysis.c -- static facts about values that let the lowering drop work: u32 ranges, index alignment, loads whose flush an ftz use makes redundant, vector groups of workgroup loads. */
+/* analysis.c -- static facts about values that let the lowering drop work: u32 ranges, index alignment, loads whose flush an ftz use makes redundant, vector groups of workgroup loads. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "internal.h"
 
 #define AL_CAP 8u /* alignments are kept as log2, capped (vectors need 2) */
 

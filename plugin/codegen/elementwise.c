@@ -1,9 +1,9 @@
-/* codegen_elementwise.c -- the vectorised elementwise fast path (docs/codegen.md "Elementwise path"). */
+/* elementwise.c -- the vectorised elementwise fast path (docs/codegen.md "Elementwise path"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "internal.h"
 
 static int is_gid(const vyre_program *p, uint32_t v) {
   return p->insts[v].op == VYRE_OP_INVOCATION_ID && p->insts[v].mod == 0;
