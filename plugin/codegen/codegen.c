@@ -249,8 +249,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
    * chain of doublings. */
   vyre__sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
   /* The header is written last (it declares how many registers were used)
-   * into a gap left at the front, padded with blanks: no second copy of
-   * the body. */
+   * into a gap left at the front: no second buffer for the whole text. */
   size_t gap = 2048u + 40u * program->buffer_count;
   for (size_t k = 0; k < gap; k += 64)
     vyre__sb_append(&c->body, "                                                                ",
@@ -279,9 +278,13 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
     goto fail;
   }
-  if (head.len < gap) {
+  if (head.len <= gap) {
+    /* The header at the front, the body moved down over the rest of the
+     * gap (with its NUL): the text carries no padding. */
+    size_t body_len = c->body.len - gap;
     memcpy(c->body.data, head.data, head.len);
-    c->body.data[gap - 1] = '\n'; /* blanks, then a line break before the body */
+    memmove(c->body.data + head.len, c->body.data + gap, body_len + 1);
+    c->body.len = head.len + body_len;
     *ptx = vyre__sb_take(&c->body, length);
   } else {
     /* Large math functions: header + body in a new buffer. */
