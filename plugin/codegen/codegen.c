@@ -191,15 +191,9 @@ static void ctx_free(cg_ctx *c) {
   free(c);
 }
 
-vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
-                        size_t *length, cg_kernel_info *info, vyre_error *err) {
-  if (ptx) *ptx = NULL;
-  if (length) *length = 0;
-  if (!program || !options || !ptx || !info)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "codegen: program, options, ptx and info must not be NULL. Fix: pass "
-                          "a decoded program, options and output pointers");
-  memset(info, 0, sizeof *info);
+/* The target and the workgroup: the PTX ISA version into info. */
+static vyre_status check_options(const cg_options *options, cg_kernel_info *info,
+                                 vyre_error *err) {
   uint32_t sm = options->sm_major * 10u + options->sm_minor;
   if (options->sm_minor > 9 || !target_version(sm, &info->ptx_isa_major, &info->ptx_isa_minor))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -214,48 +208,47 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
                           "pass the workgroup size the kernel will be launched with",
                           options->workgroup[0], options->workgroup[1], options->workgroup[2],
                           VYRE_MAX_WORKGROUP_INVOCATIONS);
+  return VYRE_OK;
+}
 
+/* A context for lowering program (options checked): its tables made, the
+ * program scanned and analysed.  *out is freed with ctx_free. */
+static vyre_status ctx_new(const vyre_program *program, const cg_options *options,
+                           vyre_error *err, cg_ctx **out) {
+  static const char oom[] = "codegen: out of host memory. Fix: free host memory";
   cg_ctx *c = calloc(1, sizeof *c);
-  if (!c) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
+  *out = NULL;
+  if (!c) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, oom);
   c->p = program;
   c->o = options;
   c->err = err;
   c->n = program->inst_count;
-  c->sm = sm;
+  c->sm = options->sm_major * 10u + options->sm_minor;
   c->ncopies = 1;
   c->utag_next = 64; /* unrolled-body label tags start past every register copy */
   for (int k = 0; k < 3; k++) c->wg[k] = options->workgroup[k];
-  c->nthreads = (uint32_t)inv;
+  c->nthreads = options->workgroup[0] * options->workgroup[1] * options->workgroup[2];
   c->partial_warp = (c->nthreads % 32u) != 0;
-  vyre_status st = VYRE_OK;
   c->fact_mark = malloc((size_t)c->n * sizeof *c->fact_mark);
   c->pred_stack = malloc((VYRE_MAX_NESTING + 2) * sizeof *c->pred_stack);
   c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
   c->if_of = malloc((size_t)c->n * sizeof *c->if_of);
   c->vname = calloc(c->n, sizeof *c->vname);
   c->vpred = CG_NONE;
-  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
-    goto fail;
-  }
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) goto fail;
   scan_program(c);
-  if (!cg_analyse(c)) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory. Fix: free host memory");
-    goto fail;
-  }
-  kernel_info(c, info);
+  if (cg_analyse(c) != VYRE_OK) goto fail;
+  *out = c;
+  return VYRE_OK;
 
-  /* About 48 bytes of PTX per instruction: one allocation instead of a
-   * chain of doublings. */
-  vyre__sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
-  /* The header is written last (it declares how many registers were used)
-   * into a gap left at the front: no second buffer for the whole text. */
-  size_t gap = 2048u + 40u * program->buffer_count;
-  for (size_t k = 0; k < gap; k += 64)
-    vyre__sb_append(&c->body, "                                                                ",
-              gap - k < 64 ? gap - k : 64);
-  emit_prologue(c);
-  if (!(options->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
+fail:
+  ctx_free(c);
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, oom);
+}
+
+/* The body after the prologue: the elementwise path or the general one. */
+static void lower_body(cg_ctx *c, cg_kernel_info *info) {
+  if (!(c->o->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
     vyre__sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
     info->grid_mode = CG_GRID_ELEMENTWISE;
     info->elements_per_thread = CG_EPT;
@@ -265,18 +258,21 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     c->copy = 0;
     cg_lower_range(c, 0, c->n);
   }
-  if (c->st) {
-    st = c->st;
-    goto fail;
-  }
+}
+
+/* The header (written last: it declares how many registers were used)
+ * goes into the `gap` bytes left in front of the body.  *ptx: the whole
+ * text, taken from c. */
+static vyre_status finish_text(cg_ctx *c, const cg_kernel_info *info, size_t gap, char **ptx,
+                               size_t *length) {
+  static const char oom[] = "codegen: out of host memory for the PTX text. Fix: free host memory";
   vyre__sb_puts(&c->body, "\texit;\n}\n");
   strbuf head;
   vyre__sb_init(&head);
   assemble_header(c, &head, info);
   if (head.failed || c->body.failed || c->funcs.failed) {
     vyre__sb_free(&head);
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
-    goto fail;
+    return vyre_error_set(c->err, VYRE_OUT_OF_MEMORY, 0, oom);
   }
   if (head.len <= gap) {
     /* The header at the front, the body moved down over the rest of the
@@ -292,15 +288,39 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
     *ptx = vyre__sb_take(&head, length);
   }
   vyre__sb_free(&head);
-  if (!*ptx) {
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "codegen: out of host memory for the PTX text. Fix: free host memory");
-    goto fail;
-  }
-  ctx_free(c);
+  if (!*ptx) return vyre_error_set(c->err, VYRE_OUT_OF_MEMORY, 0, oom);
   return VYRE_OK;
+}
 
-fail:
-  ctx_free(c);
+vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
+                        size_t *length, cg_kernel_info *info, vyre_error *err) {
+  if (ptx) *ptx = NULL;
   if (length) *length = 0;
+  if (!program || !options || !ptx || !info)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "codegen: program, options, ptx and info must not be NULL. Fix: pass "
+                          "a decoded program, options and output pointers");
+  memset(info, 0, sizeof *info);
+  vyre_status st = check_options(options, info, err);
+  if (st != VYRE_OK) return st;
+  cg_ctx *c;
+  st = ctx_new(program, options, err, &c);
+  if (st != VYRE_OK) return st;
+  kernel_info(c, info);
+
+  /* About 48 bytes of PTX per instruction: one allocation instead of a
+   * chain of doublings. */
+  vyre__sb_reserve(&c->body, 4096 + (size_t)c->n * 64u);
+  /* A gap for the header in front of the body (finish_text): no second
+   * buffer for the whole text. */
+  size_t gap = 2048u + 40u * program->buffer_count;
+  for (size_t k = 0; k < gap; k += 64)
+    vyre__sb_append(&c->body, "                                                                ",
+                    gap - k < 64 ? gap - k : 64);
+  emit_prologue(c);
+  lower_body(c, info);
+  st = c->st ? c->st : finish_text(c, info, gap, ptx, length);
+  ctx_free(c);
+  if (st != VYRE_OK && length) *length = 0;
   return st;
 }

@@ -157,8 +157,10 @@ int cg_elementwise_eligible(cg_ctx *c);
 void cg_elementwise_body(cg_ctx *c);
 
 /* ---- static analysis (analysis.c) ---- */
-/* Fill hi, al, noflush and the vector groups; 0 when out of memory. */
-int cg_analyse(cg_ctx *c);
+/* Fill hi, al, noflush and the vector groups: VYRE_OK, or
+ * VYRE_OUT_OF_MEMORY (err not set: the caller says what failed).  What it
+ * made, even when it fails, is freed by cg_analysis_free. */
+vyre_status cg_analyse(cg_ctx *c);
 void cg_analysis_free(cg_ctx *c);
 
 /* ---- the body walker (lower.c) ---- */
