@@ -301,9 +301,10 @@ static vyre_status retain_context(vc_context *cx, vyre_error *err) {
 vyre_status vc_context_open(vc_context *cx, uint32_t ordinal, int transcendentals,
                             vyre_error *err) {
   memset(cx, 0, sizeof *cx);
-  pthread_mutex_init(&cx->lost_lock, NULL);
+  vyre_status st = vc_mutex_init(&cx->lost_lock, "cuda create", "device state", err);
+  if (st != VYRE_OK) return st;
   cx->dev.ordinal = ordinal;
-  vyre_status st = vc_driver_open(&cx->drv, err);
+  st = vc_driver_open(&cx->drv, err);
   if (st != VYRE_OK) goto fail;
 
   CUresult r = VC_CU(cx, cuInit, (0));

@@ -15,18 +15,20 @@ typedef struct vc_resident {
   int imported;
 } vc_resident;
 
-void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
-                      vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
-                      vc_staging *staging) {
+vyre_status vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
+                             vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
+                             vc_staging *staging, vyre_error *err) {
   memset(r, 0, sizeof *r);
+  vyre_status st = vc_mutex_init(&r->lock, "cuda create", "resident store", err);
+  if (st != VYRE_OK) return st;
   vyre_handles_init(&r->table, VYRE_HANDLE_RESIDENT);
-  pthread_mutex_init(&r->lock, NULL);
   r->cx = cx;
   r->deferred = deferred;
   r->devpool = devpool;
   r->hostpool = hostpool;
   r->streams = streams;
   r->staging = staging;
+  return VYRE_OK;
 }
 
 void vc_resident_on_free(vc_resident_store *r, vc_resident_freed_fn fn, void *user) {
