@@ -3,9 +3,9 @@
 # (abi), which whoever links it links beside it.
 noinst_LTLIBRARIES += plugin/codegen/libvyre-codegen.la
 plugin_codegen_libvyre_codegen_la_SOURCES = \
-	plugin/codegen/codegen.c plugin/codegen/codegen_expr.c plugin/codegen/codegen_mem.c \
-	plugin/codegen/codegen_math.c plugin/codegen/codegen_elementwise.c \
-	plugin/codegen/codegen_analysis.c
+	plugin/codegen/codegen.c plugin/codegen/elementwise.c plugin/codegen/lower.c \
+	plugin/codegen/expr.c plugin/codegen/math.c plugin/codegen/mem.c plugin/codegen/emit.c \
+	plugin/codegen/analysis.c
 plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
 
 # cg_source_id (codegen.h): a checksum of every source that shapes the
@@ -13,9 +13,9 @@ plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
 # edited code generator never reuses a cubin of the old one, CG_VERSION
 # bumped or not.  cksum is POSIX; the file is made in the build tree.
 CG_SOURCE_ID_INPUTS = $(plugin_codegen_libvyre_codegen_la_SOURCES) \
-	plugin/codegen/codegen.h plugin/codegen/codegen_internal.h \
+	plugin/codegen/codegen.h plugin/codegen/internal.h \
 	$(plugin_ptxmath_libvyre_ptxmath_la_SOURCES) plugin/ptxmath/ptxmath.h \
-	plugin/ptxmath/ptxmath_algo.h plugin/ptxmath/ptxmath_dsl.h
+	plugin/ptxmath/algo.h plugin/ptxmath/dsl.h
 nodist_plugin_codegen_libvyre_codegen_la_SOURCES = plugin/codegen/cg_source_id.c
 CLEANFILES += plugin/codegen/cg_source_id.c
 plugin/codegen/cg_source_id.c: $(CG_SOURCE_ID_INPUTS)
@@ -24,7 +24,7 @@ plugin/codegen/cg_source_id.c: $(CG_SOURCE_ID_INPUTS)
 	{ echo '/* cg_source_id.c -- made by plugin/codegen/local.mk: cksum of the code generator'"'"'s sources. */'; \
 	  echo '#include "plugin/codegen/codegen.h"'; \
 	  echo "const char cg_source_id[] = \"$$sum\";"; } >$@.tmp && mv $@.tmp $@
-noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/codegen_internal.h
+noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/internal.h
 
 # Codegen speed (docs/codegen.md): not a test, a program to run by hand.
 noinst_PROGRAMS += bench/codegen_bench

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <vyre/vyre_program.h>
 
-#include "ptxmath_algo.h"
+#include "algo.h"
 
 /*
  * Bounds, in ULP of the f32 result measured as the distance (in

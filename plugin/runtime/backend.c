@@ -61,20 +61,25 @@ static vc_backend *self_of(vyre_backend *self) { return (vc_backend *)self; }
 
 static const vyre_backend_vtable vtable;
 
-/* Build the modules over an open context (current on this thread). */
-static void modules_init(vc_backend *b) {
+/* The pools and the staging ring over an open context (current on this
+ * thread); on failure nothing of them is left. */
+static vyre_status pools_init(vc_backend *b, vyre_error *err) {
   vc_context *cx = &b->cx;
-  const vyre_device_profile *prof = vc_context_profile(cx);
-  uint64_t device_budget = prof->total_memory / 8;
+  uint64_t device_budget = vc_context_profile(cx)->total_memory / 8;
   if (device_budget > DEFAULT_DEVICE_BUDGET_CAP) device_budget = DEFAULT_DEVICE_BUDGET_CAP;
-  vc_mempool_init(&b->devpool, cx, VC_POOL_DEVICE,
-                  vyre__env_bytes(VYRE__ENV_CUDA_POOL_DEVICE_BYTES, device_budget, 0, UINT64_MAX));
-  vc_mempool_init(&b->hostpool, cx, VC_POOL_PINNED,
-                  vyre__env_bytes(VYRE__ENV_CUDA_POOL_PINNED_BYTES, DEFAULT_PINNED_BUDGET, 0,
-                                  UINT64_MAX));
+  vyre_status st = vc_mempool_init(
+      &b->devpool, cx, VC_POOL_DEVICE,
+      vyre__env_bytes(VYRE__ENV_CUDA_POOL_DEVICE_BYTES, device_budget, 0, UINT64_MAX), err);
+  if (st != VYRE_OK) goto fail_devpool;
+  st = vc_mempool_init(&b->hostpool, cx, VC_POOL_PINNED,
+                       vyre__env_bytes(VYRE__ENV_CUDA_POOL_PINNED_BYTES, DEFAULT_PINNED_BUDGET, 0,
+                                       UINT64_MAX),
+                       err);
+  if (st != VYRE_OK) goto fail_hostpool;
   uint64_t chunk = vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, DEFAULT_STAGING_CHUNK,
                                    MIN_STAGING_CHUNK, UINT64_MAX);
-  vc_streampool_init(&b->streams, cx);
+  st = vc_streampool_init(&b->streams, cx, err);
+  if (st != VYRE_OK) goto fail_streams;
   /* Copy threads: the online CPUs less a quarter (at least 2) left to the
    * driver's and the host's threads: on 16-core H100 hosts 16 threads
    * uploaded 1 GiB slower than 8, and 12 faster (BENCHMARKS.md). */
@@ -82,30 +87,27 @@ static void modules_init(vc_backend *b) {
   long spare = cpus / 4 > 2 ? cpus / 4 : 2;
   uint64_t threads = cpus - spare < 1 ? 1 : (uint64_t)(cpus - spare);
   if (threads > MAX_DEFAULT_COPY_THREADS) threads = MAX_DEFAULT_COPY_THREADS;
-  vc_staging_init(&b->staging, cx, &b->streams, &b->hostpool, chunk,
-                  (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_STAGING_CHUNKS, DEFAULT_STAGING_CHUNKS, 2,
-                                           VC_STAGING_MAX_CHUNKS),
-                  (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_COPY_THREADS, threads, 1,
-                                           VC_STAGING_MAX_THREADS));
-  vc_deferred_init(&b->deferred, cx);
-  vc_resident_init(&b->resident, cx, &b->deferred, &b->devpool, &b->hostpool, &b->streams,
-                   &b->staging);
-  vc_interop_init(&b->interop, cx, &b->deferred, &b->resident);
-  vc_diskcache_init(&b->disk, prof->compute_major, prof->compute_minor,
-                    vc_context_device(cx)->driver_version);
-  vc_modcache_init(&b->plans, cx, &b->disk);
-  vc_launcher_init(&b->lx, cx, &b->devpool, &b->hostpool, &b->plans);
-  vc_graphs_init(&b->graphs, cx, &b->devpool, &b->plans, &b->lx);
-  vc_pipelines_init(&b->pipelines, cx, &b->plans, &b->deferred);
-  vc_dispatcher_init(&b->dispatcher, cx, &b->devpool, &b->hostpool, &b->streams, &b->lx,
-                     &b->pipelines, &b->deferred, &b->staging);
-  vc_async_init(&b->async, &b->dispatcher);
-  vc_sequencer_init(&b->sequencer, cx, &b->devpool, &b->streams, &b->resident, &b->lx,
-                    &b->graphs, &b->pipelines, &b->deferred);
-  /* Graphs bake resident pointers in: a freed buffer's graphs must go. */
-  vc_resident_on_free(&b->resident, vc_graphs_forget_resident, &b->graphs);
+  st = vc_staging_init(&b->staging, cx, &b->streams, &b->hostpool, chunk,
+                       (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_STAGING_CHUNKS,
+                                                DEFAULT_STAGING_CHUNKS, 2, VC_STAGING_MAX_CHUNKS),
+                       (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_COPY_THREADS, threads, 1,
+                                                VC_STAGING_MAX_THREADS),
+                       err);
+  if (st != VYRE_OK) goto fail_staging;
+  return VYRE_OK;
 
-  /* Each module reports its own numbers; this order is the report's. */
+fail_staging:
+  vc_streampool_destroy(&b->streams);
+fail_streams:
+  vc_mempool_destroy(&b->hostpool);
+fail_hostpool:
+  vc_mempool_destroy(&b->devpool);
+fail_devpool:
+  return st;
+}
+
+/* Each module reports its own numbers; this order is the report's. */
+static void metrics_init(vc_backend *b) {
   vc_metrics_init(&b->metrics);
   vc_mempool_add_metrics(&b->devpool, &b->metrics);
   vc_mempool_add_metrics(&b->hostpool, &b->metrics);
@@ -119,7 +121,55 @@ static void modules_init(vc_backend *b) {
   vc_async_add_metrics(&b->async, &b->metrics);
   vc_deferred_add_metrics(&b->deferred, &b->metrics);
   vc_pipelines_add_metrics(&b->pipelines, &b->metrics);
-  vc_context_add_metrics(cx, &b->metrics);
+  vc_context_add_metrics(&b->cx, &b->metrics);
+}
+
+/* Build the modules over an open context (current on this thread),
+ * unwinding what was built when one fails.  The inits that only wire
+ * pointers (interop, launch, dispatch, async, sequence, pipelines, the
+ * disk cache, which turns itself off rather than fail) cannot fail. */
+static vyre_status modules_init(vc_backend *b, vyre_error *err) {
+  vc_context *cx = &b->cx;
+  const vyre_device_profile *prof = vc_context_profile(cx);
+  vyre_status st = pools_init(b, err);
+  if (st != VYRE_OK) goto fail_pools;
+  st = vc_deferred_init(&b->deferred, cx, err);
+  if (st != VYRE_OK) goto fail_deferred;
+  st = vc_resident_init(&b->resident, cx, &b->deferred, &b->devpool, &b->hostpool, &b->streams,
+                        &b->staging, err);
+  if (st != VYRE_OK) goto fail_resident;
+  vc_interop_init(&b->interop, cx, &b->deferred, &b->resident);
+  vc_diskcache_init(&b->disk, prof->compute_major, prof->compute_minor,
+                    vc_context_device(cx)->driver_version);
+  st = vc_modcache_init(&b->plans, cx, &b->disk, err);
+  if (st != VYRE_OK) goto fail_plans;
+  vc_launcher_init(&b->lx, cx, &b->devpool, &b->hostpool, &b->plans);
+  st = vc_graphs_init(&b->graphs, cx, &b->devpool, &b->plans, &b->lx, err);
+  if (st != VYRE_OK) goto fail_graphs;
+  vc_pipelines_init(&b->pipelines, cx, &b->plans, &b->deferred);
+  vc_dispatcher_init(&b->dispatcher, cx, &b->devpool, &b->hostpool, &b->streams, &b->lx,
+                     &b->pipelines, &b->deferred, &b->staging);
+  vc_async_init(&b->async, &b->dispatcher);
+  vc_sequencer_init(&b->sequencer, cx, &b->devpool, &b->streams, &b->resident, &b->lx,
+                    &b->graphs, &b->pipelines, &b->deferred);
+  /* Graphs bake resident pointers in: a freed buffer's graphs must go. */
+  vc_resident_on_free(&b->resident, vc_graphs_forget_resident, &b->graphs);
+  metrics_init(b);
+  return VYRE_OK;
+
+fail_graphs:
+  vc_modcache_destroy(&b->plans);
+fail_plans:
+  vc_resident_destroy(&b->resident);
+fail_resident:
+  vc_deferred_destroy(&b->deferred);
+fail_deferred:
+  vc_staging_destroy(&b->staging);
+  vc_streampool_destroy(&b->streams);
+  vc_mempool_destroy(&b->hostpool);
+  vc_mempool_destroy(&b->devpool);
+fail_pools:
+  return st;
 }
 
 vyre_status vc_backend_create(const vyre_backend_options *options, int transcendentals,
@@ -148,11 +198,13 @@ vyre_status vc_backend_create(const vyre_backend_options *options, int transcend
     st = vc_cu_fail(&b->cx, err, r, "cuCtxPushCurrent", NULL, NULL);
     goto fail_push;
   }
-  modules_init(b);
+  st = modules_init(b, err);
   vc_leave(&b->cx);
+  if (st != VYRE_OK) goto fail_modules;
   *out = &b->head;
   return VYRE_OK;
 
+fail_modules:
 fail_push:
   vc_context_close(&b->cx);
 fail_context:

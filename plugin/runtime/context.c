@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "caps.h"
 #include "util.h"
 
 static void release_context(vc_context *cx);
@@ -187,7 +188,7 @@ static vyre_status probe(vc_context *cx, int transcendentals, vyre_error *err) {
   if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuDeviceTotalMem", NULL, NULL);
   p->total_memory = total;
 
-  if (p->compute_major < 7) {
+  if (p->compute_major < VC_CAPS_MIN_SM_MAJOR) {
     /* The code generator targets sm_70 and newer (docs/codegen.md). */
     return vyre_error_set(err, VYRE_NO_DEVICE, 0,
                           "CUDA device %u (%s) has compute capability %u.%u; vyre-cuda needs "
@@ -201,17 +202,9 @@ static vyre_status probe(vc_context *cx, int transcendentals, vyre_error *err) {
                           "Fix: use a device with 32-lane warps",
                           cx->dev.ordinal, p->subgroup_size);
 
-  uint32_t sm = p->compute_major * 10 + p->compute_minor;
-  uint64_t caps = VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
-                  VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
-                  VYRE_CAP_TRAP | VYRE_CAP_GRAPH_REPLAY |
-                  VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
-                  VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
-  if (sm >= 53) caps |= VYRE_CAP_F16;
-  if (sm >= 80) caps |= VYRE_CAP_BF16;
-  if (cx->dev.cooperative) caps |= VYRE_CAP_GRID_BARRIER;
-  if (transcendentals) caps |= VYRE_CAP_TRANSCENDENTAL;
-  p->capabilities = caps;
+  const vc_caps_device d = {p->compute_major * 10 + p->compute_minor, cx->dev.cooperative,
+                           transcendentals};
+  p->capabilities = vc_caps_of(&d);
   p->resident_budget = vc_resident_share(p->total_memory);
   return VYRE_OK;
 }
@@ -308,9 +301,10 @@ static vyre_status retain_context(vc_context *cx, vyre_error *err) {
 vyre_status vc_context_open(vc_context *cx, uint32_t ordinal, int transcendentals,
                             vyre_error *err) {
   memset(cx, 0, sizeof *cx);
-  pthread_mutex_init(&cx->lost_lock, NULL);
+  vyre_status st = vc_mutex_init(&cx->lost_lock, "cuda create", "device state", err);
+  if (st != VYRE_OK) return st;
   cx->dev.ordinal = ordinal;
-  vyre_status st = vc_driver_open(&cx->drv, err);
+  st = vc_driver_open(&cx->drv, err);
   if (st != VYRE_OK) goto fail;
 
   CUresult r = VC_CU(cx, cuInit, (0));

@@ -3,12 +3,16 @@
 
 #include <string.h>
 
-void vc_deferred_init(vc_deferred *d, vc_context *cx) {
+#include "util.h"
+
+vyre_status vc_deferred_init(vc_deferred *d, vc_context *cx, vyre_error *err) {
   memset(d, 0, sizeof *d);
   d->cx = cx;
-  pthread_mutex_init(&d->lock, NULL);
+  vyre_status st = vc_mutex_init(&d->lock, "cuda create", "deferred work", err);
+  if (st != VYRE_OK) return st;
   atomic_init(&d->count, 0);
   atomic_init(&d->reaped, 0);
+  return VYRE_OK;
 }
 
 void vc_deferred_destroy(vc_deferred *d) {

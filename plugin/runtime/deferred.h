@@ -32,7 +32,8 @@ typedef struct vc_deferred {
   atomic_ullong reaped;
 } vc_deferred;
 
-void vc_deferred_init(vc_deferred *d, vc_context *cx);
+/* VYRE_OK, or the failure in err (nothing to destroy then). */
+vyre_status vc_deferred_init(vc_deferred *d, vc_context *cx, vyre_error *err);
 /* Reclaims everything (wait = 1) then frees the list; context current. */
 void vc_deferred_destroy(vc_deferred *d);
 /* Keep `item` until its work completes.  Thread-safe. */

@@ -178,31 +178,19 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   return st;
 }
 
-/* Put the whole dispatch on a stream: uploads, zeroing, params, launches,
- * readbacks, completion event. */
-static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err) {
+/* The device blocks of every buffer on j's stream: inputs uploaded (the
+ * large ones in one pass over the staging ring), outputs zeroed, staging
+ * blocks for the readbacks. */
+static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error *err) {
   vc_dispatcher *d = j->d;
   vc_context *cx = d->cx;
   vc_launch *L = &j->L;
   const vyre_program *prog = L->k->program;
   const char *kernel = L->k->info.entry;
   CUresult r;
+  vyre_status st;
   vc_segment big[VYRE_MAX_BUFFERS];
   uint32_t nbig = 0;
-  vyre_status st = vc_stream_acquire(d->streams, &j->stream, err);
-  if (st != VYRE_OK) return st;
-  st = vc_event_acquire(d->streams, 0, &j->done, err);
-  if (st != VYRE_OK) return st;
-  if (timed) {
-    st = vc_event_acquire(d->streams, 1, &j->t0, err);
-    if (st != VYRE_OK) return st;
-    st = vc_event_acquire(d->streams, 1, &j->t1, err);
-    if (st != VYRE_OK) return st;
-  }
-  /* After the host's work on its stream, before any of ours. */
-  st = vc_host_stream_join(cx, d->streams, &j->host, j->stream, err);
-  if (st != VYRE_OK) return st;
-  if (j->host.set) j->enqueued = 1;
   for (uint32_t i = 0; i < prog->buffer_count; i++) {
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (bi->role == VYRE_ROLE_SHARED) continue;
@@ -247,6 +235,34 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
     }
     j->enqueued = 1;
   }
+  return VYRE_OK;
+}
+
+/* Put the whole dispatch on a stream: uploads, zeroing, params, launches,
+ * readbacks, completion event. */
+static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err) {
+  vc_dispatcher *d = j->d;
+  vc_context *cx = d->cx;
+  vc_launch *L = &j->L;
+  const vyre_program *prog = L->k->program;
+  const char *kernel = L->k->info.entry;
+  CUresult r;
+  vyre_status st = vc_stream_acquire(d->streams, &j->stream, err);
+  if (st != VYRE_OK) return st;
+  st = vc_event_acquire(d->streams, 0, &j->done, err);
+  if (st != VYRE_OK) return st;
+  if (timed) {
+    st = vc_event_acquire(d->streams, 1, &j->t0, err);
+    if (st != VYRE_OK) return st;
+    st = vc_event_acquire(d->streams, 1, &j->t1, err);
+    if (st != VYRE_OK) return st;
+  }
+  /* After the host's work on its stream, before any of ours. */
+  st = vc_host_stream_join(cx, d->streams, &j->host, j->stream, err);
+  if (st != VYRE_OK) return st;
+  if (j->host.set) j->enqueued = 1;
+  st = stage_buffers(j, inputs, err);
+  if (st != VYRE_OK) return st;
   st = vc_launch_stage_params(d->lx, L, err);
   if (st != VYRE_OK) return st;
   st = vc_launch_upload_params(d->lx, L, j->stream, err);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "vyre/vyre_support.h"
 
 #define GRAPH_CACHE_CAPACITY 16u
@@ -29,15 +30,17 @@ struct vc_graph {
 };
 
 
-void vc_graphs_init(vc_graphcache *c, vc_context *cx, vc_mempool *devpool, vc_modcache *plans,
-                    vc_launcher *lx) {
+vyre_status vc_graphs_init(vc_graphcache *c, vc_context *cx, vc_mempool *devpool,
+                           vc_modcache *plans, vc_launcher *lx, vyre_error *err) {
   memset(c, 0, sizeof *c);
-  pthread_mutex_init(&c->lock, NULL);
+  vyre_status st = vc_mutex_init(&c->lock, "cuda create", "graph cache", err);
+  if (st != VYRE_OK) return st;
   c->capacity = GRAPH_CACHE_CAPACITY;
   c->cx = cx;
   c->devpool = devpool;
   c->plans = plans;
   c->lx = lx;
+  return VYRE_OK;
 }
 
 static void graph_destroy(vc_graphcache *c, vc_graph *g) {

@@ -26,8 +26,9 @@ typedef struct vc_graphcache {
   vc_launcher *lx;
 } vc_graphcache;
 
-void vc_graphs_init(vc_graphcache *c, vc_context *cx, vc_mempool *devpool, vc_modcache *plans,
-                    vc_launcher *lx);
+/* VYRE_OK, or the failure in err (nothing to destroy then). */
+vyre_status vc_graphs_init(vc_graphcache *c, vc_context *cx, vc_mempool *devpool,
+                           vc_modcache *plans, vc_launcher *lx, vyre_error *err);
 /* Drop every idle graph; busy ones go when their user releases them. */
 void vc_graphs_clear(vc_graphcache *c);
 /* Clear, then free the cache (destroy). */

@@ -5,6 +5,7 @@ if HAVE_CUDA
 plugin_LTLIBRARIES += plugin/runtime/libvyre-cuda.la
 plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/util.h plugin/runtime/metrics.c plugin/runtime/metrics.h \
+	plugin/runtime/caps.c plugin/runtime/caps.h \
 	plugin/runtime/driver.c plugin/runtime/driver.h plugin/runtime/context.c plugin/runtime/context.h \
 	plugin/runtime/pools.c plugin/runtime/pools.h \
 	plugin/runtime/staging.c plugin/runtime/staging.h plugin/runtime/deferred.c plugin/runtime/deferred.h \

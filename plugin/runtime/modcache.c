@@ -40,9 +40,11 @@ static void put_u32(uint8_t *p, uint32_t v) {
 /* ------------------------------------------------------------------ */
 /* Memory cache                                                        */
 /* ------------------------------------------------------------------ */
-void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk) {
+vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
+                             vyre_error *err) {
   memset(c, 0, sizeof *c);
-  pthread_mutex_init(&c->lock, NULL);
+  vyre_status st = vc_mutex_init(&c->lock, "cuda create", "module cache", err);
+  if (st != VYRE_OK) return st;
   c->cx = cx;
   c->disk = disk;
   c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
@@ -52,6 +54,7 @@ void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk) {
   while (n < 2u * c->capacity) n *= 2u;
   c->buckets = calloc(n, sizeof *c->buckets);
   c->bucket_mask = c->buckets ? n - 1u : 0;
+  return VYRE_OK;
 }
 
 static void plan_free(vc_modcache *c, vc_plan *p) {

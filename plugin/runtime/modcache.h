@@ -51,8 +51,11 @@ typedef struct vc_modcache {
   vc_diskcache *disk;
 } vc_modcache;
 
-/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64). */
-void vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk);
+/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64).  Without
+ * memory for the hash buckets every lookup takes the decoding path, which
+ * still works.  VYRE_OK, or the failure in err (nothing to destroy then). */
+vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
+                             vyre_error *err);
 /* Drop every cached plan no one else holds (shutdown).  Context current. */
 void vc_modcache_trim(vc_modcache *c);
 /* Drop every cached plan (destroy).  Context current unless lost. */

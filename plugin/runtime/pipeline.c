@@ -8,6 +8,7 @@
 #include "hoststream.h"
 #include "launch.h"
 #include "program.h"
+#include "util.h"
 
 typedef struct vc_pipeline_obj {
   vc_plan *plan;
@@ -123,7 +124,11 @@ vyre_status vc_pipeline_create(vc_pipelines *pl, const void *program_bytes, uint
                         "pipeline_create: no host memory. Fix: free host memory");
     goto done;
   }
-  pthread_mutex_init(&p->lock, NULL);
+  st = vc_mutex_init(&p->lock, "pipeline_create", "pipeline", err);
+  if (st != VYRE_OK) {
+    free(p);
+    goto done;
+  }
   st = vc_program_plan_bytes(pl->cx, pl->plans, program_bytes, program_size, &o, 0, &p->plan,
                              err);
   if (st != VYRE_OK) {

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "backend.h"
+#include "caps.h"
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_cuda.h"
 #include "vyre/vyre_program.h"
@@ -25,8 +26,9 @@ VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
 static pthread_once_t math_once = PTHREAD_ONCE_INIT;
 static int have_math;
 
-/* Ask the code generator to lower exp under a loose budget: it can only
- * when it was built with the PTX math library. */
+/* Ask the code generator to lower exp under a loose budget for the oldest
+ * target the backend serves: it can only when it was built with the PTX
+ * math library (whose code needs nothing newer than sm_70). */
 static void probe_math(void) {
   vyre_builder *bld = vyre_builder_new(32, 1, 1);
   if (!bld) return;
@@ -40,7 +42,8 @@ static void probe_math(void) {
       vyre_program_decode(bytes, size, &prog, NULL) == VYRE_OK) {
     cg_options o;
     memset(&o, 0, sizeof o);
-    o.sm_major = 9;
+    o.sm_major = VC_CAPS_MIN_SM_MAJOR;
+    o.sm_minor = VC_CAPS_MIN_SM_MINOR;
     o.ulp_budget = 1u << 20;
     o.workgroup[0] = 32;
     o.workgroup[1] = o.workgroup[2] = 1;
@@ -95,12 +98,7 @@ static void registration_init(void) {
   registration.precedence = 5;
   registration.op_count = k;
   registration.ops = reg_ops;
-  registration.capabilities =
-      VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 |
-      VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |
-      VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
-      VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER |
-      VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | (math ? VYRE_CAP_TRANSCENDENTAL : 0);
+  registration.capabilities = vc_caps_offered(math);
   registration.op_types = NULL; /* every op at every type its class allows */
   /* What get_extension serves (backend.c). */
   registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION) " "

@@ -33,12 +33,16 @@ static const char *pool_name(const vc_mempool *p) {
   return p->kind == VC_POOL_DEVICE ? "device" : "pinned host";
 }
 
-void vc_mempool_init(vc_mempool *p, vc_context *cx, vc_pool_kind kind, uint64_t budget) {
+vyre_status vc_mempool_init(vc_mempool *p, vc_context *cx, vc_pool_kind kind, uint64_t budget,
+                            vyre_error *err) {
   memset(p, 0, sizeof *p);
-  pthread_mutex_init(&p->lock, NULL);
+  const char *what = kind == VC_POOL_DEVICE ? "device pool" : "pinned pool";
+  vyre_status st = vc_mutex_init(&p->lock, "cuda create", what, err);
+  if (st != VYRE_OK) return st;
   p->cx = cx;
   p->kind = kind;
   p->budget = budget;
+  return VYRE_OK;
 }
 
 static CUresult driver_alloc(vc_mempool *p, uint64_t size, uint64_t *ptr) {
@@ -231,10 +235,12 @@ static int list_push(vc_handle_list *l, void *item, uint32_t limit) {
 
 static void *list_pop(vc_handle_list *l) { return l->count ? l->items[--l->count] : NULL; }
 
-void vc_streampool_init(vc_streampool *p, vc_context *cx) {
+vyre_status vc_streampool_init(vc_streampool *p, vc_context *cx, vyre_error *err) {
   memset(p, 0, sizeof *p);
-  pthread_mutex_init(&p->lock, NULL);
+  vyre_status st = vc_mutex_init(&p->lock, "cuda create", "stream pool", err);
+  if (st != VYRE_OK) return st;
   p->cx = cx;
+  return VYRE_OK;
 }
 
 vyre_status vc_stream_acquire(vc_streampool *p, CUstream *out, vyre_error *err) {

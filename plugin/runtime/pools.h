@@ -45,8 +45,10 @@ typedef struct vc_streampool {
 /* The bucket a request of n bytes is served from; 0 when n is 0 or too large. */
 uint64_t vc_bucket_size(uint64_t n);
 
-/* A pool that keeps at most `budget` bytes cached. */
-void vc_mempool_init(vc_mempool *p, vc_context *cx, vc_pool_kind kind, uint64_t budget);
+/* A pool that keeps at most `budget` bytes cached.  VYRE_OK, or the
+ * failure in err (nothing to destroy then). */
+vyre_status vc_mempool_init(vc_mempool *p, vc_context *cx, vc_pool_kind kind, uint64_t budget,
+                            vyre_error *err);
 /* Trim then free the bookkeeping; the context must be current.  Accepts
  * a pool that was never initialised (zeroed). */
 void vc_mempool_destroy(vc_mempool *p);
@@ -60,7 +62,8 @@ void vc_mempool_trim(vc_mempool *p);
 /* Add pool.device.* or pool.pinned.* (by kind). */
 void vc_mempool_add_metrics(vc_mempool *p, vc_metrics *m);
 
-void vc_streampool_init(vc_streampool *p, vc_context *cx);
+/* VYRE_OK, or the failure in err (nothing to destroy then). */
+vyre_status vc_streampool_init(vc_streampool *p, vc_context *cx, vyre_error *err);
 /* Destroy every cached stream/event; the context must be current. */
 void vc_streampool_trim(vc_streampool *p);
 void vc_streampool_destroy(vc_streampool *p);

@@ -3,26 +3,7 @@
 
 #include <string.h>
 
-/* How to do without each capability a CUDA device may lack; the names
- * come from VYRE_CAP_MAP.  Checked in this order. */
-static const struct {
-  uint64_t bit;
-  const char *fix;
-} cap_fixes[] = {
-    {VYRE_CAP_F16, "use a device of compute capability 5.3 or newer"},
-    {VYRE_CAP_BF16, "use a device of compute capability 8.0 or newer"},
-    {VYRE_CAP_SUBGROUP, "use a device with 32-lane warps"},
-    {VYRE_CAP_ATOMIC64, "use 32-bit atomics"},
-    {VYRE_CAP_GRID_BARRIER,
-     "use a device that supports cooperative launch, or split the program at the barrier"},
-    {VYRE_CAP_TRANSCENDENTAL,
-     "this build of the CUDA backend has no PTX math library; use the reference backend or "
-     "avoid transcendental ops"},
-    {VYRE_CAP_WORKGROUP_MEMORY, "drop workgroup buffers"},
-    {VYRE_CAP_ATOMICS, "drop atomics"},
-    {VYRE_CAP_BARRIER, "drop barriers"},
-    {VYRE_CAP_TRAP, "drop trap"},
-};
+#include "caps.h"
 
 static vyre_status check_program(vc_context *cx, const vyre_program *prog, const uint32_t wg[3],
                                  vyre_error *err) {
@@ -30,14 +11,14 @@ static vyre_status check_program(vc_context *cx, const vyre_program *prog, const
   const vc_device_info *dev = vc_context_device(cx);
   uint64_t missing = prog->required_caps & ~prof->capabilities;
   if (missing) {
-    for (size_t i = 0; i < sizeof cap_fixes / sizeof cap_fixes[0]; i++)
-      if (missing & cap_fixes[i].bit)
-        return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
-                              "unsupported: the program needs %s, which CUDA device %u (%s, "
-                              "sm_%u%u) does not offer. Fix: %s",
-                              vyre_capability_text((uint32_t)__builtin_ctzll(cap_fixes[i].bit)),
-                              dev->ordinal, prof->name, prof->compute_major,
-                              prof->compute_minor, cap_fixes[i].fix);
+    uint64_t bit;
+    const char *fix = vc_caps_fix(missing, &bit);
+    if (fix)
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                            "unsupported: the program needs %s, which CUDA device %u (%s, "
+                            "sm_%u%u) does not offer. Fix: %s",
+                            vyre_capability_text((uint32_t)__builtin_ctzll(bit)), dev->ordinal,
+                            prof->name, prof->compute_major, prof->compute_minor, fix);
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "unsupported: the program needs capabilities 0x%llx that CUDA device "
                           "%u lacks. Fix: use another backend",

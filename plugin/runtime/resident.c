@@ -15,18 +15,20 @@ typedef struct vc_resident {
   int imported;
 } vc_resident;
 
-void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
-                      vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
-                      vc_staging *staging) {
+vyre_status vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
+                             vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
+                             vc_staging *staging, vyre_error *err) {
   memset(r, 0, sizeof *r);
+  vyre_status st = vc_mutex_init(&r->lock, "cuda create", "resident store", err);
+  if (st != VYRE_OK) return st;
   vyre_handles_init(&r->table, VYRE_HANDLE_RESIDENT);
-  pthread_mutex_init(&r->lock, NULL);
   r->cx = cx;
   r->deferred = deferred;
   r->devpool = devpool;
   r->hostpool = hostpool;
   r->streams = streams;
   r->staging = staging;
+  return VYRE_OK;
 }
 
 void vc_resident_on_free(vc_resident_store *r, vc_resident_freed_fn fn, void *user) {
@@ -162,6 +164,47 @@ static uint64_t live_budget(uint64_t total, uint64_t free_now, uint64_t resident
   return resident + (headroom < live ? headroom : live);
 }
 
+/* Count `size` more bytes (and one more buffer) against the resident
+ * budget; when they do not fit, the dispatch pool's cached memory is
+ * given back and the budget looked at once more. */
+static vyre_status budget_reserve(vc_resident_store *rs, uint64_t size, vyre_error *err) {
+  vc_context *cx = rs->cx;
+  uint64_t free_now = 0, total = 0;
+  for (int attempt = 0;; attempt++) {
+    vyre_status st = vc_context_memory(cx, &free_now, &total, err);
+    if (st != VYRE_OK) return st;
+    if (vc_context_profile(cx)->total_memory) total = vc_context_profile(cx)->total_memory;
+    pthread_mutex_lock(&rs->lock);
+    uint64_t budget = live_budget(total, free_now, rs->bytes);
+    uint64_t want;
+    int fits = vc_add_u64(rs->bytes, size, &want) && want <= budget;
+    if (fits) {
+      rs->bytes = want;
+      rs->count++;
+    }
+    uint64_t available = budget - rs->bytes;
+    uint64_t resident_now = rs->bytes;
+    pthread_mutex_unlock(&rs->lock);
+    if (fits) return VYRE_OK;
+    if (attempt == 0) {
+      /* Memory cached by the dispatch pool counts against free memory;
+       * give it back and look again. */
+      vc_mempool_trim(rs->devpool);
+      continue;
+    }
+    pthread_mutex_lock(&rs->lock);
+    rs->budget_rejects++;
+    pthread_mutex_unlock(&rs->lock);
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "resident_alloc: %llu bytes requested, %llu available under the "
+                          "resident budget (90%% of %llu device bytes, %llu free now, %llu "
+                          "already resident). Fix: free resident buffers or allocate less",
+                          (unsigned long long)size, (unsigned long long)available,
+                          (unsigned long long)total, (unsigned long long)free_now,
+                          (unsigned long long)resident_now);
+  }
+}
+
 vyre_status vc_resident_alloc(vc_resident_store *rs, uint64_t size, vyre_resident *out,
                               vyre_error *err) {
   vc_context *cx = rs->cx;
@@ -183,43 +226,10 @@ vyre_status vc_resident_alloc(vc_resident_store *rs, uint64_t size, vyre_residen
 
   vc_resident *res = NULL;
   CUstream stream = NULL;
-  uint64_t free_now = 0, total = 0;
   int reserved = 0;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    st = vc_context_memory(cx, &free_now, &total, err);
-    if (st != VYRE_OK) goto fail;
-    if (vc_context_profile(cx)->total_memory) total = vc_context_profile(cx)->total_memory;
-    pthread_mutex_lock(&rs->lock);
-    uint64_t budget = live_budget(total, free_now, rs->bytes);
-    uint64_t want;
-    int fits = vc_add_u64(rs->bytes, size, &want) && want <= budget;
-    if (fits) {
-      rs->bytes = want;
-      rs->count++;
-      reserved = 1;
-    }
-    uint64_t available = budget - rs->bytes;
-    uint64_t resident_now = rs->bytes;
-    pthread_mutex_unlock(&rs->lock);
-    if (fits) break;
-    if (attempt == 0) {
-      /* Memory cached by the dispatch pool counts against free memory;
-       * give it back and look again. */
-      vc_mempool_trim(rs->devpool);
-      continue;
-    }
-    pthread_mutex_lock(&rs->lock);
-    rs->budget_rejects++;
-    pthread_mutex_unlock(&rs->lock);
-    st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                        "resident_alloc: %llu bytes requested, %llu available under the "
-                        "resident budget (90%% of %llu device bytes, %llu free now, %llu already "
-                        "resident). Fix: free resident buffers or allocate less",
-                        (unsigned long long)size, (unsigned long long)available,
-                        (unsigned long long)total, (unsigned long long)free_now,
-                        (unsigned long long)resident_now);
-    goto fail;
-  }
+  st = budget_reserve(rs, size, err);
+  if (st != VYRE_OK) goto fail;
+  reserved = 1;
 
   res = calloc(1, sizeof *res);
   if (!res) {

@@ -34,10 +34,11 @@ typedef struct vc_resident_store {
 } vc_resident_store;
 
 /* Transfers of at most one chunk go through a pinned block of `hostpool`;
- * larger ones through the staging ring. */
-void vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
-                      vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
-                      vc_staging *staging);
+ * larger ones through the staging ring.  VYRE_OK, or the failure in err
+ * (nothing to destroy then). */
+vyre_status vc_resident_init(vc_resident_store *r, vc_context *cx, vc_deferred *deferred,
+                             vc_mempool *devpool, vc_mempool *hostpool, vc_streampool *streams,
+                             vc_staging *staging, vyre_error *err);
 /* Free every buffer (context current, unless lost) and the table. */
 void vc_resident_destroy(vc_resident_store *r);
 /* Subscribe to frees (one subscriber; create time only). */

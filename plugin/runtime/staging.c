@@ -199,16 +199,19 @@ static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len) {
 /* ------------------------------------------------------------------ */
 /* The ring                                                            */
 /* ------------------------------------------------------------------ */
-void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
-                     vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks, uint32_t threads) {
+vyre_status vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
+                            vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks,
+                            uint32_t threads, vyre_error *err) {
   memset(s, 0, sizeof *s);
-  pthread_mutex_init(&s->lock, NULL);
+  vyre_status st = vc_mutex_init(&s->lock, "cuda create", "staging ring", err);
+  if (st != VYRE_OK) return st;
   s->cx = cx;
   s->streams = streams;
   s->hostpool = hostpool;
   s->chunk = chunk;
   s->nchunks = nchunks < 2 ? 2 : nchunks > VC_STAGING_MAX_CHUNKS ? VC_STAGING_MAX_CHUNKS : nchunks;
   s->threads = threads < 1 ? 1 : threads > VC_STAGING_MAX_THREADS ? VC_STAGING_MAX_THREADS : threads;
+  return VYRE_OK;
 }
 
 static void ring_free(vc_staging *s) {

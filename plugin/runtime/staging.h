@@ -72,10 +72,12 @@ typedef struct vc_staging {
  * their events are allocated by the first transfer (and kept until
  * destroy), the workers are started then too.  When the pinned memory
  * cannot be had, the pinned pool `hostpool` is trimmed and it is tried
- * once more.
+ * once more.  VYRE_OK, or the failure in err (s is left zeroed, which
+ * vc_staging_destroy accepts).
  */
-void vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
-                     vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks, uint32_t threads);
+vyre_status vc_staging_init(vc_staging *s, vc_context *cx, vc_streampool *streams,
+                            vc_mempool *hostpool, uint64_t chunk, uint32_t nchunks,
+                            uint32_t threads, vyre_error *err);
 /* Join the workers, free the chunks (context current, unless lost) and
  * events.  Accepts a zeroed, never initialised ring. */
 void vc_staging_destroy(vc_staging *s);

@@ -1,16 +1,31 @@
-/* util.h -- small helpers every runtime module may use: the log, checked addition, the clock, a fast hash. */
+/* util.h -- small helpers every runtime module may use: the log, a checked mutex init, checked addition, the clock, a fast hash. */
 #ifndef VYRE_PLUGIN_CUDA_UTIL_H
 #define VYRE_PLUGIN_CUDA_UTIL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #include "abi/support/log.h"
+#include "vyre/vyre.h"
 
 /* Debug tracing (VYRE_LOG=debug) through the one log; never the only
  * signal of a failure. */
 #define vc_log(...) vyre__log("vyre-cuda", __VA_ARGS__)
+
+/* pthread_mutex_init of the lock of `what`, made by the entry point
+ * `call` (both name it in the message): VYRE_OK, or VYRE_OUT_OF_MEMORY
+ * with err set. */
+static inline vyre_status vc_mutex_init(pthread_mutex_t *m, const char *call, const char *what,
+                                        vyre_error *err) {
+  int rc = pthread_mutex_init(m, NULL);
+  if (rc == 0) return VYRE_OK;
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, rc,
+                        "%s: pthread_mutex_init of the %s lock failed (error %d). Fix: free host "
+                        "memory or raise the process's limits",
+                        call, what, rc);
+}
 
 /* a + b into *out; 0 on overflow. */
 static inline int vc_add_u64(uint64_t a, uint64_t b, uint64_t *out) {

@@ -49,6 +49,25 @@ static cg_options opts(uint32_t major, uint32_t minor, const vyre_program *p) {
   return o;
 }
 
+/* The text is plain PTX: no line over 200 characters, none that starts or
+ * ends with a run of 3 or more blanks (the header once sat in a gap padded
+ * with ~1,500 blanks, which vyre emit-ptx printed as a line). */
+static void check_lines(const char *ptx, const char *what) {
+  for (const char *line = ptx; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    ck_assert_msg(n <= 200, "%s: a PTX line of %zu characters (at most 200): %.60s...", what, n,
+                  line);
+    size_t lead = 0, trail = 0;
+    while (lead < n && line[lead] == ' ') lead++;
+    while (trail < n - lead && line[n - 1 - trail] == ' ') trail++;
+    ck_assert_msg(lead < 3 && trail < 3,
+                  "%s: a PTX line with %zu leading and %zu trailing blanks (a padding run)", what,
+                  lead, trail);
+    line += n + (end != NULL);
+  }
+}
+
 /* PTX of p for sm_90 (fails the test on error). */
 static char *emit(const vyre_program *p, cg_kernel_info *info, uint32_t flags) {
   cg_options o = opts(9, 0, p);
@@ -59,6 +78,7 @@ static char *emit(const vyre_program *p, cg_kernel_info *info, uint32_t flags) {
   ck_assert_msg(cg_emit_ptx(p, &o, &ptx, &len, info, &err) == VYRE_OK, "codegen: %s",
                 err.message);
   ck_assert_msg(ptx && strlen(ptx) == len, "length must be the strlen of the text");
+  check_lines(ptx, "emit");
   return ptx;
 }
 
@@ -1092,6 +1112,8 @@ static void lower_cb(void *ctx, const vyre_program *p, const char *what) {
     ck_assert_msg(st == VYRE_OK, "codegen of %s for sm_%u%u: %s", what, targets[k][0],
                   targets[k][1], err.message);
     ck_assert_msg(strstr(ptx, ".local") == NULL, "%s uses local memory", what);
+    ck_assert_msg(strlen(ptx) == len, "%s: length must be the strlen of the text", what);
+    check_lines(ptx, what);
     free(ptx);
   }
 }
@@ -1128,6 +1150,7 @@ START_TEST(test_progen_lowers) {
       ck_assert_msg(info.grid_mode == CG_GRID_ELEMENTWISE,
                     "progen elementwise seed %llu should take the fast path",
                     (unsigned long long)seed);
+    if (st == VYRE_OK) check_lines(ptx, "progen");
     /* The inputs fit the program: a dispatch geometry exists. */
     ck_assert_int_eq(pp.input_count, p->input_count);
     uint64_t sizes[VYRE_MAX_BUFFERS];

@@ -1,6 +1,7 @@
 /* failalloc.c -- host allocation failures for tests: the process's malloc, calloc and realloc, the n-th of them failing on request (failalloc.h). */
 #include "failalloc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <link.h>
@@ -116,6 +117,16 @@ EXPORT void *realloc(void *p, size_t size) {
 EXPORT void free(void *p) {
   if (p) track_remove((uintptr_t)p);
   __libc_free(p);
+}
+
+/* A mutex may need memory too (POSIX lets pthread_mutex_init fail with
+ * ENOMEM or EAGAIN): counted with the allocations, so every module init
+ * that makes a lock has its failure path run. */
+EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr) {
+  static int (*real)(pthread_mutex_t *, const pthread_mutexattr_t *);
+  if (fail_now(__builtin_return_address(0))) return ENOMEM;
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pthread_mutex_init");
+  return real(m, attr);
 }
 
 int failalloc_active(void) {

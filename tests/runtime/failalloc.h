@@ -1,9 +1,10 @@
-/* failalloc.h -- host allocation failures for tests: malloc, calloc and realloc of the test process, the n-th of them failing on request. */
+/* failalloc.h -- host allocation failures for tests: malloc, calloc, realloc and pthread_mutex_init of the test process, the n-th of them failing on request. */
 #ifndef VYRE_TESTS_FAILALLOC_H
 #define VYRE_TESTS_FAILALLOC_H
 
 /*
- * failalloc.c defines malloc, calloc and realloc in the test program
+ * failalloc.c defines malloc, calloc, realloc and pthread_mutex_init
+ * (a lock may need memory: it fails with ENOMEM) in the test program
  * itself (linked -rdynamic), so they take the place of the C library's
  * for every object of the process, the dlopen'd plugin included, and for
  * the C library's own allocations on its behalf (strdup, fopen, ...);

@@ -81,6 +81,15 @@ tests_runtime_check_cuda_gpu_LDADD = abi/libvyre-private.la $(CHECK_STATIC_LIBS)
 EXTRA_tests_runtime_check_cuda_gpu_DEPENDENCIES = plugin/runtime/libvyre-cuda.la
 endif
 endif
+# The capability table (no driver, no GPU): built from its source.
+if HAVE_CHECK
+check_PROGRAMS += tests/runtime/check_caps
+TESTS += tests/runtime/check_caps
+tests_runtime_check_caps_SOURCES = tests/runtime/check_caps.c plugin/runtime/caps.c \
+	plugin/runtime/caps.h
+tests_runtime_check_caps_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_caps_LDADD = $(CHECK_LIBS)
+endif
 # Run by hand on a GPU machine with PyTorch (not a `make check` test: CI
 # has neither): a torch tensor imported zero copy, run on torch's stream.
 EXTRA_DIST += tests/runtime/interop_torch.py

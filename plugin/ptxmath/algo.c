@@ -1,5 +1,5 @@
-/* ptxmath_algo.c -- the f32 transcendental algorithms, written once: evaluated they are the C model, emitted they are the PTX. */
-#include "ptxmath_algo.h"
+/* algo.c -- the f32 transcendental algorithms, written once: evaluated they are the C model, emitted they are the PTX. */
+#include "algo.h"
 
 #include <vyre/vyre_program.h>
 

@@ -1,7 +1,7 @@
-/* codegen_math.c -- transcendentals: choose the ptxmath variant the ulp budget allows, emit it once, call it. */
+/* math.c -- transcendentals: choose the ptxmath variant the ulp budget allows, emit it once, call it. */
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "internal.h"
 
 #ifdef CG_WITH_PTXMATH
 #include "plugin/ptxmath/ptxmath.h"

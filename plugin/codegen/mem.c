@@ -1,9 +1,7 @@
-/* codegen_mem.c -- loads, stores and atomics with bounds checks, storage types, subgroups, trap and the grid barrier. */
+/* mem.c -- loads, stores and atomics with bounds checks, storage types, subgroups, trap and the grid barrier. */
 #include <string.h>
 
-#include "codegen_internal.h"
-
-void cg_f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max);
+#include "internal.h"
 
 const char *cg_raw_ty(uint32_t elem_type) {
   switch (vyre_type_size(elem_type)) {
@@ -124,7 +122,7 @@ static int raw_is_value(cg_ctx *c, uint32_t i, uint32_t b, uint32_t et) {
   return et == VYRE_T_F32 && (is_shared(c, b) || c->noflush[i]);
 }
 
-/* A vector group's leader (codegen_analysis.c): one ld.v2/v4 into the
+/* A vector group's leader (analysis.c): one ld.v2/v4 into the
  * registers of all its loads.  Workgroup groups need every index proven in
  * bounds (else 0: the loads go one by one).  Global groups test the last
  * element at run time: the leader index L is a multiple of the group size,

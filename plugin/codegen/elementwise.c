@@ -1,9 +1,9 @@
-/* codegen_elementwise.c -- the vectorised elementwise fast path (docs/codegen.md "Elementwise path"). */
+/* elementwise.c -- the vectorised elementwise fast path (docs/codegen.md "Elementwise path"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "internal.h"
 
 static int is_gid(const vyre_program *p, uint32_t v) {
   return p->insts[v].op == VYRE_OP_INVOCATION_ID && p->insts[v].mod == 0;
@@ -57,26 +57,12 @@ static uint8_t operand_dep(const cg_ctx *c, const vyre_inst *in) {
   return dep;
 }
 
-int cg_elementwise_eligible(cg_ctx *c) {
+/* Per instruction, whether its value differs per element (c->dep); 0 when
+ * the program has an instruction or an index the path does not take. */
+static int mark_dependence(cg_ctx *c, const uint8_t *stored) {
   const vyre_program *p = c->p;
-  /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
-   * of them would only slow codegen and ptxas. */
-  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS)
-    return 0;
-  uint32_t n = p->inst_count;
-  c->dep = calloc(n, 1);
-  c->vec_static = calloc(n, 1);
-  uint8_t *stored = calloc(p->buffer_count ? p->buffer_count : 1, 1);
-  uint8_t *stack = malloc(VYRE_MAX_NESTING + 2);
-  if (!c->dep || !c->vec_static || !stored || !stack) {
-    free(stored);
-    free(stack);
-    return 0; /* the general path needs no tables */
-  }
-  for (uint32_t i = 0; i < n; i++)
-    if (p->insts[i].op == VYRE_OP_STORE) stored[p->insts[i].a] = 1;
   int ok = 1;
-  for (uint32_t i = 0; i < n && ok; i++) {
+  for (uint32_t i = 0; i < p->inst_count && ok; i++) {
     const vyre_inst *in = &p->insts[i];
     switch ((vyre_op_class)c->op_class[in->op]) {
     case VYRE_OC_CONST:
@@ -108,7 +94,7 @@ int cg_elementwise_eligible(cg_ctx *c) {
     case VYRE_OC_BLOCK: break;
     case VYRE_OC_RETURN:
       /* Only the early-exit guard `if (gid >= buflen(b)) { return } end`
-       * at the top level (checked with the guards below). */
+       * at the top level (checked with the guards in mark_regions). */
       if (i == 0 || p->insts[i - 1].op != VYRE_OP_IF || p->match[i - 1] != i + 1 ||
           p->depth[i - 1] != 0)
         ok = 0;
@@ -116,29 +102,23 @@ int cg_elementwise_eligible(cg_ctx *c) {
     default: ok = 0; break; /* loops, barriers, atomics, subgroups, trap */
     }
   }
-  free(stored);
-  if (!ok) {
-    free(stack);
-    free(c->dep);
-    free(c->vec_static);
-    c->dep = NULL;
-    c->vec_static = NULL;
-    return 0;
-  }
-  c->ew_flags = calloc(p->buffer_count ? p->buffer_count : 1, 1);
-  if (!c->ew_flags) {
-    free(stack);
-    return 0;
-  }
-  /* Which regions always run on the vector path, and what each buffer needs. */
-  uint8_t *bound = calloc(p->buffer_count ? p->buffer_count : 1, 1);
+  return ok;
+}
+
+/* Which regions always run on the vector path (c->vec_static), and what
+ * each buffer needs (c->ew_flags); `stack` holds VYRE_MAX_NESTING + 2
+ * bytes, `bound` one zeroed byte per buffer.  0 when a return is not an
+ * early-exit guard on a buffer length. */
+static int mark_regions(cg_ctx *c, uint8_t *stack, uint8_t *bound) {
+  const vyre_program *p = c->p;
   uint32_t depth = 0;
+  int ok = 1;
   stack[0] = 1;
-  for (uint32_t i = 0; i < n && bound; i++) {
+  for (uint32_t i = 0; i < p->inst_count; i++) {
     const vyre_inst *in = &p->insts[i];
     switch (in->op) {
     case VYRE_OP_IF:
-      if (i + 1 < n && p->insts[i + 1].op == VYRE_OP_RETURN) {
+      if (i + 1 < p->inst_count && p->insts[i + 1].op == VYRE_OP_RETURN) {
         if (!bound_guard(c, in->a, bound, 1, 0)) ok = 0;
         c->vec_static[i] = 2;
       } else {
@@ -163,21 +143,42 @@ int cg_elementwise_eligible(cg_ctx *c) {
     default: break;
     }
   }
-  for (uint32_t b = 0; bound && b < p->buffer_count; b++)
+  for (uint32_t b = 0; b < p->buffer_count; b++)
     if (bound[b] || (c->ew_flags[b] & (EW_LOAD | EW_STORE))) c->ew_flags[b] |= EW_BOUND;
+  return ok;
+}
+
+int cg_elementwise_eligible(cg_ctx *c) {
+  const vyre_program *p = c->p;
+  /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
+   * of them would only slow codegen and ptxas. */
+  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS)
+    return 0;
+  size_t nb = p->buffer_count ? p->buffer_count : 1;
+  c->dep = calloc(p->inst_count, 1);
+  c->vec_static = calloc(p->inst_count, 1);
+  c->ew_flags = calloc(nb, 1);
+  uint8_t *stored = calloc(nb, 1), *bound = calloc(nb, 1);
+  uint8_t *stack = malloc(VYRE_MAX_NESTING + 2);
+  /* Out of memory: the general path, which needs none of these tables. */
+  int ok = c->dep && c->vec_static && c->ew_flags && stored && bound && stack;
+  if (ok) {
+    for (uint32_t i = 0; i < p->inst_count; i++)
+      if (p->insts[i].op == VYRE_OP_STORE) stored[p->insts[i].a] = 1;
+    ok = mark_dependence(c, stored) && mark_regions(c, stack, bound);
+  }
+  free(stored);
   free(bound);
   free(stack);
   if (!ok) {
-    /* A return that is not an early-exit guard on a buffer length. */
     free(c->dep);
     free(c->vec_static);
     free(c->ew_flags);
     c->dep = NULL;
     c->vec_static = NULL;
     c->ew_flags = NULL;
-    return 0;
   }
-  return 1;
+  return ok;
 }
 
 static const char *vec_ty(uint32_t et) { return et == VYRE_T_F32 ? "f32" : "u32"; }

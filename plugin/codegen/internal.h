@@ -1,4 +1,5 @@
-/* codegen_internal.h -- state shared by the codegen subsystems (driver, expressions, memory, elementwise). */
+/* internal.h -- state shared by the codegen files; calls run one way, top to bottom:
+ * codegen.c -> elementwise.c -> lower.c -> expr.c -> math.c, mem.c -> emit.c (analysis.c beside). */
 #ifndef VYRE_PLUGIN_CODEGEN_INTERNAL_H
 #define VYRE_PLUGIN_CODEGEN_INTERNAL_H
 
@@ -26,7 +27,7 @@ typedef struct cg_fact {
   uint32_t bound;
 } cg_fact;
 
-typedef struct cg_fmt cg_fmt; /* a parsed format string (codegen.c) */
+typedef struct cg_fmt cg_fmt; /* a parsed format string (emit.c) */
 
 typedef struct cg_ctx {
   const vyre_program *p;
@@ -74,7 +75,7 @@ typedef struct cg_ctx {
   /* transcendental functions already emitted: bit per (op - RSQRT) * 2 + variant */
   uint64_t math_emitted;
   char math_names[64][32];
-  /* codegen_analysis.c: per value */
+  /* analysis.c: per value */
   uint32_t *hi;        /* largest value a u32 can hold (UINT32_MAX: unknown) */
   uint8_t *al;         /* log2 of a power of two known to divide a u32 */
   uint8_t *noflush;    /* f32 load: every use is .ftz arithmetic, no subnormal flush */
@@ -85,7 +86,7 @@ typedef struct cg_ctx {
   uint32_t utag_next;  /* the last tag handed out */
 } cg_ctx;
 
-/* ---- emission (codegen.c) ---- */
+/* ---- the emitter (emit.c): formatter, names, type helpers, facts ---- */
 /* Append one instruction line: a tiny printf supporting %s %u %d %x %X(u64 hex)
  * %U(u64 decimal) %c and %%; much faster than vsnprintf. */
 void cg_emit(cg_ctx *c, const char *fmt, ...);
@@ -114,19 +115,25 @@ const char *cg_bty(uint32_t t); /* b32 b64 pred */
 
 /* Facts. */
 int cg_index_in_bounds(cg_ctx *c, uint32_t buffer, uint32_t index);
+/* Push the facts that hold where `cond` is true (negated 0) or false (1). */
+void cg_facts_from(cg_ctx *c, uint32_t cond, int negated);
 /* The element count of buffer b as an operand (immediate or register). */
 const char *cg_len(cg_ctx *c, uint32_t b);
 
-/* ---- expressions (codegen_expr.c) ---- */
-void cg_expr(cg_ctx *c, uint32_t i);
+/* Moves and f32 helpers (emit.c), under both expressions and memory. */
+/* Copy value `src` (a register or immediate) of type t into `dst`. */
+void cg_mov(cg_ctx *c, uint32_t t, const char *dst, const char *src);
 /* f32 value register -> canonical f32 bits in a fresh temp (NaN -> 0x7FC00000). */
 const char *cg_canon_nan(cg_ctx *c, const char *v);
 /* Flush a subnormal f32 (bits in `in`) to its signed zero, into `out`. */
 void cg_flush_subnormal(cg_ctx *c, const char *out, const char *in);
-/* Copy value `src` (a register or immediate) of type t into `dst`. */
-void cg_mov(cg_ctx *c, uint32_t t, const char *dst, const char *src);
+/* f32 min/max into dst with NaN and signed-zero rules (docs/semantics.md). */
+void cg_f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max);
 
-/* ---- memory, atomics, subgroups, barriers, trap (codegen_mem.c) ---- */
+/* ---- expressions (expr.c) ---- */
+void cg_expr(cg_ctx *c, uint32_t i);
+
+/* ---- memory, atomics, subgroups, barriers, trap (mem.c) ---- */
 void cg_load(cg_ctx *c, uint32_t i);
 void cg_store(cg_ctx *c, uint32_t i);
 void cg_atomic(cg_ctx *c, uint32_t i);
@@ -140,21 +147,23 @@ const char *cg_value_to_raw(cg_ctx *c, uint32_t elem_type, const char *val);
 /* "ld.global.u16"-style width suffix of a storage type: u8 u16 u32 u64. */
 const char *cg_raw_ty(uint32_t elem_type);
 
-/* ---- transcendentals (codegen_math.c) ---- */
+/* ---- transcendentals (math.c) ---- */
 void cg_math(cg_ctx *c, uint32_t i);
 
-/* ---- elementwise fast path (codegen_elementwise.c) ---- */
+/* ---- elementwise fast path (elementwise.c) ---- */
 /* 1 when the program qualifies (docs/codegen.md "Elementwise path"). */
 int cg_elementwise_eligible(cg_ctx *c);
 /* Emit the whole elementwise kernel body. */
 void cg_elementwise_body(cg_ctx *c);
 
-/* ---- static analysis (codegen_analysis.c) ---- */
-/* Fill hi, al, noflush and the vector groups; 0 when out of memory. */
-int cg_analyse(cg_ctx *c);
+/* ---- static analysis (analysis.c) ---- */
+/* Fill hi, al, noflush and the vector groups: VYRE_OK, or
+ * VYRE_OUT_OF_MEMORY (err not set: the caller says what failed).  What it
+ * made, even when it fails, is freed by cg_analysis_free. */
+vyre_status cg_analyse(cg_ctx *c);
 void cg_analysis_free(cg_ctx *c);
 
-/* ---- the body walker (codegen.c) ---- */
+/* ---- the body walker (lower.c) ---- */
 /* Lower instructions [from, to) in the current mode and copy. */
 void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to);
 

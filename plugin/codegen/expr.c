@@ -1,27 +1,7 @@
-/* codegen_expr.c -- lowering of value instructions: constants, ids, integer and f32 arithmetic, casts, select. */
+/* expr.c -- lowering of value instructions: constants, ids, integer and f32 arithmetic, casts, select. */
 #include <string.h>
 
-#include "codegen_internal.h"
-
-void cg_mov(cg_ctx *c, uint32_t t, const char *dst, const char *src) {
-  cg_emit(c, "mov.%s %s, %s;", cg_bty(t), dst, src);
-}
-
-const char *cg_canon_nan(cg_ctx *c, const char *v) {
-  const char *q = cg_tp(c), *t = cg_t32(c);
-  cg_emit(c, "testp.notanumber.f32 %s, %s;", q, v);
-  cg_emit(c, "selp.b32 %s, %x, %s, %s;", t, VYRE_F32_CANONICAL_NAN, v, q);
-  return t;
-}
-
-void cg_flush_subnormal(cg_ctx *c, const char *out, const char *in) {
-  /* Bit test rather than an ftz no-op (ptxas may fold x*1 or x+(-0)). */
-  const char *e = cg_t32(c), *s = cg_t32(c), *q = cg_tp(c);
-  cg_emit(c, "and.b32 %s, %s, %x;", e, in, 0x7f800000u);
-  cg_emit(c, "setp.eq.u32 %s, %s, 0;", q, e);
-  cg_emit(c, "and.b32 %s, %s, %x;", s, in, 0x80000000u);
-  cg_emit(c, "selp.b32 %s, %s, %s, %s;", out, s, in, q);
-}
+#include "internal.h"
 
 static int is_signed(uint32_t t) { return t == VYRE_T_I32 || t == VYRE_T_I64; }
 
@@ -32,29 +12,6 @@ static const char *max_of(uint32_t t) {
   case VYRE_T_U64: return "0xffffffffffffffff";
   default: return "0x7fffffffffffffff";
   }
-}
-
-/* f32 min/max: PTX min/max let a NaN operand lose.  The signed-zero order
- * (min(-0,+0) = -0, max = +0) is what sm_90 hardware does (docs/semantics.md
- * "Checked on hardware") but the PTX ISA does not promise it, so on targets
- * not yet checked equal operands (which covers the +0/-0 pair) take the
- * OR/AND of the bits. */
-static void f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max) {
-  if (c->sm >= 90) {
-    cg_emit(c, "%s.ftz.f32 %s, %s, %s;", is_max ? "max" : "min", dst, a, b);
-    return;
-  }
-  const char *m = cg_t32(c), *q = cg_tp(c), *t = cg_t32(c);
-  cg_emit(c, "%s.ftz.f32 %s, %s, %s;", is_max ? "max" : "min", m, a, b);
-  cg_emit(c, "setp.eq.ftz.f32 %s, %s, %s;", q, a, b);
-  cg_emit(c, "%s.b32 %s, %s, %s;", is_max ? "and" : "or", t, a, b);
-  cg_emit(c, "selp.b32 %s, %s, %s, %s;", dst, t, m, q);
-}
-
-/* Exported for reductions. */
-void cg_f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max);
-void cg_f32_minmax(cg_ctx *c, const char *dst, const char *a, const char *b, int is_max) {
-  f32_minmax(c, dst, a, b, is_max);
 }
 
 static void int_div(cg_ctx *c, uint32_t t, const char *r, const char *a, const char *b, int rem) {
@@ -187,8 +144,8 @@ static void binary(cg_ctx *c, uint32_t i) {
     case VYRE_OP_SUB: cg_emit(c, "sub.rn.ftz.f32 %s, %s, %s;", r, a, b); return;
     case VYRE_OP_MUL: cg_emit(c, "mul.rn.ftz.f32 %s, %s, %s;", r, a, b); return;
     case VYRE_OP_DIV: cg_emit(c, "div.rn.ftz.f32 %s, %s, %s;", r, a, b); return;
-    case VYRE_OP_MIN: f32_minmax(c, r, a, b, 0); return;
-    case VYRE_OP_MAX: f32_minmax(c, r, a, b, 1); return;
+    case VYRE_OP_MIN: cg_f32_minmax(c, r, a, b, 0); return;
+    case VYRE_OP_MAX: cg_f32_minmax(c, r, a, b, 1); return;
     case VYRE_OP_ABSDIFF: {
       const char *d = cg_t32(c);
       cg_emit(c, "sub.rn.ftz.f32 %s, %s, %s;", d, a, b);

@@ -1,8 +1,8 @@
-/* codegen_analysis.c -- static facts about values that let the lowering drop work: u32 ranges, index alignment, loads whose flush an ftz use makes redundant, vector groups of workgroup loads. */
+/* analysis.c -- static facts about values that let the lowering drop work: u32 ranges, index alignment, loads whose flush an ftz use makes redundant, vector groups of workgroup loads. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_internal.h"
+#include "internal.h"
 
 #define AL_CAP 8u /* alignments are kept as log2, capped (vectors need 2) */
 
@@ -206,7 +206,7 @@ static void find_vector_groups(cg_ctx *c) {
   }
 }
 
-int cg_analyse(cg_ctx *c) {
+vyre_status cg_analyse(cg_ctx *c) {
   const vyre_program *p = c->p;
   uint32_t n = c->n, nl = p->local_count ? p->local_count : 1;
   c->hi = malloc((size_t)(n ? n : 1) * sizeof *c->hi);
@@ -218,7 +218,7 @@ int cg_analyse(cg_ctx *c) {
   uint32_t *slot_hi = malloc((size_t)nl * sizeof *slot_hi);
   if (!c->hi || !c->al || !c->noflush || !c->vsize || !c->vskip || !c->vnext || !slot_hi) {
     free(slot_hi);
-    return 0;
+    return VYRE_OUT_OF_MEMORY;
   }
   /* A u32 loop counter is below every constant end of the loops that use
    * its slot; other locals are unknown. */
@@ -226,7 +226,7 @@ int cg_analyse(cg_ctx *c) {
   uint8_t *seen = calloc(nl, 1);
   if (!seen) {
     free(slot_hi);
-    return 0;
+    return VYRE_OUT_OF_MEMORY;
   }
   for (uint32_t i = 0; i < n; i++) {
     const vyre_inst *in = &p->insts[i];
@@ -265,7 +265,7 @@ int cg_analyse(cg_ctx *c) {
       if (ci->operand[k] == VYRE_OPND_VALUE && f[k] < n && !ftz_use) c->noflush[f[k]] = 0;
   }
   find_vector_groups(c);
-  return 1;
+  return VYRE_OK;
 }
 
 void cg_analysis_free(cg_ctx *c) {

@@ -1,9 +1,9 @@
-/* ptxmath_model.c -- evaluates the shared algorithm text (ptxmath_algo.c) in C: the model of the emitted PTX. */
+/* model.c -- evaluates the shared algorithm text (algo.c) in C: the model of the emitted PTX. */
 #include "ptxmath_model.h"
 
 #include <string.h>
 
-#include "ptxmath_algo.h"
+#include "algo.h"
 
 int pm_model(uint32_t op, pm_variant variant, uint32_t xbits, uint32_t *result) {
   pm_ctx c;

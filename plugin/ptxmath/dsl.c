@@ -1,5 +1,5 @@
-/* ptxmath_dsl.c -- the primitives behind ptxmath_dsl.h: exact C semantics of each PTX instruction, and its text. */
-#include "ptxmath_dsl.h"
+/* dsl.c -- the primitives behind dsl.h: exact C semantics of each PTX instruction, and its text. */
+#include "dsl.h"
 #include "abi/support/bits.h"
 
 #include <inttypes.h>

@@ -1,11 +1,11 @@
-/* ptxmath_algo.h -- entry to the shared algorithm text of ptxmath (internal to the math library and its tests). */
+/* algo.h -- entry to the shared algorithm text of ptxmath (internal to the math library and its tests). */
 #ifndef VYRE_PLUGIN_PTXMATH_ALGO_H
 #define VYRE_PLUGIN_PTXMATH_ALGO_H
 
 #include <stdint.h>
 
 #include "ptxmath.h"
-#include "ptxmath_dsl.h"
+#include "dsl.h"
 
 /* 1 when `variant` of `op` exists, else 0. */
 int pm_algo_has(uint32_t op, pm_variant variant);

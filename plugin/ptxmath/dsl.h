@@ -1,4 +1,4 @@
-/* ptxmath_dsl.h -- one algorithm text, two meanings: each pm_* primitive either computes its value in C (the model) or appends one PTX instruction. */
+/* dsl.h -- one algorithm text, two meanings: each pm_* primitive either computes its value in C (the model) or appends one PTX instruction. */
 #ifndef VYRE_PLUGIN_PTXMATH_DSL_H
 #define VYRE_PLUGIN_PTXMATH_DSL_H
 
@@ -7,7 +7,7 @@
 #include "abi/support/strbuf.h"
 
 /*
- * The transcendental algorithms (ptxmath_algo.c) are written once against
+ * The transcendental algorithms (algo.c) are written once against
  * this interface.  In evaluation mode every primitive computes exactly what
  * its PTX instruction computes (IEEE-754 round-to-nearest-even f64, PTX's
  * clamped shifts, saturating conversions) so the C model and the emitted
