@@ -4,7 +4,7 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 
 # libvyre: codec, validator, builder, geometry, op/type tables (format/)
 # and the text form (text/), on the internal support layer (support/:
-# log, growable buffer, configuration, sized structs; vyre__* and sb_*).
+# configuration, log, growable buffer, sized structs, byte counts; vyre__*).
 # One set of sources, four builds (docs/architecture.md, "libvyre"):
 #   abi/libvyre.la          installed, shared: exports exactly the API of
 #                           vyre.h, vyre_program.h, vyre_support.h and
@@ -29,7 +29,8 @@ VYRE_FORMAT_SOURCES = \
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
-	abi/support/budget.c abi/support/budget.h abi/support/prng.h abi/support/bits.h
+	abi/support/budget.c abi/support/budget.h abi/support/prng.h abi/support/bits.h \
+	abi/support/bytes.c abi/support/bytes.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
