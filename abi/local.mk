@@ -30,7 +30,7 @@ VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
 	abi/support/budget.c abi/support/budget.h abi/support/prng.h abi/support/bits.h \
-	abi/support/bytes.c abi/support/bytes.h
+	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
