@@ -18,8 +18,10 @@ tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror 
 tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
 
 if HAVE_CHECK
-check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
-TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
+check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
+	tests/abi/check_util
+TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
+	tests/abi/check_util
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -37,4 +39,8 @@ tests_abi_check_text_LDADD = host-stub/fuzz/libvyre-progen.la abi/libvyre-privat
 tests_abi_check_support_SOURCES = tests/abi/check_support.c
 tests_abi_check_support_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_support_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The host-side utility layer: JSON writer, files, clock.
+tests_abi_check_util_SOURCES = tests/abi/check_util.c
+tests_abi_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_util_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 endif
