@@ -5,7 +5,7 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 # libvyre: codec, validator, builder, geometry, op/type tables (format/)
 # and the text form (text/), on the internal support layer (support/:
 # configuration, log, growable buffer, sized structs, byte counts, clock,
-# JSON writer, files; vyre__*).
+# JSON writer, files, ELF reading; vyre__*).
 # One set of sources, four builds (docs/architecture.md, "libvyre"):
 #   abi/libvyre.la          installed, shared: exports exactly the API of
 #                           vyre.h, vyre_program.h, vyre_support.h and
@@ -33,7 +33,7 @@ VYRE_SUPPORT_SOURCES = \
 	abi/support/budget.c abi/support/budget.h abi/support/prng.h abi/support/bits.h \
 	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h \
 	abi/support/clock.c abi/support/clock.h abi/support/json.c abi/support/json.h \
-	abi/support/file.c abi/support/file.h
+	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
