@@ -25,7 +25,7 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 VYRE_FORMAT_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
 	abi/format/floatbits.c abi/format/program.c abi/format/geometry.c abi/format/builder.c \
-	abi/format/version.c \
+	abi/format/version.c abi/format/check.c \
 	abi/text/text.c abi/text/text_asm.c abi/text/text_internal.h
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
@@ -44,16 +44,18 @@ abi_libvyre_support_la_LIBADD = -lpthread
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 0:0:0 (libvyre.so.0): the first installed interface.  A
-# release that only adds functions puts them in a new map node (VYRE_1.1)
-# and bumps current and age (1:0:1); one that removes or changes any bumps
-# current and sets age to 0 (a new SONAME).  Docs: docs/architecture.md.
+# -version-info 1:0:1 (libvyre.so.0): the interface VYRE_1.0, and VYRE_1.1
+# which only added functions (the argument checks), so current and age
+# moved together.  A release that only adds functions puts them in a new
+# map node and bumps current and age; one that removes or changes any
+# bumps current and sets age to 0 (a new SONAME).  Docs:
+# docs/architecture.md.
 lib_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
 abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 0:0:0
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 1:0:1
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

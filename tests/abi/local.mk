@@ -19,9 +19,9 @@ tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
 
 if HAVE_CHECK
 check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
-	tests/abi/check_util tests/abi/check_elf
+	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
-	tests/abi/check_util tests/abi/check_elf
+	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -47,4 +47,8 @@ tests_abi_check_util_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_elf_SOURCES = tests/abi/check_elf.c
 tests_abi_check_elf_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_elf_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The public argument checks of vyre_support.h, through the shared libvyre.
+tests_abi_check_argcheck_SOURCES = tests/abi/check_argcheck.c
+tests_abi_check_argcheck_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_argcheck_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif
