@@ -4,7 +4,8 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 
 # libvyre: codec, validator, builder, geometry, op/type tables (format/)
 # and the text form (text/), on the internal support layer (support/:
-# log, growable buffer, configuration, sized structs; vyre__* and sb_*).
+# configuration, log, growable buffer, sized structs, byte counts, clock,
+# JSON writer, files, ELF reading; vyre__*).
 # One set of sources, four builds (docs/architecture.md, "libvyre"):
 #   abi/libvyre.la          installed, shared: exports exactly the API of
 #                           vyre.h, vyre_program.h, vyre_support.h and
@@ -25,14 +26,17 @@ VYRE_FORMAT_SOURCES = \
 	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
 	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
 	abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
-	abi/format/version.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
+	abi/format/version.c abi/format/check.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
 	abi/format/budget.h \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
 	abi/text/directives.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
-	abi/support/prng.h abi/support/bits.h
+	abi/support/prng.h abi/support/bits.h \
+	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h \
+	abi/support/clock.c abi/support/clock.h abi/support/json.c abi/support/json.h \
+	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
@@ -43,16 +47,18 @@ abi_libvyre_support_la_LIBADD = -lpthread
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 0:0:0 (libvyre.so.0): the first installed interface.  A
-# release that only adds functions puts them in a new map node (VYRE_1.1)
-# and bumps current and age (1:0:1); one that removes or changes any bumps
-# current and sets age to 0 (a new SONAME).  Docs: docs/architecture.md.
+# -version-info 1:0:1 (libvyre.so.0): the interface VYRE_1.0, and VYRE_1.1
+# which only added functions (the argument checks), so current and age
+# moved together.  A release that only adds functions puts them in a new
+# map node and bumps current and age; one that removes or changes any
+# bumps current and sets age to 0 (a new SONAME).  Docs:
+# docs/architecture.md.
 lib_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
 abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 0:0:0
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 1:0:1
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

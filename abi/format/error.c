@@ -1,26 +1,15 @@
-/* error.c -- filling vyre_error records without ever writing past the caller's struct_size. */
+/* error.c -- the public vyre_error functions, on the support layer's errfill.c. */
 #include <stdio.h>
 #include <string.h>
 
+#include "abi/support/errfill.h"
 #include "vyre/vyre_support.h"
 
-/* Bytes of the message field the caller's record really has. */
-static size_t message_room(const vyre_error *err) {
-  if (err->struct_size <= offsetof(vyre_error, message)) return 0;
-  size_t room = err->struct_size - offsetof(vyre_error, message);
-  return room < VYRE_ERROR_MESSAGE_MAX ? room : VYRE_ERROR_MESSAGE_MAX;
-}
+static size_t message_room(const vyre_error *err) { return vyre__error_message_room(err); }
 
 vyre_status vyre_error_vset(vyre_error *err, vyre_status status, int64_t native,
                             const char *fmt, va_list ap) {
-  if (!err) return status;
-  if (err->struct_size >= offsetof(vyre_error, native_code)) err->status = (int32_t)status;
-  if (err->struct_size >= offsetof(vyre_error, message)) err->native_code = native;
-  size_t room = message_room(err);
-  if (room) {
-    vsnprintf(err->message, room, fmt, ap);
-  }
-  return status;
+  return vyre__error_vset(err, status, native, fmt, ap);
 }
 
 vyre_status vyre_error_set(vyre_error *err, vyre_status status, int64_t native,

@@ -2,6 +2,7 @@
 #ifndef VYRE_SUPPORT_CONFIG_H
 #define VYRE_SUPPORT_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -13,7 +14,8 @@
  *         writes to: read with secure_getenv, so a set-user-ID or
  *         set-group-ID process ignores it;
  *   UINT  a decimal count, read with vyre__env_uint;
- *   BYTES a byte count with an optional K, M or G suffix, read with
+ *   BYTES a byte count in the grammar of vyre__parse_bytes (bytes.h:
+ *         digits, an optional K, M, G or T in either case), read with
  *         vyre__env_bytes.
  * Nothing else in the tree calls getenv; tests/layout.test checks that,
  * and that docs/environment.md lists exactly these names.
@@ -64,14 +66,27 @@ const char *vyre__env_name(vyre__env_id id);
 const char *vyre__env(vyre__env_id id);
 
 /*
- * A UINT variable: its value, or `fallback` when it is unset.  A value
- * that is not a decimal number is warned about ("VYRE_X='...' is not a
- * count ...: using N. Fix: ...") and `fallback` used; one outside
- * [min, max] is warned about and clamped to the range.
+ * A UINT or BYTES variable, checked, without a word on stderr: config is
+ * the floor of the support layer and calls nothing in log.  *value gets
+ * the value to use: the variable's; `fallback` when it is unset or not
+ * in its grammar (UINT: decimal digits; BYTES: vyre__parse_bytes); the
+ * nearer bound of [min, max] when it lies outside.  Returns 0 when the
+ * value was used as it is (or the variable is unset), -1 when it was
+ * not: then `problem` (NULL, or problem_size bytes) holds the warning,
+ * "VYRE_X='...' is not a count: using N. Fix: ...".  Thread-safe as
+ * vyre__env.
+ */
+int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max,
+                    uint64_t *value, char *problem, size_t problem_size);
+
+/*
+ * The readers every component calls: vyre__env_count, and its problem
+ * printed as a warning (vyre__warn, "vyre: VYRE_X='...' is not ...").
+ * Defined in log.c, above config, which reads config and reports what
+ * it finds.  vyre__env_uint reads a UINT variable, vyre__env_bytes a
+ * BYTES one ("64M", "1G", "4096"); each reads by the variable's KIND.
  */
 uint64_t vyre__env_uint(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max);
-
-/* A BYTES variable ("64M", "1G", "4096"), otherwise as vyre__env_uint. */
 uint64_t vyre__env_bytes(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max);
 
 #endif /* VYRE_SUPPORT_CONFIG_H */

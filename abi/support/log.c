@@ -1,4 +1,4 @@
-/* log.c -- the one log: VYRE_LOG read once per process, tracing and warnings to stderr (log.h). */
+/* log.c -- the one log: VYRE_LOG read once per process, tracing and warnings to stderr, and the environment's numbers checked with a warning (log.h, config.h). */
 #include "log.h"
 
 #include <pthread.h>
@@ -59,4 +59,21 @@ void vyre__warn(const char *who, const char *fmt, ...) {
   va_start(ap, fmt);
   emit(who, fmt, ap);
   va_end(ap);
+}
+
+/* config.c finds what is wrong with a number; the log says it. */
+static uint64_t env_number(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max) {
+  char problem[512];
+  uint64_t v;
+  if (vyre__env_count(id, fallback, min, max, &v, problem, sizeof problem) != 0)
+    vyre__warn("vyre", "%s", problem);
+  return v;
+}
+
+uint64_t vyre__env_uint(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max) {
+  return env_number(id, fallback, min, max);
+}
+
+uint64_t vyre__env_bytes(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max) {
+  return env_number(id, fallback, min, max);
 }

@@ -46,6 +46,32 @@ void vyre_error_clear(vyre_error *err);
 void vyre_error_copy(vyre_error *dst, const vyre_error *src);
 
 /* ------------------------------------------------------------------ */
+/* Argument checks (since libvyre VYRE_1.1)                             */
+/* ------------------------------------------------------------------ */
+/* The checks every backend makes where a host's call enters it, with
+ * one wording for all (share/doc/vyre/abi.md section 11, "Argument
+ * checks").  Each returns VYRE_OK, or fills *err (may be NULL) and
+ * returns the failure; `what` names the entry in the message
+ * ("dispatch", "dispatch_resident"; NULL reads "vyre").  Pure;
+ * thread-safe. */
+
+/* VYRE_INVALID_ARGUMENT when `program` is NULL ("WHAT: program is NULL.
+ * Fix: ...") or its struct_size is below sizeof(vyre_program_ref). */
+vyre_status vyre_check_program_ref(const vyre_program_ref *program, const char *what,
+                                   vyre_error *err);
+/* VYRE_INVALID_ARGUMENT when input_count is not `expected` (the
+ * program's vyre_program.input_count), when `inputs` is NULL with a
+ * count, or when an input has a size but NULL data. */
+vyre_status vyre_check_inputs(const vyre_input *inputs, uint32_t input_count, uint32_t expected,
+                              const char *what, vyre_error *err);
+/* For a plugin's vyre_plugin_entry: VYRE_ABI_MISMATCH when host_major is
+ * not VYRE_ABI_MAJOR, or host_minor is below minor_min, the oldest minor
+ * the plugin serves; minor_max (its newest, usually VYRE_ABI_MINOR) is
+ * named in the message.  `plugin` names the plugin ("cuda plugin"). */
+vyre_status vyre_check_host_abi(const char *plugin, uint16_t host_major, uint16_t host_minor,
+                                uint16_t minor_min, uint16_t minor_max, vyre_error *err);
+
+/* ------------------------------------------------------------------ */
 /* SHA-256 (FIPS 180-4)                                                */
 /* ------------------------------------------------------------------ */
 typedef struct vyre_sha256_ctx {

@@ -1,4 +1,4 @@
-/* check_support.c -- libvyre's support layer: the environment reader, size-prefixed struct copies, the growable buffer. */
+/* check_support.c -- libvyre's support layer: the environment reader, the byte-count grammar, size-prefixed struct copies, the growable buffer. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abi/support/bytes.h"
 #include "abi/support/config.h"
 #include "abi/support/sized.h"
 #include "abi/support/strbuf.h"
@@ -68,7 +69,10 @@ START_TEST(test_env_bytes) {
   ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 3u << 20);
   setenv("VYRE_CUDA_STAGING_CHUNK", "2G", 1);
   ck_assert_uint_eq(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max), 2ull << 30);
-  setenv("VYRE_CUDA_STAGING_CHUNK", "2T", 1);
+  setenv("VYRE_CUDA_STAGING_CHUNK", "2t", 1);
+  ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max) == 2ull << 40,
+                "T (either case) is a suffix, as on the command line");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "2P", 1);
   ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 0, max) == 1,
                 "an unknown suffix gives the default");
   setenv("VYRE_CUDA_STAGING_CHUNK", "2MB", 1);
@@ -81,6 +85,139 @@ START_TEST(test_env_bytes) {
   ck_assert_msg(vyre__env_bytes(VYRE__ENV_CUDA_STAGING_CHUNK, 1, 256, max) == 256,
                 "below the minimum clamps up");
   unsetenv("VYRE_CUDA_STAGING_CHUNK");
+}
+END_TEST
+
+/* config is the floor: it returns what is wrong, and prints nothing. */
+START_TEST(test_env_count_problem) {
+  char why[512];
+  uint64_t v = 0;
+  unsetenv("VYRE_REF_THREADS");
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_REF_THREADS, 7, 1, 256, &v, why, sizeof why), 0);
+  ck_assert_msg(v == 7 && why[0] == '\0', "unset: the fallback, no problem");
+  setenv("VYRE_REF_THREADS", "twelve", 1);
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_REF_THREADS, 7, 1, 256, &v, why, sizeof why), -1);
+  ck_assert_uint_eq(v, 7);
+  ck_assert_str_eq(why, "VYRE_REF_THREADS='twelve' is not a count: using 7. Fix: set it to a "
+                        "decimal number, or unset it");
+  setenv("VYRE_REF_THREADS", "999", 1);
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_REF_THREADS, 7, 1, 256, &v, why, sizeof why), -1);
+  ck_assert_uint_eq(v, 256);
+  ck_assert_str_eq(why, "VYRE_REF_THREADS=999 is outside 1..256: using 256. Fix: set it within "
+                        "the range");
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_REF_THREADS, 7, 1, 256, &v, NULL, 0), -1);
+  unsetenv("VYRE_REF_THREADS");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "16 M", 1);
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_CUDA_STAGING_CHUNK, 9, 0, UINT64_MAX, &v, why,
+                                   sizeof why), -1);
+  ck_assert_str_eq(why, "VYRE_CUDA_STAGING_CHUNK='16 M' is not a byte count: using 9. Fix: set "
+                        "it to " VYRE__BYTES_GRAMMAR ", or unset it");
+  setenv("VYRE_CUDA_STAGING_CHUNK", "16m", 1);
+  ck_assert_int_eq(vyre__env_count(VYRE__ENV_CUDA_STAGING_CHUNK, 9, 0, UINT64_MAX, &v, why,
+                                   sizeof why), 0);
+  ck_assert_uint_eq(v, 16u << 20);
+  unsetenv("VYRE_CUDA_STAGING_CHUNK");
+}
+END_TEST
+
+/* The readers the components call still say what is wrong (log.c prints
+ * what config.c returns).  The level is read once per process: only a
+ * forked test can see a warning after main set VYRE_LOG=off. */
+static SRunner *runner;
+
+START_TEST(test_env_warns) {
+  if (srunner_fork_status(runner) == CK_NOFORK) return;
+  unsetenv("VYRE_LOG");
+  char path[] = "/tmp/check_support.XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  setenv("VYRE_REF_THREADS", "lots", 1);
+  uint64_t v = vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  char text[512] = {0};
+  ssize_t n = pread(fd, text, sizeof text - 1, 0);
+  close(fd);
+  unlink(path);
+  unsetenv("VYRE_REF_THREADS");
+  ck_assert_uint_eq(v, 7);
+  ck_assert_msg(n > 0 && strcmp(text, "vyre: VYRE_REF_THREADS='lots' is not a count: using 7. "
+                                      "Fix: set it to a decimal number, or unset it\n") == 0,
+                "the warning is printed, got '%s'", text);
+}
+END_TEST
+
+/* ---- the byte-count grammar -------------------------------------------- */
+
+START_TEST(test_parse_bytes) {
+  static const struct {
+    const char *s;
+    int rc;
+    uint64_t v;
+  } cases[] = {
+      {"0", 0, 0},
+      {"1", 0, 1},
+      {"4096", 0, 4096},
+      {"1K", 0, 1024},
+      {"1k", 0, 1024},
+      {"16m", 0, 16u << 20},
+      {"16M", 0, 16u << 20},
+      {"3g", 0, 3ull << 30},
+      {"1T", 0, 1ull << 40},
+      {"1t", 0, 1ull << 40},
+      {"0K", 0, 0},
+      {"007", 0, 7},
+      {"18446744073709551615", 0, UINT64_MAX},
+      {"16777215T", 0, 16777215ull << 40},
+      {"16777216T", -1, 0},           /* 2^64: overflow */
+      {"18446744073709551616", -1, 0}, /* UINT64_MAX + 1 */
+      {"99999999999999999999999", -1, 0},
+      {"17179869184G", -1, 0},
+      {"", -1, 0},
+      {"K", -1, 0},
+      {"x", -1, 0},
+      {"-1", -1, 0},
+      {"+1", -1, 0},
+      {" 1", -1, 0},
+      {"1 ", -1, 0},
+      {"1.5M", -1, 0},
+      {"1KB", -1, 0},
+      {"1B", -1, 0},
+      {"1KiB", -1, 0},
+      {"1P", -1, 0},
+      {"1KK", -1, 0},
+      {"0x10", -1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint64_t v = 12345;
+    int rc = vyre__parse_bytes(cases[i].s, &v);
+    ck_assert_msg(rc == cases[i].rc, "'%s': %d expected, got %d", cases[i].s, cases[i].rc, rc);
+    if (rc == 0)
+      ck_assert_msg(v == cases[i].v, "'%s' is %llu, got %llu", cases[i].s,
+                    (unsigned long long)cases[i].v, (unsigned long long)v);
+    else
+      ck_assert_msg(v == 12345, "'%s': a refused value leaves *out alone", cases[i].s);
+  }
+  uint64_t v;
+  ck_assert_msg(vyre__parse_bytes(NULL, &v) == -1, "NULL is refused");
+}
+END_TEST
+
+START_TEST(test_parse_count) {
+  uint64_t v = 0;
+  ck_assert_int_eq(vyre__parse_count("0", &v), 0);
+  ck_assert_uint_eq(v, 0);
+  ck_assert_int_eq(vyre__parse_count("18446744073709551615", &v), 0);
+  ck_assert_uint_eq(v, UINT64_MAX);
+  ck_assert_int_eq(vyre__parse_count("18446744073709551616", &v), -1);
+  ck_assert_int_eq(vyre__parse_count("4K", &v), -1);
+  ck_assert_int_eq(vyre__parse_count("", &v), -1);
+  ck_assert_int_eq(vyre__parse_count("12x", &v), -1);
+  ck_assert_int_eq(vyre__parse_count(NULL, &v), -1);
 }
 END_TEST
 
@@ -165,7 +302,13 @@ static Suite *support_suite(void) {
   tcase_add_test(config, test_env_text);
   tcase_add_test(config, test_env_uint);
   tcase_add_test(config, test_env_bytes);
+  tcase_add_test(config, test_env_count_problem);
+  tcase_add_test(config, test_env_warns);
   suite_add_tcase(s, config);
+  TCase *bytes = tcase_create("bytes");
+  tcase_add_test(bytes, test_parse_bytes);
+  tcase_add_test(bytes, test_parse_count);
+  suite_add_tcase(s, bytes);
   TCase *sized = tcase_create("sized");
   tcase_add_test(sized, test_sized_read);
   tcase_add_test(sized, test_sized_write);
@@ -180,6 +323,7 @@ int main(void) {
   /* The number checks warn on stderr by design: keep the log quiet. */
   setenv("VYRE_LOG", "off", 1);
   SRunner *sr = srunner_create(support_suite());
+  runner = sr;
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

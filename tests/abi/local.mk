@@ -18,8 +18,10 @@ tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror 
 tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
 
 if HAVE_CHECK
-check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
-TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support
+check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
+	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
+TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
+	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal
 TESTS += tests/abi/check_chain tests/abi/check_literal
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
@@ -47,4 +49,16 @@ tests_abi_check_literal_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_chain_SOURCES = tests/abi/check_chain.c
 tests_abi_check_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_chain_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The host-side utility layer: JSON writer, files, clock.
+tests_abi_check_util_SOURCES = tests/abi/check_util.c
+tests_abi_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_util_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The ELF reader on crafted, truncated and corrupted files.
+tests_abi_check_elf_SOURCES = tests/abi/check_elf.c
+tests_abi_check_elf_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_elf_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The public argument checks of vyre_support.h, through the shared libvyre.
+tests_abi_check_argcheck_SOURCES = tests/abi/check_argcheck.c
+tests_abi_check_argcheck_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_argcheck_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif

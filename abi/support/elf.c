@@ -1,0 +1,330 @@
+/* elf.c -- bounded reading of ELF files that may be hostile: header, program and section headers, dynamic symbols, machine names (elf.h). */
+#include "elf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Constants of the System V ABI ("Object Files"); numbers, not <elf.h>
+ * names, so that an older <elf.h> or none builds the same. */
+enum {
+  EHDR32 = 52, EHDR64 = 64, PHDR32 = 32, PHDR64 = 56, SHDR32 = 40, SHDR64 = 64,
+  SYM32 = 16, SYM64 = 24, SHT_DYNSYM = 11, EV_CURRENT = 1,
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int fail(char *why, size_t size, const char *fmt, ...) {
+  if (why && size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+int vyre__elf_range_ok(const vyre__elf *e, uint64_t offset, uint64_t size) {
+  return offset <= e->size && size <= e->size - offset ? 0 : -1;
+}
+
+/* n bytes at off, all in the file and all read; -1 otherwise. */
+static int read_exact(const vyre__elf *e, uint64_t off, void *dst, size_t n) {
+  if (vyre__elf_range_ok(e, off, n) != 0) return -1;
+  long got = e->read(e->ctx, off, dst, n);
+  return got >= 0 && (size_t)got == n ? 0 : -1;
+}
+
+/* An n-byte field at p in the file's byte order. */
+static uint64_t field(const vyre__elf *e, const unsigned char *p, unsigned n) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; i++) v = (v << 8) | p[e->big ? i : n - 1 - i];
+  return v;
+}
+
+/* The class's word: 4 bytes in ELF32, 8 in ELF64. */
+static uint64_t word(const vyre__elf *e, const unsigned char *p) {
+  return field(e, p, e->is64 ? 8 : 4);
+}
+
+static void read_header(vyre__elf *e, const unsigned char *h) {
+  unsigned w = e->is64 ? 8 : 4; /* a word: addresses and offsets */
+  e->type = (uint16_t)field(e, h + 16, 2);
+  e->machine = (uint16_t)field(e, h + 18, 2);
+  e->version = (uint32_t)field(e, h + 20, 4);
+  e->entry = word(e, h + 24);
+  e->phoff = word(e, h + 24 + w);
+  e->shoff = word(e, h + 24 + 2 * w);
+  const unsigned char *p = h + 24 + 3 * w; /* e_flags and the halves */
+  e->flags = (uint32_t)field(e, p, 4);
+  e->ehsize = (uint16_t)field(e, p + 4, 2);
+  e->phentsize = (uint16_t)field(e, p + 6, 2);
+  e->phnum = (uint16_t)field(e, p + 8, 2);
+  e->shentsize = (uint16_t)field(e, p + 10, 2);
+  e->shnum = (uint16_t)field(e, p + 12, 2);
+  e->shstrndx = (uint16_t)field(e, p + 14, 2);
+}
+
+int vyre__elf_open(vyre__elf *e, vyre__elf_reader read, void *ctx, uint64_t size, char *why,
+                   size_t why_size) {
+  memset(e, 0, sizeof *e);
+  e->read = read;
+  e->ctx = ctx;
+  e->size = size;
+  errno = 0;
+  if (read_exact(e, 0, e->ident, sizeof e->ident) != 0)
+    return fail(why, why_size,
+                "not an ELF file: %llu bytes, too short for an ELF header (a truncated or empty "
+                "file)",
+                (unsigned long long)size);
+  const unsigned char *id = e->ident;
+  if (memcmp(id, "\177ELF", 4) != 0)
+    return fail(why, why_size,
+                "not an ELF file: it starts with %02x %02x %02x %02x, not 7f 45 4c 46 (\\177ELF)",
+                id[0], id[1], id[2], id[3]);
+  if (id[4] != VYRE__ELF_CLASS32 && id[4] != VYRE__ELF_CLASS64)
+    return fail(why, why_size, "corrupt ELF file: unknown ELF class %u", id[4]);
+  if (id[5] != VYRE__ELF_DATA_LSB && id[5] != VYRE__ELF_DATA_MSB)
+    return fail(why, why_size, "corrupt ELF file: unknown byte order %u", id[5]);
+  e->is64 = id[4] == VYRE__ELF_CLASS64;
+  e->big = id[5] == VYRE__ELF_DATA_MSB;
+  unsigned char h[EHDR64];
+  size_t n = e->is64 ? EHDR64 : EHDR32;
+  if (size < n)
+    return fail(why, why_size, "truncated: %llu bytes, the ELF header alone needs %zu",
+                (unsigned long long)size, n);
+  if (read_exact(e, 0, h, n) != 0)
+    return fail(why, why_size, "cannot read the ELF header: %s",
+                errno ? strerror(errno) : "short read");
+  read_header(e, h);
+  return 0;
+}
+
+static long read_buffer(void *ctx, uint64_t off, void *dst, size_t n) {
+  const vyre__elf_buffer *b = ctx;
+  if (off >= b->size) return 0;
+  size_t avail = b->size - (size_t)off;
+  if (n > avail) n = avail;
+  memcpy(dst, b->data + off, n);
+  return (long)n;
+}
+
+int vyre__elf_open_buffer(vyre__elf *e, vyre__elf_buffer *ctx, const void *data, size_t size,
+                          char *why, size_t why_size) {
+  ctx->data = data;
+  ctx->size = size;
+  return vyre__elf_open(e, read_buffer, ctx, size, why, why_size);
+}
+
+long vyre__elf_read_fd(void *ctx, uint64_t off, void *dst, size_t n) {
+  int fd = *(const int *)ctx;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = pread(fd, (char *)dst + done, n - done, (off_t)(off + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (got == 0) break;
+    done += (size_t)got;
+  }
+  return (long)done;
+}
+
+int vyre__elf_check_sizes(const vyre__elf *e, char *why, size_t why_size) {
+  unsigned eh = e->is64 ? EHDR64 : EHDR32, ph = e->is64 ? PHDR64 : PHDR32;
+  if (e->ident[6] != EV_CURRENT)
+    return fail(why, why_size, "corrupt ELF file: ELF version %u, expected %u", e->ident[6],
+                EV_CURRENT);
+  if (e->ehsize != eh || e->phentsize != ph)
+    return fail(why, why_size,
+                "corrupt ELF file: header size %u and program header size %u, expected %u and %u",
+                e->ehsize, e->phentsize, eh, ph);
+  return 0;
+}
+
+uint64_t vyre__elf_end(uint64_t offset, uint64_t size) {
+  return offset > UINT64_MAX - size ? UINT64_MAX : offset + size;
+}
+
+/* Entry i of a table of `count` entries of `entsize` (at least `need`
+ * bytes) at `table`: its bytes into buf. */
+static int table_entry(const vyre__elf *e, uint64_t table, uint64_t entsize, uint64_t count,
+                       uint64_t i, unsigned need, unsigned char *buf) {
+  if (i >= count || entsize < need) return -1;
+  if (count > UINT64_MAX / entsize || vyre__elf_range_ok(e, table, count * entsize) != 0)
+    return -1;
+  return read_exact(e, table + i * entsize, buf, need);
+}
+
+int vyre__elf_phdr_read(const vyre__elf *e, uint32_t i, vyre__elf_phdr *out, char *why,
+                        size_t why_size) {
+  unsigned char p[PHDR64];
+  unsigned need = e->is64 ? PHDR64 : PHDR32;
+  if (table_entry(e, e->phoff, e->phentsize, e->phnum, i, need, p) != 0)
+    return fail(why, why_size,
+                "truncated or corrupt: program header %u of %u (%u bytes each at offset %llu) "
+                "is not in the %llu-byte file",
+                i, e->phnum, e->phentsize, (unsigned long long)e->phoff,
+                (unsigned long long)e->size);
+  out->type = (uint32_t)field(e, p, 4);
+  if (e->is64) {
+    out->flags = (uint32_t)field(e, p + 4, 4);
+    out->offset = word(e, p + 8), out->vaddr = word(e, p + 16), out->paddr = word(e, p + 24);
+    out->filesz = word(e, p + 32), out->memsz = word(e, p + 40), out->align = word(e, p + 48);
+  } else {
+    out->offset = word(e, p + 4), out->vaddr = word(e, p + 8), out->paddr = word(e, p + 12);
+    out->filesz = word(e, p + 16), out->memsz = word(e, p + 20);
+    out->flags = (uint32_t)field(e, p + 24, 4), out->align = word(e, p + 28);
+  }
+  return 0;
+}
+
+int vyre__elf_shdr_read(const vyre__elf *e, uint32_t i, vyre__elf_shdr *out, char *why,
+                        size_t why_size) {
+  unsigned char s[SHDR64];
+  unsigned need = e->is64 ? SHDR64 : SHDR32;
+  if (table_entry(e, e->shoff, e->shentsize, e->shnum, i, need, s) != 0)
+    return fail(why, why_size,
+                "truncated or corrupt: section header %u of %u (%u bytes each at offset %llu) "
+                "is not in the %llu-byte file",
+                i, e->shnum, e->shentsize, (unsigned long long)e->shoff,
+                (unsigned long long)e->size);
+  unsigned w = e->is64 ? 8 : 4;
+  out->name = (uint32_t)field(e, s, 4);
+  out->type = (uint32_t)field(e, s + 4, 4);
+  out->flags = word(e, s + 8);
+  out->addr = word(e, s + 8 + w);
+  out->offset = word(e, s + 8 + 2 * w);
+  out->size = word(e, s + 8 + 3 * w);
+  out->link = (uint32_t)field(e, s + 8 + 4 * w, 4);
+  out->info = (uint32_t)field(e, s + 12 + 4 * w, 4);
+  out->addralign = word(e, s + 16 + 4 * w);
+  out->entsize = word(e, s + 16 + 5 * w);
+  return 0;
+}
+
+int vyre__elf_dynsym(const vyre__elf *e, vyre__elf_symtab *out, char *why, size_t why_size) {
+  memset(out, 0, sizeof *out);
+  if (e->shoff == 0 || e->shnum == 0) return 0;
+  vyre__elf_shdr sh, str;
+  uint32_t i;
+  for (i = 0; i < e->shnum; i++) {
+    if (vyre__elf_shdr_read(e, i, &sh, why, why_size) != 0) return -1;
+    if (sh.type == SHT_DYNSYM) break;
+  }
+  if (i == e->shnum) return 0;
+  if (sh.link >= e->shnum || sh.link == i)
+    return fail(why, why_size, "corrupt ELF file: .dynsym names section %u as its strings",
+                sh.link);
+  if (vyre__elf_shdr_read(e, sh.link, &str, why, why_size) != 0) return -1;
+  if (sh.entsize < (e->is64 ? SYM64 : SYM32) || vyre__elf_range_ok(e, sh.offset, sh.size) != 0 ||
+      vyre__elf_range_ok(e, str.offset, str.size) != 0)
+    return fail(why, why_size, "corrupt ELF file: .dynsym or .dynstr lies outside the file");
+  out->offset = sh.offset;
+  out->entsize = sh.entsize;
+  out->count = sh.size / sh.entsize;
+  out->str_offset = str.offset;
+  out->str_size = str.size;
+  return 1;
+}
+
+int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
+                       vyre__elf_sym *out, char *why, size_t why_size) {
+  unsigned char s[SYM64];
+  unsigned need = e->is64 ? SYM64 : SYM32;
+  if (table_entry(e, t->offset, t->entsize, t->count, i, need, s) != 0)
+    return fail(why, why_size, "corrupt ELF file: symbol %llu lies outside its table",
+                (unsigned long long)i);
+  out->name = (uint32_t)field(e, s, 4);
+  if (e->is64) {
+    out->info = s[4], out->other = s[5], out->shndx = (uint16_t)field(e, s + 6, 2);
+    out->value = word(e, s + 8), out->size = word(e, s + 16);
+  } else {
+    out->value = word(e, s + 4), out->size = word(e, s + 8);
+    out->info = s[12], out->other = s[13], out->shndx = (uint16_t)field(e, s + 14, 2);
+  }
+  return 0;
+}
+
+int vyre__elf_sym_name(const vyre__elf *e, const vyre__elf_symtab *t, const vyre__elf_sym *s,
+                       char *buf, size_t buf_size) {
+  buf[0] = '\0';
+  if (s->name >= t->str_size) return -1;
+  uint64_t left = t->str_size - s->name, off = t->str_offset + s->name;
+  size_t n = 0;
+  /* Read in small pieces: the name ends at its NUL, well before the
+   * table does. */
+  while (left) {
+    char piece[64];
+    size_t k = left < sizeof piece ? (size_t)left : sizeof piece;
+    if (read_exact(e, off, piece, k) != 0) return -1;
+    for (size_t j = 0; j < k; j++) {
+      if (piece[j] == '\0') {
+        buf[n < buf_size ? n : buf_size - 1] = '\0';
+        return n < buf_size ? 0 : 1;
+      }
+      if (n + 1 < buf_size) buf[n] = piece[j];
+      n++;
+    }
+    off += k, left -= k;
+  }
+  buf[n < buf_size ? n : buf_size - 1] = '\0';
+  return -1; /* unterminated */
+}
+
+/* e_machine values (System V ABI; glibc <elf.h> EM_*), the union of what
+ * the plugin pre-check and the conformance checks name. */
+static const struct {
+  uint16_t em;
+  const char *name;
+} machines[] = {
+    {3, "i386"},    {8, "mips"},     {20, "ppc"},      {21, "ppc64"},    {22, "s390x"},
+    {40, "arm"},    {42, "superh"},  {43, "sparc64"},  {50, "ia64"},     {62, "x86_64"},
+    {183, "aarch64"}, {190, "nvidia cuda"}, {243, "riscv"}, {247, "bpf"}, {258, "loongarch"},
+};
+
+const char *vyre__elf_machine_str(uint16_t machine, char *buf, size_t size) {
+  for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++)
+    if (machines[i].em == machine) return machines[i].name;
+  snprintf(buf, size, "machine %u", machine);
+  return buf;
+}
+
+void vyre__elf_host(unsigned char *elf_class, unsigned char *elf_data, uint16_t *machine) {
+  *elf_class = sizeof(void *) == 8 ? VYRE__ELF_CLASS64 : VYRE__ELF_CLASS32;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  *elf_data = VYRE__ELF_DATA_MSB;
+#else
+  *elf_data = VYRE__ELF_DATA_LSB;
+#endif
+#if defined(__x86_64__)
+  *machine = 62;
+#elif defined(__aarch64__)
+  *machine = 183;
+#elif defined(__i386__)
+  *machine = 3;
+#elif defined(__arm__)
+  *machine = 40;
+#elif defined(__powerpc64__)
+  *machine = 21;
+#elif defined(__s390x__)
+  *machine = 22;
+#elif defined(__riscv)
+  *machine = 243;
+#else
+  /* An architecture not listed above: ask the running executable. */
+  *machine = 0;
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  vyre__elf e;
+  if (vyre__elf_open(&e, vyre__elf_read_fd, &fd, UINT64_MAX, NULL, 0) == 0 &&
+      e.ident[4] == *elf_class && e.ident[5] == *elf_data)
+    *machine = e.machine;
+  close(fd);
+#endif
+}

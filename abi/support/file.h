@@ -1,0 +1,85 @@
+/* file.h -- the one bounded file reader and the one atomic file writer of the host side. */
+#ifndef VYRE_SUPPORT_FILE_H
+#define VYRE_SUPPORT_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "vyre/vyre.h"
+
+/*
+ * Read the whole regular file `path`, at most `max` bytes, into a new
+ * buffer: *data (free()) holds *size bytes and one NUL after them (text
+ * may be used as a C string).  The file is opened with O_NONBLOCK and
+ * refused unless fstat says it is a regular file, so a FIFO, a device or
+ * a directory never blocks nor is read; then O_NONBLOCK is cleared.  At
+ * most max + 1 bytes are read (one past the bound tells "too big").
+ * Failures (*data NULL, *size 0, *err filled, the status returned):
+ *   VYRE_IO            "cannot open PATH: <strerror>. Fix: check the path"
+ *   VYRE_IO            "cannot read PATH: it is not a regular file (a
+ *                      directory|a FIFO|...). Fix: pass a regular file"
+ *   VYRE_LIMIT         "cannot read PATH: it holds more than MAX bytes.
+ *                      Fix: <too_big_fix>" (NULL: "pass a smaller file")
+ *   VYRE_IO            "cannot read PATH: <strerror>. Fix: check the file"
+ *   VYRE_OUT_OF_MEMORY "cannot read PATH: out of memory. Fix: free memory"
+ * Thread-safe.
+ */
+vyre_status vyre__file_read(const char *path, uint64_t max, const char *too_big_fix, void **data,
+                            size_t *size, vyre_error *err);
+
+/*
+ * The same from an open descriptor, read from where it stands to its
+ * end, whatever it is (standard input: a pipe or a terminal may block
+ * as the caller expects).  `name` names it in messages ("<stdin>").
+ * The descriptor stays open.
+ */
+vyre_status vyre__file_read_fd(int fd, const char *name, uint64_t max, const char *too_big_fix,
+                               void **data, size_t *size, vyre_error *err);
+
+/*
+ * Replace `path` atomically with what is written to a stream: the bytes
+ * go to a new temporary file in the same directory ("PATH.tmp.PID.N",
+ * created with O_EXCL and `mode` less the umask), which commit flushes,
+ * fsyncs, closes and renames over `path`; a reader sees the old file or
+ * the new one, never a part.  On any failure the temporary file is
+ * removed and `path` is untouched.  "-" is not special here (standard
+ * output is the caller's business).  Thread-safe (each call has its own
+ * temporary name); one vyre__atomic_file per thread.
+ *
+ *   vyre__atomic_file a;
+ *   if ((st = vyre__file_atomic_begin(&a, path, 0666, err))) return st;
+ *   fprintf(a.f, ...);                       // any stdio writes
+ *   return vyre__file_atomic_commit(&a, err); // or vyre__file_atomic_abort(&a)
+ */
+typedef struct vyre__atomic_file {
+  FILE *f;    /* write here; owned by the writer */
+  char *path; /* the final name */
+  char *tmp;  /* the temporary name; NULL once nothing is left to remove */
+} vyre__atomic_file;
+
+/* Create the temporary file and open a->f on it.  Failure (nothing left
+ * behind, *a zeroed):
+ *   VYRE_IO "cannot create PATH: <strerror>. Fix: check the directory
+ *            exists and is writable" */
+vyre_status vyre__file_atomic_begin(vyre__atomic_file *a, const char *path, mode_t mode,
+                                    vyre_error *err);
+
+/* Flush, fsync, close and rename; always releases *a.  Failures (the
+ * temporary file removed):
+ *   VYRE_IO "cannot write PATH: <strerror>. Fix: check free space"
+ *   VYRE_IO "cannot replace PATH: <strerror>. Fix: check that it is not
+ *            a directory and that its directory is writable" */
+vyre_status vyre__file_atomic_commit(vyre__atomic_file *a, vyre_error *err);
+
+/* Give up: close and remove the temporary file, release *a.  Accepts
+ * NULL, a zeroed or a failed one, and one already released. */
+void vyre__file_atomic_abort(vyre__atomic_file *a);
+
+/* The whole of `size` bytes of `data` (NULL when size is 0) as one
+ * atomic replacement: begin, fwrite, commit. */
+vyre_status vyre__file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
+                                    vyre_error *err);
+
+#endif /* VYRE_SUPPORT_FILE_H */
