@@ -23,6 +23,8 @@ for v in bindir libdir includedir docdir mandir plugindir conformdir abs_top_bui
   eval "test -n \"\${$v}\"" || { echo "installcheck: $v is not set. Fix: run make installcheck"; exit 1; }
 done
 D=${DESTDIR}
+# shellcheck source=tests/installcheck-paths.sh
+. "$abs_top_srcdir/tests/installcheck-paths.sh" || exit 1
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "installcheck: $*"; exit 1; }
@@ -89,14 +91,17 @@ raw = y.tobytes() if hasattr(y, "tobytes") else bytes(y)
 got = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw), 4)]
 print("installcheck: import vyre: libraries from %s (%s); reference backend squared 3 4 5 6: %s"
       % (where, host, " ".join(map(str, got))))
+open(sys.argv[1], "w").write("%s\n%s\n" % (libvyre, host))
 sys.exit(got != [9, 16, 25, 36])
-') >"$tmp/log" 2>&1
+' "$tmp/loaded") >"$tmp/log" 2>&1
   rc=$?
   cat "$tmp/log"
   [ $rc = 0 ] || fail "the installed Python package does not import or run (PYTHONPATH=$D$pythondir)"
-  case "$(cat "$tmp/log")" in
-  *"$abs_top_builddir"*) fail "the installed Python package loaded libraries of the build tree" ;;
-  esac
+  # By real directories: a DESTDIR inside the build tree is not the build tree.
+  while IFS= read -r loaded; do
+    ! from_build_tree "$loaded" "$abs_top_builddir" "$D" ||
+      fail "the installed Python package loaded libraries of the build tree ($loaded)"
+  done <"$tmp/loaded"
 else
   echo "installcheck: configure found no Python: the vyre package is not installed"
 fi

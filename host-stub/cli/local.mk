@@ -27,8 +27,9 @@ demo: host-stub/cli/vyre $(plugin_LTLIBRARIES)
 	@echo; echo 'more: docs/examples.md; all of them, checked: make check TESTS=tests/cli/examples.test'
 .PHONY: demo
 # `vyre conform` reads the installed corpus (tests/conform/local.mk installs
-# it) when neither --corpus nor the environment names one.
-host_stub_cli_vyre_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_CONFORM_CORPUS_DIR='"$(pkgdatadir)/conformance"'
+# it) when neither --corpus nor the environment names one: its directory is
+# VYRE_CONFORM_CORPUS_DIR of config-paths.h (Makefile.am).
+host_stub_cli_vyre_CPPFLAGS = $(AM_CPPFLAGS) -include config-paths.h
 
 # Manual pages: vyre(1) and vyre-COMMAND(1), rendered by the vyre just
 # built from the very strings its --help prints (`vyre help --man`), so the

@@ -10,7 +10,7 @@ host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loa
 	host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/api.c \
 	host-stub/loader/elfcheck.h host-stub/loader/internal.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DVYRE_PLUGINDIR='"$(plugindir)"' -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
+	-include config-paths.h -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
 # libvyre's API from the installed shared libvyre (a dependency, not a
 # copy); the support layer (environment, log, sized structs) as a private
 # static copy.

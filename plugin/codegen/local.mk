@@ -26,8 +26,4 @@ plugin/codegen/cg_source_id.c: $(CG_SOURCE_ID_INPUTS)
 	  echo "const char cg_source_id[] = \"$$sum\";"; } >$@.tmp && mv $@.tmp $@
 noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/internal.h
 
-# Codegen speed (docs/codegen.md): not a test, a program to run by hand.
-noinst_PROGRAMS += bench/codegen_bench
-bench_codegen_bench_SOURCES = bench/codegen_bench.c
-bench_codegen_bench_LDADD = host-stub/fuzz/libvyre-progen.la plugin/codegen/libvyre-codegen.la plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la
 dist_doc_DATA += docs/kernel-abi.md docs/codegen.md

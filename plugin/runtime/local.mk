@@ -24,12 +24,5 @@ plugin_runtime_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -s
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
 plugin_runtime_libvyre_cuda_la_LIBADD = plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la -ldl -lpthread
-
-# The floors large host transfers are measured against (run by hand on a
-# GPU machine: bench/xfer_probe [MiB]); docs/cuda-runtime.md has figures.
-noinst_PROGRAMS += bench/xfer_probe
-bench_xfer_probe_SOURCES = bench/xfer_probe.c
-bench_xfer_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
-bench_xfer_probe_LDADD = -ldl -lpthread
 endif
 EXTRA_DIST += docs/cuda-runtime.md

@@ -8,9 +8,7 @@ EXTRA_DIST += tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_hostile.test tests/cli/cli_limits.test \
 	tests/cli/limits/loop_forever.vyre tests/cli/limits/store7.vyre tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
 	tests/cli/cli_plugins.test tests/cli/cli_devices.test \
-	tests/cli/examples.test bench/peers.py bench/compare.py bench/run.sh \
-	bench/ftz_cost.cu bench/const_fma.vyre bench/compute_bound.sh bench/compute_bound.c \
-	bench/compute_bound_peers.py
+	tests/cli/examples.test
 # examples/data (inputs, expected outputs, manifest.json) is written by
 # examples/gen.py and ships as a directory; check.py verifies it is current.
 EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
