@@ -43,8 +43,6 @@ vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err);
 /* mkdir -p. */
 vyre_status cf_mkdirs(const char *path, vyre_error *err);
-/* JSON string literal (quotes included) of s to f; NULL writes null. */
-void cf_json_string(FILE *f, const char *s);
 /* XML-escaped text of s to f. */
 void cf_xml_text(FILE *f, const char *s);
 /* 1 when `name` matches the shell-style pattern (`*`, `?`, `[...]`);

@@ -1,4 +1,4 @@
-/* util.c -- small helpers of the conformance harness: files, hashing, JSON/XML text, patterns, the progress line and colors, case-file line errors. */
+/* util.c -- small helpers of the conformance harness: files, hashing, XML text, patterns, the progress line and colors, case-file line errors. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -107,56 +107,6 @@ vyre_status cf_mkdirs(const char *path, vyre_error *err) {
     tmp[i] = save;
   }
   return VYRE_OK;
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0 (overlong forms,
- * surrogates and code points past U+10FFFF are invalid; RFC 3629). */
-static size_t utf8_length(const unsigned char *s) {
-  unsigned char c = s[0];
-  size_t len;
-  uint32_t min, cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, min = 0x80, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, min = 0x800, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, min = 0x10000, cp = c & 0x07;
-  else return 0;
-  for (size_t i = 1; i < len; i++) { /* a NUL ends the string: not a continuation */
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return len;
-}
-
-void cf_json_string(FILE *f, const char *s) {
-  if (!s) {
-    fputs("null", f);
-    return;
-  }
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
-    default:
-      if (*p < 0x20 || *p == 0x7f) {
-        fprintf(f, "\\u%04x", *p);
-      } else {
-        /* Text from files may be any bytes: invalid UTF-8 becomes U+FFFD. */
-        size_t len = utf8_length(p);
-        if (len == 0) {
-          fputs("\\ufffd", f);
-        } else {
-          fwrite(p, 1, len, f);
-          p += len - 1;
-        }
-      }
-    }
-  }
-  fputc('"', f);
 }
 
 void cf_xml_text(FILE *f, const char *s) {

@@ -1184,6 +1184,36 @@ START_TEST(test_certificate_shape) {
 }
 END_TEST
 
+/* Strings in a certificate go through the one JSON writer
+ * (abi/support/json.h): short escapes for \b and \f, U+FFFD for bytes
+ * that are not UTF-8. */
+START_TEST(test_certificate_escapes) {
+  cf_opset claimed = {{0}};
+  cf_op_tally ops[256];
+  memset(ops, 0, sizeof ops);
+  cf_cert_input in = {0};
+  in.backend_id = "mock";
+  in.backend_version = "1";
+  in.corpus_dir = "tests/conformance";
+  in.corpus_hash = "abc";
+  in.claimed = &claimed;
+  in.ops = ops;
+  in.static_note = "bell\b form\f tab\t bad\xff end";
+  in.date_utc = "2026-01-02T03:04:05Z";
+  in.tool_version = "vyre-cuda test";
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(cf_certificate_write(tmp("esc.json"), &in, &err) == VYRE_OK, "%s", err.message);
+  char *text = NULL;
+  size_t size = 0;
+  ck_assert(cf_read_file(tmp("esc.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  const char *end = json_value(text);
+  ck_assert_msg(end && *json_ws(end) == '\0', "one well-formed JSON value:\n%s", text);
+  ck_assert_msg(strstr(text, "\"static_note\": \"bell\\b form\\f tab\\t bad\\ufffd end\""),
+                "control characters and a stray byte escaped by the JSON writer:\n%s", text);
+  free(text);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* fuzz                                                                 */
 /* ------------------------------------------------------------------ */
@@ -1438,6 +1468,7 @@ static Suite *conform_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_coverage);
   tcase_add_test(tc, test_certificate_shape);
+  tcase_add_test(tc, test_certificate_escapes);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("fuzz");
