@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "conform.h"
+#include "abi/support/file.h"
 #include "abi/support/json.h"
 
 /* pass: claimed, exercised, never failed; fail: claimed and failed at
@@ -159,16 +160,19 @@ vyre_status cf_certificate_write(const char *path, const cf_cert_input *in, vyre
   char date[32];
   if (in->date_utc) snprintf(date, sizeof date, "%s", in->date_utc);
   else now_utc(date, sizeof date);
-  int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
-  FILE *f = is_stdout ? stdout : fopen(path, "w");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot create certificate %s: %s. Fix: check the "
-                          "directory", path, strerror(errno));
-  write_json(f, in, date, sha);
-  if (is_stdout ? fflush(f) != 0 : fclose(f) != 0)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
-                          "disk", path, strerror(errno));
-  return VYRE_OK;
+  if (strcmp(path, "-") == 0) { /* "-" is standard output */
+    write_json(stdout, in, date, sha);
+    if (fflush(stdout) != 0)
+      return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
+                            "disk", path, strerror(errno));
+    return VYRE_OK;
+  }
+  /* A reader sees the old certificate or the new one, never a part. */
+  vyre__atomic_file a;
+  vyre_status st = vyre__file_atomic_begin(&a, path, 0666, err);
+  if (st != VYRE_OK) return st;
+  write_json(a.f, in, date, sha);
+  return vyre__file_atomic_commit(&a, err);
 }
 
 void cf_certificate_print(FILE *f, const cf_cert_input *in) {

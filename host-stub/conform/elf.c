@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "abi/support/file.h"
 
 /* ELF constants (System V ABI, "Object Files"). */
 #define EI_CLASS 4
@@ -81,7 +82,7 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
   memset(out, 0, sizeof *out);
   void *data = NULL;
   size_t size = 0;
-  vyre_status st = cf_read_file(path, CF_MAX_PLUGIN_BYTES, &data, &size, err);
+  vyre_status st = vyre__file_read(path, CF_MAX_PLUGIN_BYTES, CF_TOO_BIG_FIX, &data, &size, err);
   if (st != VYRE_OK) return st;
   st = cf_elf_exports_mem(data, size, path, out, err);
   free(data);

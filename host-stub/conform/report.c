@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "abi/support/file.h"
 #include "abi/support/json.h"
 
 const char *const cf_result_names[3] = {"pass", "fail", "skip"};
@@ -170,22 +171,30 @@ int cf_report_certificate(const cf_options *o, const cf_corpus *cp, cf_target_re
   return 0;
 }
 
-/* --json (junit 0) or --junit (1): the report, written to path.  0, or 1
- * when it could not be written. */
+/* --json (junit 0) or --junit (1): the report, written to path ("-":
+ * standard output; a file is replaced atomically).  0, or 1 when it
+ * could not be written (said on standard error). */
 int cf_report_write(const char *path, int junit, const cf_options *o, const cf_corpus *cp,
                         cf_target_report *reps, uint32_t nt) {
   int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
-  FILE *f = is_stdout ? stdout : fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "vyre conform: cannot write %s\n", path);
+  vyre__atomic_file a = {0};
+  vyre_error err = VYRE_ERROR_INIT;
+  if (!is_stdout && vyre__file_atomic_begin(&a, path, 0666, &err) != VYRE_OK) {
+    fprintf(stderr, "vyre conform: %s\n", err.message);
     return 1;
   }
+  FILE *f = is_stdout ? stdout : a.f;
   if (junit)
     write_junit(f, cp->cases, cp->count, (const char *const *)cp->paths, reps, nt);
   else
     write_json(f, o, cp->hash, cp->cases, cp->count, reps, nt);
-  if (is_stdout && o->stdout_reports) (*o->stdout_reports)++;
-  return is_stdout ? fflush(f) != 0 : fclose(f) != 0;
+  if (is_stdout) {
+    if (o->stdout_reports) (*o->stdout_reports)++;
+    return fflush(f) != 0;
+  }
+  if (vyre__file_atomic_commit(&a, &err) != VYRE_OK) {
+    fprintf(stderr, "vyre conform: %s\n", err.message);
+    return 1;
+  }
+  return 0;
 }
-
-

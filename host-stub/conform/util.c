@@ -1,4 +1,4 @@
-/* util.c -- small helpers of the conformance harness: files, hashing, XML text, patterns, the progress line and colors, case-file line errors. */
+/* util.c -- small helpers of the conformance harness: hashing, XML text, patterns, the progress line and colors, case-file line errors. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -7,60 +7,6 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-
-vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
-                         vyre_error *err) {
-  *data = NULL;
-  *size = 0;
-  int is_stdin = strcmp(path, "-") == 0; /* "-" is standard input */
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
-                          strerror(errno));
-  if (is_stdin) path = "<stdin>";
-  strbuf b = {0};
-  char chunk[65536];
-  size_t n;
-  /* Never more than max + 1 bytes: one past the bound tells "too long". */
-  while (b.len <= max && !b.failed &&
-         (n = fread(chunk, 1, b.len + sizeof chunk > max + 1 ? max + 1 - b.len : sizeof chunk,
-                    f)) > 0)
-    vyre__sb_append(&b, chunk, n);
-  int bad = ferror(f);
-  if (!is_stdin) fclose(f);
-  if (!bad && !b.failed && b.len > max) {
-    vyre__sb_free(&b);
-    return vyre_error_set(err, VYRE_LIMIT, 0,
-                          "cannot read %s: it holds more than %zu bytes, the most vyre reads from "
-                          "such a file (docs/conformance.md, \"Files the harness reads\"). Fix: "
-                          "pass a regular file of the right kind",
-                          path, max);
-  }
-  vyre__sb_append(&b, "", 1);
-  if (bad || b.failed) {
-    vyre__sb_free(&b);
-    return vyre_error_set(err, bad ? VYRE_IO : VYRE_OUT_OF_MEMORY, 0,
-                          "cannot read %s: %s. Fix: check the file", path,
-                          bad ? "read error" : "out of memory");
-  }
-  *data = b.data;
-  *size = b.len - 1;
-  return VYRE_OK;
-}
-
-vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory",
-                          path, strerror(errno));
-  size_t w = size ? fwrite(data, 1, size, f) : 0;
-  int bad = w != size;
-  if (fclose(f) != 0) bad = 1;
-  if (bad)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot write %s: %s. Fix: check the disk space",
-                          path, strerror(errno));
-  return VYRE_OK;
-}
 
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err) {
   FILE *f = fopen(path, "rb");
