@@ -781,6 +781,31 @@ START_TEST(test_elf_garbage) {
 }
 END_TEST
 
+/* The harness and the loader name machines from one table
+ * (abi/support/elf.h): a copy of the reference marked for another
+ * machine is refused, named the way the loader names it. */
+START_TEST(test_elf_foreign_machine) {
+  void *data = NULL;
+  size_t size = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre__file_read(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, NULL, &data, &size, &err) == VYRE_OK);
+  unsigned char *b = data;
+  ck_assert_msg(size > 64 && b[5] == 1, "a little-endian ELF file");
+  uint16_t mine = (uint16_t)(b[18] | b[19] << 8);
+  uint16_t other = mine == 42 ? 43 : 42; /* superh, else sparc64 */
+  b[18] = (unsigned char)other;
+  b[19] = 0;
+  cf_elf_report r;
+  char why[1024];
+  ck_assert_msg(cf_elf_exports_mem(data, size, "foreign.so", &r, &err) == VYRE_OK, "%s", err.message);
+  ck_assert_msg(!cf_elf_ok(&r, why, sizeof why) &&
+                    strstr(why, other == 42 ? "built for superh" : "built for sparc64") &&
+                    strstr(why, "Fix"),
+                "the foreign machine is named: %s", why);
+  free(data);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* needs and offers                                                     */
 /* ------------------------------------------------------------------ */
@@ -1502,6 +1527,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_elf_plugins);
   tcase_add_test(tc, test_elf_stub_extra_export);
   tcase_add_test(tc, test_elf_garbage);
+  tcase_add_test(tc, test_elf_foreign_machine);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("needs");
