@@ -449,7 +449,7 @@ vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err);
 void cf_case_drop_goldens(cf_case *c);
 
 /* ------------------------------------------------------------------ */
-/* Runs over backends (run.c, replay.c, fuzz_run.c)                   */
+/* Runs over backends (run.c, replay.c, host-stub/fuzz/run.c)         */
 /* ------------------------------------------------------------------ */
 
 /* One backend under test, as the CLI found it through libvyre-host. */
