@@ -87,15 +87,8 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
 static vyre_status plan_get(ref_backend *b, const vyre_program_ref *ref,
                             vyre_dispatch_options *opts, ref_plan **out, vyre_error *err) {
   *out = NULL;
-  if (!ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: program is NULL. Fix: pass a vyre_program_ref");
-  if (ref->struct_size < sizeof *ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: vyre_program_ref.struct_size is %u, at least %zu expected. "
-                          "Fix: initialise it with VYRE_PROGRAM_BYTES(bytes, size) or "
-                          "VYRE_PROGRAM_PIPELINE(handle)",
-                          ref->struct_size, sizeof *ref);
+  vyre_status st = vyre_check_program_ref(ref, "dispatch", err);
+  if (st) return st;
   if (!ref->pipeline) return decode_plan(ref->bytes, ref->size, opts, 0, out, err);
   pthread_mutex_lock(&b->pipe_lock);
   ref_plan *plan = vyre_handles_get(&b->pipelines, ref->pipeline);
@@ -143,25 +136,9 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
   if (st) return st;
   if ((st = plan_get(b, program, &job->options, &job->plan, err))) return st;
   const vyre_program *p = job->plan->prog;
-  if (input_count != p->input_count)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: %u inputs given, the program takes %u (its ro, uniform and "
-                          "rw buffers without the output flag, in declaration order). Fix: pass "
-                          "one vyre_input per input buffer",
-                          input_count, p->input_count);
-  if (input_count && !inputs)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: inputs is NULL with input_count %u. Fix: pass the inputs",
-                          input_count);
+  if ((st = vyre_check_inputs(inputs, input_count, p->input_count, "dispatch", err))) return st;
   uint64_t sizes[VYRE_MAX_BUFFERS];
-  for (uint32_t i = 0; i < input_count; i++) {
-    sizes[i] = inputs[i].size;
-    if (inputs[i].size && !inputs[i].data)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "dispatch: input %u has %llu bytes but its data is NULL. Fix: pass "
-                            "the input's memory",
-                            i, (unsigned long long)inputs[i].size);
-  }
+  for (uint32_t i = 0; i < input_count; i++) sizes[i] = inputs[i].size;
   if ((st = vyre_geometry_derive(p, sizes, NULL, &job->options, &job->geo, err))) return st;
   uint64_t staged = 0;
   for (uint32_t i = 0; i < p->buffer_count; i++) {
