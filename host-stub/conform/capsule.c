@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "abi/support/file.h"
 #include "vyre/vyre_text.h"
 
 /* Recorded outputs are for people; beyond this they are cut (inputs never are). */
@@ -160,7 +161,7 @@ vyre_status cf_capsule_write(const char *path, const cf_case *c, const cf_capsul
   size_t size = 0;
   vyre_status st = cf_capsule_format(c, info, &text, &size, err);
   if (st != VYRE_OK) return st;
-  st = cf_write_file(path, text, size, err);
+  st = vyre__file_write_atomic(path, text, size, 0666, err);
   free(text);
   return st;
 }

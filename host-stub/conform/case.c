@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "abi/support/file.h"
 #include "abi/support/sized.h"
 #include "vyre/vyre_text.h"
 
@@ -208,7 +209,11 @@ vyre_status cf_case_load(const char *path, cf_case **out, vyre_error *err) {
   void *data = NULL;
   size_t size = 0;
   *out = NULL;
-  vyre_status st = cf_read_file(path, CF_MAX_CASE_BYTES, &data, &size, err);
+  int is_stdin = strcmp(path, "-") == 0; /* "-" is standard input */
+  vyre_status st =
+      is_stdin ? vyre__file_read_fd(0, "<stdin>", CF_MAX_CASE_BYTES, CF_TOO_BIG_FIX, &data, &size,
+                                    err)
+               : vyre__file_read(path, CF_MAX_CASE_BYTES, CF_TOO_BIG_FIX, &data, &size, err);
   if (st != VYRE_OK) return st;
   st = cf_case_parse(data, size, path, out, err);
   free(data);

@@ -4,6 +4,8 @@
 #include <time.h>
 
 #include "conform.h"
+#include "abi/support/file.h"
+#include "abi/support/json.h"
 
 /* pass: claimed, exercised, never failed; fail: claimed and failed at
  * least once; untested: claimed, cases containing it ran, but none gave
@@ -52,7 +54,7 @@ static void names_array(FILE *f, uint64_t bits, int caps) {
       n = tmp;
     }
     fputs(first ? "" : ", ", f);
-    cf_json_string(f, n);
+    vyre__json_string_to(f, n);
     first = 0;
   }
   fputc(']', f);
@@ -62,29 +64,29 @@ static void write_json(FILE *f, const cf_cert_input *in, const char *date, const
   op_counts n;
   int ok = certified(in, &n);
   fprintf(f, "{\n  \"schema\": \"vyre-conformance-certificate/1\",\n  \"date_utc\": ");
-  cf_json_string(f, date);
+  vyre__json_string_to(f, date);
   fprintf(f, ",\n  \"tool\": ");
-  cf_json_string(f, in->tool_version);
+  vyre__json_string_to(f, in->tool_version);
   fprintf(f, ",\n  \"certified\": %s,\n", ok ? "true" : "false");
   fprintf(f, "  \"plugin\": {\n    \"path\": ");
-  cf_json_string(f, in->plugin_path);
+  vyre__json_string_to(f, in->plugin_path);
   fprintf(f, ",\n    \"sha256\": ");
-  cf_json_string(f, sha);
+  vyre__json_string_to(f, sha);
   fprintf(f, ",\n    \"build_id\": ");
-  cf_json_string(f, in->build_id);
+  vyre__json_string_to(f, in->build_id);
   fprintf(f, ",\n    \"exports_ok\": %s,\n    \"static_checks_ok\": %s,\n    \"static_note\": ",
           in->elf_ok ? "true" : "false", in->static_ok ? "true" : "false");
-  cf_json_string(f, in->static_note ? in->static_note : "");
+  vyre__json_string_to(f, in->static_note ? in->static_note : "");
   fprintf(f, "\n  },\n  \"backend\": {\n    \"id\": ");
-  cf_json_string(f, in->backend_id);
+  vyre__json_string_to(f, in->backend_id);
   fprintf(f, ",\n    \"version\": ");
-  cf_json_string(f, in->backend_version);
+  vyre__json_string_to(f, in->backend_version);
   fprintf(f, ",\n    \"abi_major\": %u,\n    \"abi_minor\": %u\n  },\n", in->abi_major, in->abi_minor);
   fprintf(f, "  \"device\": ");
   if (in->profile) {
     const vyre_device_profile *d = in->profile;
     fprintf(f, "{\n    \"name\": ");
-    cf_json_string(f, d->name);
+    vyre__json_string_to(f, d->name);
     fprintf(f, ",\n    \"ordinal\": %u,\n    \"compute_capability\": \"%u.%u\",\n"
                "    \"compute_major\": %u,\n    \"compute_minor\": %u,\n"
                "    \"compute_units\": %u,\n    \"subgroup_size\": %u,\n"
@@ -98,9 +100,9 @@ static void write_json(FILE *f, const cf_cert_input *in, const char *date, const
     fprintf(f, "null,\n");
   }
   fprintf(f, "  \"corpus\": {\n    \"dir\": ");
-  cf_json_string(f, in->corpus_dir);
+  vyre__json_string_to(f, in->corpus_dir);
   fprintf(f, ",\n    \"sha256\": ");
-  cf_json_string(f, in->corpus_hash);
+  vyre__json_string_to(f, in->corpus_hash);
   fprintf(f, ",\n    \"cases\": %u\n  },\n", in->total);
   fprintf(f, "  \"claims\": {\n    \"ops\": [");
   uint32_t nops = 0, claimed = 0;
@@ -108,7 +110,7 @@ static void write_json(FILE *f, const cf_cert_input *in, const char *date, const
   for (uint32_t k = 0; k < nops; k++) {
     if (!cf_opset_has(in->claimed, all[k].id)) continue;
     fputs(claimed++ ? ", " : "", f);
-    cf_json_string(f, all[k].mnemonic);
+    vyre__json_string_to(f, all[k].mnemonic);
   }
   fprintf(f, "],\n    \"capabilities\": ");
   names_array(f, in->claimed_caps, 1);
@@ -124,16 +126,16 @@ static void write_json(FILE *f, const cf_cert_input *in, const char *date, const
   for (uint32_t k = 0; k < nops; k++) {
     const cf_op_tally *t = &in->ops[all[k].id];
     fprintf(f, "    {\"id\": %u, \"op\": ", all[k].id);
-    cf_json_string(f, all[k].mnemonic);
+    vyre__json_string_to(f, all[k].mnemonic);
     fprintf(f, ", \"result\": ");
-    cf_json_string(f, op_status(in, all[k].id));
+    vyre__json_string_to(f, op_status(in, all[k].id));
     fprintf(f, ", \"passed\": %u, \"failed\": %u, \"skipped\": %u", t->passed, t->failed,
             t->skipped);
     if (t->failed) {
       fprintf(f, ", \"failed_cases\": [");
       for (uint32_t j = 0; j < t->failed && j < 3; j++) {
         fputs(j ? ", " : "", f);
-        cf_json_string(f, t->failed_cases[j]);
+        vyre__json_string_to(f, t->failed_cases[j]);
       }
       fputc(']', f);
     }
@@ -158,16 +160,19 @@ vyre_status cf_certificate_write(const char *path, const cf_cert_input *in, vyre
   char date[32];
   if (in->date_utc) snprintf(date, sizeof date, "%s", in->date_utc);
   else now_utc(date, sizeof date);
-  int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
-  FILE *f = is_stdout ? stdout : fopen(path, "w");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot create certificate %s: %s. Fix: check the "
-                          "directory", path, strerror(errno));
-  write_json(f, in, date, sha);
-  if (is_stdout ? fflush(f) != 0 : fclose(f) != 0)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
-                          "disk", path, strerror(errno));
-  return VYRE_OK;
+  if (strcmp(path, "-") == 0) { /* "-" is standard output */
+    write_json(stdout, in, date, sha);
+    if (fflush(stdout) != 0)
+      return vyre_error_set(err, VYRE_IO, errno, "cannot write certificate %s: %s. Fix: check the "
+                            "disk", path, strerror(errno));
+    return VYRE_OK;
+  }
+  /* A reader sees the old certificate or the new one, never a part. */
+  vyre__atomic_file a;
+  vyre_status st = vyre__file_atomic_begin(&a, path, 0666, err);
+  if (st != VYRE_OK) return st;
+  write_json(a.f, in, date, sha);
+  return vyre__file_atomic_commit(&a, err);
 }
 
 void cf_certificate_print(FILE *f, const cf_cert_input *in) {

@@ -27,24 +27,20 @@
 /* ------------------------------------------------------------------ */
 
 /* Read bounds (docs/conformance.md, "Files the harness reads"): a case
- * file or capsule, and a plugin file the static checks read.  A read
- * stops at the bound, so a device file (/dev/zero) is no endless read. */
+ * file or capsule, and a plugin file the static checks read, each read
+ * with vyre__file_read (abi/support/file.h: a regular file, or standard
+ * input for "-", never past the bound) and CF_TOO_BIG_FIX as the Fix of
+ * a file over it. */
 #define CF_MAX_CASE_BYTES ((size_t)256 << 20)
 #define CF_MAX_PLUGIN_BYTES ((size_t)1 << 30)
+#define CF_TOO_BIG_FIX                                                                        \
+  "pass a file of the right kind; that is the most vyre reads from one (docs/conformance.md, " \
+  "\"Files the harness reads\")"
 
-/* Read a whole file of at most max bytes into malloc'd memory (a NUL is
- * appended past *size).  VYRE_IO with errno text on failure; VYRE_LIMIT,
- * having read max + 1 bytes and no more, when the file is longer. */
-vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
-                         vyre_error *err);
-/* Write (create/truncate) a whole file. */
-vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_error *err);
 /* SHA-256 of a file as 64 hex chars + NUL. */
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err);
 /* mkdir -p. */
 vyre_status cf_mkdirs(const char *path, vyre_error *err);
-/* JSON string literal (quotes included) of s to f; NULL writes null. */
-void cf_json_string(FILE *f, const char *s);
 /* XML-escaped text of s to f. */
 void cf_xml_text(FILE *f, const char *s);
 /* 1 when `name` matches the shell-style pattern (`*`, `?`, `[...]`);
@@ -453,7 +449,7 @@ vyre_status cf_case_clone(const cf_case *c, cf_case **out, vyre_error *err);
 void cf_case_drop_goldens(cf_case *c);
 
 /* ------------------------------------------------------------------ */
-/* Runs over backends (run.c, replay.c, fuzz_run.c)                   */
+/* Runs over backends (run.c, replay.c, host-stub/fuzz/run.c)         */
 /* ------------------------------------------------------------------ */
 
 /* One backend under test, as the CLI found it through libvyre-host. */

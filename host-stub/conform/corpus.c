@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "abi/support/file.h"
 
 typedef struct plist {
   char **v;
@@ -114,7 +115,8 @@ vyre_status cf_corpus_hash(const char *dir, char **paths, uint32_t count, char h
     vyre_sha256_update(&ctx, rel, strlen(rel) + 1);
     void *data = NULL;
     size_t size = 0;
-    vyre_status st = cf_read_file(paths[i], CF_MAX_CASE_BYTES, &data, &size, err);
+    vyre_status st =
+        vyre__file_read(paths[i], CF_MAX_CASE_BYTES, CF_TOO_BIG_FIX, &data, &size, err);
     if (st != VYRE_OK) return st;
     vyre_sha256_update(&ctx, data, size);
     vyre_sha256_update(&ctx, "", 1);

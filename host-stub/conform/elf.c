@@ -1,76 +1,19 @@
-/* elf.c -- read a plugin's ELF dynamic symbol table (no external tools): what it exports and what it imports from a host. */
+/* elf.c -- read a plugin's ELF dynamic symbol table with the one ELF reader (abi/support/elf.h): what it exports and what it imports from a host. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "conform.h"
+#include "abi/support/elf.h"
+#include "abi/support/file.h"
 
 /* ELF constants (System V ABI, "Object Files"). */
-#define EI_CLASS 4
-#define EI_DATA 5
-#define ELFCLASS32 1
-#define ELFCLASS64 2
-#define ELFDATA2LSB 1
-#define ELFDATA2MSB 2
 #define ET_DYN 3
-#define SHT_DYNSYM 11
 #define SHN_UNDEF 0
 #define STB_GLOBAL 1
 #define STB_WEAK 2
 #define STB_GNU_UNIQUE 10
 #define STV_DEFAULT 0
 #define STV_PROTECTED 3
-
-/* e_machine values (System V ABI; glibc <elf.h>) and this machine's. */
-static const struct {
-  uint32_t em;
-  const char *name;
-} machines[] = {{3, "i386"},     {8, "mips"},    {20, "ppc"},    {21, "ppc64"},
-                {22, "s390x"},   {40, "arm"},    {62, "x86_64"}, {183, "aarch64"},
-                {243, "riscv"},  {258, "loongarch"}};
-#if defined(__x86_64__)
-#define HOST_EM 62
-#elif defined(__aarch64__)
-#define HOST_EM 183
-#elif defined(__i386__)
-#define HOST_EM 3
-#elif defined(__powerpc64__)
-#define HOST_EM 21
-#elif defined(__s390x__)
-#define HOST_EM 22
-#elif defined(__arm__)
-#define HOST_EM 40
-#elif defined(__riscv)
-#define HOST_EM 243
-#else
-#define HOST_EM 0 /* unknown: not checked */
-#endif
-
-static const char *machine_name(uint32_t em, char *buf, size_t size) {
-  for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++)
-    if (machines[i].em == em) return machines[i].name;
-  snprintf(buf, size, "machine %u", em);
-  return buf;
-}
-
-typedef struct elf {
-  const uint8_t *d;
-  size_t size;
-  int is64, big;
-} elf;
-
-/* Bounds-checked readers: out-of-range reads set *bad and yield 0. */
-static uint64_t rd(const elf *e, uint64_t off, uint32_t n, int *bad) {
-  if (off > e->size || n > e->size - off) {
-    *bad = 1;
-    return 0;
-  }
-  uint64_t v = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = e->big ? i : n - 1 - i;
-    v = (v << 8) | e->d[off + k];
-  }
-  return v;
-}
 
 static void list_add(char list[][96], uint32_t *count, const char *name) {
   if (*count < CF_ELF_MAX_LISTED) snprintf(list[*count], 96, "%s", name);
@@ -81,105 +24,62 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
   memset(out, 0, sizeof *out);
   void *data = NULL;
   size_t size = 0;
-  vyre_status st = cf_read_file(path, CF_MAX_PLUGIN_BYTES, &data, &size, err);
+  vyre_status st = vyre__file_read(path, CF_MAX_PLUGIN_BYTES, CF_TOO_BIG_FIX, &data, &size, err);
   if (st != VYRE_OK) return st;
   st = cf_elf_exports_mem(data, size, path, out, err);
   free(data);
   return st;
 }
 
+/* A named dynamic symbol into the report: a defined global one of
+ * default or protected visibility is an export, an undefined vyre_ one
+ * an import from the host. */
+static void add_symbol(cf_elf_report *out, const vyre__elf_sym *s, const char *nm) {
+  unsigned bind = s->info >> 4, vis = s->other & 3u;
+  if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) return;
+  if (s->shndx == SHN_UNDEF) {
+    if (strncmp(nm, "vyre_", 5) == 0) list_add(out->imports, &out->host_imports, nm);
+    return;
+  }
+  if (vis != STV_DEFAULT && vis != STV_PROTECTED) return;
+  out->exported++;
+  if (strcmp(nm, VYRE_PLUGIN_DESCRIPTOR_SYMBOL) == 0) out->has_descriptor = 1;
+  else if (strcmp(nm, VYRE_PLUGIN_ENTRY_SYMBOL) == 0) out->has_entry = 1;
+  else list_add(out->extra, &out->extra_count, nm);
+}
+
 vyre_status cf_elf_exports_mem(const void *data, size_t size, const char *path, cf_elf_report *out,
                                vyre_error *err) {
   memset(out, 0, sizeof *out);
-  elf e = {data, size, 0, 0};
-  int bad = 0;
-  const char *why = NULL;
-  if (size < 52 || memcmp(data, "\177ELF", 4) != 0) {
-    why = "not an ELF file";
-    goto invalid;
-  }
-  e.is64 = e.d[EI_CLASS] == ELFCLASS64;
-  e.big = e.d[EI_DATA] == ELFDATA2MSB;
-  if ((e.d[EI_CLASS] != ELFCLASS32 && !e.is64) ||
-      (e.d[EI_DATA] != ELFDATA2LSB && e.d[EI_DATA] != ELFDATA2MSB)) {
-    why = "unknown ELF class or byte order";
-    goto invalid;
-  }
-  out->machine = (uint32_t)rd(&e, 18, 2, &bad);
+  char why[256];
+  vyre__elf e;
+  vyre__elf_buffer buf;
+  vyre__elf_symtab t;
+  if (vyre__elf_open_buffer(&e, &buf, data, size, why, sizeof why) != 0) goto invalid;
+  out->machine = e.machine;
   out->is64 = e.is64;
-  if (rd(&e, 16, 2, &bad) != ET_DYN) {
-    why = "not a shared object (e_type is not ET_DYN)";
+  if (e.type != ET_DYN) {
+    snprintf(why, sizeof why, "not a shared object (e_type is not ET_DYN)");
     goto invalid;
   }
-  uint64_t shoff = e.is64 ? rd(&e, 0x28, 8, &bad) : rd(&e, 0x20, 4, &bad);
-  uint64_t shentsize = rd(&e, e.is64 ? 0x3a : 0x2e, 2, &bad);
-  uint64_t shnum = rd(&e, e.is64 ? 0x3c : 0x30, 2, &bad);
-  if (bad || shoff == 0 || shnum == 0 || shentsize < (e.is64 ? 64u : 40u)) {
-    why = "no section header table";
-    goto invalid;
-  }
-  /* Find .dynsym by type; its sh_link names the string table. */
-  uint64_t sym_off = 0, sym_size = 0, sym_ent = 0, str_off = 0, str_size = 0;
-  int found = 0;
-  for (uint64_t i = 0; i < shnum && !bad; i++) {
-    uint64_t sh = shoff + i * shentsize;
-    if (rd(&e, sh + 4, 4, &bad) != SHT_DYNSYM) continue;
-    uint64_t link = rd(&e, sh + (e.is64 ? 0x28 : 0x18), 4, &bad);
-    sym_off = e.is64 ? rd(&e, sh + 0x18, 8, &bad) : rd(&e, sh + 0x10, 4, &bad);
-    sym_size = e.is64 ? rd(&e, sh + 0x20, 8, &bad) : rd(&e, sh + 0x14, 4, &bad);
-    sym_ent = e.is64 ? rd(&e, sh + 0x38, 8, &bad) : rd(&e, sh + 0x24, 4, &bad);
-    if (link >= shnum) {
-      bad = 1;
-      break;
-    }
-    uint64_t ls = shoff + link * shentsize;
-    str_off = e.is64 ? rd(&e, ls + 0x18, 8, &bad) : rd(&e, ls + 0x10, 4, &bad);
-    str_size = e.is64 ? rd(&e, ls + 0x20, 8, &bad) : rd(&e, ls + 0x14, 4, &bad);
-    found = 1;
-    break;
-  }
-  if (bad) {
-    why = "truncated or corrupt section headers";
-    goto invalid;
-  }
+  int found = vyre__elf_dynsym(&e, &t, why, sizeof why);
+  if (found < 0) goto invalid;
   if (!found) {
-    why = "no dynamic symbol table (.dynsym)";
+    snprintf(why, sizeof why, "%s", e.shoff == 0 || e.shnum == 0
+                                        ? "no section header table"
+                                        : "no dynamic symbol table (.dynsym)");
     goto invalid;
   }
-  if (sym_ent < (e.is64 ? 24u : 16u) || str_off > size || str_size > size - str_off ||
-      sym_off > size || sym_size > size - sym_off) {
-    why = "corrupt .dynsym or .dynstr";
-    goto invalid;
-  }
-  for (uint64_t s = 1; s < sym_size / sym_ent; s++) {
-    uint64_t so = sym_off + s * sym_ent;
-    uint64_t name = rd(&e, so, 4, &bad);
-    uint64_t info = rd(&e, so + (e.is64 ? 4 : 12), 1, &bad);
-    uint64_t other = rd(&e, so + (e.is64 ? 5 : 13), 1, &bad);
-    uint64_t shndx = rd(&e, so + (e.is64 ? 6 : 14), 2, &bad);
-    if (bad || name >= str_size) {
-      why = "a symbol outside its tables";
+  for (uint64_t i = 1; i < t.count; i++) { /* symbol 0 is the null symbol */
+    vyre__elf_sym s;
+    char nm[96]; /* a longer name is cut: it is none of the two, listed cut */
+    if (vyre__elf_sym_read(&e, &t, i, &s, why, sizeof why) != 0) goto invalid;
+    if (vyre__elf_sym_name(&e, &t, &s, nm, sizeof nm) < 0) {
+      snprintf(why, sizeof why, "symbol %llu: its name lies outside .dynstr or is unterminated",
+               (unsigned long long)i);
       goto invalid;
     }
-    const char *nm = (const char *)e.d + str_off + name;
-    size_t maxlen = str_size - name;
-    if (strnlen(nm, maxlen) == maxlen) {
-      why = "an unterminated symbol name";
-      goto invalid;
-    }
-    if (!*nm) continue;
-    uint32_t bind = (uint32_t)(info >> 4), vis = (uint32_t)(other & 3);
-    int global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
-    if (!global) continue;
-    if (shndx == SHN_UNDEF) {
-      if (strncmp(nm, "vyre_", 5) == 0) list_add(out->imports, &out->host_imports, nm);
-      continue;
-    }
-    if (vis != STV_DEFAULT && vis != STV_PROTECTED) continue;
-    out->exported++;
-    if (strcmp(nm, VYRE_PLUGIN_DESCRIPTOR_SYMBOL) == 0) out->has_descriptor = 1;
-    else if (strcmp(nm, VYRE_PLUGIN_ENTRY_SYMBOL) == 0) out->has_entry = 1;
-    else list_add(out->extra, &out->extra_count, nm);
+    if (nm[0]) add_symbol(out, &s, nm);
   }
   return VYRE_OK;
 invalid:
@@ -193,12 +93,16 @@ int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size) {
   why[0] = '\0';
   /* dlopen reports a foreign plugin as "No such file or directory"; say
    * what it is. */
-  if (HOST_EM && (r->machine != HOST_EM || r->is64 != (sizeof(void *) == 8))) {
+  unsigned char host_class, host_data;
+  uint16_t host_machine;
+  vyre__elf_host(&host_class, &host_data, &host_machine);
+  int host64 = host_class == VYRE__ELF_CLASS64;
+  if (host_machine && (r->machine != host_machine || r->is64 != host64)) {
     char a[32], b[32];
     snprintf(why, why_size, "built for %s (%d-bit), but this machine is %s (%d-bit): no host "
              "here can load it. Fix: build the plugin for this machine",
-             machine_name(r->machine, a, sizeof a), r->is64 ? 64 : 32,
-             machine_name(HOST_EM, b, sizeof b), sizeof(void *) == 8 ? 64 : 32);
+             vyre__elf_machine_str((uint16_t)r->machine, a, sizeof a), r->is64 ? 64 : 32,
+             vyre__elf_machine_str(host_machine, b, sizeof b), host64 ? 64 : 32);
     return 0;
   }
   if (!r->has_descriptor || !r->has_entry) {

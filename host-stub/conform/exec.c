@@ -2,15 +2,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "conform.h"
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "abi/support/clock.h"
 
 void cf_result_free(cf_result *r) {
   if (!r) return;
@@ -74,12 +68,12 @@ void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out) {
   vyre_program_ref ref = VYRE_PROGRAM_BYTES(c->program, c->program_size);
   vyre_outputs *outs = NULL;
   vyre_error err = VYRE_ERROR_INIT;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = vyre__now_ns();
   vyre_dispatch_options lo;
   vyre_limits lim;
   const vyre_dispatch_options *opts = limited_options(backend, c, &lo, &lim);
   vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, opts, &outs, NULL, &err);
-  out->wall_ns = now_ns() - t0;
+  out->wall_ns = vyre__elapsed_ns(t0);
   out->status = st;
   out->native_code = err.native_code;
   if (st != VYRE_OK) {

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "abi/support/file.h"
+#include "abi/support/json.h"
 
 const char *const cf_result_names[3] = {"pass", "fail", "skip"};
 
@@ -25,32 +27,32 @@ void cf_report_table(FILE *f, const cf_target_report *r) {
 static void write_json(FILE *f, const cf_options *o, const char *hash, cf_case **cases,
                        uint32_t ncases, cf_target_report *reps, uint32_t nt) {
   fprintf(f, "{\n  \"schema\": \"vyre-conformance-report/1\",\n  \"tool\": ");
-  cf_json_string(f, o->tool_version);
+  vyre__json_string_to(f, o->tool_version);
   fprintf(f, ",\n  \"corpus\": {\"dir\": ");
-  cf_json_string(f, o->corpus_dir);
+  vyre__json_string_to(f, o->corpus_dir);
   fprintf(f, ", \"sha256\": ");
-  cf_json_string(f, hash);
+  vyre__json_string_to(f, hash);
   fprintf(f, ", \"cases\": %u},\n  \"backends\": [\n", ncases);
   for (uint32_t k = 0; k < nt; k++) {
     cf_target_report *r = &reps[k];
     fprintf(f, "    {\"id\": ");
-    cf_json_string(f, r->t->id);
+    vyre__json_string_to(f, r->t->id);
     fprintf(f, ", \"version\": ");
-    cf_json_string(f, r->t->version);
+    vyre__json_string_to(f, r->t->version);
     fprintf(f, ", \"path\": ");
-    cf_json_string(f, r->t->path);
+    vyre__json_string_to(f, r->t->path);
     fprintf(f, ", \"available\": %s, \"reason\": ", r->t->backend ? "true" : "false");
-    cf_json_string(f, r->t->backend ? "" : r->t->reason);
+    vyre__json_string_to(f, r->t->backend ? "" : r->t->reason);
     fprintf(f, ",\n     \"device\": ");
-    cf_json_string(f, r->t->has_profile ? r->t->profile.name : NULL);
+    vyre__json_string_to(f, r->t->has_profile ? r->t->profile.name : NULL);
     fprintf(f, ", \"static_ok\": %s, \"static\": ", r->static_ok ? "true" : "false");
-    cf_json_string(f, r->static_note);
+    vyre__json_string_to(f, r->static_note);
     fprintf(f, ",\n     \"counts\": {\"passed\": %u, \"failed\": %u, \"skipped_unsupported\": %u, "
                "\"untested_ops\": %u, \"unreachable_ops\": %u},\n     \"categories\": [",
             r->n[R_PASS], r->n[R_FAIL], r->n[R_SKIP], r->untested, r->unreachable);
     for (uint32_t i = 0; i < r->nrows; i++) {
       fprintf(f, "%s{\"name\": ", i ? ", " : "");
-      cf_json_string(f, r->rows[i].name);
+      vyre__json_string_to(f, r->rows[i].name);
       fprintf(f, ", \"passed\": %u, \"failed\": %u, \"skipped\": %u}", r->rows[i].n[R_PASS],
               r->rows[i].n[R_FAIL], r->rows[i].n[R_SKIP]);
     }
@@ -60,13 +62,13 @@ static void write_json(FILE *f, const cf_options *o, const char *hash, cf_case *
       if (cases[i]) cf_case_full_name(cases[i], name, sizeof name);
       else snprintf(name, sizeof name, "#%u", i);
       fprintf(f, "       {\"name\": ");
-      cf_json_string(f, name);
+      vyre__json_string_to(f, name);
       fprintf(f, ", \"result\": \"%s\", \"ms\": %.3f, \"reason\": ", cf_result_names[r->cases[i].result],
               r->cases[i].ms);
-      cf_json_string(f, r->cases[i].reason);
+      vyre__json_string_to(f, r->cases[i].reason);
       if (r->cases[i].capsule[0]) {
         fprintf(f, ", \"capsule\": ");
-        cf_json_string(f, r->cases[i].capsule);
+        vyre__json_string_to(f, r->cases[i].capsule);
       }
       fprintf(f, "}%s\n", i + 1 < ncases ? "," : "");
     }
@@ -169,22 +171,30 @@ int cf_report_certificate(const cf_options *o, const cf_corpus *cp, cf_target_re
   return 0;
 }
 
-/* --json (junit 0) or --junit (1): the report, written to path.  0, or 1
- * when it could not be written. */
+/* --json (junit 0) or --junit (1): the report, written to path ("-":
+ * standard output; a file is replaced atomically).  0, or 1 when it
+ * could not be written (said on standard error). */
 int cf_report_write(const char *path, int junit, const cf_options *o, const cf_corpus *cp,
                         cf_target_report *reps, uint32_t nt) {
   int is_stdout = strcmp(path, "-") == 0; /* "-" is standard output */
-  FILE *f = is_stdout ? stdout : fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "vyre conform: cannot write %s\n", path);
+  vyre__atomic_file a = {0};
+  vyre_error err = VYRE_ERROR_INIT;
+  if (!is_stdout && vyre__file_atomic_begin(&a, path, 0666, &err) != VYRE_OK) {
+    fprintf(stderr, "vyre conform: %s\n", err.message);
     return 1;
   }
+  FILE *f = is_stdout ? stdout : a.f;
   if (junit)
     write_junit(f, cp->cases, cp->count, (const char *const *)cp->paths, reps, nt);
   else
     write_json(f, o, cp->hash, cp->cases, cp->count, reps, nt);
-  if (is_stdout && o->stdout_reports) (*o->stdout_reports)++;
-  return is_stdout ? fflush(f) != 0 : fclose(f) != 0;
+  if (is_stdout) {
+    if (o->stdout_reports) (*o->stdout_reports)++;
+    return fflush(f) != 0;
+  }
+  if (vyre__file_atomic_commit(&a, &err) != VYRE_OK) {
+    fprintf(stderr, "vyre conform: %s\n", err.message);
+    return 1;
+  }
+  return 0;
 }
-
-

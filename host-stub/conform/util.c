@@ -1,4 +1,4 @@
-/* util.c -- small helpers of the conformance harness: files, hashing, JSON/XML text, patterns, the progress line and colors, case-file line errors. */
+/* util.c -- small helpers of the conformance harness: hashing, XML text, patterns, the progress line and colors, case-file line errors. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -7,60 +7,6 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-
-vyre_status cf_read_file(const char *path, size_t max, void **data, size_t *size,
-                         vyre_error *err) {
-  *data = NULL;
-  *size = 0;
-  int is_stdin = strcmp(path, "-") == 0; /* "-" is standard input */
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
-                          strerror(errno));
-  if (is_stdin) path = "<stdin>";
-  strbuf b = {0};
-  char chunk[65536];
-  size_t n;
-  /* Never more than max + 1 bytes: one past the bound tells "too long". */
-  while (b.len <= max && !b.failed &&
-         (n = fread(chunk, 1, b.len + sizeof chunk > max + 1 ? max + 1 - b.len : sizeof chunk,
-                    f)) > 0)
-    vyre__sb_append(&b, chunk, n);
-  int bad = ferror(f);
-  if (!is_stdin) fclose(f);
-  if (!bad && !b.failed && b.len > max) {
-    vyre__sb_free(&b);
-    return vyre_error_set(err, VYRE_LIMIT, 0,
-                          "cannot read %s: it holds more than %zu bytes, the most vyre reads from "
-                          "such a file (docs/conformance.md, \"Files the harness reads\"). Fix: "
-                          "pass a regular file of the right kind",
-                          path, max);
-  }
-  vyre__sb_append(&b, "", 1);
-  if (bad || b.failed) {
-    vyre__sb_free(&b);
-    return vyre_error_set(err, bad ? VYRE_IO : VYRE_OUT_OF_MEMORY, 0,
-                          "cannot read %s: %s. Fix: check the file", path,
-                          bad ? "read error" : "out of memory");
-  }
-  *data = b.data;
-  *size = b.len - 1;
-  return VYRE_OK;
-}
-
-vyre_status cf_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot create %s: %s. Fix: check the directory",
-                          path, strerror(errno));
-  size_t w = size ? fwrite(data, 1, size, f) : 0;
-  int bad = w != size;
-  if (fclose(f) != 0) bad = 1;
-  if (bad)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot write %s: %s. Fix: check the disk space",
-                          path, strerror(errno));
-  return VYRE_OK;
-}
 
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err) {
   FILE *f = fopen(path, "rb");
@@ -107,56 +53,6 @@ vyre_status cf_mkdirs(const char *path, vyre_error *err) {
     tmp[i] = save;
   }
   return VYRE_OK;
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0 (overlong forms,
- * surrogates and code points past U+10FFFF are invalid; RFC 3629). */
-static size_t utf8_length(const unsigned char *s) {
-  unsigned char c = s[0];
-  size_t len;
-  uint32_t min, cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, min = 0x80, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, min = 0x800, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, min = 0x10000, cp = c & 0x07;
-  else return 0;
-  for (size_t i = 1; i < len; i++) { /* a NUL ends the string: not a continuation */
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return len;
-}
-
-void cf_json_string(FILE *f, const char *s) {
-  if (!s) {
-    fputs("null", f);
-    return;
-  }
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
-    default:
-      if (*p < 0x20 || *p == 0x7f) {
-        fprintf(f, "\\u%04x", *p);
-      } else {
-        /* Text from files may be any bytes: invalid UTF-8 becomes U+FFFD. */
-        size_t len = utf8_length(p);
-        if (len == 0) {
-          fputs("\\ufffd", f);
-        } else {
-          fwrite(p, 1, len, f);
-          p += len - 1;
-        }
-      }
-    }
-  }
-  fputc('"', f);
 }
 
 void cf_xml_text(FILE *f, const char *s) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "abi/support/config.h"
+#include "abi/support/file.h"
 #include "fuzz.h"
 
 extern char **environ;
@@ -99,7 +100,7 @@ static char *slurp(const char *path) {
   void *d = NULL;
   size_t n = 0;
   vyre_error e = VYRE_ERROR_INIT;
-  if (cf_read_file(path, CF_MAX_CASE_BYTES, &d, &n, &e) != VYRE_OK) return NULL;
+  if (vyre__file_read(path, CF_MAX_CASE_BYTES, NULL, &d, &n, &e) != VYRE_OK) return NULL;
   return d;
 }
 

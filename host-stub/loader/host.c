@@ -17,7 +17,7 @@
 #include "vyre/vyre_support.h"
 
 #ifndef VYRE_PLUGINDIR
-#error "VYRE_PLUGINDIR must name the installed plugin directory (host-stub/host.mk passes it)"
+#error "VYRE_PLUGINDIR must name the installed plugin directory: config-paths.h defines it (make writes it at the top of the build tree; host-stub/loader/local.mk passes -include config-paths.h)"
 #endif
 /* The plugins `make` builds, relative to the top of a build tree. */
 #ifndef VYRE_BUILD_PLUGINS

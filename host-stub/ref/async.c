@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/support/clock.h"
 
 enum { PENDING_QUEUED = 0, PENDING_RUNNING, PENDING_DONE };
 
@@ -68,7 +69,7 @@ static void *worker_main(void *arg) {
 
     pthread_mutex_lock(&b->q_lock);
     pd->status = st;
-    pd->t_done = ref_now_ns();
+    pd->t_done = vyre__now_ns();
     pd->state = PENDING_DONE;
     b->q_unfinished--;
     int orphan = pd->released;
@@ -155,7 +156,7 @@ vyre_status ref_dispatch_async(ref_backend *b, const vyre_program_ref *program,
     *out = 0;
     goto fail;
   }
-  pd->t_enqueued = ref_now_ns();
+  pd->t_enqueued = vyre__now_ns();
   pd->state = PENDING_QUEUED;
   if (b->q_tail) b->q_tail->next = pd;
   else b->q_head = pd;
@@ -209,7 +210,7 @@ vyre_status ref_pending_wait(ref_backend *b, vyre_pending pending, vyre_outputs 
   pthread_mutex_lock(&b->q_lock);
   while (pd->state != PENDING_DONE) pthread_cond_wait(&b->q_done, &b->q_lock);
   pthread_mutex_unlock(&b->q_lock);
-  uint64_t t_seen = ref_now_ns();
+  uint64_t t_seen = vyre__now_ns();
   vyre_status st = pd->status;
   if (st) {
     vyre_error_copy(err, &pd->err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/support/clock.h"
 #include "abi/support/sized.h"
 
 /* ------------------------------------------------------------------ */
@@ -86,15 +87,8 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
 static vyre_status plan_get(ref_backend *b, const vyre_program_ref *ref,
                             vyre_dispatch_options *opts, ref_plan **out, vyre_error *err) {
   *out = NULL;
-  if (!ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: program is NULL. Fix: pass a vyre_program_ref");
-  if (ref->struct_size < sizeof *ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: vyre_program_ref.struct_size is %u, at least %zu expected. "
-                          "Fix: initialise it with VYRE_PROGRAM_BYTES(bytes, size) or "
-                          "VYRE_PROGRAM_PIPELINE(handle)",
-                          ref->struct_size, sizeof *ref);
+  vyre_status st = vyre_check_program_ref(ref, "dispatch", err);
+  if (st) return st;
   if (!ref->pipeline) return decode_plan(ref->bytes, ref->size, opts, 0, out, err);
   pthread_mutex_lock(&b->pipe_lock);
   ref_plan *plan = vyre_handles_get(&b->pipelines, ref->pipeline);
@@ -137,30 +131,14 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
                           const vyre_input *inputs, uint32_t input_count,
                           const vyre_dispatch_options *options, ref_job *job, vyre_error *err) {
   memset(job, 0, sizeof *job);
-  job->t_entry = ref_now_ns();
+  job->t_entry = vyre__now_ns();
   vyre_status st = ref_read_options(options, &job->options, &job->lim, job->t_entry, err);
   if (st) return st;
   if ((st = plan_get(b, program, &job->options, &job->plan, err))) return st;
   const vyre_program *p = job->plan->prog;
-  if (input_count != p->input_count)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: %u inputs given, the program takes %u (its ro, uniform and "
-                          "rw buffers without the output flag, in declaration order). Fix: pass "
-                          "one vyre_input per input buffer",
-                          input_count, p->input_count);
-  if (input_count && !inputs)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: inputs is NULL with input_count %u. Fix: pass the inputs",
-                          input_count);
+  if ((st = vyre_check_inputs(inputs, input_count, p->input_count, "dispatch", err))) return st;
   uint64_t sizes[VYRE_MAX_BUFFERS];
-  for (uint32_t i = 0; i < input_count; i++) {
-    sizes[i] = inputs[i].size;
-    if (inputs[i].size && !inputs[i].data)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "dispatch: input %u has %llu bytes but its data is NULL. Fix: pass "
-                            "the input's memory",
-                            i, (unsigned long long)inputs[i].size);
-  }
+  for (uint32_t i = 0; i < input_count; i++) sizes[i] = inputs[i].size;
   if ((st = vyre_geometry_derive(p, sizes, NULL, &job->options, &job->geo, err))) return st;
   uint64_t staged = 0;
   for (uint32_t i = 0; i < p->buffer_count; i++) {
@@ -180,7 +158,7 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
   }
   ref_metric_add(b, REF_M_BYTES_IN, staged);
   job->iterations = job->options.fixpoint_iterations ? job->options.fixpoint_iterations : 1u;
-  job->t_staged = ref_now_ns();
+  job->t_staged = vyre__now_ns();
   return VYRE_OK;
 oom:
   return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
@@ -201,10 +179,10 @@ static void count_exec(ref_backend *b, const ref_exec_stats *stats, uint64_t ns,
 
 vyre_status ref_job_run(ref_backend *b, ref_job *job, vyre_error *err) {
   ref_exec_stats stats;
-  job->t_run_start = ref_now_ns();
+  job->t_run_start = vyre__now_ns();
   vyre_status st = ref_execute(job->plan->prog, &job->geo, job->mem, job->iterations, b->threads,
                                &job->lim, &stats, err);
-  job->t_run_end = ref_now_ns();
+  job->t_run_end = vyre__now_ns();
   count_exec(b, &stats, job->t_run_end - job->t_run_start, st);
   return st;
 }
@@ -255,7 +233,7 @@ oom:
 
 static void job_timing(const ref_job *job, vyre_timing *timing) {
   ref_timing_report(timing, job->t_entry, job->t_staged, job->t_run_end - job->t_run_start,
-                    ref_now_ns());
+                    vyre__now_ns());
 }
 
 static void count_dispatch(ref_backend *b, vyre_status st) {
@@ -368,7 +346,7 @@ vyre_status ref_dispatch_resident(ref_backend *b, const vyre_program_ref *progra
                                   const vyre_resident *buffers, uint32_t buffer_count,
                                   const vyre_dispatch_options *options, vyre_timing *timing,
                                   vyre_error *err) {
-  uint64_t t0 = ref_now_ns();
+  uint64_t t0 = vyre__now_ns();
   vyre_dispatch_options opts;
   ref_limits lim;
   ref_plan *plan = NULL;
@@ -386,10 +364,10 @@ vyre_status ref_dispatch_resident(ref_backend *b, const vyre_program_ref *progra
   st = bind_resident(b, plan->prog, buffers, buffer_count, &opts, mem, geo, err);
   if (!st) {
     ref_exec_stats stats;
-    uint64_t t1 = ref_now_ns();
+    uint64_t t1 = vyre__now_ns();
     st = ref_execute(plan->prog, geo, mem, opts.fixpoint_iterations ? opts.fixpoint_iterations : 1u,
                      b->threads, &lim, &stats, err);
-    uint64_t t2 = ref_now_ns();
+    uint64_t t2 = vyre__now_ns();
     count_exec(b, &stats, t2 - t1, st);
     if (!st) ref_timing_report(timing, t0, t1, t2 - t1, t2);
   }
@@ -405,7 +383,7 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
                                   uint32_t step_count, uint32_t repeat,
                                   const vyre_resident_copy *reads, uint32_t read_count,
                                   vyre_timing *timing, vyre_error *err) {
-  uint64_t t0 = ref_now_ns();
+  uint64_t t0 = vyre__now_ns();
   if ((step_count && !steps) || (read_count && !reads))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch_sequence: steps or reads is NULL with a non-zero count (%u "
@@ -462,15 +440,15 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
                           i, (unsigned long long)reads[i].offset,
                           (unsigned long long)reads[i].size, (unsigned long long)total);
   }
-  uint64_t t1 = ref_now_ns(), exec_ns = 0;
+  uint64_t t1 = vyre__now_ns(), exec_ns = 0;
   uint32_t rounds = repeat ? repeat : 1u;
   for (uint32_t r = 0; r < rounds && !st; r++) {
     for (uint32_t s = 0; s < step_count && !st; s++) {
       ref_exec_stats stats;
-      uint64_t e0 = ref_now_ns();
+      uint64_t e0 = vyre__now_ns();
       st = ref_execute(plans[s]->prog, &geos[s], mems + (size_t)s * VYRE_MAX_BUFFERS, iters[s],
                        b->threads, &lims[s], &stats, err);
-      uint64_t e1 = ref_now_ns();
+      uint64_t e1 = vyre__now_ns();
       exec_ns += e1 - e0;
       count_exec(b, &stats, e1 - e0, st);
       if (st) vyre_error_prefix(err, "dispatch_sequence: step %u of round %u", s, r);
@@ -487,7 +465,7 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
   ref_metric_add(b, REF_M_BYTES_OUT, moved);
   if (!st) {
     ref_metric_add(b, REF_M_SEQUENCES, 1);
-    ref_timing_report(timing, t0, t1, exec_ns, ref_now_ns());
+    ref_timing_report(timing, t0, t1, exec_ns, vyre__now_ns());
   }
 fail_alloc:
   for (uint32_t s = 0; plans && s < step_count; s++) ref_plan_unref(plans[s]);

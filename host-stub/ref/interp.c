@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/support/clock.h"
 
 /* Where an invocation stopped. */
 enum { INV_RUN = 0, INV_WAIT, INV_SEGMENT, INV_DONE, INV_TRAP };
@@ -98,7 +99,7 @@ static int budget_check(launch *L, uint64_t *pending, int clock) {
   uint64_t total = before + n;
   if (L->max_steps && total > L->max_steps) stop_for(L, WHY_STEPS);
   else if (clock && L->deadline && before / REF_BUDGET_QUANTUM != total / REF_BUDGET_QUANTUM &&
-           ref_now_ns() >= L->deadline)
+           vyre__deadline_passed(L->deadline))
     stop_for(L, WHY_TIME);
   return atomic_load_explicit(&L->stop, memory_order_relaxed);
 }
@@ -412,7 +413,7 @@ static void clock_between(launch *L, uint64_t *last_q) {
   uint64_t q = atomic_load_explicit(&L->steps, memory_order_relaxed) / REF_BUDGET_QUANTUM;
   if (q == *last_q) return;
   *last_q = q;
-  if (ref_now_ns() >= L->deadline) stop_for(L, WHY_TIME);
+  if (vyre__deadline_passed(L->deadline)) stop_for(L, WHY_TIME);
 }
 
 static void workers_free(worker *ws, uint32_t n) {

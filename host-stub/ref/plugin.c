@@ -52,16 +52,10 @@ VYRE_PLUGIN_EXPORT vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16
                           "reference plugin: out is NULL. Fix: pass a const vyre_registration "
                           "** to receive the registration");
   *out = NULL;
-  if (host_abi_major != VYRE_ABI_MAJOR)
-    return vyre_error_set(err, VYRE_ABI_MISMATCH, 0,
-                          "reference plugin: the host speaks ABI %u.%u, this plugin ABI %u.%u to "
-                          "%u.%u (majors must match). Fix: rebuild the host and the plugins "
-                          "from one vyre release",
-                          host_abi_major, host_abi_minor, VYRE_ABI_MAJOR,
-                          REF_ABI_MINOR_MIN, VYRE_ABI_MAJOR, VYRE_ABI_MINOR);
-  /* Every minor from 0 up is served (REF_ABI_MINOR_MIN is 0): a newer
-   * host is served at our newest minor, which the host records. */
-  VYRE_STATIC_ASSERT(REF_ABI_MINOR_MIN == 0, "refuse hosts older than REF_ABI_MINOR_MIN here");
+  /* A newer host is served at our newest minor, which the host records. */
+  vyre_status st = vyre_check_host_abi("reference plugin", host_abi_major, host_abi_minor,
+                                       REF_ABI_MINOR_MIN, VYRE_ABI_MINOR, err);
+  if (st) return st;
   *out = &ref_registration;
   return VYRE_OK;
 }

@@ -69,7 +69,7 @@ typedef struct ref_limits {
   uint64_t max_steps;   /* steps: one per invocation a launch starts, one
                            per instruction executed, over the whole call */
   uint64_t timeout_ns;  /* as given (for messages) */
-  uint64_t deadline_ns; /* ref_now_ns() value it must end by */
+  uint64_t deadline_ns; /* vyre__now_ns() value it must end by */
 } ref_limits;
 
 /* How often (in steps, per thread) a limited launch adds its steps up and
@@ -185,7 +185,6 @@ vyre_status ref_backend_create(const vyre_backend_options *options, vyre_backend
 /* util.c: helpers of every file, calling none of them. */
 void ref_metric_add(ref_backend *b, ref_metric_id id, uint64_t v);
 void ref_metric_max(ref_backend *b, ref_metric_id id, uint64_t v);
-uint64_t ref_now_ns(void);
 /* Fill the caller's timing record (NULL: nothing), honouring its
  * struct_size: wall = entry to end, enqueue = entry to enqueued, wait =
  * enqueued to end, device = exec_ns; all four valid bits. */

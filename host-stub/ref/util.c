@@ -1,6 +1,5 @@
-/* util.c -- the reference backend's helpers that every other file calls: metrics, the clock, timing records, dispatch options. */
+/* util.c -- the reference backend's helpers that every other file calls: metrics, timing records, dispatch options. */
 #include <string.h>
-#include <time.h>
 
 #include "ref.h"
 #include "abi/format/budget.h"
@@ -14,12 +13,6 @@ void ref_metric_max(ref_backend *b, ref_metric_id id, uint64_t v) {
   uint_fast64_t cur = atomic_load_explicit(&b->metrics[id], memory_order_relaxed);
   while (cur < v && !atomic_compare_exchange_weak(&b->metrics[id], &cur, v)) {
   }
-}
-
-uint64_t ref_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void ref_timing_report(vyre_timing *timing, uint64_t t_entry, uint64_t t_enqueued,

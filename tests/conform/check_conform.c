@@ -12,6 +12,7 @@
 #include "plugin/codegen/codegen.h"
 #include "host-stub/conform/conform.h"
 #include "host-stub/fuzz/fuzz.h"
+#include "abi/support/file.h"
 #include "vyre/vyre_host.h"
 #include "vyre/vyre_text.h"
 
@@ -228,6 +229,21 @@ START_TEST(test_case_generators) {
 }
 END_TEST
 
+/* Case files are read by the one bounded reader (abi/support/file.h):
+ * a device or a directory is refused before a byte is read, not read
+ * to the 256 MiB bound. */
+START_TEST(test_case_load_not_regular) {
+  const char *paths[] = {"/dev/zero", tmp_dir};
+  for (size_t i = 0; i < 2; i++) {
+    cf_case *c = NULL;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert_msg(cf_case_load(paths[i], &c, &err) == VYRE_IO && c == NULL &&
+                      strstr(err.message, "is not a regular file") && strstr(err.message, "Fix:"),
+                  "%s is refused as no regular file: %s", paths[i], err.message);
+  }
+}
+END_TEST
+
 START_TEST(test_case_errors) {
   const char *prog = "workgroup 1\nbuffer a ro u32\nbuffer o wo u32 [2]\n%z = const u32 0\nstore o %z %z\n";
   char text[1024];
@@ -330,7 +346,7 @@ START_TEST(test_corpus_listing) {
   const char *files[] = {"c/b/two.vyre", "c/a.vyre", "c/skip.txt"};
   vyre_error err = VYRE_ERROR_INIT;
   for (int i = 0; i < 3; i++)
-    ck_assert(cf_write_file(tmp(files[i]), "x", 1, &err) == VYRE_OK);
+    ck_assert(vyre__file_write_atomic(tmp(files[i]), "x", 1, 0666, &err) == VYRE_OK);
   char **paths = NULL;
   uint32_t n = 0;
   ck_assert_msg(cf_corpus_list(tmp("c"), &paths, &n, &err) == VYRE_OK, "%s", err.message);
@@ -338,7 +354,7 @@ START_TEST(test_corpus_listing) {
   ck_assert_msg(strstr(paths[0], "c/a.vyre") && strstr(paths[1], "c/b/two.vyre"), "byte-wise order");
   char h1[65], h2[65];
   ck_assert(cf_corpus_hash(tmp("c"), paths, n, h1, &err) == VYRE_OK);
-  ck_assert(cf_write_file(tmp("c/a.vyre"), "y", 1, &err) == VYRE_OK);
+  ck_assert(vyre__file_write_atomic(tmp("c/a.vyre"), "y", 1, 0666, &err) == VYRE_OK);
   ck_assert(cf_corpus_hash(tmp("c"), paths, n, h2, &err) == VYRE_OK);
   ck_assert_msg(strcmp(h1, h2) != 0, "the corpus hash changes with a file's bytes");
   cf_corpus_list_free(paths, n);
@@ -746,22 +762,47 @@ END_TEST
 START_TEST(test_elf_garbage) {
   cf_elf_report r;
   vyre_error err = VYRE_ERROR_INIT;
-  ck_assert(cf_write_file(tmp("text.so"), "hello, not an ELF file at all, padding padding padding", 55, &err) == VYRE_OK);
+  ck_assert(vyre__file_write_atomic(tmp("text.so"), "hello, not an ELF file at all, padding padding padding", 55, 0666, &err) == VYRE_OK);
   ck_assert_msg(cf_elf_exports(tmp("text.so"), &r, &err) == VYRE_INVALID_ARGUMENT &&
                     strstr(err.message, "not an ELF file") && strstr(err.message, "Fix"),
                 "%s", err.message);
   /* A truncated copy of the reference: headers point past the end. */
   void *data = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, &data, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, NULL, &data, &size, &err) == VYRE_OK);
   for (size_t cut = 64; cut < size; cut += size / 7) {
-    ck_assert(cf_write_file(tmp("cut.so"), data, cut, &err) == VYRE_OK);
+    ck_assert(vyre__file_write_atomic(tmp("cut.so"), data, cut, 0666, &err) == VYRE_OK);
     vyre_status st = cf_elf_exports(tmp("cut.so"), &r, &err);
     ck_assert_msg(st == VYRE_INVALID_ARGUMENT || (st == VYRE_OK && r.exported <= 2),
                   "a truncated file (%zu of %zu bytes) is refused or read within bounds", cut, size);
   }
   free(data);
   ck_assert_msg(cf_elf_exports(tmp("missing.so"), &r, &err) == VYRE_IO, "a missing file is VYRE_IO");
+}
+END_TEST
+
+/* The harness and the loader name machines from one table
+ * (abi/support/elf.h): a copy of the reference marked for another
+ * machine is refused, named the way the loader names it. */
+START_TEST(test_elf_foreign_machine) {
+  void *data = NULL;
+  size_t size = 0;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre__file_read(build_path("host-stub/ref/.libs/libvyre-ref.so"), CF_MAX_PLUGIN_BYTES, NULL, &data, &size, &err) == VYRE_OK);
+  unsigned char *b = data;
+  ck_assert_msg(size > 64 && b[5] == 1, "a little-endian ELF file");
+  uint16_t mine = (uint16_t)(b[18] | b[19] << 8);
+  uint16_t other = mine == 42 ? 43 : 42; /* superh, else sparc64 */
+  b[18] = (unsigned char)other;
+  b[19] = 0;
+  cf_elf_report r;
+  char why[1024];
+  ck_assert_msg(cf_elf_exports_mem(data, size, "foreign.so", &r, &err) == VYRE_OK, "%s", err.message);
+  ck_assert_msg(!cf_elf_ok(&r, why, sizeof why) &&
+                    strstr(why, other == 42 ? "built for superh" : "built for sparc64") &&
+                    strstr(why, "Fix"),
+                "the foreign machine is named: %s", why);
+  free(data);
 }
 END_TEST
 
@@ -893,7 +934,7 @@ static void write_corpus(const char *const (*files)[2], size_t count) {
     FORMAT(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
     ck_assert_msg(cf_mkdirs(dir, &err) == VYRE_OK, "%s", err.message);
-    ck_assert_msg(cf_write_file(path, files[k][1], strlen(files[k][1]), &err) == VYRE_OK, "%s",
+    ck_assert_msg(vyre__file_write_atomic(path, files[k][1], strlen(files[k][1]), 0666, &err) == VYRE_OK, "%s",
                   err.message);
   }
 }
@@ -996,13 +1037,13 @@ START_TEST(test_conform_small_backend) {
   char *text = NULL;
   size_t size = 0;
   vyre_error err = VYRE_ERROR_INIT;
-  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(tmp("cert.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "{\"id\": 196, \"op\": \"else\", \"result\": \"unreachable\"") &&
                     strstr(text, "\"ops_untested\": 0, \"ops_unreachable\": 4") &&
                     strstr(text, "{\"id\": 16, \"op\": \"add\", \"result\": \"pass\""),
                 "the certificate says so:\n%s", text);
   free(text);
-  ck_assert(cf_read_file(tmp("report.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(tmp("report.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"untested_ops\": 0, \"unreachable_ops\": 4"), "the report too:\n%s", text);
   free(text);
 }
@@ -1140,7 +1181,7 @@ START_TEST(test_certificate_shape) {
   ck_assert_msg(cf_certificate_write(tmp("cert.json"), &in, &err) == VYRE_OK, "%s", err.message);
   char *text = NULL;
   size_t size = 0;
-  ck_assert(cf_read_file(tmp("cert.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(tmp("cert.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   const char *end = json_value(text);
   ck_assert_msg(end && *json_ws(end) == '\0', "the certificate is one well-formed JSON value:\n%s", text);
   char sha[65];
@@ -1172,15 +1213,77 @@ START_TEST(test_certificate_shape) {
   ops[VYRE_OP_MUL].passed = 1;
   in.failed = 0;
   ck_assert(cf_certificate_write(tmp("cert2.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert2.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(tmp("cert2.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": true"),
                 "everything claimed and reached passed (else is unreachable): certified");
   free(text);
   in.elf_ok = 0;
   ck_assert(cf_certificate_write(tmp("cert3.json"), &in, &err) == VYRE_OK);
-  ck_assert(cf_read_file(tmp("cert3.json"), CF_MAX_CASE_BYTES, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert(vyre__file_read(tmp("cert3.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"certified\": false"), "bad exports: not certified");
   free(text);
+}
+END_TEST
+
+/* Strings in a certificate go through the one JSON writer
+ * (abi/support/json.h): short escapes for \b and \f, U+FFFD for bytes
+ * that are not UTF-8. */
+START_TEST(test_certificate_escapes) {
+  cf_opset claimed = {{0}};
+  cf_op_tally ops[256];
+  memset(ops, 0, sizeof ops);
+  cf_cert_input in = {0};
+  in.backend_id = "mock";
+  in.backend_version = "1";
+  in.corpus_dir = "tests/conformance";
+  in.corpus_hash = "abc";
+  in.claimed = &claimed;
+  in.ops = ops;
+  in.static_note = "bell\b form\f tab\t bad\xff end";
+  in.date_utc = "2026-01-02T03:04:05Z";
+  in.tool_version = "vyre-cuda test";
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(cf_certificate_write(tmp("esc.json"), &in, &err) == VYRE_OK, "%s", err.message);
+  char *text = NULL;
+  size_t size = 0;
+  ck_assert(vyre__file_read(tmp("esc.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
+  const char *end = json_value(text);
+  ck_assert_msg(end && *json_ws(end) == '\0', "one well-formed JSON value:\n%s", text);
+  ck_assert_msg(strstr(text, "\"static_note\": \"bell\\b form\\f tab\\t bad\\ufffd end\""),
+                "control characters and a stray byte escaped by the JSON writer:\n%s", text);
+  free(text);
+}
+END_TEST
+
+/* A certificate replaces its file whole (abi/support/file.h): a link
+ * at the path is replaced, not written through, and a directory that
+ * does not exist fails with nothing left behind. */
+START_TEST(test_certificate_atomic) {
+  cf_opset claimed = {{0}};
+  cf_op_tally ops[256];
+  memset(ops, 0, sizeof ops);
+  cf_cert_input in = {0};
+  in.backend_id = "mock";
+  in.backend_version = "1";
+  in.claimed = &claimed;
+  in.ops = ops;
+  in.date_utc = "2026-01-02T03:04:05Z";
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert(vyre__file_write_atomic(tmp("target"), "keep", 4, 0666, &err) == VYRE_OK);
+  ck_assert(symlink(tmp("target"), tmp("link.json")) == 0);
+  ck_assert_msg(cf_certificate_write(tmp("link.json"), &in, &err) == VYRE_OK, "%s", err.message);
+  char *text = NULL;
+  size_t size = 0;
+  ck_assert(vyre__file_read(tmp("target"), 100, NULL, (void **)&text, &size, &err) == VYRE_OK);
+  ck_assert_msg(size == 4 && memcmp(text, "keep", 4) == 0,
+                "the file a link at the path names is untouched");
+  free(text);
+  struct stat st;
+  ck_assert_msg(lstat(tmp("link.json"), &st) == 0 && S_ISREG(st.st_mode),
+                "the path now holds the certificate itself");
+  ck_assert_msg(cf_certificate_write(tmp("no/such/dir/cert.json"), &in, &err) == VYRE_IO &&
+                    strstr(err.message, "cannot create") && strstr(err.message, "Fix:"),
+                "a missing directory: %s", err.message);
 }
 END_TEST
 
@@ -1394,6 +1497,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_case_literals);
   tcase_add_test(tc, test_case_generators);
   tcase_add_test(tc, test_case_errors);
+  tcase_add_test(tc, test_case_load_not_regular);
   tcase_add_test(tc, test_case_directive_table);
   tcase_add_test(tc, test_corpus_listing);
   suite_add_tcase(s, tc);
@@ -1423,6 +1527,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_elf_plugins);
   tcase_add_test(tc, test_elf_stub_extra_export);
   tcase_add_test(tc, test_elf_garbage);
+  tcase_add_test(tc, test_elf_foreign_machine);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("needs");
@@ -1438,6 +1543,8 @@ static Suite *conform_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_coverage);
   tcase_add_test(tc, test_certificate_shape);
+  tcase_add_test(tc, test_certificate_escapes);
+  tcase_add_test(tc, test_certificate_atomic);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("fuzz");

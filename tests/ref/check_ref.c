@@ -149,6 +149,9 @@ START_TEST(test_entry_negotiation) {
   ck_assert_ptr_null(reg);
   ck_assert_int_eq(err.status, VYRE_ABI_MISMATCH);
   tr_assert_fix(&err);
+  ck_assert_msg(strstr(err.message, "reference plugin: the host speaks ABI ") &&
+                    strstr(err.message, "(majors must match)"),
+                "vyre_check_host_abi's wording: %s", err.message);
   ck_assert_int_eq(entry(0, 0, &reg, NULL), VYRE_ABI_MISMATCH);
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR, 0, NULL, &err), VYRE_INVALID_ARGUMENT);
 }

@@ -644,6 +644,13 @@ START_TEST(test_bad_arguments) {
   /* Programs. */
   ck_assert_int_eq(vt->dispatch(be, NULL, &in, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
   ck_assert_ptr_null(out);
+  ck_assert_str_eq(err.message, "dispatch: program is NULL. Fix: pass a vyre_program_ref");
+  vyre_program_ref short_ref = ref;
+  short_ref.struct_size = 4;
+  ck_assert_int_eq(vt->dispatch(be, &short_ref, &in, 1, NULL, &out, NULL, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "dispatch: vyre_program_ref.struct_size is 4") != NULL,
+                "names the size: %s", err.message);
   vyre_program_ref junk = VYRE_PROGRAM_BYTES("0123456789abcdef", 16);
   ck_assert_int_eq(vt->dispatch(be, &junk, &in, 1, NULL, &out, NULL, &err), VYRE_INVALID_PROGRAM);
   tr_assert_fix(&err);
@@ -656,11 +663,19 @@ START_TEST(test_bad_arguments) {
   /* Inputs. */
   ck_assert_int_eq(vt->dispatch(be, &ref, &in, 2, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
   ck_assert_int_eq(vt->dispatch(be, &ref, NULL, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  /* The argument checks every backend shares (vyre_check_inputs,
+   * docs/abi.md section 11): one wording. */
+  ck_assert_msg(strstr(err.message, "dispatch: inputs is NULL with input_count 1. Fix: pass an "
+                                    "array of input_count vyre_input") != NULL,
+                "the shared wording: %s", err.message);
   vyre_input odd = {xs, 7};
   ck_assert_int_eq(vt->dispatch(be, &ref, &odd, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
   tr_assert_fix(&err);
   vyre_input nodata = {NULL, 8};
   ck_assert_int_eq(vt->dispatch(be, &ref, &nodata, 1, NULL, &out, NULL, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "dispatch: input 0 has 8 bytes but its data is NULL. Fix: "
+                                    "pass the input's memory, or size 0") != NULL,
+                "the shared wording: %s", err.message);
   /* Options. */
   vyre_dispatch_options o = tr_opts();
   o.flags = 1;

@@ -7,7 +7,7 @@
  * here, independently, for the host's class).  Build (the FUZZ_TARGETS
  * rule of tests/fuzz/local.mk, `make fuzz`), or by hand:
  *   clang -g -fsanitize=fuzzer,address,undefined -I. \
- *     tests/fuzz/libfuzz/fuzz_elfcheck.c host-stub/loader/elfcheck.c -o fuzz_elfcheck
+ *     tests/fuzz/libfuzz/fuzz_elfcheck.c host-stub/loader/elfcheck.c abi/support/elf.c -o fuzz_elfcheck
  */
 #include <elf.h>
 #include <stdint.h>
