@@ -98,26 +98,12 @@ vyre_status vc_job_poll(vc_job *j, int *ready, vyre_error *err) {
   return VYRE_OK;
 }
 
+/* The inputs against the program (libvyre's one wording), and their sizes. */
 static vyre_status check_inputs(const vyre_program *prog, const vyre_input *inputs,
                                 uint32_t count, uint64_t *sizes, vyre_error *err) {
-  if (count != prog->input_count)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: %u inputs given, the program takes %u (its ro, uniform and "
-                          "rw buffers in declaration order). Fix: pass one vyre_input per input "
-                          "buffer",
-                          count, prog->input_count);
-  if (count && !inputs)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: inputs is NULL for %u inputs. Fix: pass the input array",
-                          count);
-  for (uint32_t i = 0; i < count; i++) {
-    if (inputs[i].size && !inputs[i].data)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "dispatch: input %u has %llu bytes but no data pointer. Fix: pass "
-                            "the data",
-                            i, (unsigned long long)inputs[i].size);
-    sizes[i] = inputs[i].size;
-  }
+  vyre_status st = vyre_check_inputs(inputs, count, prog->input_count, "dispatch", err);
+  if (st != VYRE_OK) return st;
+  for (uint32_t i = 0; i < count; i++) sizes[i] = inputs[i].size;
   return VYRE_OK;
 }
 

@@ -464,9 +464,8 @@ vyre_status vc_dispatch_resident(vc_sequencer *q, const vyre_program_ref *progra
   memset(&step, 0, sizeof step);
   step.struct_size = sizeof step;
   step.buffer_count = buffer_count;
-  if (!program)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch_resident: program is NULL. Fix: pass a vyre_program_ref");
+  vyre_status st = vyre_check_program_ref(program, "dispatch_resident", err);
+  if (st != VYRE_OK) return st;
   step.program = program;
   step.buffers = buffers;
   step.options = options;
