@@ -23,7 +23,10 @@ static uint64_t pack(const vyre_handle_table *t, uint32_t slot, uint32_t gen) {
 }
 
 void vyre_handles_init(vyre_handle_table *table, uint8_t tag) {
-  pthread_mutex_init(&table->lock, NULL);
+  /* The static initializer, not pthread_mutex_init: the default mutex
+   * that init would make, with no step that can fail (this function
+   * returns void, and so it must stay in 1.x). */
+  table->lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
   table->slots = NULL;
   table->capacity = 0;
   table->live = 0;

@@ -144,7 +144,8 @@ typedef struct vyre_handle_table {
 #define VYRE_HANDLE_PENDING 0x50u  /* 'P' */
 #define VYRE_HANDLE_PIPELINE 0x4cu /* 'L' */
 
-/* A new empty table for objects of kind `tag`, with the next salt. */
+/* A new empty table for objects of kind `tag`, with the next salt.  Cannot
+ * fail: the lock is PTHREAD_MUTEX_INITIALIZER's default mutex. */
 void vyre_handles_init(vyre_handle_table *table, uint8_t tag);
 /* Frees the slot array only; the caller drains objects first.  Accepts NULL. */
 void vyre_handles_destroy(vyre_handle_table *table);

@@ -215,11 +215,15 @@ static vyre_status tpl_dispatch(vyre_backend *self, const vyre_program_ref *prog
                                 const vyre_dispatch_options *options, vyre_outputs **out,
                                 vyre_timing *timing, vyre_error *err) {
   (void)self;
-  if (!out || !program || program->struct_size < offsetof(vyre_program_ref, pipeline))
+  if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "template dispatch: out or program is missing. Fix: pass both");
+                          "template dispatch: out is NULL. Fix: pass a vyre_outputs ** to "
+                          "receive the outputs");
   *out = NULL;
-  if (program->struct_size >= sizeof *program && program->pipeline)
+  /* The argument checks every backend makes, in libvyre's one wording. */
+  vyre_status st = vyre_check_program_ref(program, "template dispatch", err);
+  if (st != VYRE_OK) return st;
+  if (program->pipeline)
     return vyre_error_set(err, VYRE_INVALID_HANDLE, 0,
                           "template dispatch: this backend makes no pipelines. Fix: pass the "
                           "program's bytes");
@@ -230,20 +234,15 @@ static vyre_status tpl_dispatch(vyre_backend *self, const vyre_program_ref *prog
                           "dispatch once per iteration");
 
   vyre_program *p = NULL;
-  vyre_status st = vyre_program_decode(program->bytes, (size_t)program->size, &p, err);
+  st = vyre_program_decode(program->bytes, (size_t)program->size, &p, err);
   if (st != VYRE_OK) return st;
   uint8_t *mem[VYRE_MAX_BUFFERS] = {0};
   uint32_t *val = NULL;
   vyre_geometry g;
   uint64_t sizes[VYRE_MAX_BUFFERS] = {0};
   if ((st = tpl_check(p, err)) != VYRE_OK) goto done;
-  if (input_count != p->input_count || (input_count && !inputs)) {
-    st = vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                        "template dispatch: %u inputs for a program that takes %u. Fix: pass "
-                        "one per ro, uniform and rw buffer, in declaration order",
-                        input_count, p->input_count);
-    goto done;
-  }
+  st = vyre_check_inputs(inputs, input_count, p->input_count, "template dispatch", err);
+  if (st != VYRE_OK) goto done;
   for (uint32_t i = 0; i < input_count; i++) sizes[i] = inputs[i].size;
   if ((st = vyre_geometry_derive(p, sizes, NULL, options, &g, err)) != VYRE_OK) goto done;
 
@@ -340,7 +339,8 @@ VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
     VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "vyre-template " TPL_VERSION);
 
 /* The entry (vyre_plugin_entry_fn in vyre.h): the same registration for
- * every host whose major matches.  Thread-safe; no side effect. */
+ * every host whose major matches (vyre_check_host_abi words a mismatch as
+ * every plugin does).  Thread-safe; no side effect. */
 VYRE_PLUGIN_EXPORT vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
                                                  const vyre_registration **out, vyre_error *err);
 VYRE_PLUGIN_EXPORT vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
@@ -349,12 +349,10 @@ VYRE_PLUGIN_EXPORT vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "template plugin: out is NULL. Fix: pass a const vyre_registration **");
   *out = NULL;
-  if (host_abi_major != VYRE_ABI_MAJOR)
-    return vyre_error_set(err, VYRE_ABI_MISMATCH, 0,
-                          "template plugin: the host speaks ABI %u.%u, this plugin %u.0 to %u.%u "
-                          "(majors must match). Fix: rebuild the plugin against the host's vyre",
-                          host_abi_major, host_abi_minor, VYRE_ABI_MAJOR, VYRE_ABI_MAJOR,
-                          VYRE_ABI_MINOR);
+  /* The same major, and a minor from 0 (what the descriptor says). */
+  vyre_status st = vyre_check_host_abi("template plugin", host_abi_major, host_abi_minor, 0,
+                                       VYRE_ABI_MINOR, err);
+  if (st != VYRE_OK) return st;
   *out = &tpl_registration;
   return VYRE_OK;
 }

@@ -8,20 +8,21 @@ plugin_codegen_libvyre_codegen_la_SOURCES = \
 	plugin/codegen/analysis.c
 plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
 
-# cg_source_id (codegen.h): a checksum of every source that shapes the
-# PTX, made by the build and part of every plan and disk cache key, so an
-# edited code generator never reuses a cubin of the old one, CG_VERSION
-# bumped or not.  cksum is POSIX; the file is made in the build tree.
+# cg_source_id (codegen.h), defined in source_id.c: a checksum of every
+# source that shapes the PTX, made by the build and part of every plan and
+# disk cache key, so an edited code generator never reuses a cubin of the
+# old one, CG_VERSION bumped or not.  cksum is POSIX; the file is made in
+# the build tree.
 CG_SOURCE_ID_INPUTS = $(plugin_codegen_libvyre_codegen_la_SOURCES) \
 	plugin/codegen/codegen.h plugin/codegen/internal.h \
 	$(plugin_ptxmath_libvyre_ptxmath_la_SOURCES) plugin/ptxmath/ptxmath.h \
 	plugin/ptxmath/algo.h plugin/ptxmath/dsl.h
-nodist_plugin_codegen_libvyre_codegen_la_SOURCES = plugin/codegen/cg_source_id.c
-CLEANFILES += plugin/codegen/cg_source_id.c
-plugin/codegen/cg_source_id.c: $(CG_SOURCE_ID_INPUTS)
+nodist_plugin_codegen_libvyre_codegen_la_SOURCES = plugin/codegen/source_id.c
+CLEANFILES += plugin/codegen/source_id.c
+plugin/codegen/source_id.c: $(CG_SOURCE_ID_INPUTS)
 	$(AM_V_GEN)$(MKDIR_P) plugin/codegen && \
 	sum=`(cd $(srcdir) && cat $(CG_SOURCE_ID_INPUTS)) | cksum | sed 's/[^0-9][^0-9]*/-/g; s/-$$//'` && \
-	{ echo '/* cg_source_id.c -- made by plugin/codegen/local.mk: cksum of the code generator'"'"'s sources. */'; \
+	{ echo '/* source_id.c -- made by plugin/codegen/local.mk: cksum of the code generator'"'"'s sources. */'; \
 	  echo '#include "plugin/codegen/codegen.h"'; \
 	  echo "const char cg_source_id[] = \"$$sum\";"; } >$@.tmp && mv $@.tmp $@
 noinst_HEADERS += plugin/codegen/codegen.h plugin/codegen/internal.h

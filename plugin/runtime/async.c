@@ -30,7 +30,7 @@ vyre_status vc_dispatch_async(vc_async *a, const vyre_program_ref *program,
                               const vyre_dispatch_options *options, vyre_pending *out,
                               vyre_error *err) {
   vc_dispatcher *d = a->d;
-  uint64_t t_entry = vc_now_ns();
+  uint64_t t_entry = vyre__now_ns();
   if (!out)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "dispatch_async: out is NULL. Fix: pass a vyre_pending * to receive "

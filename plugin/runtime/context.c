@@ -422,9 +422,9 @@ CUresult vc_wait_until(vc_context *cx, CUevent ev, uint64_t deadline) {
   for (;;) {
     CUresult r = VC_CU(cx, cuEventQuery, (ev));
     if (r != CUDA_ERROR_NOT_READY) return r;
-    uint64_t now = vc_now_ns();
-    if (now >= deadline) return CUDA_ERROR_NOT_READY;
-    uint64_t left = deadline - now, t = nap < left ? nap : left;
+    uint64_t left = vyre__deadline_left_ns(deadline);
+    if (!left) return CUDA_ERROR_NOT_READY;
+    uint64_t t = nap < left ? nap : left;
     struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
     nanosleep(&ts, NULL);
     if (nap < 1000000) nap *= 2;

@@ -115,7 +115,7 @@ int vc_cleanup_ok(vc_context *cx);
 vyre_status vc_lost_error(vc_context *cx, vyre_error *err);
 
 /*
- * Wait for event `ev` until `deadline` (a vc_now_ns value; nonzero) by
+ * Wait for event `ev` until `deadline` (a vyre__now_ns value; nonzero) by
  * polling cuEventQuery, sleeping 10 us doubling to 1 ms between polls.
  * Returns CUDA_SUCCESS when the event completed, CUDA_ERROR_NOT_READY
  * when the deadline came first, or the failed query's code.  Only calls

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "abi/support/config.h"
+#include "abi/support/file.h"
 #include "util.h"
 #include "vyre/vyre_support.h"
 
@@ -153,15 +154,19 @@ static int disk_read(const vc_diskcache *d, const uint8_t key[32], uint8_t **pay
   return 1;
 }
 
-/* Write an entry atomically: a private temp file, then rename over the
- * final name, so concurrent processes see either nothing or a whole file. */
-static int disk_write(const vc_diskcache *d, const uint8_t key[32], const cg_kernel_info *info,
-                      const void *cubin, size_t cubin_size) {
-  static atomic_uint seq;
-  if (mkdir_p(d->dir) != 0) return -1;
-  char path[1200], tmp[1300];
+/* Write an entry atomically (abi/support/file.h: a private temporary
+ * file, fsync, then rename over the final name), so concurrent processes
+ * see either nothing or a whole file, also after a crash.  Mode 0600: the
+ * entries are the user's own. */
+static vyre_status disk_write(const vc_diskcache *d, const uint8_t key[32],
+                              const cg_kernel_info *info, const void *cubin, size_t cubin_size,
+                              vyre_error *err) {
+  if (mkdir_p(d->dir) != 0) {
+    int e = errno;
+    return vyre_error_set(err, VYRE_IO, e, "cannot create %s: %s", d->dir, strerror(e));
+  }
+  char path[1200];
   disk_path(d, key, path, sizeof path);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1u));
   disk_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, DISK_MAGIC, 8);
@@ -170,26 +175,14 @@ static int disk_write(const vc_diskcache *d, const uint8_t key[32], const cg_ker
   h.payload_size = sizeof *info + cubin_size;
   memcpy(h.key, key, 32);
   h.payload_hash = payload_hash(info, cubin, cubin_size);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return -1;
-  int ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
-           write(fd, info, sizeof *info) == (ssize_t)sizeof *info;
-  const uint8_t *p = cubin;
-  size_t left = cubin_size;
-  while (ok && left) {
-    ssize_t n = write(fd, p, left);
-    if (n <= 0) ok = 0;
-    else {
-      p += n;
-      left -= (size_t)n;
-    }
-  }
-  if (close(fd) != 0) ok = 0;
-  if (!ok || rename(tmp, path) != 0) {
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
+  vyre__atomic_file a;
+  vyre_status st = vyre__file_atomic_begin(&a, path, 0600, err);
+  if (st != VYRE_OK) return st;
+  /* A short write shows as the stream's error, which commit reports. */
+  fwrite(&h, sizeof h, 1, a.f);
+  fwrite(info, sizeof *info, 1, a.f);
+  if (cubin_size) fwrite(cubin, 1, cubin_size, a.f);
+  return vyre__file_atomic_commit(&a, err);
 }
 
 int vc_diskcache_enabled(const vc_diskcache *d) { return d->enabled; }
@@ -207,12 +200,13 @@ void vc_diskcache_write(vc_diskcache *d, const uint8_t plan_key[32], const cg_ke
                         const void *cubin, size_t cubin_size) {
   uint8_t key[32];
   disk_key(d, plan_key, key);
-  if (disk_write(d, key, info, cubin, cubin_size) == 0) {
+  vyre_error e = VYRE_ERROR_INIT;
+  if (disk_write(d, key, info, cubin, cubin_size, &e) == VYRE_OK) {
     atomic_fetch_add(&d->writes, 1);
   } else {
     /* The disk cache only saves time; a failed write is not an error. */
     atomic_fetch_add(&d->write_errors, 1);
-    vc_log("disk cache: cannot write into %s: %s", d->dir, strerror(errno));
+    vc_log("disk cache: %s", e.message);
   }
 }
 

@@ -87,7 +87,7 @@ vyre_status vc_job_poll(vc_job *j, int *ready, vyre_error *err) {
     *ready = 1;
   } else if (r == CUDA_ERROR_NOT_READY) {
     /* Past its deadline it has failed: pending_wait says so at once. */
-    *ready = j->deadline && vc_now_ns() >= j->deadline;
+    *ready = vyre__deadline_passed(j->deadline);
   } else if (vc_is_sticky(r)) {
     return vc_cu_fail(cx, err, r, "cuEventQuery", j->L.k->info.entry, NULL);
   } else {
@@ -98,26 +98,12 @@ vyre_status vc_job_poll(vc_job *j, int *ready, vyre_error *err) {
   return VYRE_OK;
 }
 
+/* The inputs against the program (libvyre's one wording), and their sizes. */
 static vyre_status check_inputs(const vyre_program *prog, const vyre_input *inputs,
                                 uint32_t count, uint64_t *sizes, vyre_error *err) {
-  if (count != prog->input_count)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: %u inputs given, the program takes %u (its ro, uniform and "
-                          "rw buffers in declaration order). Fix: pass one vyre_input per input "
-                          "buffer",
-                          count, prog->input_count);
-  if (count && !inputs)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: inputs is NULL for %u inputs. Fix: pass the input array",
-                          count);
-  for (uint32_t i = 0; i < count; i++) {
-    if (inputs[i].size && !inputs[i].data)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "dispatch: input %u has %llu bytes but no data pointer. Fix: pass "
-                            "the data",
-                            i, (unsigned long long)inputs[i].size);
-    sizes[i] = inputs[i].size;
-  }
+  vyre_status st = vyre_check_inputs(inputs, count, prog->input_count, "dispatch", err);
+  if (st != VYRE_OK) return st;
+  for (uint32_t i = 0; i < count; i++) sizes[i] = inputs[i].size;
   return VYRE_OK;
 }
 
@@ -303,7 +289,7 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
 
 vyre_status vc_job_enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_error *err) {
   vyre_status st = enqueue(j, inputs, timed, err);
-  if (st == VYRE_OK) j->t_enqueued = vc_now_ns();
+  if (st == VYRE_OK) j->t_enqueued = vyre__now_ns();
   return st;
 }
 
@@ -388,7 +374,7 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
     vc_job_free(j);
     return st;
   }
-  uint64_t t_done = vc_now_ns();
+  uint64_t t_done = vyre__now_ns();
   vyre_status st = vc_launch_check_trap(d->lx, &j->L, -1, err);
   if (st == VYRE_OK && out) {
     uint64_t total = sizeof(vyre_outputs) + (uint64_t)prog->output_count * sizeof(vyre_output);
@@ -425,7 +411,7 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   if (st == VYRE_OK && timing) {
     vyre_timing t;
     memset(&t, 0, sizeof t);
-    uint64_t now = vc_now_ns();
+    uint64_t now = vyre__now_ns();
     t.wall_ns = now - j->t_entry;
     t.enqueue_ns = j->t_enqueued - j->t_entry;
     t.wait_ns = t_done - j->t_enqueued;
@@ -449,7 +435,7 @@ static vyre_status host_dispatch(vc_dispatcher *d, const vyre_program_ref *progr
                                  const vyre_dispatch_options *options, vyre_outputs **out,
                                  vyre_output_slot *slots, uint32_t slot_count,
                                  vyre_timing *timing, vyre_error *err) {
-  uint64_t t_entry = vc_now_ns();
+  uint64_t t_entry = vyre__now_ns();
   vc_job *j = NULL;
   vyre_status st =
       vc_job_begin(d, program, inputs, input_count, options, timing, t_entry, &j, err);

@@ -1,12 +1,12 @@
 /* jit.c -- PTX to a loaded CUfunction: the driver's linker with its JIT logs, module loading, PTX dumps (jit.h). */
 #include "jit.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi/support/config.h"
+#include "abi/support/file.h"
 #include "util.h"
 #include "vyre/vyre_support.h"
 
@@ -19,13 +19,11 @@ void vc_jit_dump_ptx(const uint8_t key[32], const char *entry, const char *ptx, 
   vyre_hex(key, 32, hex);
   hex[16] = '\0';
   snprintf(path, sizeof path, "%s/%s-%s.ptx", dir, entry, hex);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    vc_log("VYRE_PTX_DUMP_DIR: cannot write %s: %s", path, strerror(errno));
+  vyre_error e = VYRE_ERROR_INIT;
+  if (vyre__file_write_atomic(path, ptx, len, 0666, &e) != VYRE_OK) {
+    vc_log("VYRE_PTX_DUMP_DIR: %s", e.message);
     return;
   }
-  fwrite(ptx, 1, len, f);
-  fclose(f);
   vc_log("PTX of %s written to %s", entry, path);
 }
 

@@ -178,7 +178,7 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
     CUresult r;
     /* 2^30 fixpoint launches take long to enqueue: with a deadline the
      * clock is read every 256 of them. */
-    if (L->deadline && (it & 255u) == 255u && vc_now_ns() >= L->deadline)
+    if (L->deadline && (it & 255u) == 255u && vyre__deadline_passed(L->deadline))
       return vc_timeout_fail(cx, err, "dispatch", p->info.entry, L->timeout_ns);
     if (p->info.uses_grid_barrier) {
       r = VC_CU(cx, cuLaunchCooperativeKernel, (p->fn, L->grid[0], L->grid[1], L->grid[2],

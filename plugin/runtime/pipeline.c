@@ -31,15 +31,8 @@ int vc_pipeline_live(vc_pipelines *pl, vyre_pipeline pipeline) {
 vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
                                 const vyre_dispatch_options *o, vc_plan **out, vyre_error *err) {
   *out = NULL;
-  if (!ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: program is NULL. Fix: pass a vyre_program_ref");
-  if (ref->struct_size < sizeof *ref)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch: vyre_program_ref.struct_size is %u, at least %zu expected. "
-                          "Fix: initialise it with VYRE_PROGRAM_BYTES(bytes, size) or "
-                          "VYRE_PROGRAM_PIPELINE(handle)",
-                          ref->struct_size, sizeof *ref);
+  vyre_status arg_st = vyre_check_program_ref(ref, "dispatch", err);
+  if (arg_st != VYRE_OK) return arg_st;
   if (ref->pipeline) {
     vc_pipeline_obj *pipe = vyre_handles_get(&pl->table, ref->pipeline);
     if (!pipe)

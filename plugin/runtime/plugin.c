@@ -120,19 +120,9 @@ vyre_status vyre_plugin_entry(uint16_t host_abi_major, uint16_t host_abi_minor,
                           "cuda plugin entry: out is NULL. Fix: pass a const vyre_registration "
                           "** to receive the registration");
   *out = NULL;
-  if (host_abi_major != VYRE_ABI_MAJOR)
-    return vyre_error_set(err, VYRE_ABI_MISMATCH, 0,
-                          "cuda plugin: host ABI %u.%u, plugin ABI %u.[%u..%u]: majors differ. "
-                          "Fix: rebuild the plugin against the host's vyre.h",
-                          host_abi_major, host_abi_minor, VYRE_ABI_MAJOR, PLUGIN_ABI_MINOR_MIN,
-                          PLUGIN_ABI_MINOR_MAX);
-#if PLUGIN_ABI_MINOR_MIN > 0
-  if (host_abi_minor < PLUGIN_ABI_MINOR_MIN)
-    return vyre_error_set(err, VYRE_ABI_MISMATCH, 0,
-                          "cuda plugin: host ABI minor %u is older than the oldest this plugin "
-                          "serves (%u). Fix: update the host",
-                          host_abi_minor, PLUGIN_ABI_MINOR_MIN);
-#endif
+  vyre_status st = vyre_check_host_abi("cuda plugin", host_abi_major, host_abi_minor,
+                                       PLUGIN_ABI_MINOR_MIN, PLUGIN_ABI_MINOR_MAX, err);
+  if (st != VYRE_OK) return st;
   pthread_once(&reg_once, registration_init);
   /* One registration for every minor: the host records the negotiated
    * minor and passes it to create (vyre_backend_options.abi_minor). */

@@ -325,7 +325,7 @@ static vyre_status complete(seq_run *R, vyre_error *err) {
 static void write_run_timing(seq_run *R, vyre_timing *timing) {
   vyre_timing t;
   memset(&t, 0, sizeof t);
-  uint64_t now = vc_now_ns();
+  uint64_t now = vyre__now_ns();
   t.wall_ns = now - R->t_entry;
   t.enqueue_ns = R->t_enqueued - R->t_entry;
   t.wait_ns = now - R->t_enqueued;
@@ -393,7 +393,7 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
   st = enqueue_params(R, err);
   if (st == VYRE_OK) st = enqueue_runs(R, err);
   if (st != VYRE_OK) return st;
-  R->t_enqueued = vc_now_ns();
+  R->t_enqueued = vyre__now_ns();
   if (R->deadline) {
     /* A timeout: poll an event after the work instead of blocking in the
      * driver. */
@@ -421,7 +421,7 @@ static vyre_status run_sequence(vc_sequencer *q, const vyre_sequence_step *steps
                                 vyre_error *err) {
   seq_run R;
   memset(&R, 0, sizeof R);
-  R.t_entry = vc_now_ns();
+  R.t_entry = vyre__now_ns();
   vyre_status st = vc_check_timing(timing, err);
   if (st != VYRE_OK) return st;
   if (n && !steps)
@@ -464,9 +464,8 @@ vyre_status vc_dispatch_resident(vc_sequencer *q, const vyre_program_ref *progra
   memset(&step, 0, sizeof step);
   step.struct_size = sizeof step;
   step.buffer_count = buffer_count;
-  if (!program)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "dispatch_resident: program is NULL. Fix: pass a vyre_program_ref");
+  vyre_status st = vyre_check_program_ref(program, "dispatch_resident", err);
+  if (st != VYRE_OK) return st;
   step.program = program;
   step.buffers = buffers;
   step.options = options;

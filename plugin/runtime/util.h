@@ -1,12 +1,12 @@
-/* util.h -- small helpers every runtime module may use: the log, a checked mutex init, checked addition, the clock, a fast hash. */
+/* util.h -- small helpers every runtime module may use: the log, a checked mutex init, checked addition, a fast hash. */
 #ifndef VYRE_PLUGIN_CUDA_UTIL_H
 #define VYRE_PLUGIN_CUDA_UTIL_H
 
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
+#include "abi/support/clock.h" /* the one clock: vyre__now_ns, deadlines */
 #include "abi/support/log.h"
 #include "vyre/vyre.h"
 
@@ -32,13 +32,6 @@ static inline int vc_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
   if (a > UINT64_MAX - b) return 0;
   *out = a + b;
   return 1;
-}
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-static inline uint64_t vc_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A finaliser that spreads every input bit over the word (MurmurHash3's). */

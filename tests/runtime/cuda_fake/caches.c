@@ -224,6 +224,10 @@ START_TEST(test_disk_cache) {
   b->vt->destroy(b);
   ck_assert_int_eq(count_files(cubins, ".cubin"), 1);
   ck_assert_int_eq(count_files(dump, ".ptx"), 1);
+  char ptx[1024];
+  struct stat dumped;
+  first_file(dump, ".ptx", ptx, sizeof ptx);
+  ck_assert_int_eq(stat(ptx, &dumped), 0);
 
   /* A second instance hits the disk: no codegen, no JIT. */
   unsigned long links = fk.calls("cuLinkAddData");
@@ -248,6 +252,12 @@ START_TEST(test_disk_cache) {
   ck_assert_uint_eq(metric(b, "cache.disk.corrupt"), 1);
   ck_assert_uint_eq(metric(b, "cache.disk.writes"), 1);
   b->vt->destroy(b);
+  /* The rebuild dumped its PTX again, as a new file renamed over the old
+   * one (never rewritten in place, where a reader could see half). */
+  struct stat redumped;
+  ck_assert_int_eq(stat(ptx, &redumped), 0);
+  ck_assert_msg(redumped.st_ino != dumped.st_ino, "the PTX dump is replaced atomically");
+  ck_assert_int_eq(count_files(dump, "") - 2, 1); /* no temp files left ('.' and '..') */
   /* Truncated too. */
   ck_assert_int_eq(truncate(path, 10), 0);
   b = mk();

@@ -35,6 +35,12 @@ START_TEST(test_registration) {
   vyre_error err = VYRE_ERROR_INIT;
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR + 1, 0, &r2, &err), VYRE_ABI_MISMATCH);
   ck_assert_msg(strstr(err.message, "Fix:") != NULL, "ABI mismatch says how to fix it");
+  /* In libvyre's one wording (docs/abi.md section 11), for minors 0 to the headers'. */
+  vyre_error want = VYRE_ERROR_INIT;
+  ck_assert_int_eq(vyre_check_host_abi("cuda plugin", VYRE_ABI_MAJOR + 1, 0, 0, VYRE_ABI_MINOR,
+                                       &want),
+                   VYRE_ABI_MISMATCH);
+  ck_assert_str_eq(err.message, want.message);
   ck_assert_int_eq(entry(VYRE_ABI_MAJOR, 7, &r2, &err), VYRE_OK);
   ck_assert_uint_eq(r2->abi_minor, VYRE_ABI_MINOR);
   dlclose(dl);

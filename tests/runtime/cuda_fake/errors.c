@@ -107,6 +107,54 @@ START_TEST(test_unsupported_and_invalid) {
 }
 END_TEST
 
+/* The argument checks are libvyre's (vyre_check_*, docs/abi.md section 11):
+ * each refusal reads as libvyre's check words the same arguments, one
+ * wording for every backend. */
+START_TEST(test_argument_checks) {
+  vyre_backend *b = mk();
+  prog p = prog_scale(64, 2, 64);
+  vyre_program_ref r = ref_of(&p), shortref = r;
+  shortref.struct_size = 4;
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT, want = VYRE_ERROR_INIT;
+  uint32_t in[64] = {0};
+  vyre_input nodata[1] = {{NULL, 8}}, ok[1] = {{in, sizeof in}};
+  const vyre_status bad = VYRE_INVALID_ARGUMENT;
+
+  ck_assert_int_eq(b->vt->dispatch(b, NULL, ok, 1, NULL, &out, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_program_ref(NULL, "dispatch", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_int_eq(b->vt->dispatch(b, &shortref, ok, 1, NULL, &out, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_program_ref(&shortref, "dispatch", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 0, NULL, &out, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_inputs(NULL, 0, 1, "dispatch", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_msg(strstr(err.message, "without the output flag") != NULL, "count: %s", err.message);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, NULL, 1, NULL, &out, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_inputs(NULL, 1, 1, "dispatch", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_int_eq(b->vt->dispatch(b, &r, nodata, 1, NULL, &out, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_inputs(nodata, 1, 1, "dispatch", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+
+  /* dispatch_resident names itself, for a short ref too. */
+  vyre_resident a = 0;
+  ck_assert_int_eq(b->vt->resident_alloc(b, sizeof in, &a, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, NULL, &a, 1, NULL, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_program_ref(NULL, "dispatch_resident", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_int_eq(b->vt->dispatch_resident(b, &shortref, &a, 1, NULL, NULL, &err), bad);
+  ck_assert_int_eq(vyre_check_program_ref(&shortref, "dispatch_resident", &want), bad);
+  ck_assert_str_eq(err.message, want.message);
+  ck_assert_int_eq(b->vt->resident_free(b, a, &err), VYRE_OK);
+  ck_assert_uint_eq(fk.launch_count(), 0);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("argument checks");
+  free(p.bytes);
+}
+END_TEST
+
 /* The driver's own error lookups can fail; the message still names the call. */
 START_TEST(test_error_text) {
   vyre_backend *b = mk();
@@ -262,6 +310,7 @@ END_TEST
 void fake_errors_tests(TCase *tc) {
   tcase_add_test(tc, test_no_driver_no_device);
   tcase_add_test(tc, test_unsupported_and_invalid);
+  tcase_add_test(tc, test_argument_checks);
   tcase_add_test(tc, test_error_text);
   tcase_add_test(tc, test_device_lost);
   tcase_add_test(tc, test_kernel_fault);
