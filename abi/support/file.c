@@ -158,7 +158,7 @@ vyre_status vyre__file_atomic_begin(vyre__atomic_file *a, const char *path, mode
 
 vyre_status vyre__file_atomic_commit(vyre__atomic_file *a, vyre_error *err) {
   /* Data the stream could not write shows in ferror or at fflush. */
-  int bad = ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0;
+  int bad = ferror(a->f) || fflush(a->f) != 0 || (!a->no_sync && fsync(fileno(a->f)) != 0);
   int e = bad ? (errno ? errno : EIO) : 0;
   if (fclose(a->f) != 0 && !bad) bad = 1, e = errno;
   a->f = NULL;

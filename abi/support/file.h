@@ -57,6 +57,9 @@ typedef struct vyre__atomic_file {
   FILE *f;    /* write here; owned by the writer */
   char *path; /* the final name */
   char *tmp;  /* the temporary name; NULL once nothing is left to remove */
+  int no_sync; /* set after begin to skip the fsync at commit: for files
+                * whose readers verify them (a cache), where a torn file
+                * after a crash costs a rebuild, not a wrong result */
 } vyre__atomic_file;
 
 /* Create the temporary file and open a->f on it.  Failure (nothing left
@@ -66,7 +69,7 @@ typedef struct vyre__atomic_file {
 vyre_status vyre__file_atomic_begin(vyre__atomic_file *a, const char *path, mode_t mode,
                                     vyre_error *err);
 
-/* Flush, fsync, close and rename; always releases *a.  Failures (the
+/* Flush, fsync (unless a->no_sync), close and rename; always releases *a.  Failures (the
  * temporary file removed):
  *   VYRE_IO "cannot write PATH: <strerror>. Fix: check free space"
  *   VYRE_IO "cannot replace PATH: <strerror>. Fix: check that it is not

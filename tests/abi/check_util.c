@@ -339,6 +339,17 @@ START_TEST(test_write_stream) {
   free(data);
   struct stat st;
   ck_assert_msg(stat(out, &st) == 0 && (st.st_mode & 0777) == 0600, "the mode is kept");
+  /* no_sync (a cache verified on read): begin leaves it off, and a commit
+   * with it on still replaces the file whole. */
+  ck_assert_int_eq(vyre__file_atomic_begin(&a, out, 0600, &err), VYRE_OK);
+  ck_assert_msg(a.no_sync == 0, "begin syncs by default");
+  a.no_sync = 1;
+  fputs("unsynced", a.f);
+  ck_assert_int_eq(vyre__file_atomic_commit(&a, &err), VYRE_OK);
+  ck_assert_int_eq(vyre__file_read(out, 100, NULL, &data, &size, &err), VYRE_OK);
+  ck_assert_str_eq(data, "unsynced");
+  free(data);
+  ck_assert_int_eq(temp_files(), 0);
   /* Abort: neither the file nor a temporary one is left. */
   ck_assert_int_eq(vyre__file_atomic_begin(&a, in_dir("dropped"), 0600, &err), VYRE_OK);
   fputs("partial", a.f);
