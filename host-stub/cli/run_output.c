@@ -1,36 +1,12 @@
 /* run_output.c -- the outputs of `vyre run`: typed elements as text or lossless JSON, raw bytes to files, and the timing of --timed. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vyre/vyre_support.h"
-#include "abi/support/bits.h"
+#include "vyre/vyre_text.h"
 #include "run.h"
-
-/* Shortest decimal that reads back as the same value of `type`. */
-static void format_float(char *out, size_t size, uint32_t type, uint64_t bits) {
-  float f = type == VYRE_T_F32   ? vyre__f32_from_bits((uint32_t)bits)
-            : type == VYRE_T_F16 ? vyre__f32_from_bits(vyre_f16_to_f32((uint16_t)bits))
-                                 : vyre__f32_from_bits(vyre_bf16_to_f32((uint16_t)bits));
-  if (isnan(f)) {
-    snprintf(out, size, "nan");
-    return;
-  }
-  if (isinf(f)) {
-    snprintf(out, size, f < 0 ? "-inf" : "inf");
-    return;
-  }
-  for (int prec = 1; prec <= 9; prec++) {
-    snprintf(out, size, "%.*g", prec, (double)f);
-    uint32_t back = vyre__f32_bits(strtof(out, NULL));
-    uint64_t again = type == VYRE_T_F32 ? back
-                     : type == VYRE_T_F16 ? vyre_f32_to_f16(back)
-                                          : vyre_f32_to_bf16(back);
-    if (again == bits) return;
-  }
-}
 
 /* One element as text.  json: NaN/inf become strings, bools true/false. */
 static void format_element(char *out, size_t size, uint32_t type, const uint8_t *src, int json) {
@@ -49,8 +25,10 @@ static void format_element(char *out, size_t size, uint32_t type, const uint8_t 
   case VYRE_T_F32:
   case VYRE_T_F16:
   case VYRE_T_BF16: {
-    char num[48];
-    format_float(num, sizeof num, type, bits);
+    /* The shortest decimal that reads back (10, not 1e+01), the same
+     * text in --json, where it is a JSON number (docs/cli.md). */
+    char num[VYRE_TEXT_FLOAT_MAX];
+    vyre_text_format_float(num, sizeof num, type, bits, 0);
     int special = !strcmp(num, "nan") || !strcmp(num, "inf") || !strcmp(num, "-inf");
     snprintf(out, size, json && special ? "\"%s\"" : "%s", num);
     return;
