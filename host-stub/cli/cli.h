@@ -128,9 +128,6 @@ vyre_status cli_open_host(vyre_host **host, vyre_error *err);
 /* Capability bits as names separated by spaces ("none" when 0). */
 void cli_format_caps(uint64_t caps, char *out, size_t size);
 
-/* JSON string literal of s (quotes included; NULL: null) to f (cli_json.h). */
-void cli_json_string(FILE *f, const char *s);
-
 /*
  * Devices (devices.c; docs/abi.md, "Devices").  --device takes
  * ordinals 0..CLI_MAX_DEVICES-1.

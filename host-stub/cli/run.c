@@ -318,20 +318,20 @@ static int print_results(const cli_command *self, const run_args *a, run_state *
     return rc;
   if (a->json) {
     char hash[65];
-    cj_writer w;
+    vyre__json w;
     vyre_program_hash_hex(S->prog, hash);
-    cj_init(&w, stdout);
-    cj_object_begin(&w);
-    cj_key(&w, "program");
-    cj_string(&w, a->program);
-    cj_key(&w, "sha256");
-    cj_string(&w, hash);
-    cj_key(&w, "backend");
-    cj_string(&w, S->cand.id);
+    vyre__json_init(&w, stdout);
+    vyre__json_object_begin(&w);
+    vyre__json_key(&w, "program");
+    vyre__json_string(&w, a->program);
+    vyre__json_key(&w, "sha256");
+    vyre__json_string(&w, hash);
+    vyre__json_key(&w, "backend");
+    vyre__json_string(&w, S->cand.id);
     cli_run_print_outputs_json(&w, S->prog, S->outs);
     if (a->timed) cli_run_print_timing_json(&w, &S->log);
-    cj_object_end(&w);
-    cj_end(&w);
+    vyre__json_object_end(&w);
+    vyre__json_end(&w);
   } else {
     printf("backend: %s\n", S->cand.id);
     cli_run_print_outputs_text(S->prog, S->outs, a->show);

@@ -7,7 +7,7 @@
 
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "term.h"
 #include "cli.h"
 
@@ -313,39 +313,34 @@ void cli_format_caps(uint64_t caps, char *out, size_t size) {
   if (!used) snprintf(out, size, "none");
 }
 
-void cli_json_string(FILE *f, const char *s) {
-  if (s) cj_escape(f, s, strlen(s));
-  else fputs("null", f);
-}
-
 /* The error document: what failed, with its Fix apart. */
 void cli_error_document(const cli_command *cmd, int rc) {
-  cj_writer w;
-  cj_init(&w, stdout);
+  vyre__json w;
+  vyre__json_init(&w, stdout);
   const char *message = first_error.set ? first_error.message
                                         : "the command failed; its standard error says why";
   const char *fix = strstr(message, " Fix: ");
-  cj_object_begin(&w);
-  cj_key(&w, "error");
-  cj_object_begin(&w);
-  cj_key(&w, "command");
-  cj_string(&w, cmd->name);
-  cj_key(&w, "exit_code");
-  cj_int(&w, rc);
-  cj_key(&w, "kind");
-  cj_string(&w, rc == CLI_USAGE ? "usage" : "failure");
-  cj_key(&w, "message");
-  cj_string_n(&w, message, fix ? (size_t)(fix - message) : strlen(message));
-  cj_key(&w, "fix");
-  if (fix) cj_string(&w, fix + 6);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "error");
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "command");
+  vyre__json_string(&w, cmd->name);
+  vyre__json_key(&w, "exit_code");
+  vyre__json_int(&w, rc);
+  vyre__json_key(&w, "kind");
+  vyre__json_string(&w, rc == CLI_USAGE ? "usage" : "failure");
+  vyre__json_key(&w, "message");
+  vyre__json_string_n(&w, message, fix ? (size_t)(fix - message) : strlen(message));
+  vyre__json_key(&w, "fix");
+  if (fix) vyre__json_string(&w, fix + 6);
   else if (rc == CLI_USAGE) {
     char text[96];
     snprintf(text, sizeof text, "`vyre help %s` shows the usage", cmd->name);
-    cj_string(&w, text);
+    vyre__json_string(&w, text);
   } else {
-    cj_null(&w);
+    vyre__json_null(&w);
   }
-  cj_object_end(&w);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
 }

@@ -17,11 +17,11 @@ EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
 	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre
 
-# The JSON writer behind every --json (host-stub/cli/cli_json.c), on its own.
+# The JSON writer behind every --json (abi/support/json.c), as the CLI uses it.
 if HAVE_CHECK
-check_PROGRAMS += tests/cli/check_cli_json
-TESTS += tests/cli/check_cli_json
-tests_cli_check_cli_json_SOURCES = tests/cli/check_cli_json.c host-stub/cli/cli_json.c
-tests_cli_check_cli_json_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_cli_check_cli_json_LDADD = $(CHECK_LIBS) -lm
+check_PROGRAMS += tests/cli/check_json
+TESTS += tests/cli/check_json
+tests_cli_check_json_SOURCES = tests/cli/check_json.c
+tests_cli_check_json_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_cli_check_json_LDADD = abi/libvyre-support.la $(CHECK_LIBS) -lm
 endif
