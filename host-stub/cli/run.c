@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/bytes.h"
 #include "vyre/vyre_support.h"
 #include "run.h"
 
@@ -87,9 +88,11 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--max-input-bytes") {
-    if (cli_parse_bytes(v, 1, CEILING_MAX_INPUT, &a->max_input) != 0)
-      return cli_usage(self, "--max-input-bytes '%s' is not a byte count from 1 to 1T (a "
-                       "number with an optional K, M, G or T suffix)", v);
+    uint64_t bytes = 0;
+    if (vyre__parse_bytes(v, &bytes) != 0 || bytes < 1 || bytes > CEILING_MAX_INPUT)
+      return cli_usage(self, "--max-input-bytes '%s' is not a byte count from 1 to 1T (%s)", v,
+                       VYRE__BYTES_GRAMMAR);
+    a->max_input = bytes;
     goto taken;
   }
   VALUE_OPTION("--repeat") {
