@@ -9,16 +9,6 @@
 #include "conform.h"
 #include "host-stub/fuzz/fuzz.h"
 
-static int parse_u64(const char *text, uint64_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end) return -1;
-  *out = v;
-  return 0;
-}
-
 static const struct {
   const char *name;
   uint32_t flag;
@@ -98,12 +88,12 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     if ((r = cli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--seed", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
+      if (r < 0 || cli_parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--count", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.count) != 0 || o.count == 0)
+      if (r < 0 || cli_parse_u64(v, &o.count) != 0 || o.count == 0)
         return cli_usage(self, "--count takes a positive number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--start", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
+      if (r < 0 || cli_parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--work-dir", &o.work_dir)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--ptxas-bin", &o.ptxas)) != 0) {

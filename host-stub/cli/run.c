@@ -112,10 +112,8 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--max-steps") {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
-    if (errno || !end || *end || n == 0)
+    uint64_t n = 0;
+    if (cli_parse_u64(v, &n) != 0 || n == 0)
       return cli_usage(self, "--max-steps '%s' is not a positive step count", v);
     a->max_steps = n;
     goto taken;

@@ -85,15 +85,25 @@ int cli_opt_value(const cli_command *cmd, int argc, char **argv, int *i, const c
   return 1;
 }
 
+/* Counts and sizes: an unsigned literal of the text form (decimal or 0x
+ * hex, no sign; a leading zero is decimal, 010 is ten), as a constant
+ * of `type` reads it. */
+static int parse_unsigned(const char *text, uint32_t type, uint64_t *out) {
+  if (!text) return -1;
+  return vyre_text_parse_literal(text, strlen(text), type, VYRE_TEXT_LITERAL_CONST, out, NULL) ==
+                 VYRE_OK
+             ? 0
+             : -1;
+}
+
 int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end || v < min || v > max) return -1;
+  uint64_t v;
+  if (parse_unsigned(text, VYRE_T_U32, &v) != 0 || v < min || v > max) return -1;
   *out = (uint32_t)v;
   return 0;
 }
+
+int cli_parse_u64(const char *text, uint64_t *out) { return parse_unsigned(text, VYRE_T_U64, out); }
 
 int cli_parse_seconds(const char *text, uint64_t *ns) {
   if (!text || !*text) return -1;
