@@ -271,13 +271,15 @@ static int parse_float(const char *s, size_t len, const float_kind *k, int data,
 }
 
 /* true, false, 1, 0; input data may hold any 32-bit word (nonzero is
- * true), written as a u32 literal. */
+ * true), written as a u32 literal (parse_unsigned, below). */
+static int parse_unsigned(const char *s, size_t len, uint32_t type, int data, uint64_t *bits,
+                          char *msg, size_t ms);
 static int parse_bool(const char *s, size_t len, int data, uint64_t *bits, char *msg,
                       size_t ms) {
   uint64_t v;
   if (word_is(s, len, "true") || word_is(s, len, "1")) *bits = 1;
   else if (word_is(s, len, "false") || word_is(s, len, "0")) *bits = 0;
-  else if (data && parse_uint(s, len, 0xffffffffu, &v) == 0) *bits = v;
+  else if (data && parse_unsigned(s, len, VYRE_T_U32, 1, &v, msg, ms) == 0) *bits = v;
   else {
     snprintf(msg, ms, "'%.*s' is not a bool literal. Fix: write true or false%s",
              (int)(len > 64 ? 64 : len), s, data ? " (or the 32-bit word, 0..0xffffffff)" : "");
@@ -286,16 +288,46 @@ static int parse_bool(const char *s, size_t len, int data, uint64_t *bits, char 
   return 0;
 }
 
-/* u8 u16 u32 u64: decimal or 0x hex, no sign. */
+/* Input data only: `max` and `min` of an integer type. */
+static int parse_extreme(const char *s, size_t len, uint32_t type, uint64_t *bits) {
+  unsigned width = 8 * vyre_type_size(type);
+  uint64_t mask = width == 64 ? UINT64_MAX : (1ull << width) - 1;
+  int is_signed = type == VYRE_T_I8 || type == VYRE_T_I16 || type == VYRE_T_I32 ||
+                  type == VYRE_T_I64;
+  if (word_is(s, len, "max")) *bits = is_signed ? mask >> 1 : mask;
+  else if (word_is(s, len, "min")) *bits = is_signed ? 1ull << (width - 1) : 0;
+  else return -1;
+  return 0;
+}
+
+/* u8 u16 u32 u64: decimal or 0x hex, no sign; input data also takes
+ * max, min and a negative decimal down to the signed minimum of the
+ * width, stored as its two's complement (-1 is all ones). */
 static int parse_unsigned(const char *s, size_t len, uint32_t type, int data, uint64_t *bits,
                           char *msg, size_t ms) {
   const char *tn = vyre_type_name(type);
   int shown = (int)(len > 64 ? 64 : len);
   uint32_t size = vyre_type_size(type);
   uint64_t max = size == 8 ? UINT64_MAX : (1ull << (8 * size)) - 1, v;
-  if (len && s[0] == '-') {
-    snprintf(msg, ms, "%s literal '%.*s' is negative. Fix: %s", tn, shown, s,
-             data ? "write the bits in hex (0x...)"
+  if (data && parse_extreme(s, len, type, bits) == 0) return 0;
+  if (data && len > 1 && (s[0] == '-' || s[0] == '+') && !is_hex_prefix(s + 1, len - 1)) {
+    uint64_t low = 1ull << (8 * size - 1); /* the signed minimum's magnitude */
+    int r = parse_uint(s + 1, len - 1, s[0] == '-' ? low : max, &v);
+    if (r == -2) {
+      snprintf(msg, ms, "'%.*s' is out of range for %s (-%llu..%llu, negatives stored as two's "
+                        "complement). Fix: write a value in that range", shown, s, tn,
+               (unsigned long long)low, (unsigned long long)max);
+      return -1;
+    }
+    if (r == 0) {
+      *bits = (s[0] == '-' ? (uint64_t)0 - v : v) & max;
+      return 0;
+    }
+  }
+  if (len && (s[0] == '-' || (data && s[0] == '+'))) {
+    snprintf(msg, ms, "%s literal '%.*s' is %s. Fix: %s", tn, shown, s,
+             data ? "signed hex" : "negative",
+             data ? "write the bits in hex without a sign (0x...)"
                   : "use an i32/i64 constant, or write the bits in hex (0x...)");
     return -1;
   }
@@ -310,7 +342,7 @@ static int parse_unsigned(const char *s, size_t len, uint32_t type, int data, ui
   }
   if (r) {
     snprintf(msg, ms, "'%.*s' is not a %s literal. Fix: write a decimal (42) or hex (0x2a) "
-                      "number", shown, s, tn);
+                      "number%s", shown, s, tn, data ? ", max or min" : "");
     return -1;
   }
   *bits = v;
@@ -324,6 +356,7 @@ static int parse_signed(const char *s, size_t len, uint32_t type, int data, uint
   int shown = (int)(len > 64 ? 64 : len);
   unsigned width = 8 * vyre_type_size(type);
   uint64_t mask = width == 64 ? UINT64_MAX : (1ull << width) - 1, v;
+  if (data && parse_extreme(s, len, type, bits) == 0) return 0;
   if (is_hex_prefix(s, len)) { /* the two's complement bits */
     if (parse_uint(s, len, mask, &v)) {
       snprintf(msg, ms, "'%.*s' is not %u bits of hex. Fix: write at most %u hex digits", shown,
@@ -353,7 +386,7 @@ static int parse_signed(const char *s, size_t len, uint32_t type, int data, uint
   }
   if (r) {
     snprintf(msg, ms, "'%.*s' is not a %s literal. Fix: write a signed decimal (-42) or hex "
-                      "bits (0x2a)", shown, s, tn);
+                      "bits (0x2a)%s", shown, s, tn, data ? ", max or min" : "");
     return -1;
   }
   v = neg ? (uint64_t)0 - v : v;
@@ -389,4 +422,37 @@ int vyre__text_parse_literal(const char *s, size_t len, uint32_t type, uint32_t 
              vyre_type_list(VYRE_TM_STORAGE, " or ", types, sizeof types));
     return -1;
   }
+}
+
+/* Contract in vyre_text.h. */
+vyre_status vyre_text_parse_literal(const char *text, size_t length, uint32_t type, uint32_t use,
+                                    uint64_t *bits, vyre_error *err) {
+  if (!bits || (!text && length))
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "vyre_text_parse_literal: %s is NULL. "
+                          "Fix: pass the literal's text and a place for its bits",
+                          bits ? "text" : "bits");
+  if (use != VYRE_TEXT_LITERAL_CONST && use != VYRE_TEXT_LITERAL_DATA)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "vyre_text_parse_literal: use %u is "
+                          "unknown. Fix: pass VYRE_TEXT_LITERAL_CONST or VYRE_TEXT_LITERAL_DATA",
+                          (unsigned)use);
+  char msg[VYRE_ERROR_MESSAGE_MAX];
+  if (vyre__text_parse_literal(text ? text : "", length, type, use, bits, msg, sizeof msg) != 0)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "%s", msg);
+  return VYRE_OK;
+}
+
+/* Contract in vyre_text.h. */
+size_t vyre_text_format_float(char *out, size_t size, uint32_t type, uint64_t bits,
+                              uint32_t flags) {
+  char text[VYRE__TEXT_FLOAT_MAX] = "";
+  size_t n = 0;
+  if (type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16)
+    n = vyre__text_format_float(text, type, bits & (type == VYRE_T_F32 ? 0xffffffffu : 0xffffu),
+                                flags & VYRE_TEXT_FLOAT_POINT);
+  if (out && size) {
+    size_t put = n < size ? n : size - 1;
+    memcpy(out, text, put);
+    out[put] = '\0';
+  }
+  return n;
 }

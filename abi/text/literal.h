@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "vyre/vyre_support.h"
+#include "vyre/vyre_text.h"
 #include "abi/support/strbuf.h"
 
 /* Write the canonical literal of a constant of value type `type` (bool
@@ -13,8 +14,8 @@
 void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits);
 
 /* What a literal is read for (vyre__text_parse_literal's `use`). */
-#define VYRE__LITERAL_CONST 0u /* a program constant: value types, canonical f32 */
-#define VYRE__LITERAL_DATA 1u  /* an element of input data: any storage type, any bits */
+#define VYRE__LITERAL_CONST VYRE_TEXT_LITERAL_CONST /* a program constant */
+#define VYRE__LITERAL_DATA VYRE_TEXT_LITERAL_DATA   /* an element of input data */
 
 /*
  * The one typed-literal grammar: parse s[0..len) (not NUL-terminated; no
@@ -47,7 +48,12 @@ void vyre__text_format_const(strbuf *b, uint32_t type, uint64_t bits);
  * subnormal decimal, non-canonical bits, -nan and +nan are refused.
  * use VYRE__LITERAL_DATA (`vyre run --fill`, case files' input values):
  * every storage type, and any bits: subnormals are kept, -nan is the
- * negative quiet NaN (0xffc00000; f16 0xfe00; bf16 0xffc0), +nan is nan.
+ * negative quiet NaN (0xffc00000; f16 0xfe00; bf16 0xffc0), +nan is nan;
+ * an integer also takes max and min of its type, an unsigned one a
+ * negative decimal down to the signed minimum of its width (two's
+ * complement: -1 is all ones), and a bool any u32 literal.
+ *
+ * The public vyre_text_parse_literal (vyre_text.h) is this function.
  *
  * Thread-safe; independent of the process locale.
  */
@@ -55,10 +61,10 @@ int vyre__text_parse_literal(const char *s, size_t len, uint32_t type, uint32_t 
                              uint64_t *bits, char *msg, size_t msg_size);
 
 /* Room for any string vyre__text_format_float writes, with its NUL. */
-#define VYRE__TEXT_FLOAT_MAX 32u
+#define VYRE__TEXT_FLOAT_MAX VYRE_TEXT_FLOAT_MAX
 /* vyre__text_format_float flag: always a '.' or an exponent ("10.0", not
  * "10"), so that the text reads as a float (the text form's constants). */
-#define VYRE__TEXT_FLOAT_POINT 1u
+#define VYRE__TEXT_FLOAT_POINT VYRE_TEXT_FLOAT_POINT
 
 /*
  * Write the shortest decimal that reads back to the same value of float

@@ -74,9 +74,9 @@ typedef struct bench_row {
   const char *measures; /* what it measures: the note beside its figure */
 } bench_row;
 
-/* bench_report.c: clock, median, and the report of one case (a line of
- * text or of --jsonl, or kept for the --json document). */
-uint64_t cli_bench_now_ns(void);
+/* bench_report.c: median, and the report of one case (a line of text or
+ * of --jsonl, or kept for the --json document).  The clock is
+ * vyre__now_ns (abi/support/clock.h). */
 double cli_bench_median(double *v, uint32_t n);
 void cli_bench_report(bench *B, const char *name, double us, double bytes, const char *note);
 /* bench --json: the whole run as one object (docs/schemas/vyre-bench.schema.json). */

@@ -6,6 +6,7 @@
 #include "host-stub/fuzz/progen.h"
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
+#include "abi/support/clock.h"
 #include "bench.h"
 
 /* ------------------------------------------------------------------ */
@@ -132,9 +133,9 @@ static vyre_status case_dispatch_resident(bench *B, vyre_program_ref ref, const 
   for (uint32_t i = 0; !st && i < iters / 10 + 1; i++)
     st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
   for (uint32_t i = 0; !st && i < iters; i++) {
-    uint64_t t0 = cli_bench_now_ns();
+    uint64_t t0 = vyre__now_ns();
     st = B->b->vt->dispatch_resident(B->b, &ref, r.h, 3, NULL, NULL, &B->err);
-    v[i] = (double)(cli_bench_now_ns() - t0) / 1e3;
+    v[i] = (double)(vyre__now_ns() - t0) / 1e3;
   }
   if (!st) cli_bench_report(B, name, cli_bench_median(v, iters), 0, note);
   free(v);
@@ -155,9 +156,9 @@ static vyre_status case_roundtrip(bench *B, vyre_pipeline pipe, uint32_t iters, 
   vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pipe);
   for (uint32_t i = 0; !st && i < iters + iters / 10 + 1; i++) {
     vyre_output_slot slot = {out, sizeof out, 0};
-    uint64_t t0 = cli_bench_now_ns();
+    uint64_t t0 = vyre__now_ns();
     st = B->b->vt->dispatch_into(B->b, &ref, in, 3, NULL, &slot, 1, NULL, &B->err);
-    if (i > iters / 10) v[i - iters / 10 - 1] = (double)(cli_bench_now_ns() - t0) / 1e3;
+    if (i > iters / 10) v[i - iters / 10 - 1] = (double)(vyre__now_ns() - t0) / 1e3;
   }
   if (!st) cli_bench_report(B, name, cli_bench_median(v, iters), 0, measures);
   free(x);
@@ -214,12 +215,12 @@ static vyre_status case_sequence(bench *B, vyre_pipeline pipe, uint32_t rounds, 
       vyre_timing t;
       memset(&t, 0, sizeof t);
       t.struct_size = sizeof t;
-      uint64_t t0 = cli_bench_now_ns();
+      uint64_t t0 = vyre__now_ns();
       st = B->b->vt->dispatch_sequence(B->b, steps, STEPS, repeat, NULL, 0, &t,
                                        &B->err);
       double per = STEPS * repeat;
       if (i >= 3) {
-        v[i - 3] = (double)(cli_bench_now_ns() - t0) / 1e3 / per;
+        v[i - 3] = (double)(vyre__now_ns() - t0) / 1e3 / per;
         enq[i - 3] = (double)t.enqueue_ns / 1e3 / per;
         dev[i - 3] = (double)t.device_ns / 1e3 / per;
         if (!(t.valid & VYRE_TIMING_DEVICE)) have_device = 0;
@@ -297,8 +298,17 @@ vyre_status cli_bench_copy_bw(bench *B, const bench_row *row, const char *name, 
   return case_bandwidth(B, B->pcopy, name, size, 8.0, 0, B->bw_iters, row->measures);
 }
 
+/* The target codegen_10k generates for where the device gives none (a CPU
+ * backend) or one the code generator refuses: sm_90, the target of the
+ * docs' `vyre emit-ptx` examples and of `vyre fuzz --arch`, so that
+ * codegen_10k rows of different machines compare the same work.
+ * codegen.h has no default target: the runtime always passes the
+ * device's. */
+enum { CODEGEN_BENCH_SM_MAJOR = 9, CODEGEN_BENCH_SM_MINOR = 0 };
+
 /* codegen_10k: IR -> PTX of fz_progen_bench_program(10000) for this device's
- * target (sm_90 on a CPU backend): the code generator alone, no driver. */
+ * target (CODEGEN_BENCH_SM_* on a CPU backend): the code generator alone,
+ * no driver. */
 static vyre_status case_codegen(bench *B, const vyre_device_profile *prof, const char *name) {
   void *bytes = NULL;
   size_t size = 0;
@@ -308,8 +318,8 @@ static vyre_status case_codegen(bench *B, const vyre_device_profile *prof, const
   free(bytes);
   cg_options o;
   memset(&o, 0, sizeof o);
-  o.sm_major = B->cpu ? 9 : prof->compute_major;
-  o.sm_minor = B->cpu ? 0 : prof->compute_minor;
+  o.sm_major = B->cpu ? CODEGEN_BENCH_SM_MAJOR : prof->compute_major;
+  o.sm_minor = B->cpu ? CODEGEN_BENCH_SM_MINOR : prof->compute_minor;
   o.workgroup[0] = 256;
   o.workgroup[1] = o.workgroup[2] = 1;
   enum { RUNS = 51 };
@@ -318,14 +328,15 @@ static vyre_status case_codegen(bench *B, const vyre_device_profile *prof, const
     char *ptx = NULL;
     size_t len = 0;
     cg_kernel_info info;
-    uint64_t t0 = cli_bench_now_ns();
+    uint64_t t0 = vyre__now_ns();
     st = cg_emit_ptx(p, &o, &ptx, &len, &info, &B->err);
-    v[r] = (double)(cli_bench_now_ns() - t0) / 1e3;
+    v[r] = (double)(vyre__now_ns() - t0) / 1e3;
     free(ptx);
-    if (st && r == 0 && (o.sm_major != 9 || o.sm_minor != 0)) {
-      /* A target this codegen does not know: measure sm_90's. */
-      o.sm_major = 9;
-      o.sm_minor = 0;
+    if (st && r == 0 &&
+        (o.sm_major != CODEGEN_BENCH_SM_MAJOR || o.sm_minor != CODEGEN_BENCH_SM_MINOR)) {
+      /* A target this codegen does not know: measure the default's. */
+      o.sm_major = CODEGEN_BENCH_SM_MAJOR;
+      o.sm_minor = CODEGEN_BENCH_SM_MINOR;
       st = VYRE_OK;
       r--;
     }
@@ -357,9 +368,9 @@ static vyre_status time_xfer(bench *B, const char *name, double bytes, const cha
   if (iters > 16) iters = 16;
   vyre_status st = fn(B, state);
   for (uint32_t i = 0; !st && i < iters; i++) {
-    uint64_t t0 = cli_bench_now_ns();
+    uint64_t t0 = vyre__now_ns();
     st = fn(B, state);
-    v[i] = (double)(cli_bench_now_ns() - t0) / 1e3;
+    v[i] = (double)(vyre__now_ns() - t0) / 1e3;
   }
   if (!st) cli_bench_report(B, name, cli_bench_median(v, iters), bytes, note);
   return st;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "vyre/vyre_support.h"
+#include "abi/support/clock.h"
 #include "bench.h"
 
 /* y[i] = a * x[i] + y[i] + k: each k is another program (a cache miss). */
@@ -45,9 +46,9 @@ static int metric_of(vyre_backend *b, const char *name, uint64_t *value) {
 static vyre_status time_create(bench *B, vyre_backend *b, const void *bytes, size_t size,
                                double *us) {
   vyre_pipeline p = 0;
-  uint64_t t0 = cli_bench_now_ns();
+  uint64_t t0 = vyre__now_ns();
   vyre_status st = b->vt->pipeline_create(b, bytes, size, NULL, &p, &B->err);
-  *us = (double)(cli_bench_now_ns() - t0) / 1e3;
+  *us = (double)(vyre__now_ns() - t0) / 1e3;
   if (st == VYRE_OK) b->vt->pipeline_release(b, p, NULL);
   return st;
 }

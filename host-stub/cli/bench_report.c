@@ -2,16 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "bench.h"
-
-uint64_t cli_bench_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -61,40 +54,40 @@ void cli_bench_report(bench *B, const char *name, double us, double bytes, const
 }
 
 void cli_bench_print_document(const bench *B, const vyre_device_profile *prof) {
-  cj_writer w;
+  vyre__json w;
   char peer[96];
   snprintf(peer, sizeof peer, "vyre-%s", B->id);
-  cj_init(&w, stdout);
-  cj_object_begin(&w);
-  cj_key(&w, "backend");
-  cj_string(&w, B->id);
+  vyre__json_init(&w, stdout);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "backend");
+  vyre__json_string(&w, B->id);
   if (B->device >= 0) {
-    cj_key(&w, "ordinal");
-    cj_uint(&w, (uint64_t)B->device);
+    vyre__json_key(&w, "ordinal");
+    vyre__json_uint(&w, (uint64_t)B->device);
   }
-  cj_key(&w, "device");
-  cj_string(&w, prof->name);
-  cj_key(&w, "compute_units");
-  cj_uint(&w, prof->compute_units);
-  cj_key(&w, "cases");
-  cj_array_begin(&w);
+  vyre__json_key(&w, "device");
+  vyre__json_string(&w, prof->name);
+  vyre__json_key(&w, "compute_units");
+  vyre__json_uint(&w, prof->compute_units);
+  vyre__json_key(&w, "cases");
+  vyre__json_array_begin(&w);
   for (uint32_t i = 0; i < B->done_count; i++) {
     const bench_case *c = &B->done[i];
-    cj_object_begin(&w);
-    cj_key(&w, "peer");
-    cj_string(&w, peer);
-    cj_key(&w, "case");
-    cj_string(&w, c->name);
-    cj_key(&w, "median_us");
-    cj_double(&w, c->us);
-    cj_key(&w, "gbps");
-    if (c->gbps > 0) cj_double(&w, c->gbps);
-    else cj_null(&w);
-    cj_key(&w, "note");
-    cj_string(&w, c->note);
-    cj_object_end(&w);
+    vyre__json_object_begin(&w);
+    vyre__json_key(&w, "peer");
+    vyre__json_string(&w, peer);
+    vyre__json_key(&w, "case");
+    vyre__json_string(&w, c->name);
+    vyre__json_key(&w, "median_us");
+    vyre__json_double(&w, c->us);
+    vyre__json_key(&w, "gbps");
+    if (c->gbps > 0) vyre__json_double(&w, c->gbps);
+    else vyre__json_null(&w);
+    vyre__json_key(&w, "note");
+    vyre__json_string(&w, c->note);
+    vyre__json_object_end(&w);
   }
-  cj_array_end(&w);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_array_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
 }

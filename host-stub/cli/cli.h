@@ -87,9 +87,9 @@ int cli_opt_flag(char **argv, int i, const char *name);
 
 /* Parse an unsigned decimal/hex integer in [min, max]; 0 on success. */
 int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out);
-/* Parse a decimal byte count with an optional K, M, G or T suffix
- * (binary multiples) in [min, max]; 0 on success. */
-int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* Parse an unsigned decimal/hex integer (any u64); 0 on success.  Both
+ * read the text form's unsigned literals: a leading zero is decimal. */
+int cli_parse_u64(const char *text, uint64_t *out);
 /* Parse "X", "X,Y" or "X,Y,Z" (missing axes = 1), each 1..2^31; 0 on success. */
 int cli_parse_dim3(const char *text, uint32_t out[3]);
 /* A duration in seconds, decimal ("0.2", "10", "1.5"; at most 9 digits
@@ -127,9 +127,6 @@ vyre_status cli_open_host(vyre_host **host, vyre_error *err);
 
 /* Capability bits as names separated by spaces ("none" when 0). */
 void cli_format_caps(uint64_t caps, char *out, size_t size);
-
-/* JSON string literal of s (quotes included; NULL: null) to f (cli_json.h). */
-void cli_json_string(FILE *f, const char *s);
 
 /*
  * Devices (devices.c; docs/abi.md, "Devices").  --device takes

@@ -6,7 +6,7 @@
 #include "config.h"
 #include "abi/support/config.h"
 #include "host-stub/conform/conform.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "term.h"
 #include "conform.h"
 #include "cli.h"
@@ -285,7 +285,7 @@ static int run_conform(const cli_command *self, int argc, char **argv) {
   else rc = cf_conform_run(&o, s.targets, s.count, s.reference, &err);
   cli_progress_show(&progress, NULL);
   fflush(stdout);
-  if (stdout_reports) cj_count_stdout_document();
+  if (stdout_reports) vyre__json_count_stdout_document();
   if (rc != 0 && err.message[0]) cli_fail(self, "%s", err.message);
   cli_session_close(&s);
   return rc == 2 ? CLI_FAIL : rc;

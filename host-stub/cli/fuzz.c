@@ -4,20 +4,10 @@
 #include <string.h>
 
 #include "abi/support/config.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "term.h"
 #include "conform.h"
 #include "host-stub/fuzz/fuzz.h"
-
-static int parse_u64(const char *text, uint64_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end) return -1;
-  *out = v;
-  return 0;
-}
 
 static const struct {
   const char *name;
@@ -32,49 +22,49 @@ static const struct {
 
 /* fuzz --json: one object (docs/schemas/vyre-fuzz.schema.json). */
 static void print_summary(const fz_options *o, const fz_summary *r, const cf_target *t) {
-  cj_writer w;
+  vyre__json w;
   char flags[16];
-  cj_init(&w, stdout);
-  cj_object_begin(&w);
-  cj_key(&w, "mode");
-  cj_string(&w, t ? "backend" : "ptxas");
-  cj_key(&w, "backend");
-  cj_string(&w, t ? t->id : NULL);
-  cj_key(&w, "arch");
-  cj_string(&w, t ? NULL : o->arch);
-  cj_key(&w, "seed");
-  cj_uint(&w, o->seed);
-  cj_key(&w, "start");
-  cj_uint(&w, o->start);
-  cj_key(&w, "count");
-  cj_uint(&w, o->count);
-  cj_key(&w, "programs");
-  cj_uint(&w, r->programs);
-  cj_key(&w, "mismatches");
-  cj_uint(&w, r->mismatches);
-  cj_key(&w, "failures");
-  cj_uint(&w, r->failures);
-  cj_key(&w, "traps");
-  cj_uint(&w, r->traps);
-  cj_key(&w, "skipped");
-  cj_uint(&w, r->skipped);
-  cj_key(&w, "refused");
-  cj_uint(&w, r->refused);
-  cj_key(&w, "kernels");
-  cj_uint(&w, r->kernels);
-  cj_key(&w, "ptxas_failures");
-  cj_uint(&w, r->ptxas_failures);
-  cj_key(&w, "generator_flags");
+  vyre__json_init(&w, stdout);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "mode");
+  vyre__json_string(&w, t ? "backend" : "ptxas");
+  vyre__json_key(&w, "backend");
+  vyre__json_string(&w, t ? t->id : NULL);
+  vyre__json_key(&w, "arch");
+  vyre__json_string(&w, t ? NULL : o->arch);
+  vyre__json_key(&w, "seed");
+  vyre__json_uint(&w, o->seed);
+  vyre__json_key(&w, "start");
+  vyre__json_uint(&w, o->start);
+  vyre__json_key(&w, "count");
+  vyre__json_uint(&w, o->count);
+  vyre__json_key(&w, "programs");
+  vyre__json_uint(&w, r->programs);
+  vyre__json_key(&w, "mismatches");
+  vyre__json_uint(&w, r->mismatches);
+  vyre__json_key(&w, "failures");
+  vyre__json_uint(&w, r->failures);
+  vyre__json_key(&w, "traps");
+  vyre__json_uint(&w, r->traps);
+  vyre__json_key(&w, "skipped");
+  vyre__json_uint(&w, r->skipped);
+  vyre__json_key(&w, "refused");
+  vyre__json_uint(&w, r->refused);
+  vyre__json_key(&w, "kernels");
+  vyre__json_uint(&w, r->kernels);
+  vyre__json_key(&w, "ptxas_failures");
+  vyre__json_uint(&w, r->ptxas_failures);
+  vyre__json_key(&w, "generator_flags");
   snprintf(flags, sizeof flags, "0x%x", r->flags);
-  cj_string(&w, flags);
-  cj_key(&w, "stopped_at_max_failures");
-  cj_bool(&w, r->stopped);
-  cj_key(&w, "capsule_dir");
-  cj_string(&w, o->capsule_dir ? o->capsule_dir : "fuzz-failures");
-  cj_key(&w, "seconds");
-  cj_double(&w, r->seconds);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_string(&w, flags);
+  vyre__json_key(&w, "stopped_at_max_failures");
+  vyre__json_bool(&w, r->stopped);
+  vyre__json_key(&w, "capsule_dir");
+  vyre__json_string(&w, o->capsule_dir ? o->capsule_dir : "fuzz-failures");
+  vyre__json_key(&w, "seconds");
+  vyre__json_double(&w, r->seconds);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
 }
 
 static int run_fuzz(const cli_command *self, int argc, char **argv) {
@@ -98,12 +88,12 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     if ((r = cli_common_option(self, argc, argv, &i, &common)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--seed", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
+      if (r < 0 || cli_parse_u64(v, &o.seed) != 0) return cli_usage(self, "--seed takes a number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--count", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.count) != 0 || o.count == 0)
+      if (r < 0 || cli_parse_u64(v, &o.count) != 0 || o.count == 0)
         return cli_usage(self, "--count takes a positive number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--start", &v)) != 0) {
-      if (r < 0 || parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
+      if (r < 0 || cli_parse_u64(v, &o.start) != 0) return cli_usage(self, "--start takes a number");
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--work-dir", &o.work_dir)) != 0) {
       if (r < 0) return CLI_USAGE;
     } else if ((r = cli_opt_value(self, argc, argv, &i, "--ptxas-bin", &o.ptxas)) != 0) {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "vyre/vyre_support.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "cli.h"
 
 static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
@@ -30,56 +30,56 @@ static void print_unknown(const vyre_host_candidate *c, const char *indent) {
 
 static void list_json(vyre_host *host, int chosen, const char *select_error) {
   uint32_t n = vyre_host_backend_count(host);
-  cj_writer w;
-  cj_init(&w, stdout);
-  cj_object_begin(&w);
-  cj_key(&w, "chosen");
-  cj_string(&w, chosen >= 0 ? candidate(host, (uint32_t)chosen).id : NULL);
-  cj_key(&w, "forced");
-  cj_string(&w, vyre_host_forced_id(host));
+  vyre__json w;
+  vyre__json_init(&w, stdout);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "chosen");
+  vyre__json_string(&w, chosen >= 0 ? candidate(host, (uint32_t)chosen).id : NULL);
+  vyre__json_key(&w, "forced");
+  vyre__json_string(&w, vyre_host_forced_id(host));
   if (select_error) {
-    cj_key(&w, "error");
-    cj_string(&w, select_error);
+    vyre__json_key(&w, "error");
+    vyre__json_string(&w, select_error);
   }
-  cj_key(&w, "candidates");
-  cj_array_begin(&w);
+  vyre__json_key(&w, "candidates");
+  vyre__json_array_begin(&w);
   for (uint32_t i = 0; i < n; i++) {
     vyre_host_candidate c = candidate(host, i);
     char text[64];
-    cj_object_begin(&w);
-    cj_key(&w, "id");
-    cj_string(&w, c.id);
-    cj_key(&w, "status");
-    cj_string(&w, vyre_host_status_name(c.status));
-    cj_key(&w, "chosen");
-    cj_bool(&w, (int)i == chosen);
-    cj_key(&w, "version");
-    cj_string(&w, c.version);
-    cj_key(&w, "precedence");
-    cj_int(&w, c.precedence);
-    cj_key(&w, "abi");
+    vyre__json_object_begin(&w);
+    vyre__json_key(&w, "id");
+    vyre__json_string(&w, c.id);
+    vyre__json_key(&w, "status");
+    vyre__json_string(&w, vyre_host_status_name(c.status));
+    vyre__json_key(&w, "chosen");
+    vyre__json_bool(&w, (int)i == chosen);
+    vyre__json_key(&w, "version");
+    vyre__json_string(&w, c.version);
+    vyre__json_key(&w, "precedence");
+    vyre__json_int(&w, c.precedence);
+    vyre__json_key(&w, "abi");
     snprintf(text, sizeof text, "%u.%u", c.abi_major, c.abi_minor);
-    cj_string(&w, c.abi_major ? text : NULL);
-    cj_key(&w, "path");
-    cj_string(&w, c.path);
-    cj_key(&w, "origin");
-    cj_string(&w, vyre_host_origin_name(c.origin));
-    cj_key(&w, "description");
-    cj_string(&w, c.description);
-    cj_key(&w, "reason");
-    cj_string(&w, c.reason);
-    cj_key(&w, "extensions");
-    cj_string(&w, c.extensions ? c.extensions : "");
-    cj_key(&w, "unknown_ops");
-    cj_uint(&w, c.unknown_op_count);
-    cj_key(&w, "unknown_capabilities");
+    vyre__json_string(&w, c.abi_major ? text : NULL);
+    vyre__json_key(&w, "path");
+    vyre__json_string(&w, c.path);
+    vyre__json_key(&w, "origin");
+    vyre__json_string(&w, vyre_host_origin_name(c.origin));
+    vyre__json_key(&w, "description");
+    vyre__json_string(&w, c.description);
+    vyre__json_key(&w, "reason");
+    vyre__json_string(&w, c.reason);
+    vyre__json_key(&w, "extensions");
+    vyre__json_string(&w, c.extensions ? c.extensions : "");
+    vyre__json_key(&w, "unknown_ops");
+    vyre__json_uint(&w, c.unknown_op_count);
+    vyre__json_key(&w, "unknown_capabilities");
     snprintf(text, sizeof text, "0x%llx", (unsigned long long)c.unknown_capabilities);
-    cj_string(&w, text);
-    cj_object_end(&w);
+    vyre__json_string(&w, text);
+    vyre__json_object_end(&w);
   }
-  cj_array_end(&w);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_array_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
 }
 
 static void list_text(vyre_host *host, int chosen, const char *select_error) {
@@ -300,135 +300,135 @@ static int info_devices(vyre_host *host, const char *id, vyre_backend *b) {
 }
 
 /* Space-separated words as a JSON array ("none" and "" give []). */
-static void json_words(cj_writer *w, const char *words) {
-  cj_array_begin(w);
+static void json_words(vyre__json *w, const char *words) {
+  vyre__json_array_begin(w);
   if (strcmp(words, "none") != 0)
     for (const char *p = words; *p;) {
       size_t n = strcspn(p, " ");
-      if (n) cj_string_n(w, p, n);
+      if (n) vyre__json_string_n(w, p, n);
       p += n;
       while (*p == ' ') p++;
     }
-  cj_array_end(w);
+  vyre__json_array_end(w);
 }
 
-static void json_types(cj_writer *w, uint64_t mask, uint32_t first) {
-  cj_array_begin(w);
+static void json_types(vyre__json *w, uint64_t mask, uint32_t first) {
+  vyre__json_array_begin(w);
   for (uint32_t t = first; t < VYRE_T_COUNT_; t++)
-    if (mask & (1ull << t)) cj_string(w, vyre_type_name(t));
-  cj_array_end(w);
+    if (mask & (1ull << t)) vyre__json_string(w, vyre_type_name(t));
+  vyre__json_array_end(w);
 }
 
-static void json_dim3(cj_writer *w, const uint32_t v[3]) {
-  cj_array_begin(w);
-  for (int k = 0; k < 3; k++) cj_uint(w, v[k]);
-  cj_array_end(w);
+static void json_dim3(vyre__json *w, const uint32_t v[3]) {
+  vyre__json_array_begin(w);
+  for (int k = 0; k < 3; k++) vyre__json_uint(w, v[k]);
+  vyre__json_array_end(w);
 }
 
 /* The registration as info --json's "backend" object. */
-static void info_json_backend(cj_writer *w, const vyre_host_candidate *c) {
+static void info_json_backend(vyre__json *w, const vyre_host_candidate *c) {
   char text[512];
-  cj_key(w, "backend");
-  cj_object_begin(w);
-  cj_key(w, "id");
-  cj_string(w, c->id);
-  cj_key(w, "version");
-  cj_string(w, c->version);
-  cj_key(w, "description");
-  cj_string(w, c->description);
-  cj_key(w, "path");
-  cj_string(w, c->path);
-  cj_key(w, "origin");
-  cj_string(w, vyre_host_origin_name(c->origin));
-  cj_key(w, "build_id");
-  cj_string(w, c->build_id[0] ? c->build_id : NULL);
-  cj_key(w, "abi");
+  vyre__json_key(w, "backend");
+  vyre__json_object_begin(w);
+  vyre__json_key(w, "id");
+  vyre__json_string(w, c->id);
+  vyre__json_key(w, "version");
+  vyre__json_string(w, c->version);
+  vyre__json_key(w, "description");
+  vyre__json_string(w, c->description);
+  vyre__json_key(w, "path");
+  vyre__json_string(w, c->path);
+  vyre__json_key(w, "origin");
+  vyre__json_string(w, vyre_host_origin_name(c->origin));
+  vyre__json_key(w, "build_id");
+  vyre__json_string(w, c->build_id[0] ? c->build_id : NULL);
+  vyre__json_key(w, "abi");
   snprintf(text, sizeof text, "%u.%u", c->abi_major, c->abi_minor);
-  cj_string(w, text);
-  cj_key(w, "plugin_abi_min");
+  vyre__json_string(w, text);
+  vyre__json_key(w, "plugin_abi_min");
   snprintf(text, sizeof text, "%u.%u", c->abi_major, c->plugin_minor_min);
-  cj_string(w, text);
-  cj_key(w, "plugin_abi_max");
+  vyre__json_string(w, text);
+  vyre__json_key(w, "plugin_abi_max");
   snprintf(text, sizeof text, "%u.%u", c->abi_major, c->plugin_minor_max);
-  cj_string(w, text);
-  cj_key(w, "precedence");
-  cj_int(w, c->precedence);
-  cj_key(w, "status");
-  cj_string(w, vyre_host_status_name(c->status));
-  cj_key(w, "capabilities");
+  vyre__json_string(w, text);
+  vyre__json_key(w, "precedence");
+  vyre__json_int(w, c->precedence);
+  vyre__json_key(w, "status");
+  vyre__json_string(w, vyre_host_status_name(c->status));
+  vyre__json_key(w, "capabilities");
   cli_format_caps(c->capabilities, text, sizeof text);
   json_words(w, text);
-  cj_key(w, "storage_types");
+  vyre__json_key(w, "storage_types");
   json_types(w, c->storage_types, 1);
-  cj_key(w, "ops");
-  cj_array_begin(w);
+  vyre__json_key(w, "ops");
+  vyre__json_array_begin(w);
   for (uint32_t i = 0; i < c->op_count; i++) {
     const vyre_op_info *op = vyre_op_lookup(c->ops[i]);
     uint32_t mask = c->op_types && c->op_types[i] ? c->op_types[i] : op ? op->type_mask : 0;
-    cj_object_begin(w);
-    cj_key(w, "name");
-    cj_string(w, op ? op->mnemonic : NULL);
-    cj_key(w, "types");
+    vyre__json_object_begin(w);
+    vyre__json_key(w, "name");
+    vyre__json_string(w, op ? op->mnemonic : NULL);
+    vyre__json_key(w, "types");
     json_types(w, mask, 0);
-    cj_object_end(w);
+    vyre__json_object_end(w);
   }
-  cj_array_end(w);
-  cj_key(w, "extensions");
+  vyre__json_array_end(w);
+  vyre__json_key(w, "extensions");
   json_words(w, c->extensions ? c->extensions : "");
-  cj_key(w, "unknown_ops");
-  cj_uint(w, c->unknown_op_count);
-  cj_key(w, "unknown_capabilities");
+  vyre__json_key(w, "unknown_ops");
+  vyre__json_uint(w, c->unknown_op_count);
+  vyre__json_key(w, "unknown_capabilities");
   snprintf(text, sizeof text, "0x%llx", (unsigned long long)c->unknown_capabilities);
-  cj_string(w, text);
-  cj_object_end(w);
+  vyre__json_string(w, text);
+  vyre__json_object_end(w);
 }
 
-static void info_json_profile(cj_writer *w, const vyre_device_profile *p) {
+static void info_json_profile(vyre__json *w, const vyre_device_profile *p) {
   char caps[512];
-  cj_object_begin(w);
-  cj_key(w, "ordinal");
-  cj_uint(w, p->ordinal);
-  cj_key(w, "name");
-  cj_string(w, p->name);
-  cj_key(w, "compute_capability");
+  vyre__json_object_begin(w);
+  vyre__json_key(w, "ordinal");
+  vyre__json_uint(w, p->ordinal);
+  vyre__json_key(w, "name");
+  vyre__json_string(w, p->name);
+  vyre__json_key(w, "compute_capability");
   snprintf(caps, sizeof caps, "%u.%u", p->compute_major, p->compute_minor);
-  cj_string(w, p->compute_major || p->compute_minor ? caps : NULL);
-  cj_key(w, "compute_units");
-  cj_uint(w, p->compute_units);
-  cj_key(w, "subgroup_size");
-  cj_uint(w, p->subgroup_size);
-  cj_key(w, "max_workgroup_size");
+  vyre__json_string(w, p->compute_major || p->compute_minor ? caps : NULL);
+  vyre__json_key(w, "compute_units");
+  vyre__json_uint(w, p->compute_units);
+  vyre__json_key(w, "subgroup_size");
+  vyre__json_uint(w, p->subgroup_size);
+  vyre__json_key(w, "max_workgroup_size");
   json_dim3(w, p->max_workgroup_size);
-  cj_key(w, "max_invocations_per_workgroup");
-  cj_uint(w, p->max_invocations_per_workgroup);
-  cj_key(w, "max_workgroups");
+  vyre__json_key(w, "max_invocations_per_workgroup");
+  vyre__json_uint(w, p->max_invocations_per_workgroup);
+  vyre__json_key(w, "max_workgroups");
   json_dim3(w, p->max_workgroups);
-  cj_key(w, "shared_memory_per_workgroup");
-  cj_uint(w, p->shared_memory_per_workgroup);
-  cj_key(w, "total_memory");
-  cj_uint(w, p->total_memory);
-  cj_key(w, "free_memory");
-  cj_uint(w, p->free_memory);
-  cj_key(w, "l2_bytes");
-  cj_uint(w, p->l2_bytes);
-  cj_key(w, "memory_bus_bits");
-  cj_uint(w, p->memory_bus_bits);
-  cj_key(w, "memory_clock_khz");
-  cj_uint(w, p->memory_clock_khz);
-  cj_key(w, "driver_version");
-  cj_uint(w, p->driver_version);
-  cj_key(w, "resident_budget");
-  cj_uint(w, p->resident_budget);
-  cj_key(w, "device_count");
-  cj_uint(w, p->device_count);
-  cj_key(w, "capabilities");
+  vyre__json_key(w, "shared_memory_per_workgroup");
+  vyre__json_uint(w, p->shared_memory_per_workgroup);
+  vyre__json_key(w, "total_memory");
+  vyre__json_uint(w, p->total_memory);
+  vyre__json_key(w, "free_memory");
+  vyre__json_uint(w, p->free_memory);
+  vyre__json_key(w, "l2_bytes");
+  vyre__json_uint(w, p->l2_bytes);
+  vyre__json_key(w, "memory_bus_bits");
+  vyre__json_uint(w, p->memory_bus_bits);
+  vyre__json_key(w, "memory_clock_khz");
+  vyre__json_uint(w, p->memory_clock_khz);
+  vyre__json_key(w, "driver_version");
+  vyre__json_uint(w, p->driver_version);
+  vyre__json_key(w, "resident_budget");
+  vyre__json_uint(w, p->resident_budget);
+  vyre__json_key(w, "device_count");
+  vyre__json_uint(w, p->device_count);
+  vyre__json_key(w, "capabilities");
   cli_format_caps(p->capabilities, caps, sizeof caps);
   json_words(w, caps);
-  cj_object_end(w);
+  vyre__json_object_end(w);
 }
 
 /* One device's profile, or null (counted in *failed) when it cannot be read. */
-static void info_json_device(cj_writer *w, vyre_backend *b, int *failed) {
+static void info_json_device(vyre__json *w, vyre_backend *b, int *failed) {
   vyre_error err = VYRE_ERROR_INIT;
   vyre_device_profile prof;
   memset(&prof, 0, sizeof prof);
@@ -436,7 +436,7 @@ static void info_json_device(cj_writer *w, vyre_backend *b, int *failed) {
   if (VYRE_HOST_HAS(b, device_profile) && b->vt->device_profile(b, &prof, &err) == VYRE_OK) {
     info_json_profile(w, &prof);
   } else {
-    cj_null(w);
+    vyre__json_null(w);
     (*failed)++;
   }
 }
@@ -447,16 +447,16 @@ static void info_json_device(cj_writer *w, vyre_backend *b, int *failed) {
  * devices could not be shown. */
 static int info_json(vyre_host *host, const vyre_host_candidate *c, vyre_backend *b,
                      int all_devices) {
-  cj_writer w;
+  vyre__json w;
   vyre_error err = VYRE_ERROR_INIT;
   int failed = 0, ignored = 0;
-  cj_init(&w, stdout);
-  cj_object_begin(&w);
+  vyre__json_init(&w, stdout);
+  vyre__json_object_begin(&w);
   info_json_backend(&w, c);
-  cj_key(&w, "device");
+  vyre__json_key(&w, "device");
   info_json_device(&w, b, &ignored);
-  cj_key(&w, "devices");
-  cj_array_begin(&w);
+  vyre__json_key(&w, "devices");
+  vyre__json_array_begin(&w);
   info_json_device(&w, b, &failed);
   if (all_devices) {
     vyre_device_profile prof;
@@ -473,7 +473,7 @@ static int info_json(vyre_host *host, const vyre_host_candidate *c, vyre_backend
       vyre_backend_options bo = {sizeof bo, d, 0, 0, NULL};
       vyre_backend *other = NULL;
       if (vyre_host_create(host, c->id, &bo, &other, NULL, &err) != VYRE_OK) {
-        cj_null(&w);
+        vyre__json_null(&w);
         failed++;
         continue;
       }
@@ -481,23 +481,23 @@ static int info_json(vyre_host *host, const vyre_host_candidate *c, vyre_backend
       other->vt->destroy(other);
     }
   }
-  cj_array_end(&w);
-  cj_key(&w, "metrics");
+  vyre__json_array_end(&w);
+  vyre__json_key(&w, "metrics");
   uint32_t count = 0;
   static vyre_metric metrics[256];
   if (VYRE_HOST_HAS(b, metrics) && b->vt->metrics(b, metrics, 256, &count, &err) == VYRE_OK) {
-    cj_object_begin(&w);
+    vyre__json_object_begin(&w);
     for (uint32_t i = 0; i < count && i < 256; i++) {
       metrics[i].name[sizeof metrics[i].name - 1] = '\0';
-      cj_key(&w, metrics[i].name);
-      cj_uint(&w, metrics[i].value);
+      vyre__json_key(&w, metrics[i].name);
+      vyre__json_uint(&w, metrics[i].value);
     }
-    cj_object_end(&w);
+    vyre__json_object_end(&w);
   } else {
-    cj_null(&w);
+    vyre__json_null(&w);
   }
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
   return failed;
 }
 

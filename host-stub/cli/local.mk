@@ -1,13 +1,13 @@
 # host-stub/cli/local.mk -- the `vyre` command.  New commands: one NAME.c each (cli.h).
 bin_PROGRAMS += host-stub/cli/vyre
-noinst_HEADERS += host-stub/cli/cli.h host-stub/cli/conform.h host-stub/cli/cli_json.h \
+noinst_HEADERS += host-stub/cli/cli.h host-stub/cli/conform.h \
 	host-stub/cli/term.h host-stub/cli/run.h host-stub/cli/bench.h
 host_stub_cli_vyre_SOURCES = host-stub/cli/main.c host-stub/cli/util.c host-stub/cli/list.c \
 	host-stub/cli/run.c host-stub/cli/run_input.c host-stub/cli/run_output.c \
 	host-stub/cli/asm.c host-stub/cli/ptx.c \
 	host-stub/cli/bench.c host-stub/cli/bench_case.c host-stub/cli/bench_compile.c \
 	host-stub/cli/bench_report.c host-stub/cli/conform.c host-stub/cli/fuzz.c \
-	host-stub/cli/devices.c host-stub/cli/cli_json.c host-stub/cli/term.c
+	host-stub/cli/devices.c host-stub/cli/term.c
 host_stub_cli_vyre_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
 	host-stub/conform/libvyre-conform.la \
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \

@@ -5,7 +5,7 @@
 
 #include "config.h"
 #include "vyre/vyre_support.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "term.h"
 #include "cli.h"
 
@@ -384,7 +384,7 @@ static int run_main(int argc, char **argv) {
     }
   }
   int rc = cmd->run(cmd, argc - 1, argv + 1);
-  if (rc != CLI_OK && json_on_stdout(cmd, argc, argv) && cj_stdout_documents() == 0)
+  if (rc != CLI_OK && json_on_stdout(cmd, argc, argv) && vyre__json_stdout_documents() == 0)
     cli_error_document(cmd, rc);
   return rc;
 }

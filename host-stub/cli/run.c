@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/bytes.h"
 #include "vyre/vyre_support.h"
 #include "run.h"
 
@@ -87,9 +88,11 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--max-input-bytes") {
-    if (cli_parse_bytes(v, 1, CEILING_MAX_INPUT, &a->max_input) != 0)
-      return cli_usage(self, "--max-input-bytes '%s' is not a byte count from 1 to 1T (a "
-                       "number with an optional K, M, G or T suffix)", v);
+    uint64_t bytes = 0;
+    if (vyre__parse_bytes(v, &bytes) != 0 || bytes < 1 || bytes > CEILING_MAX_INPUT)
+      return cli_usage(self, "--max-input-bytes '%s' is not a byte count from 1 to 1T (%s)", v,
+                       VYRE__BYTES_GRAMMAR);
+    a->max_input = bytes;
     goto taken;
   }
   VALUE_OPTION("--repeat") {
@@ -109,10 +112,8 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--max-steps") {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
-    if (errno || !end || *end || n == 0)
+    uint64_t n = 0;
+    if (cli_parse_u64(v, &n) != 0 || n == 0)
       return cli_usage(self, "--max-steps '%s' is not a positive step count", v);
     a->max_steps = n;
     goto taken;
@@ -318,20 +319,20 @@ static int print_results(const cli_command *self, const run_args *a, run_state *
     return rc;
   if (a->json) {
     char hash[65];
-    cj_writer w;
+    vyre__json w;
     vyre_program_hash_hex(S->prog, hash);
-    cj_init(&w, stdout);
-    cj_object_begin(&w);
-    cj_key(&w, "program");
-    cj_string(&w, a->program);
-    cj_key(&w, "sha256");
-    cj_string(&w, hash);
-    cj_key(&w, "backend");
-    cj_string(&w, S->cand.id);
+    vyre__json_init(&w, stdout);
+    vyre__json_object_begin(&w);
+    vyre__json_key(&w, "program");
+    vyre__json_string(&w, a->program);
+    vyre__json_key(&w, "sha256");
+    vyre__json_string(&w, hash);
+    vyre__json_key(&w, "backend");
+    vyre__json_string(&w, S->cand.id);
     cli_run_print_outputs_json(&w, S->prog, S->outs);
     if (a->timed) cli_run_print_timing_json(&w, &S->log);
-    cj_object_end(&w);
-    cj_end(&w);
+    vyre__json_object_end(&w);
+    vyre__json_end(&w);
   } else {
     printf("backend: %s\n", S->cand.id);
     cli_run_print_outputs_text(S->prog, S->outs, a->show);

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "cli.h"
 
 typedef enum input_kind { INPUT_FILE, INPUT_RANDOM, INPUT_FILL, INPUT_IOTA } input_kind;
@@ -32,7 +32,7 @@ void cli_run_list_inputs(const vyre_program *p, FILE *f);
 void cli_run_print_outputs_text(const vyre_program *p, const vyre_outputs *outs, uint32_t show);
 /* The "outputs" member of --json: every output lossless (values, bits of
  * floats, or the bytes of a range that cuts elements). */
-void cli_run_print_outputs_json(cj_writer *w, const vyre_program *p, const vyre_outputs *outs);
+void cli_run_print_outputs_json(vyre__json *w, const vyre_program *p, const vyre_outputs *outs);
 /* --output-raw DIR: DIR/<k>.<name>.bin holds output k's bytes.  CLI_OK,
  * or CLI_FAIL after printing why. */
 int cli_run_write_raw_outputs(const cli_command *self, const char *dir, const vyre_program *p,
@@ -46,6 +46,6 @@ typedef struct timing_log {
 /* --timed: min / median / mean of each timing field, as text or as the
  * "timing" member of --json (every run's figure). */
 void cli_run_print_timing_text(const timing_log *log);
-void cli_run_print_timing_json(cj_writer *w, const timing_log *log);
+void cli_run_print_timing_json(vyre__json *w, const timing_log *log);
 
 #endif /* VYRE_CLI_RUN_H */

@@ -1,36 +1,12 @@
 /* run_output.c -- the outputs of `vyre run`: typed elements as text or lossless JSON, raw bytes to files, and the timing of --timed. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vyre/vyre_support.h"
-#include "abi/support/bits.h"
+#include "vyre/vyre_text.h"
 #include "run.h"
-
-/* Shortest decimal that reads back as the same value of `type`. */
-static void format_float(char *out, size_t size, uint32_t type, uint64_t bits) {
-  float f = type == VYRE_T_F32   ? vyre__f32_from_bits((uint32_t)bits)
-            : type == VYRE_T_F16 ? vyre__f32_from_bits(vyre_f16_to_f32((uint16_t)bits))
-                                 : vyre__f32_from_bits(vyre_bf16_to_f32((uint16_t)bits));
-  if (isnan(f)) {
-    snprintf(out, size, "nan");
-    return;
-  }
-  if (isinf(f)) {
-    snprintf(out, size, f < 0 ? "-inf" : "inf");
-    return;
-  }
-  for (int prec = 1; prec <= 9; prec++) {
-    snprintf(out, size, "%.*g", prec, (double)f);
-    uint32_t back = vyre__f32_bits(strtof(out, NULL));
-    uint64_t again = type == VYRE_T_F32 ? back
-                     : type == VYRE_T_F16 ? vyre_f32_to_f16(back)
-                                          : vyre_f32_to_bf16(back);
-    if (again == bits) return;
-  }
-}
 
 /* One element as text.  json: NaN/inf become strings, bools true/false. */
 static void format_element(char *out, size_t size, uint32_t type, const uint8_t *src, int json) {
@@ -49,8 +25,10 @@ static void format_element(char *out, size_t size, uint32_t type, const uint8_t 
   case VYRE_T_F32:
   case VYRE_T_F16:
   case VYRE_T_BF16: {
-    char num[48];
-    format_float(num, sizeof num, type, bits);
+    /* The shortest decimal that reads back (10, not 1e+01), the same
+     * text in --json, where it is a JSON number (docs/cli.md). */
+    char num[VYRE_TEXT_FLOAT_MAX];
+    vyre_text_format_float(num, sizeof num, type, bits, 0);
     int special = !strcmp(num, "nan") || !strcmp(num, "inf") || !strcmp(num, "-inf");
     snprintf(out, size, json && special ? "\"%s\"" : "%s", num);
     return;
@@ -140,66 +118,66 @@ void cli_run_print_outputs_text(const vyre_program *p, const vyre_outputs *outs,
  * visible; a range that cuts elements gives its bytes ("hex") and no
  * values.
  */
-void cli_run_print_outputs_json(cj_writer *w, const vyre_program *p, const vyre_outputs *outs) {
-  cj_key(w, "outputs");
-  cj_array_begin(w);
+void cli_run_print_outputs_json(vyre__json *w, const vyre_program *p, const vyre_outputs *outs) {
+  vyre__json_key(w, "outputs");
+  vyre__json_array_begin(w);
   for (uint32_t k = 0; k < outs->count; k++) {
     const vyre_buffer_info *b = output_buffer(p, k);
     out_layout L = layout_of(p, outs, k);
     const uint8_t *data = outs->items[k].data;
-    cj_object_begin(w);
-    cj_key(w, "name");
-    cj_string(w, b ? b->name : "?");
-    cj_key(w, "type");
-    cj_string(w, vyre_type_name(L.type));
-    cj_key(w, "byte_offset");
-    cj_uint(w, L.byte_offset);
-    cj_key(w, "byte_size");
-    cj_uint(w, L.byte_size);
+    vyre__json_object_begin(w);
+    vyre__json_key(w, "name");
+    vyre__json_string(w, b ? b->name : "?");
+    vyre__json_key(w, "type");
+    vyre__json_string(w, vyre_type_name(L.type));
+    vyre__json_key(w, "byte_offset");
+    vyre__json_uint(w, L.byte_offset);
+    vyre__json_key(w, "byte_size");
+    vyre__json_uint(w, L.byte_size);
     if (!L.aligned) {
-      cj_key(w, "first");
-      cj_null(w);
-      cj_key(w, "count");
-      cj_uint(w, 0);
-      cj_key(w, "values");
-      cj_array_begin(w);
-      cj_array_end(w);
-      cj_key(w, "hex");
+      vyre__json_key(w, "first");
+      vyre__json_null(w);
+      vyre__json_key(w, "count");
+      vyre__json_uint(w, 0);
+      vyre__json_key(w, "values");
+      vyre__json_array_begin(w);
+      vyre__json_array_end(w);
+      vyre__json_key(w, "hex");
       char *hex = malloc((size_t)L.byte_size * 2 + 1);
       for (uint64_t i = 0; hex && i < L.byte_size; i++) sprintf(hex + 2 * i, "%02x", data[i]);
       if (hex) hex[2 * L.byte_size] = '\0';
-      cj_string(w, hex ? hex : "");
+      vyre__json_string(w, hex ? hex : "");
       free(hex);
-      cj_object_end(w);
+      vyre__json_object_end(w);
       continue;
     }
-    cj_key(w, "first");
-    cj_uint(w, L.first);
-    cj_key(w, "count");
-    cj_uint(w, L.count);
-    cj_key(w, "values");
-    cj_array_begin(w);
+    vyre__json_key(w, "first");
+    vyre__json_uint(w, L.first);
+    vyre__json_key(w, "count");
+    vyre__json_uint(w, L.count);
+    vyre__json_key(w, "values");
+    vyre__json_array_begin(w);
     for (uint64_t e = 0; e < L.count; e++) {
       char cell[64];
       format_element(cell, sizeof cell, L.type, data + e * L.esize, 1);
-      cj_raw(w, cell);
+      vyre__json_raw(w, cell);
     }
-    cj_array_end(w);
+    vyre__json_array_end(w);
     if (is_float(L.type)) {
-      cj_key(w, "bits");
-      cj_array_begin(w);
+      vyre__json_key(w, "bits");
+      vyre__json_array_begin(w);
       for (uint64_t e = 0; e < L.count; e++) {
         uint64_t bits = 0;
         char cell[24];
         memcpy(&bits, data + e * L.esize, L.esize);
         snprintf(cell, sizeof cell, "0x%0*llx", (int)(2 * L.esize), (unsigned long long)bits);
-        cj_string(w, cell);
+        vyre__json_string(w, cell);
       }
-      cj_array_end(w);
+      vyre__json_array_end(w);
     }
-    cj_object_end(w);
+    vyre__json_object_end(w);
   }
-  cj_array_end(w);
+  vyre__json_array_end(w);
 }
 
 /* --output-raw DIR: DIR/<k>.<name>.bin holds output k's bytes exactly as
@@ -287,28 +265,28 @@ void cli_run_print_timing_text(const timing_log *log) {
   }
 }
 
-void cli_run_print_timing_json(cj_writer *w, const timing_log *log) {
-  cj_key(w, "timing");
-  cj_object_begin(w);
-  cj_key(w, "runs");
-  cj_uint(w, log->count);
+void cli_run_print_timing_json(vyre__json *w, const timing_log *log) {
+  vyre__json_key(w, "timing");
+  vyre__json_object_begin(w);
+  vyre__json_key(w, "runs");
+  vyre__json_uint(w, log->count);
   for (size_t f = 0; f < sizeof timing_fields / sizeof timing_fields[0]; f++) {
     char key[32];
     snprintf(key, sizeof key, "%s_ns", timing_fields[f].name);
-    cj_key(w, key);
+    vyre__json_key(w, key);
     double s[3];
     if (!timing_stats(log, timing_fields[f].bit, timing_fields[f].offset, s)) {
-      cj_null(w);
+      vyre__json_null(w);
       continue;
     }
-    cj_array_begin(w);
+    vyre__json_array_begin(w);
     for (uint32_t i = 0; i < log->count; i++) {
       uint64_t v;
       memcpy(&v, (const char *)&log->runs[i] + timing_fields[f].offset, sizeof v);
-      if (log->runs[i].valid & timing_fields[f].bit) cj_uint(w, v);
-      else cj_null(w);
+      if (log->runs[i].valid & timing_fields[f].bit) vyre__json_uint(w, v);
+      else vyre__json_null(w);
     }
-    cj_array_end(w);
+    vyre__json_array_end(w);
   }
-  cj_object_end(w);
+  vyre__json_object_end(w);
 }

@@ -1,13 +1,17 @@
 /* util.c -- what the command files share: error reporting (and the --json error document), option scanning, number parsing, file reading and writing, program loading. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "abi/support/file.h"
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
-#include "cli_json.h"
+#include "abi/support/json.h"
 #include "term.h"
 #include "cli.h"
 
@@ -81,35 +85,25 @@ int cli_opt_value(const cli_command *cmd, int argc, char **argv, int *i, const c
   return 1;
 }
 
+/* Counts and sizes: an unsigned literal of the text form (decimal or 0x
+ * hex, no sign; a leading zero is decimal, 010 is ten), as a constant
+ * of `type` reads it. */
+static int parse_unsigned(const char *text, uint32_t type, uint64_t *out) {
+  if (!text) return -1;
+  return vyre_text_parse_literal(text, strlen(text), type, VYRE_TEXT_LITERAL_CONST, out, NULL) ==
+                 VYRE_OK
+             ? 0
+             : -1;
+}
+
 int cli_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (errno || *end || v < min || v > max) return -1;
+  uint64_t v;
+  if (parse_unsigned(text, VYRE_T_U32, &v) != 0 || v < min || v > max) return -1;
   *out = (uint32_t)v;
   return 0;
 }
 
-int cli_parse_bytes(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-  if (!text || !*text || *text == '-' || *text == '+') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (errno || end == text) return -1;
-  unsigned shift = 0;
-  if (*end) {
-    const char *units = "KMGT";
-    const char *u = strchr(units, *end);
-    if (!u || end[1] != '\0') return -1;
-    shift = 10u * (unsigned)(u - units + 1);
-  }
-  if (v > (max >> shift)) return -1;
-  v <<= shift;
-  if (v < min) return -1;
-  *out = v;
-  return 0;
-}
+int cli_parse_u64(const char *text, uint64_t *out) { return parse_unsigned(text, VYRE_T_U64, out); }
 
 int cli_parse_seconds(const char *text, uint64_t *ns) {
   if (!text || !*text) return -1;
@@ -152,105 +146,162 @@ int cli_parse_dim3(const char *text, uint32_t out[3]) {
   return 0;
 }
 
-/* Read f (named `path`) to its end, or until more than max bytes: the
- * read stops one byte past the bound, so an endless device ends.  With
- * `program`, the first bytes choose the bound (the binary magic: the
- * largest image; otherwise the longest text) and text stops at a NUL. */
-static int read_bounded(FILE *f, const char *path, uint64_t max, int program,
-                        const char *too_long_fix, void **data, size_t *size, vyre_error *err) {
-  size_t cap = 4096, used = 0;
-  char *buf = malloc(cap + 1);
-  int is_text = 0;
-  const char *what = "";
-  if (!buf) goto fail_oom;
-  for (;;) {
-    size_t want = cap - used;
-    if (used + want > max + 1) want = (size_t)(max + 1 - used);
-    size_t got = fread(buf + used, 1, want, f);
-    if (program && used == 0) {
-      /* The first read holds 4096 bytes, or the whole file. */
-      uint32_t magic = 0;
-      if (got >= 4) memcpy(&magic, buf, 4);
-      if (magic == VYRE_PROGRAM_MAGIC) {
-        max = VYRE_PROGRAM_MAX_SIZE;
-        what = ", the largest binary program the format allows (VYRE_PROGRAM_MAX_SIZE)";
-        too_long_fix = "pass a program file (docs/program-format.md, \"Size\")";
-      } else {
-        is_text = 1;
-        max = VYRE_TEXT_MAX_SIZE;
-        what = ", the longest program text vyre reads (VYRE_TEXT_MAX_SIZE)";
-        too_long_fix = "split the program (docs/program-text.md, \"Size\")";
-      }
-    }
-    if (is_text) {
-      const char *nul = memchr(buf + used, '\0', got);
-      if (nul) {
-        vyre_error_set(err, VYRE_INVALID_PROGRAM, 0,
-                       "%s is not a program: byte %zu is NUL and it does not start with the "
-                       "binary magic \"VYRP\". Fix: pass a text (.vyre) or binary (.vyrb) program",
-                       path, (size_t)(nul - buf));
-        free(buf);
-        return -1;
-      }
-    }
-    used += got;
-    if (used > max) {
-      vyre_error_set(err, VYRE_LIMIT, 0, "cannot read %s: it holds more than %llu bytes%s. Fix: %s",
-                     path, (unsigned long long)max, what, too_long_fix);
-      free(buf);
-      return -1;
-    }
-    if (got < want) break;
-    if (used < cap) continue;
-    char *grown = realloc(buf, cap * 2 + 1);
-    if (!grown) goto fail_oom;
-    buf = grown;
-    cap *= 2;
-  }
-  if (ferror(f)) {
-    vyre_error_set(err, VYRE_IO, errno, "cannot read %s: %s. Fix: check the file", path,
-                   strerror(errno));
-    free(buf);
-    return -1;
-  }
-  buf[used] = '\0';
-  *data = buf;
-  *size = used;
-  return 0;
-fail_oom:
-  free(buf);
-  vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "reading %s: out of memory. Fix: free memory",
-                 path);
-  return -1;
+/* A pipe or a device the user named (`--input <(cmd)`, /dev/stdin,
+ * /dev/zero): read as a stream, to the bound, where vyre__file_read
+ * takes only regular files (docs/cli.md, "Files"). */
+static int is_stream(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
 }
 
-static int read_file(const char *path, uint64_t max, int program, const char *too_long_fix,
-                     void **data, size_t *size, vyre_error *err) {
-  *data = NULL;
-  *size = 0;
-  int is_stdin = strcmp(path, "-") == 0;
-  FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f) {
+/* Open what cli_read_* reads as a stream: stdin for "-", else the named
+ * FIFO or device (blocking: a pipe waits for its writer).  -1 with err. */
+static int open_stream(const char *path, const char **name, vyre_error *err) {
+  if (strcmp(path, "-") == 0) {
+    *name = "<stdin>";
+    return STDIN_FILENO;
+  }
+  *name = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
     vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
                    strerror(errno));
-    return -1;
-  }
-  int rc = read_bounded(f, is_stdin ? "<stdin>" : path, max, program, too_long_fix, data, size,
-                        err);
-  if (!is_stdin) fclose(f);
-  return rc;
+  return fd;
 }
 
 int cli_read_file(const char *path, uint64_t max, const char *too_long_fix, void **data,
                   size_t *size, vyre_error *err) {
-  return read_file(path, max, 0, too_long_fix, data, size, err);
+  *data = NULL;
+  *size = 0;
+  if (strcmp(path, "-") && !is_stream(path))
+    return vyre__file_read(path, max, too_long_fix, data, size, err) == VYRE_OK ? 0 : -1;
+  const char *name;
+  int fd = open_stream(path, &name, err);
+  if (fd < 0) return -1;
+  vyre_status st = vyre__file_read_fd(fd, name, max, too_long_fix, data, size, err);
+  if (fd != STDIN_FILENO) close(fd);
+  return st == VYRE_OK ? 0 : -1;
+}
+
+/* Program files: the binary magic chooses the bound (the largest image,
+ * else the longest text), and text holds no NUL. */
+typedef struct program_bound {
+  uint64_t max;
+  const char *what, *fix;
+} program_bound;
+
+static program_bound bound_of(const char *head, size_t n) {
+  uint32_t magic = 0;
+  if (n >= 4) memcpy(&magic, head, 4);
+  if (magic == VYRE_PROGRAM_MAGIC)
+    return (program_bound){VYRE_PROGRAM_MAX_SIZE,
+                           ", the largest binary program the format allows (VYRE_PROGRAM_MAX_SIZE)",
+                           "pass a program file (docs/program-format.md, \"Size\")"};
+  return (program_bound){VYRE_TEXT_MAX_SIZE,
+                         ", the longest program text vyre reads (VYRE_TEXT_MAX_SIZE)",
+                         "split the program (docs/program-text.md, \"Size\")"};
+}
+
+/* Check what was read against its bound; frees *data on failure. */
+static int check_program(const char *name, char **data, size_t size, vyre_error *err) {
+  program_bound b = bound_of(*data, size);
+  const char *nul = b.max == VYRE_TEXT_MAX_SIZE ? memchr(*data, '\0', size) : NULL;
+  if (nul)
+    vyre_error_set(err, VYRE_INVALID_PROGRAM, 0,
+                   "%s is not a program: byte %zu is NUL and it does not start with the binary "
+                   "magic \"VYRP\". Fix: pass a text (.vyre) or binary (.vyrb) program",
+                   name, (size_t)(nul - *data));
+  else if (size > b.max)
+    vyre_error_set(err, VYRE_LIMIT, 0, "cannot read %s: it holds more than %llu bytes%s. Fix: %s",
+                   name, (unsigned long long)b.max, b.what, b.fix);
+  else
+    return 0;
+  free(*data);
+  *data = NULL;
+  return -1;
+}
+
+/* A stream cannot be read twice: its first 4096 bytes (or all of it)
+ * choose the bound and are checked before the rest is read, so that
+ * /dev/zero stops at its first NUL. */
+static int read_program_stream(int fd, const char *name, void **data, size_t *size,
+                               vyre_error *err) {
+  char head[4096];
+  size_t n = 0;
+  while (n < sizeof head) {
+    ssize_t got = read(fd, head + n, sizeof head - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      vyre_error_set(err, VYRE_IO, errno, "cannot read %s: %s. Fix: check the file", name,
+                     strerror(errno));
+      return -1;
+    }
+    if (got == 0) break;
+    n += (size_t)got;
+  }
+  char *first = malloc(n + 1);
+  if (!first) goto fail_oom;
+  memcpy(first, head, n);
+  first[n] = '\0';
+  if (check_program(name, &first, n, err) != 0) return -1;
+  program_bound b = bound_of(head, n);
+  void *rest = NULL;
+  size_t more = 0;
+  vyre_status st = n < sizeof head ? VYRE_OK
+                                   : vyre__file_read_fd(fd, name, b.max - n, b.fix, &rest, &more,
+                                                        err);
+  if (st == VYRE_LIMIT) /* the bound is the whole file's, not the rest's */
+    vyre_error_set(err, VYRE_LIMIT, 0, "cannot read %s: it holds more than %llu bytes%s. Fix: %s",
+                   name, (unsigned long long)b.max, b.what, b.fix);
+  if (st != VYRE_OK) {
+    free(first);
+    return -1;
+  }
+  char *all = realloc(first, n + more + 1);
+  if (!all) {
+    free(first);
+    free(rest);
+    goto fail_oom;
+  }
+  if (more) memcpy(all + n, rest, more);
+  all[n + more] = '\0';
+  free(rest);
+  if (check_program(name, &all, n + more, err) != 0) return -1;
+  *data = all;
+  *size = n + more;
+  return 0;
+fail_oom:
+  vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM, "cannot read %s: out of memory. Fix: free memory",
+                 name);
+  return -1;
 }
 
 int cli_read_program_file(const char *path, void **data, size_t *size, vyre_error *err) {
-  return read_file(path, VYRE_TEXT_MAX_SIZE, 1, "", data, size, err);
+  *data = NULL;
+  *size = 0;
+  if (strcmp(path, "-") && !is_stream(path)) {
+    /* A regular file: read to the larger bound, then check its own. */
+    if (vyre__file_read(path, VYRE_TEXT_MAX_SIZE > VYRE_PROGRAM_MAX_SIZE ? VYRE_TEXT_MAX_SIZE
+                                                                         : VYRE_PROGRAM_MAX_SIZE,
+                        "pass a program file (docs/program-format.md and docs/program-text.md, "
+                        "\"Size\")", data, size, err) != VYRE_OK)
+      return -1;
+    return check_program(path, (char **)data, *size, err);
+  }
+  const char *name;
+  int fd = open_stream(path, &name, err);
+  if (fd < 0) return -1;
+  int rc = read_program_stream(fd, name, data, size, err);
+  if (fd != STDIN_FILENO) close(fd);
+  return rc;
 }
 
+/* "-" is stdout; an existing FIFO or device (/dev/null, >(cmd)) is
+ * written in place; anything else is replaced atomically, so a failed
+ * write never leaves half a file (docs/cli.md, "Files"). */
 int cli_write_file(const char *path, const void *data, size_t size, vyre_error *err) {
+  if (strcmp(path, "-") && !is_stream(path))
+    return vyre__file_write_atomic(path, data, size, 0666, err) == VYRE_OK ? 0 : -1;
   int is_stdout = strcmp(path, "-") == 0;
   FILE *f = is_stdout ? stdout : fopen(path, "wb");
   if (!f) {
@@ -313,39 +364,34 @@ void cli_format_caps(uint64_t caps, char *out, size_t size) {
   if (!used) snprintf(out, size, "none");
 }
 
-void cli_json_string(FILE *f, const char *s) {
-  if (s) cj_escape(f, s, strlen(s));
-  else fputs("null", f);
-}
-
 /* The error document: what failed, with its Fix apart. */
 void cli_error_document(const cli_command *cmd, int rc) {
-  cj_writer w;
-  cj_init(&w, stdout);
+  vyre__json w;
+  vyre__json_init(&w, stdout);
   const char *message = first_error.set ? first_error.message
                                         : "the command failed; its standard error says why";
   const char *fix = strstr(message, " Fix: ");
-  cj_object_begin(&w);
-  cj_key(&w, "error");
-  cj_object_begin(&w);
-  cj_key(&w, "command");
-  cj_string(&w, cmd->name);
-  cj_key(&w, "exit_code");
-  cj_int(&w, rc);
-  cj_key(&w, "kind");
-  cj_string(&w, rc == CLI_USAGE ? "usage" : "failure");
-  cj_key(&w, "message");
-  cj_string_n(&w, message, fix ? (size_t)(fix - message) : strlen(message));
-  cj_key(&w, "fix");
-  if (fix) cj_string(&w, fix + 6);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "error");
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "command");
+  vyre__json_string(&w, cmd->name);
+  vyre__json_key(&w, "exit_code");
+  vyre__json_int(&w, rc);
+  vyre__json_key(&w, "kind");
+  vyre__json_string(&w, rc == CLI_USAGE ? "usage" : "failure");
+  vyre__json_key(&w, "message");
+  vyre__json_string_n(&w, message, fix ? (size_t)(fix - message) : strlen(message));
+  vyre__json_key(&w, "fix");
+  if (fix) vyre__json_string(&w, fix + 6);
   else if (rc == CLI_USAGE) {
     char text[96];
     snprintf(text, sizeof text, "`vyre help %s` shows the usage", cmd->name);
-    cj_string(&w, text);
+    vyre__json_string(&w, text);
   } else {
-    cj_null(&w);
+    vyre__json_null(&w);
   }
-  cj_object_end(&w);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
 }

@@ -128,8 +128,10 @@ vyre_status cf_case_set_program(cf_case *c, const void *bytes, size_t size, vyre
 void cf_case_inputs(const cf_case *c, vyre_input *inputs, uint32_t *count);
 
 /* Parse one literal of element type `type` (storage type) into little-
- * endian bytes at out (vyre_type_size(type) of them).  0 on success, else
- * -1 with a reason in why[]. */
+ * endian bytes at out (vyre_type_size(type) of them): the text form's one
+ * grammar, input-data use (vyre_text_parse_literal).  0 on success, else
+ * -1 with the grammar's message ("'x' is not a u32 literal. Fix: ...")
+ * in why[]. */
 int cf_parse_literal(uint32_t type, const char *word, size_t len, uint8_t *out, char *why,
                      size_t why_size);
 

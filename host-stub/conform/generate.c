@@ -141,13 +141,11 @@ static vyre_status usage(const gen_args *a) {
 static vyre_status gen_values(const gen_args *a) {
   const cf_tok *toks = a->toks;
   uint8_t e[8];
-  char why[128];
+  char why[512];
   for (uint32_t i = 1; i < a->n; i++) {
     if (cf_parse_literal(a->type, toks[i].s, toks[i].n, e, why, sizeof why) != 0)
-      return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT,
-                            "value '%.*s' %s. Fix: write a %s literal "
-                            "(docs/conformance.md, \"Literals\")",
-                            (int)toks[i].n, toks[i].s, why, vyre_type_name(a->type));
+      return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT, "values: %s (docs/conformance.md, "
+                            "\"Literals\")", why);
     vyre__sb_append(a->b, e, a->size);
   }
   return VYRE_OK;
@@ -185,43 +183,60 @@ static vyre_status gen_zeros(const gen_args *a) {
 static vyre_status gen_fill(const gen_args *a) {
   const cf_tok *toks = a->toks;
   uint8_t e[8];
-  char why[128];
+  char why[512];
   if (a->n != 3) return usage(a);
   if (cf_parse_literal(a->type, toks[2].s, toks[2].n, e, why, sizeof why) != 0)
-    return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT,
-                          "fill value '%.*s' %s. Fix: write a %s literal", (int)toks[2].n,
-                          toks[2].s, why, vyre_type_name(a->type));
+    return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT, "fill value: %s", why);
   for (uint32_t i = 0; i < a->count; i++) vyre__sb_append(a->b, e, a->size);
   return VYRE_OK;
 }
 
+/* START + k * STEP: START and STEP are literals of the element type
+ * (default 0 and 1); integers wrap (a negative STEP counts down, also in
+ * an unsigned type), floats are computed in double from the type's
+ * values and rounded to the type, a bool is 1 where the sum (a 32-bit
+ * word) is not 0. */
 static vyre_status gen_iota(const gen_args *a) {
   const cf_tok *toks = a->toks;
   uint32_t type = a->type;
+  int is_float = type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16;
   uint8_t e[8];
+  char why[512];
   if (a->n < 2 || a->n > 4) return usage(a);
-  double start = 0, step = 1;
-  char num[64];
+  uint64_t bits[2] = {0, 1}; /* START, STEP */
+  if (is_float) bits[1] = type == VYRE_T_F32 ? 0x3f800000u : type == VYRE_T_F16 ? 0x3c00u : 0x3f80u;
   for (uint32_t k = 2; k < a->n; k++) {
-    char *end = NULL;
-    snprintf(num, sizeof num, "%.*s", (int)toks[k].n, toks[k].s);
-    double v = strtod(num, &end);
-    if (toks[k].n >= sizeof num || *end) return usage(a);
-    if (k == 2) start = v;
-    else step = v;
+    uint8_t le[8] = {0};
+    if (cf_parse_literal(type, toks[k].s, toks[k].n, le, why, sizeof why) != 0)
+      return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT, "iota %s: %s",
+                            k == 2 ? "START" : "STEP", why);
+    bits[k - 2] = 0;
+    for (uint32_t j = 0; j < a->size; j++) bits[k - 2] |= (uint64_t)le[j] << (8 * j);
+  }
+  double start = 0, step = 0;
+  if (is_float) {
+    uint32_t f[2];
+    for (int k = 0; k < 2; k++)
+      f[k] = type == VYRE_T_F32   ? (uint32_t)bits[k]
+             : type == VYRE_T_F16 ? vyre_f16_to_f32((uint16_t)bits[k])
+                                  : vyre_bf16_to_f32((uint16_t)bits[k]);
+    float fs, fd;
+    memcpy(&fs, &f[0], 4);
+    memcpy(&fd, &f[1], 4);
+    start = fs;
+    step = fd;
   }
   for (uint32_t i = 0; i < a->count; i++) {
-    double v = start + step * (double)i;
-    if (type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16) {
-      float f = (float)v;
+    if (is_float) {
+      float f = (float)(start + step * (double)i);
       uint32_t fb;
       memcpy(&fb, &f, 4);
       if (type == VYRE_T_F32) cf_put_le(e, fb, 4);
       else cf_put_le(e, type == VYRE_T_F16 ? vyre_f32_to_f16(fb) : vyre_f32_to_bf16(fb), 2);
     } else if (type == VYRE_T_BOOL) {
-      cf_put_le(e, v != 0, 4);
+      cf_put_le(e, (uint32_t)(bits[0] + bits[1] * i) != 0, 4);
     } else {
-      cf_put_le(e, (uint64_t)(int64_t)v, a->size);
+      cf_put_le(e, bits[0] + bits[1] * i, a->size);
     }
     vyre__sb_append(a->b, e, a->size);
   }
@@ -243,16 +258,13 @@ static vyre_status gen_random(const gen_args *a) {
 static vyre_status gen_range(const gen_args *a) {
   const cf_tok *toks = a->toks;
   uint8_t e[8], e2[8];
-  char why[128];
+  char why[512];
   uint64_t seed;
   if (a->n != 5 || cf_tok_u64(&toks[1], &seed) != 0) return usage(a);
   if (cf_parse_literal(a->type, toks[3].s, toks[3].n, e, why, sizeof why) != 0 ||
       cf_parse_literal(a->type, toks[4].s, toks[4].n, e2, why, sizeof why) != 0)
-    return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT,
-                          "range bounds '%.*s' '%.*s': %s. Fix: write two "
-                          "%s literals",
-                          (int)toks[3].n, toks[3].s, (int)toks[4].n, toks[4].s, why,
-                          vyre_type_name(a->type));
+    return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT, "range bounds '%.*s' '%.*s': %s",
+                          (int)toks[3].n, toks[3].s, (int)toks[4].n, toks[4].s, why);
   uint64_t rng = seed ^ 0x5eed0f1e5ull;
   uint8_t x[8];
   for (uint32_t i = 0; i < a->count; i++) {

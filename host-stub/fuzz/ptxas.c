@@ -96,14 +96,6 @@ vyre_status fz_ptxas_open(const char *ptxas, const char *arch, const char *dir, 
   return VYRE_OK;
 }
 
-static char *slurp(const char *path) {
-  void *d = NULL;
-  size_t n = 0;
-  vyre_error e = VYRE_ERROR_INIT;
-  if (vyre__file_read(path, CF_MAX_CASE_BYTES, NULL, &d, &n, &e) != VYRE_OK) return NULL;
-  return d;
-}
-
 /* Wait for one file in flight and judge it. */
 static void collect(fz_ptxas *b, batch_file *bf) {
   if (!bf->pid) return;
@@ -114,7 +106,13 @@ static void collect(fz_ptxas *b, batch_file *bf) {
   char logpath[4200];
   snprintf(logpath, sizeof logpath, "%s.log", bf->path);
   if (!ok) {
-    char *text = slurp(logpath);
+    void *log_text = NULL;
+    size_t log_size = 0;
+    vyre_error log_err = VYRE_ERROR_INIT;
+    if (vyre__file_read(logpath, CF_MAX_CASE_BYTES, NULL, &log_text, &log_size, &log_err) !=
+        VYRE_OK)
+      log_text = NULL;
+    char *text = log_text;
     FILE *lf = b->log ? b->log : stderr;
     fprintf(lf, "ptxas -arch=%s failed on %s (kept, with %s):\n%s\n", b->arch, bf->path, logpath,
             text ? text : "(no log)");

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "abi/support/clock.h"
 #include "plugin/codegen/codegen.h"
 #include "fuzz.h"
 
@@ -57,12 +57,6 @@ void fz_program_free(fz_program *p) {
   progen_program pp = {p->bytes, p->size, p->inputs, p->input_count, 0};
   fz_progen_program_free(&pp);
   memset(p, 0, sizeof *p);
-}
-
-static double seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Write the capsule of program `index` and, when asked, its minimized form. */
@@ -145,7 +139,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
   if (fz_ptxas_open(o->ptxas, arch, dir, &bt, err) != VYRE_OK) return 2;
   uint32_t bad = 0, traps = 0, unsupported = 0;
   uint64_t insts = 0;
-  double t0 = seconds();
+  double t0 = vyre__now_seconds();
   uint64_t ran = 0;
   for (uint64_t i = o->start; i < o->start + o->count && bad < (o->max_failures ? o->max_failures : 10); i++) {
     fz_program fp;
@@ -205,7 +199,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
   progress_clear(o);
   vyre_status st = fz_ptxas_finish(bt, o->out, &kernels, &failures, err);
   fz_ptxas_close(bt);
-  double dt = seconds() - t0;
+  double dt = vyre__now_seconds() - t0;
   if (o->summary) {
     memset(o->summary, 0, sizeof *o->summary);
     o->summary->programs = ran;
@@ -241,7 +235,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
   uint32_t mismatches = 0, traps = 0, skipped = 0, errors = 0, refused = 0;
   uint32_t max_fail = o->max_failures ? o->max_failures : 10;
   uint64_t done = 0;
-  double t0 = seconds();
+  double t0 = vyre__now_seconds();
   fprintf(o->out, "fuzz %s: seed %" PRIu64 ", programs %" PRIu64 "..%" PRIu64 ", generator flags "
           "0x%x\n", t->id, o->seed, o->start, o->start + o->count - 1, flags);
   for (uint64_t i = o->start; i < o->start + o->count && mismatches + errors < max_fail; i++) {
@@ -303,7 +297,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
     if ((o->verbose && done % 100 == 0) || done % 1000 == 0) {
       progress_clear(o);
       fprintf(o->out, "  %" PRIu64 " programs, %u mismatches (%.1f s)\n", done, mismatches,
-              seconds() - t0);
+              vyre__now_seconds() - t0);
       fflush(o->out); /* progress survives a killed run */
     }
   }
@@ -318,12 +312,12 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
     o->summary->refused = refused;
     o->summary->flags = flags;
     o->summary->stopped = mismatches + errors >= max_fail;
-    o->summary->seconds = seconds() - t0;
+    o->summary->seconds = vyre__now_seconds() - t0;
   }
   fprintf(o->out, "fuzz %s: seed %" PRIu64 ", %" PRIu64 " programs, %u mismatches, %u other "
           "failures, %u traps (agreed), %u skipped-unsupported, %u refused (grid barrier over "
           "the device's co-resident limit); %.1f s%s\n", t->id, o->seed, done,
-          mismatches, errors, traps, skipped, refused, seconds() - t0,
+          mismatches, errors, traps, skipped, refused, vyre__now_seconds() - t0,
           mismatches + errors >= max_fail ? " (stopped at --max-failures)" : "");
   return mismatches || errors ? 1 : 0;
 }

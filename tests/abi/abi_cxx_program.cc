@@ -1,5 +1,6 @@
-// abi_cxx_program.cc -- vyre_program.h compiles alone as C++17 (-pedantic -Werror) with C linkage.
+// abi_cxx_program.cc -- vyre_program.h and vyre_text.h compile alone as C++17 (-pedantic -Werror) with C linkage.
 #include "vyre/vyre_program.h"
+#include "vyre/vyre_text.h"
 
 #include <type_traits>
 
@@ -11,5 +12,10 @@ unsigned abi_cxx_program();
 
 unsigned abi_cxx_program() {
   const vyre_op_info *op = vyre_op_by_mnemonic("fma", 3);
-  return op ? op->id : 0u;
+  char num[VYRE_TEXT_FLOAT_MAX];
+  uint64_t bits = 0;
+  vyre_status st = vyre_text_parse_literal("010", 3, VYRE_T_U32, VYRE_TEXT_LITERAL_DATA, &bits,
+                                           nullptr);
+  size_t n = vyre_text_format_float(num, sizeof num, VYRE_T_F32, 0x41200000u, 0);
+  return (op ? op->id : 0u) + (st == VYRE_OK && bits == 10u && n == 2 ? 0u : 1000u); // 010 is ten, 10.0f is "10"
 }

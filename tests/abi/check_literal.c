@@ -144,7 +144,24 @@ START_TEST(test_literal_data) {
       {VYRE_T_U8, "255", 1, 255, NULL},
       {VYRE_T_U8, "0xff", 1, 255, NULL},
       {VYRE_T_U8, "256", 0, 0, "out of range for u8 (0..255)"},
-      {VYRE_T_U8, "-1", 0, 0, "is negative"},
+      /* case files' forms (docs/conformance.md): max, min, -1 in an unsigned element */
+      {VYRE_T_U8, "-1", 1, 0xff, NULL},
+      {VYRE_T_U8, "-128", 1, 0x80, NULL},
+      {VYRE_T_U8, "+7", 1, 7, NULL},
+      {VYRE_T_U8, "-129", 0, 0, "out of range for u8 (-128..255"},
+      {VYRE_T_U8, "-0x1", 0, 0, "is signed hex. Fix: write the bits in hex without a sign"},
+      {VYRE_T_U8, "-", 0, 0, "u8 literal '-' is signed hex"},
+      {VYRE_T_U8, "max", 1, 0xff, NULL},
+      {VYRE_T_U8, "min", 1, 0, NULL},
+      {VYRE_T_U64, "-1", 1, UINT64_MAX, NULL},
+      {VYRE_T_U64, "-9223372036854775808", 1, 1ull << 63, NULL},
+      {VYRE_T_U64, "-9223372036854775809", 0, 0, "out of range for u64"},
+      {VYRE_T_I8, "max", 1, 0x7f, NULL},
+      {VYRE_T_I8, "min", 1, 0x80, NULL},
+      {VYRE_T_I64, "min", 1, 1ull << 63, NULL},
+      {VYRE_T_I32, "maximum", 0, 0, "Fix: write a signed decimal (-42) or hex bits (0x2a), max or min"},
+      {VYRE_T_BOOL, "-1", 1, 0xffffffffu, NULL},
+      {VYRE_T_BOOL, "max", 1, 0xffffffffu, NULL},
       {VYRE_T_U16, "0XFFFF", 1, 0xffff, NULL},
       {VYRE_T_U16, "0x10000", 0, 0, "out of range for u16"},
       {VYRE_T_U64, "18446744073709551615", 1, UINT64_MAX, NULL},
@@ -207,6 +224,8 @@ START_TEST(test_literal_const) {
       {VYRE_T_U32, "010", 1, 10, NULL},
       {VYRE_T_U32, "4294967296", 0, 0, "Fix: use u64 or a smaller value"},
       {VYRE_T_U32, "-1", 0, 0, "Fix: use an i32/i64 constant, or write the bits in hex"},
+      {VYRE_T_U32, "max", 0, 0, "'max' is not a u32 literal. Fix: write a decimal (42) or hex (0x2a) number"},
+      {VYRE_T_I32, "min", 0, 0, "'min' is not a i32 literal"},
       {VYRE_T_I32, "2147483648", 0, 0, "out of range for i32. Fix: use i64"},
       {VYRE_T_F32, "1e-40", 0, 0, "is subnormal, and f32 values are canonical"},
       {VYRE_T_F32, "0x00000001", 0, 0, "are not canonical (subnormals flush to zero)"},
@@ -240,6 +259,62 @@ START_TEST(test_literal_format_agree) {
 }
 END_TEST
 
+/* ---- the public API (vyre_text.h, libvyre 1.1) --------------------------- */
+
+START_TEST(test_public_parse) {
+  uint64_t bits = 7;
+  vyre_error err = VYRE_ERROR_INIT;
+  /* Not NUL-terminated: only `length` bytes are read. */
+  ck_assert_int_eq(vyre_text_parse_literal("010xyz", 3, VYRE_T_U32, VYRE_TEXT_LITERAL_DATA, &bits,
+                                           &err), VYRE_OK);
+  ck_assert_msg(bits == 10, "010 is ten, got %llu", (unsigned long long)bits);
+  ck_assert_int_eq(vyre_text_parse_literal("1.5", 3, VYRE_T_F16, VYRE_TEXT_LITERAL_DATA, &bits,
+                                           &err), VYRE_OK);
+  ck_assert_uint_eq(bits, 0x3e00);
+  bits = 7;
+  ck_assert_int_eq(vyre_text_parse_literal("1e-40", 5, VYRE_T_F32, VYRE_TEXT_LITERAL_CONST,
+                                           &bits, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(err.status == VYRE_INVALID_ARGUMENT && strstr(err.message, "is subnormal") &&
+                    strstr(err.message, "Fix: ") && bits == 7,
+                "a refused literal fills err and leaves bits: %s", err.message);
+  ck_assert_int_eq(vyre_text_parse_literal("1", 1, VYRE_T_U32, VYRE_TEXT_LITERAL_DATA, NULL,
+                                           &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "bits is NULL"), "names the NULL: %s", err.message);
+  ck_assert_int_eq(vyre_text_parse_literal(NULL, 1, VYRE_T_U32, VYRE_TEXT_LITERAL_DATA, &bits,
+                                           &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_int_eq(vyre_text_parse_literal(NULL, 0, VYRE_T_U32, VYRE_TEXT_LITERAL_DATA, &bits,
+                                           NULL), VYRE_INVALID_ARGUMENT); /* empty: no literal */
+  ck_assert_int_eq(vyre_text_parse_literal("1", 1, VYRE_T_U32, 2u, &bits, &err),
+                   VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "use 2 is unknown"), "an unknown use: %s", err.message);
+}
+END_TEST
+
+START_TEST(test_public_format) {
+  char out[VYRE_TEXT_FLOAT_MAX];
+  ck_assert_uint_eq(vyre_text_format_float(out, sizeof out, VYRE_T_F32, f32(7840.0f), 0), 4);
+  ck_assert_str_eq(out, "7840");
+  ck_assert_uint_eq(vyre_text_format_float(out, sizeof out, VYRE_T_F32, f32(10.0f),
+                                           VYRE_TEXT_FLOAT_POINT), 4);
+  ck_assert_str_eq(out, "10.0");
+  /* Bits above the type's width are not part of the value. */
+  vyre_text_format_float(out, sizeof out, VYRE_T_F16, 0xffff3e00u, 0);
+  ck_assert_str_eq(out, "1.5");
+  /* snprintf-like: truncated, NUL-terminated, the whole length returned. */
+  char small[3] = "xx";
+  ck_assert_uint_eq(vyre_text_format_float(small, sizeof small, VYRE_T_F32, f32(7840.0f), 0), 4);
+  ck_assert_str_eq(small, "78");
+  ck_assert_uint_eq(vyre_text_format_float(NULL, 0, VYRE_T_F32, f32(0.1f), 0), 3);
+  ck_assert_uint_eq(vyre_text_format_float(out, sizeof out, VYRE_T_U32, 1, 0), 0);
+  ck_assert_str_eq(out, "");
+  /* The widest text fits VYRE_TEXT_FLOAT_MAX. */
+  ck_assert_uint_lt(vyre_text_format_float(NULL, 0, VYRE_T_F32, 0xff7fffffu, 0),
+                    VYRE_TEXT_FLOAT_MAX);
+  ck_assert_uint_lt(vyre_text_format_float(NULL, 0, VYRE_T_F32, 0x80000001u, 0),
+                    VYRE_TEXT_FLOAT_MAX);
+}
+END_TEST
+
 static Suite *literal_suite(void) {
   Suite *s = suite_create("literal");
   TCase *fl = tcase_create("float");
@@ -253,6 +328,10 @@ static Suite *literal_suite(void) {
   tcase_add_test(gr, test_literal_const);
   tcase_add_test(gr, test_literal_format_agree);
   suite_add_tcase(s, gr);
+  TCase *pub = tcase_create("public");
+  tcase_add_test(pub, test_public_parse);
+  tcase_add_test(pub, test_public_format);
+  suite_add_tcase(s, pub);
   return s;
 }
 

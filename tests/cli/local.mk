@@ -2,8 +2,8 @@
 # Under `make check-valgrind` they run vyre itself under memcheck.
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test \
 	tests/cli/cli_plugins.test tests/cli/cli_hostile.test tests/cli/cli_limits.test tests/cli/cli_devices.test \
-	tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test
-EXTRA_DIST += tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test \
+	tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test tests/cli/cli_values.test tests/cli/cli_files.test
+EXTRA_DIST += tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test tests/cli/cli_values.test tests/cli/cli_files.test \
 	tests/json_schema_check.py
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_hostile.test tests/cli/cli_limits.test \
 	tests/cli/limits/loop_forever.vyre tests/cli/limits/store7.vyre tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test \
@@ -17,11 +17,11 @@ EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
 	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre
 
-# The JSON writer behind every --json (host-stub/cli/cli_json.c), on its own.
+# The JSON writer behind every --json (abi/support/json.c), as the CLI uses it.
 if HAVE_CHECK
-check_PROGRAMS += tests/cli/check_cli_json
-TESTS += tests/cli/check_cli_json
-tests_cli_check_cli_json_SOURCES = tests/cli/check_cli_json.c host-stub/cli/cli_json.c
-tests_cli_check_cli_json_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_cli_check_cli_json_LDADD = $(CHECK_LIBS) -lm
+check_PROGRAMS += tests/cli/check_json
+TESTS += tests/cli/check_json
+tests_cli_check_json_SOURCES = tests/cli/check_json.c
+tests_cli_check_json_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_cli_check_json_LDADD = abi/libvyre-support.la $(CHECK_LIBS) -lm
 endif

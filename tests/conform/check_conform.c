@@ -174,7 +174,7 @@ START_TEST(test_case_literals) {
       {VYRE_T_F32, "1.5", 0x3fc00000},  {VYRE_T_F32, "-0.0", 0x80000000u},
       {VYRE_T_F32, "nan", 0x7fc00000},  {VYRE_T_F32, "0x7f800001", 0x7f800001},
       {VYRE_T_F32, "-inf", 0xff800000}, {VYRE_T_F32, "0x1p-149", 1},
-      {VYRE_T_F16, "1.0", 0x3c00},      {VYRE_T_F16, "65520", 0x7c00},
+      {VYRE_T_F16, "1.0", 0x3c00},      {VYRE_T_F16, "65504", 0x7bff},
       {VYRE_T_F16, "0x7c01", 0x7c01},   {VYRE_T_BF16, "1.0", 0x3f80},
       {VYRE_T_BF16, "nan", 0x7fc0},
   };
@@ -191,7 +191,8 @@ START_TEST(test_case_literals) {
     uint32_t type;
     const char *word;
   } bad[] = {{VYRE_T_U8, "256"}, {VYRE_T_I8, "-129"}, {VYRE_T_U32, "0x1ffffffff"},
-             {VYRE_T_F32, "1.5x"}, {VYRE_T_U32, "abc"}, {VYRE_T_BOOL, "yes"}, {VYRE_T_U32, ""}};
+             {VYRE_T_F32, "1.5x"}, {VYRE_T_U32, "abc"}, {VYRE_T_BOOL, "yes"}, {VYRE_T_U32, ""},
+             {VYRE_T_F16, "65520"} /* beyond the largest f16: write inf */, {VYRE_T_U8, "-0x1"}};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
     ck_assert_msg(cf_parse_literal(bad[k].type, bad[k].word, strlen(bad[k].word), out, why, sizeof why) != 0 &&
                       why[0],

@@ -6,7 +6,7 @@ EXTRA_DIST += tests/fuzz/fuzz.test tests/fuzz/fuzz_ptxas.test
 # one per NAME below (built as tests/fuzz/bin/fuzz_NAME); regression inputs under tests/fuzz/corpus/NAME/.
 # `make fuzz` builds them with clang (configure looks for one that links
 # -fsanitize=fuzzer); `make fuzz-run FUZZ_SECONDS=N` runs each N seconds.
-FUZZ_TARGETS = decode asm case elf refrun elfcheck
+FUZZ_TARGETS = decode asm case elf refrun elfcheck elfread
 # The sources the targets link, instrumented into one archive.
 FUZZ_LIB_FILES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES) \
 	$(host_stub_conform_libvyre_conform_la_SOURCES) $(host_stub_ref_libvyre_ref_la_SOURCES) \
@@ -20,6 +20,7 @@ FUZZ_CFLAGS = -g -O1 -std=c11 -fno-omit-frame-pointer -fsanitize=address,undefin
 EXTRA_DIST += tests/fuzz/libfuzz/build.sh tests/fuzz/libfuzz/run.sh \
 	tests/fuzz/libfuzz/fuzz_decode.c tests/fuzz/libfuzz/fuzz_asm.c tests/fuzz/libfuzz/fuzz_case.c \
 	tests/fuzz/libfuzz/fuzz_elf.c tests/fuzz/libfuzz/fuzz_refrun.c tests/fuzz/libfuzz/fuzz_elfcheck.c \
+	tests/fuzz/libfuzz/fuzz_elfread.c \
 	tests/fuzz/corpus docs/fuzzing.md
 fuzz_env = FUZZ_CC='$(FUZZ_CC)' FUZZ_CFLAGS='$(FUZZ_CFLAGS)' FUZZ_TARGETS='$(FUZZ_TARGETS)' \
 	FUZZ_CPPFLAGS='$(FUZZ_CPPFLAGS)' \

@@ -41,7 +41,7 @@ for f in "$srcdir"/examples/*.vyre $(find "$srcdir/tests/conformance" -name '*.v
   done
   if test -d "$seeds/decode"; then "$VYRE" asm "$f" -o "$seeds/decode/seed$k.vyrb" 2>/dev/null || :; fi
 done
-for t in elf elfcheck; do
+for t in elf elfcheck elfread; do
   if test -d "$seeds/$t"; then
     for f in $(find "$builddir" -name '*.so' -size -64k -path '*/.libs/*' | LC_ALL=C sort); do
       cp "$f" "$seeds/$t/$(basename "$f")"

@@ -12,7 +12,7 @@ for t in $FUZZ_TARGETS; do
   echo "fuzz-run: $t for $FUZZ_SECONDS s"
   # elf seeds are whole plugins; the others are small texts.
   maxlen=8192
-  if test "$t" = elf; then maxlen=65536; fi
+  case $t in elf | elfread) maxlen=65536 ;; esac
   if ! "$builddir/tests/fuzz/bin/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -jobs=1 -workers=1 \
        -max_len=$maxlen -timeout=60 -rss_limit_mb=3072 -print_final_stats=1 \
        -artifact_prefix="$crashes/" $dirs >"$builddir/tests/fuzz/work/$t.log" 2>&1; then

@@ -1,11 +1,11 @@
-/* check_cli_json.c -- the `vyre` command's JSON writer (host-stub/cli/cli_json.c): escaping, invalid UTF-8, numbers, nesting, misuse. */
+/* check_json.c -- the JSON writer behind every `vyre ... --json` (abi/support/json.c): escaping, invalid UTF-8, numbers, nesting, misuse. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "host-stub/cli/cli_json.h"
+#include "abi/support/json.h"
 
 /* A writer over an in-memory stream; text() closes it and returns what
  * was written (freed by the next call). */
@@ -13,13 +13,13 @@ static char *buf;
 static size_t buf_size;
 static FILE *mem;
 
-static cj_writer open_writer(void) {
+static vyre__json open_writer(void) {
   free(buf);
   buf = NULL;
   mem = open_memstream(&buf, &buf_size);
   ck_assert_msg(mem != NULL, "open_memstream failed");
-  cj_writer w;
-  cj_init(&w, mem);
+  vyre__json w;
+  vyre__json_init(&w, mem);
   return w;
 }
 
@@ -29,11 +29,11 @@ static const char *text(void) {
   return buf;
 }
 
-/* The string literal cj_escape writes for n bytes of s. */
+/* The string literal vyre__json_escape writes for n bytes of s. */
 static const char *escaped(const char *s, size_t n) {
-  cj_writer w = open_writer();
+  vyre__json w = open_writer();
   (void)w;
-  cj_escape(mem, s, n);
+  vyre__json_escape(mem, s, n);
   return text();
 }
 
@@ -86,32 +86,32 @@ START_TEST(test_utf8) {
 END_TEST
 
 START_TEST(test_nesting_and_numbers) {
-  cj_writer w = open_writer();
-  cj_object_begin(&w);
-  cj_key(&w, "a");
-  cj_array_begin(&w);
-  cj_uint(&w, 18446744073709551615ull);
-  cj_int(&w, -9223372036854775807ll - 1);
-  cj_double(&w, 0.1);
-  cj_double(&w, -2.5e-300);
-  cj_double(&w, NAN);
-  cj_double(&w, INFINITY);
-  cj_bool(&w, 1);
-  cj_bool(&w, 0);
-  cj_null(&w);
-  cj_string(&w, NULL);
-  cj_raw(&w, "1.5");
-  cj_array_end(&w);
-  cj_key(&w, "b");
-  cj_object_begin(&w);
-  cj_object_end(&w);
-  cj_key(&w, "c");
-  cj_array_begin(&w);
-  cj_array_end(&w);
-  cj_key(&w, "k\"ey");
-  cj_string_n(&w, "xy", 1);
-  cj_object_end(&w);
-  cj_end(&w);
+  vyre__json w = open_writer();
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "a");
+  vyre__json_array_begin(&w);
+  vyre__json_uint(&w, 18446744073709551615ull);
+  vyre__json_int(&w, -9223372036854775807ll - 1);
+  vyre__json_double(&w, 0.1);
+  vyre__json_double(&w, -2.5e-300);
+  vyre__json_double(&w, NAN);
+  vyre__json_double(&w, INFINITY);
+  vyre__json_bool(&w, 1);
+  vyre__json_bool(&w, 0);
+  vyre__json_null(&w);
+  vyre__json_string(&w, NULL);
+  vyre__json_raw(&w, "1.5");
+  vyre__json_array_end(&w);
+  vyre__json_key(&w, "b");
+  vyre__json_object_begin(&w);
+  vyre__json_object_end(&w);
+  vyre__json_key(&w, "c");
+  vyre__json_array_begin(&w);
+  vyre__json_array_end(&w);
+  vyre__json_key(&w, "k\"ey");
+  vyre__json_string_n(&w, "xy", 1);
+  vyre__json_object_end(&w);
+  vyre__json_end(&w);
   ck_assert_str_eq(text(), "{\"a\":[18446744073709551615,-9223372036854775808,0.1,-2.5e-300,"
                            "null,null,true,false,null,null,1.5],\"b\":{},\"c\":[],"
                            "\"k\\\"ey\":\"x\"}\n");
@@ -122,8 +122,8 @@ START_TEST(test_doubles_read_back) {
   /* The shortest of 15 to 17 digits that reads back as the same double. */
   const double values[] = {1.0, 1.0 / 3.0, 123456.789, 5e-324, 1.7976931348623157e308, -0.0};
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
-    cj_writer w = open_writer();
-    cj_double(&w, values[i]);
+    vyre__json w = open_writer();
+    vyre__json_double(&w, values[i]);
     const char *out = text();
     ck_assert_msg(strtod(out, NULL) == values[i], "%.17g was written as %s", values[i], out);
   }
@@ -132,45 +132,45 @@ END_TEST
 
 START_TEST(test_misuse_stays_valid) {
   /* A value without a key in an object is dropped; a key without a value
-   * gets null; unclosed levels are closed by cj_end; a second top-level
+   * gets null; unclosed levels are closed by vyre__json_end; a second top-level
    * value is dropped. */
-  cj_writer w = open_writer();
-  cj_object_begin(&w);
-  cj_uint(&w, 1);
-  cj_key(&w, "a");
-  cj_key(&w, "b");
-  cj_uint(&w, 2);
-  cj_key(&w, "c");
-  cj_object_end(&w);
-  cj_uint(&w, 3);
-  cj_end(&w);
+  vyre__json w = open_writer();
+  vyre__json_object_begin(&w);
+  vyre__json_uint(&w, 1);
+  vyre__json_key(&w, "a");
+  vyre__json_key(&w, "b");
+  vyre__json_uint(&w, 2);
+  vyre__json_key(&w, "c");
+  vyre__json_object_end(&w);
+  vyre__json_uint(&w, 3);
+  vyre__json_end(&w);
   ck_assert_str_eq(text(), "{\"a\":2,\"c\":null}\n");
   w = open_writer();
-  cj_array_begin(&w);
-  cj_object_begin(&w);
-  cj_key(&w, "x");
-  cj_end(&w);
+  vyre__json_array_begin(&w);
+  vyre__json_object_begin(&w);
+  vyre__json_key(&w, "x");
+  vyre__json_end(&w);
   ck_assert_str_eq(text(), "[{\"x\":null}]\n");
-  /* Nesting past CJ_MAX_DEPTH is refused, and what is written still closes. */
+  /* Nesting past VYRE__JSON_MAX_DEPTH is refused, and what is written still closes. */
   w = open_writer();
-  for (int i = 0; i < CJ_MAX_DEPTH + 5; i++) cj_array_begin(&w);
-  cj_end(&w);
+  for (int i = 0; i < VYRE__JSON_MAX_DEPTH + 5; i++) vyre__json_array_begin(&w);
+  vyre__json_end(&w);
   const char *out = text();
   size_t opens = strspn(out, "[");
-  ck_assert_msg(opens == CJ_MAX_DEPTH - 1, "%zu levels opened", opens);
+  ck_assert_msg(opens == VYRE__JSON_MAX_DEPTH - 1, "%zu levels opened", opens);
   ck_assert_msg(strspn(out + opens, "]") == opens, "every level is closed: %s", out);
 }
 END_TEST
 
 START_TEST(test_stdout_documents) {
-  unsigned before = cj_stdout_documents();
-  cj_writer w = open_writer();
-  cj_null(&w);
-  cj_end(&w);
+  unsigned before = vyre__json_stdout_documents();
+  vyre__json w = open_writer();
+  vyre__json_null(&w);
+  vyre__json_end(&w);
   text();
-  ck_assert_uint_eq(cj_stdout_documents(), before); /* another stream */
-  cj_count_stdout_document();
-  ck_assert_uint_eq(cj_stdout_documents(), before + 1);
+  ck_assert_uint_eq(vyre__json_stdout_documents(), before); /* another stream */
+  vyre__json_count_stdout_document();
+  ck_assert_uint_eq(vyre__json_stdout_documents(), before + 1);
 }
 END_TEST
 
