@@ -85,6 +85,9 @@ void cli_bench_print_document(const bench *B, const vyre_device_profile *prof);
 /* bench_case.c: the benchmark programs and the latency, bandwidth,
  * codegen and transfer cases (the rows' setup, run and done). */
 vyre_status cli_bench_build_saxpy(void **bytes, size_t *size, vyre_error *err);
+/* The same with "+ k" when add_k (each k a new program: a cache miss). */
+vyre_status cli_bench_build_saxpy_k(int add_k, float k, void **bytes, size_t *size,
+                                    vyre_error *err);
 vyre_status cli_bench_build_copy(void **bytes, size_t *size, vyre_error *err);
 vyre_status cli_bench_build_sum(void **bytes, size_t *size, vyre_error *err);
 vyre_status cli_bench_dispatch_pipeline(bench *B, const bench_row *row, const char *name,

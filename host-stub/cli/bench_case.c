@@ -13,8 +13,11 @@
 /* The programs                                                        */
 /* ------------------------------------------------------------------ */
 
-/* y[i] = a * x[i] + y[i] for i < len(y); a is a one-element uniform. */
-vyre_status cli_bench_build_saxpy(void **bytes, size_t *size, vyre_error *err) {
+/* y[i] = a * x[i] + y[i] for i < len(y); a is a one-element uniform.
+ * With add_k, y[i] = a * x[i] + y[i] + k: each k is another program (the
+ * compile cases' cache misses). */
+vyre_status cli_bench_build_saxpy_k(int add_k, float k, void **bytes, size_t *size,
+                                    vyre_error *err) {
   vyre_builder *b = vyre_builder_new(256, 1, 1);
   if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
   uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
@@ -23,11 +26,16 @@ vyre_status cli_bench_build_saxpy(void **bytes, size_t *size, vyre_error *err) {
   uint32_t g = vyre_b_gid(b, 0);
   vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, Y)));
   uint32_t av = vyre_b_load(b, A, vyre_b_u32(b, 0));
-  vyre_b_store(b, Y, g, vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g)));
+  uint32_t f = vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g));
+  vyre_b_store(b, Y, g, add_k ? vyre_b_bin(b, VYRE_OP_ADD, f, vyre_b_f32(b, k)) : f);
   vyre_b_end(b);
   vyre_status st = vyre_builder_finish(b, bytes, size, err);
   vyre_builder_free(b);
   return st;
+}
+
+vyre_status cli_bench_build_saxpy(void **bytes, size_t *size, vyre_error *err) {
+  return cli_bench_build_saxpy_k(0, 0.0f, bytes, size, err);
 }
 
 /* y[i] = x[i]: the bandwidth ceiling of a kernel that reads and writes. */

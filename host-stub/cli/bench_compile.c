@@ -9,24 +9,6 @@
 #include "abi/support/clock.h"
 #include "bench.h"
 
-/* y[i] = a * x[i] + y[i] + k: each k is another program (a cache miss). */
-static vyre_status build_saxpy_k(float k, void **bytes, size_t *size, vyre_error *err) {
-  vyre_builder *b = vyre_builder_new(256, 1, 1);
-  if (!b) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "bench: out of memory");
-  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_UNIFORM, VYRE_T_F32, 1, 0);
-  uint32_t X = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
-  uint32_t Y = vyre_b_buffer(b, "y", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
-  uint32_t g = vyre_b_gid(b, 0);
-  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_LT, g, vyre_b_buflen(b, Y)));
-  uint32_t av = vyre_b_load(b, A, vyre_b_u32(b, 0));
-  uint32_t f = vyre_b_fma(b, av, vyre_b_load(b, X, g), vyre_b_load(b, Y, g));
-  vyre_b_store(b, Y, g, vyre_b_bin(b, VYRE_OP_ADD, f, vyre_b_f32(b, k)));
-  vyre_b_end(b);
-  vyre_status st = vyre_builder_finish(b, bytes, size, err);
-  vyre_builder_free(b);
-  return st;
-}
-
 /* A backend metric; 0 when the backend does not report it. */
 static int metric_of(vyre_backend *b, const char *name, uint64_t *value) {
   vyre_metric m[160];
@@ -104,7 +86,7 @@ static vyre_status build_and_time(bench *B, bench_compile *C, float k, vyre_back
                                   double *us) {
   free(C->bytes);
   C->bytes = NULL;
-  vyre_status st = build_saxpy_k(k, &C->bytes, &C->size, &B->err);
+  vyre_status st = cli_bench_build_saxpy_k(1, k, &C->bytes, &C->size, &B->err);
   if (!st) st = time_create(B, b, C->bytes, C->size, us);
   return st;
 }
