@@ -1,4 +1,4 @@
-/* conform.c -- `vyre conform` (and the backend loading `vyre fuzz` shares): backends through libvyre-host, then the harness of conform_run.c. */
+/* conform.c -- `vyre conform` (and the backend loading `vyre fuzz` shares): backends through libvyre-host, then the conformance harness (host-stub/conform). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
