@@ -42,11 +42,14 @@ vyre_status vyre__file_read_fd(int fd, const char *name, uint64_t max, const cha
   *data = NULL;
   *size = 0;
   size_t cap = 4096, used = 0;
+  /* Read one byte past max to tell "too big" from "exactly max" (max is
+   * the caller's, up to UINT64_MAX: no wrap). */
+  uint64_t stop = max == UINT64_MAX ? UINT64_MAX : max + 1;
   char *buf = malloc(cap + 1);
   if (!buf) goto fail_oom;
   for (;;) {
     size_t want = cap - used;
-    if (used + want > max + 1) want = (size_t)(max + 1 - used);
+    if ((uint64_t)used + want > stop) want = (size_t)(stop - used);
     ssize_t got = read_full(fd, buf + used, want);
     if (got < 0) {
       int e = errno;

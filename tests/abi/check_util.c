@@ -278,6 +278,18 @@ START_TEST(test_read_fd) {
   ck_assert_str_eq(err.message,
                    "cannot read <stdin>: it holds more than 4 bytes. Fix: pass a smaller file");
   close(p[0]);
+  /* No bound at all (UINT64_MAX): "one byte past max" must not wrap to 0. */
+  char big[10000];
+  memset(big, 'x', sizeof big);
+  ck_assert_int_eq(pipe(p), 0);
+  ck_assert_int_eq(write(p[1], big, sizeof big), (ssize_t)sizeof big);
+  close(p[1]);
+  ck_assert_int_eq(vyre__file_read_fd(p[0], "<stdin>", UINT64_MAX, NULL, &data, &size, &err),
+                   VYRE_OK);
+  ck_assert_msg(size == sizeof big && memcmp(data, big, sizeof big) == 0,
+                "an unbounded read returns every byte");
+  free(data);
+  close(p[0]);
 }
 END_TEST
 
