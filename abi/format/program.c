@@ -37,17 +37,17 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   if (!p) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "decode: out of host memory. Fix: free host memory");
   d.p = p;
   vyre_status st = vyre__decode_header(&d, bytes ? bytes : (const void *)"", size);
-  if (st) goto fail;
+  if (st) goto done;
   const vyre_program_header *h = &p->header;
   p->bytes = malloc(size);
   if (!p->bytes) {
     st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for a %zu-byte program. Fix: free host memory", size);
-    goto fail;
+    goto done;
   }
   memcpy(p->bytes, bytes, size);
   p->size = size;
   const uint8_t *b = p->bytes;
-  if ((st = vyre__decode_buffers(&d, b))) goto fail;
+  if ((st = vyre__decode_buffers(&d, b))) goto done;
 
   uint32_t n = h->inst_count;
   p->local_count = h->local_count;
@@ -67,7 +67,7 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   if (!p->local_types || !p->insts || !p->value_type || !p->match || !p->uniform || !p->depth ||
       !d.scope || !d.segment || !d.open || !d.local_scope || !d.local_def || !d.stack) {
     st = fail(&d, VYRE_OUT_OF_MEMORY, "decode: out of host memory for %u instructions. Fix: free host memory", n);
-    goto fail;
+    goto done;
   }
   memcpy(p->local_types, b + h->local_offset, h->local_count);
   for (uint32_t s = 0; s < h->local_count; s++) {
@@ -75,7 +75,7 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
       st = fail(&d, VYRE_INVALID_PROGRAM,
                 "invalid program: local %u has type %u, not a value type. Fix: locals are %s",
                 s, p->local_types[s], TYPE_LIST(VYRE_TM_VALUE, " or "));
-      goto fail;
+      goto done;
     }
   }
   memcpy(p->insts, b + h->inst_offset, (size_t)n * sizeof *p->insts);
@@ -84,7 +84,7 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
     d.scope[i] = d.depth ? d.stack[d.depth - 1] : NONE;
     d.segment[i] = d.grid_segment;
     p->depth[i] = (uint8_t)(d.depth > 255 ? 255 : d.depth);
-    if ((st = vyre__validate_inst(&d, i))) goto fail;
+    if ((st = vyre__validate_inst(&d, i))) goto done;
     /* A block's opener and closer sit at the outer depth. */
     if (p->insts[i].op == VYRE_OP_END) p->depth[i] = (uint8_t)(d.depth > 255 ? 255 : d.depth);
     if (p->insts[i].op == VYRE_OP_ELSE) p->depth[i] = (uint8_t)(d.depth - 1 > 255 ? 255 : d.depth - 1);
@@ -95,19 +95,13 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
               "invalid program: %u block(s) still open at the end (innermost opened at "
               "instruction %u). Fix: close every if/loop/block with end",
               d.depth, d.stack[d.depth - 1]);
-    goto fail;
+    goto done;
   }
-  if ((st = vyre__analyse_uniformity(&d))) goto fail;
+  if ((st = vyre__analyse_uniformity(&d))) goto done;
   vyre_sha256(p->bytes, p->size, p->sha256);
-  free(d.scope);
-  free(d.segment);
-  free(d.open);
-  free(d.local_scope);
-  free(d.local_def);
-  free(d.stack);
   *out = p;
-  return VYRE_OK;
-fail:
+  p = NULL; /* the caller's now: the decoder's scratch goes, the program stays */
+done:
   free(d.scope);
   free(d.segment);
   free(d.open);
