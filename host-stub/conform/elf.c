@@ -31,6 +31,8 @@ vyre_status cf_elf_exports(const char *path, cf_elf_report *out, vyre_error *err
   return st;
 }
 
+#define ODR_ASAN "__odr_asan."
+
 /* A named dynamic symbol into the report: a defined global one of
  * default or protected visibility is an export, an undefined vyre_ one
  * an import from the host. */
@@ -42,6 +44,12 @@ static void add_symbol(cf_elf_report *out, const vyre__elf_sym *s, const char *n
     return;
   }
   if (vis != STV_DEFAULT && vis != STV_PROTECTED) return;
+  /* AddressSanitizer gives every exported global an ODR indicator,
+   * "__odr_asan.NAME", that the compiler makes and nothing calls: the
+   * descriptor's is part of the descriptor, not an export of its own. */
+  if (strncmp(nm, ODR_ASAN, sizeof ODR_ASAN - 1) == 0 &&
+      strcmp(nm + sizeof ODR_ASAN - 1, VYRE_PLUGIN_DESCRIPTOR_SYMBOL) == 0)
+    return;
   out->exported++;
   if (strcmp(nm, VYRE_PLUGIN_DESCRIPTOR_SYMBOL) == 0) out->has_descriptor = 1;
   else if (strcmp(nm, VYRE_PLUGIN_ENTRY_SYMBOL) == 0) out->has_entry = 1;
