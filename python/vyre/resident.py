@@ -247,6 +247,17 @@ def _dtype_of(obj):
     return None
 
 
+def _release_through(handle, entry):
+    """Release handle.handle once through the backend's vtable entry
+    `entry` (pipeline_release, pending_release); a closed backend owns
+    nothing any more, so there is nothing to release then."""
+    h, handle.handle = handle.handle, 0
+    b = handle.backend
+    if h and b._b:
+        err = _lib.new_error()
+        check(getattr(b._vt, entry)(b._b, h, C.byref(err)), err, entry)
+
+
 class Pipeline(Handle):
     """A program compiled ahead on one backend (Backend.compile); pass it
     wherever a program goes on that backend.  Attributes: program, handle.
@@ -263,11 +274,7 @@ class Pipeline(Handle):
         self.close()
 
     def _release(self):
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            check(b._vt.pipeline_release(b._b, h, C.byref(err)), err, "pipeline_release")
+        _release_through(self, "pipeline_release")
 
 
 class Pending(Handle):
@@ -311,11 +318,7 @@ class Pending(Handle):
         self.close()
 
     def _release(self):
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            check(b._vt.pending_release(b._b, h, C.byref(err)), err, "pending_release")
+        _release_through(self, "pending_release")
 
 
 class Step(object):
