@@ -16,6 +16,7 @@ check_PROGRAMS += tests/runtime/check_cuda_fake tests/runtime/check_cuda_gpu
 TESTS += tests/runtime/check_cuda_fake tests/runtime/check_cuda_gpu
 
 tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h \
 	tests/runtime/cuda_fake/harness.c tests/runtime/cuda_fake/harness.h \
 	tests/runtime/cuda_fake/core.c tests/runtime/cuda_fake/async.c \
 	tests/runtime/cuda_fake/staging.c tests/runtime/cuda_fake/resident.c \

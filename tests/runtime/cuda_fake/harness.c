@@ -100,37 +100,28 @@ void assert_no_leaks_after_destroy(const char *what) {
                 what, l.reclaimed);
 }
 
+/* A built program, checked to validate. */
+static prog checked(prog p) {
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_program *dec = NULL;
+  vyre_status st = vyre_program_decode(p.bytes, p.size, &dec, &err);
+  ck_assert_msg(st == VYRE_OK, "test program validates: %s", err.message);
+  vyre_program_free(dec);
+  return p;
+}
+
 static prog finish(vyre_builder *b) {
   prog p = {NULL, 0};
   vyre_error err = VYRE_ERROR_INIT;
   vyre_status st = vyre_builder_finish(b, &p.bytes, &p.size, &err);
   vyre_builder_free(b);
   ck_assert_msg(st == VYRE_OK, "test program builds: %s", err.message);
-  vyre_program *dec = NULL;
-  st = vyre_program_decode(p.bytes, p.size, &dec, &err);
-  ck_assert_msg(st == VYRE_OK, "test program validates: %s", err.message);
-  vyre_program_free(dec);
-  return p;
+  return checked(p);
 }
 
-prog prog_scale(uint32_t n, uint32_t k, uint32_t wg) {
-  vyre_builder *b = vyre_builder_new(wg, 1, 1);
-  uint32_t in = vyre_b_buffer(b, "in", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_U32, 0, 0);
-  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
-  uint32_t g = vyre_b_gid(b, 0);
-  uint32_t v = vyre_b_load(b, in, g);
-  vyre_b_store(b, out, g, vyre_b_bin(b, VYRE_OP_MUL, v, vyre_b_u32(b, k)));
-  return finish(b);
-}
+prog prog_scale(uint32_t n, uint32_t k, uint32_t wg) { return checked(fh_prog_scale(n, k, wg)); }
 
-prog prog_inc(uint32_t wg) {
-  vyre_builder *b = vyre_builder_new(wg, 1, 1);
-  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
-  uint32_t g = vyre_b_gid(b, 0);
-  uint32_t v = vyre_b_load(b, buf, g);
-  vyre_b_store(b, buf, g, vyre_b_bin(b, VYRE_OP_ADD, v, vyre_b_u32(b, 1)));
-  return finish(b);
-}
+prog prog_inc(uint32_t wg) { return checked(fh_prog_inc(wg)); }
 
 prog prog_range(uint32_t n, uint32_t off, uint32_t size) {
   vyre_builder *b = vyre_builder_new(64, 1, 1);
@@ -141,30 +132,9 @@ prog prog_range(uint32_t n, uint32_t off, uint32_t size) {
   return finish(b);
 }
 
-prog prog_trap(uint32_t n) {
-  vyre_builder *b = vyre_builder_new(32, 1, 1);
-  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
-  uint32_t g = vyre_b_gid(b, 0);
-  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, g, vyre_b_u32(b, 5)));
-  vyre_b_trap(b, 7);
-  vyre_b_end(b);
-  vyre_b_store(b, out, g, vyre_b_u32(b, 1));
-  return finish(b);
-}
+prog prog_trap(uint32_t n) { return checked(fh_prog_trap(n)); }
 
-prog prog_grid(uint32_t n, uint32_t wg) {
-  vyre_builder *b = vyre_builder_new(wg, 1, 1);
-  uint32_t buf = vyre_b_buffer(b, "buf", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, n,
-                               VYRE_BUF_OUTPUT);
-  uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_U32, n, 0);
-  uint32_t g = vyre_b_gid(b, 0);
-  vyre_b_store(b, buf, g, g);
-  vyre_b_barrier(b, VYRE_BARRIER_GRID);
-  g = vyre_b_gid(b, 0); /* values do not cross a grid barrier */
-  uint32_t nb = vyre_b_bin(b, VYRE_OP_ADD, g, vyre_b_u32(b, 1));
-  vyre_b_store(b, out, g, vyre_b_load(b, buf, nb));
-  return finish(b);
-}
+prog prog_grid(uint32_t n, uint32_t wg) { return checked(fh_prog_grid(n, wg)); }
 
 prog prog_bf16(uint32_t n) {
   vyre_builder *b = vyre_builder_new(64, 1, 1);
@@ -175,10 +145,7 @@ prog prog_bf16(uint32_t n) {
   return finish(b);
 }
 
-vyre_program_ref ref_of(const prog *p) {
-  vyre_program_ref r = VYRE_PROGRAM_BYTES(p->bytes, p->size);
-  return r;
-}
+vyre_program_ref ref_of(const prog *p) { return fh_ref(p); }
 
 int hook_mode;
 uint32_t hook_k = 2;

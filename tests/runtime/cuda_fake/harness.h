@@ -12,6 +12,7 @@
 #include <cuda.h>
 
 #include "../fakecuda/fakecuda.h"
+#include "../fakeharness.h"
 #include "vyre/vyre.h"
 #include "vyre/vyre_cuda.h"
 #include "vyre/vyre_program.h"
@@ -108,11 +109,9 @@ uint64_t metric(vyre_backend *b, const char *name);
  * object freed by the plugin itself. */
 void assert_no_leaks_after_destroy(const char *what);
 
-/* An encoded test program (free bytes with free()). */
-typedef struct prog {
-  void *bytes;
-  size_t size;
-} prog;
+/* An encoded test program (free bytes with free()): the fault and thread
+ * suites' type (../fakeharness.h), whose builders serve the shared shapes. */
+typedef fh_prog prog;
 
 /* out[gid] = in[gid] * k  (u32; in sized by input, out fixed at n) */
 prog prog_scale(uint32_t n, uint32_t k, uint32_t wg);
