@@ -162,16 +162,22 @@ static vyre_status run_suite(bench *B, const bench_args *a) {
   return st;
 }
 
+/* --sizes N[,N...]: each an unsigned literal of the text form (decimal or
+ * hex, as every count of the command line), 1 to 2^31. */
 static int parse_sizes(const char *text, bench_args *a) {
   a->size_count = 0;
-  const char *p = text;
-  while (*p) {
-    char *end;
-    unsigned long long v = strtoull(p, &end, 0);
-    if (end == p || v == 0 || v > (1ull << 31) || a->size_count == MAX_SIZES) return -1;
+  for (const char *p = text; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    char item[32];
+    uint64_t v;
+    if (n == 0 || n >= sizeof item || a->size_count == MAX_SIZES) return -1;
+    memcpy(item, p, n);
+    item[n] = '\0';
+    if (cli_parse_u64(item, &v) != 0 || v == 0 || v > (1ull << 31)) return -1;
     a->sizes[a->size_count++] = v;
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
+    p = comma ? comma + 1 : p + n;
+    if (comma && !*p) return -1; /* a trailing comma */
   }
   return a->size_count ? 0 : -1;
 }
