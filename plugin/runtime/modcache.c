@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "abi/support/config.h"
-#include "jit.h"
 #include "util.h"
 #include "vyre/vyre_support.h"
 
@@ -48,6 +47,7 @@ vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
   c->cx = cx;
   c->disk = disk;
   c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
+  vc_jit_config_read(&c->jit);
   /* Two buckets per plan: chains stay short at every capacity.  Without
    * the memory every lookup takes the decoding path, which still works. */
   uint32_t n = 64;
@@ -223,8 +223,11 @@ void vc_modcache_destroy(vc_modcache *c) {
 /* ------------------------------------------------------------------ */
 /* Building a plan                                                     */
 /* ------------------------------------------------------------------ */
-static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out[32]) {
-  uint8_t w[4 * 9];
+/* The plan key: the program, the codegen options, the generator and the
+ * JIT optimisation level (a cubin on disk is one level's). */
+static void plan_key(const vyre_program *prog, const cg_options *cg, uint32_t opt_level,
+                     uint8_t out[32]) {
+  uint8_t w[4 * 10];
   put_u32(w, CG_VERSION);
   put_u32(w + 4, cg->sm_major);
   put_u32(w + 8, cg->sm_minor);
@@ -234,6 +237,7 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out
   put_u32(w + 24, cg->workgroup[2]);
   put_u32(w + 28, cg->flags);
   put_u32(w + 32, (uint32_t)sizeof(cg_kernel_info));
+  put_u32(w + 36, opt_level);
   vyre_sha256_ctx ctx;
   vyre_sha256_init(&ctx);
   vyre_sha256_update(&ctx, prog->sha256, 32);
@@ -299,9 +303,20 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
                           p->program->kernel_buffer_count);
   }
   vc_jit_dump_ptx(k->key, k->info.entry, ptx, len);
+  if (!disk && c->jit.direct) {
+    /* No cubin to keep: compile and load in one driver call. */
+    const uint32_t *wg = k->cg.workgroup;
+    vc_jit_module m = {NULL, NULL, 0};
+    st = vc_jit_load_ptx(c->cx, &c->jit, &k->info, ptx, wg[0] * wg[1] * wg[2], &m, err);
+    free(ptx);
+    p->module = m.module;
+    k->fn = m.fn;
+    k->coop_max_blocks = m.coop_max_blocks;
+    return st;
+  }
   void *cubin = NULL;
   size_t cubin_size = 0;
-  st = vc_jit_link(c->cx, &k->info, ptx, len, &cubin, &cubin_size, err);
+  st = vc_jit_link(c->cx, &c->jit, &k->info, ptx, len, &cubin, &cubin_size, err);
   free(ptx);
   if (st != VYRE_OK) return st;
   if (disk) vc_diskcache_write(c->disk, k->key, &k->info, cubin, cubin_size);
@@ -314,7 +329,7 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
                         vc_plan **out, vyre_error *err) {
   *out = NULL;
   uint8_t key[32];
-  plan_key(program, cg, key);
+  plan_key(program, cg, c->jit.opt_level, key);
 
   pthread_mutex_lock(&c->lock);
   for (vc_plan *p = c->head; p; p = p->next) {

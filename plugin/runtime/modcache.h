@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "diskcache.h"
+#include "jit.h"
 #include "metrics.h"
 #include "plugin/codegen/codegen.h"
 #include "pools.h"
@@ -49,9 +50,11 @@ typedef struct vc_modcache {
   uint32_t bucket_mask;
   vc_context *cx;
   vc_diskcache *disk;
+  vc_jit_config jit; /* read at init; its optimisation level is part of every plan key */
 } vc_modcache;
 
-/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64).  Without
+/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64), the JIT's
+ * settings from VYRE_CUDA_JIT_OPT_LEVEL and VYRE_CUDA_JIT_DIRECT.  Without
  * memory for the hash buckets every lookup takes the decoding path, which
  * still works.  VYRE_OK, or the failure in err (nothing to destroy then). */
 vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
