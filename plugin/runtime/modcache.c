@@ -42,6 +42,9 @@ static void put_u32(uint8_t *p, uint32_t v) {
 vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
                              vyre_error *err) {
   memset(c, 0, sizeof *c);
+  atomic_init(&c->codegen_ns, 0);
+  atomic_init(&c->jit_ns, 0);
+  atomic_init(&c->load_ns, 0);
   vyre_status st = vc_mutex_init(&c->lock, "cuda create", "module cache", err);
   if (st != VYRE_OK) return st;
   c->cx = cx;
@@ -250,7 +253,9 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint32_t op
 static vyre_status load_plan(vc_modcache *c, vc_plan *p, const void *cubin, vyre_error *err) {
   const uint32_t *wg = p->k.cg.workgroup;
   vc_jit_module m = {NULL, NULL, 0};
+  uint64_t t0 = vyre__now_ns();
   vyre_status st = vc_jit_load(c->cx, cubin, &p->k.info, wg[0] * wg[1] * wg[2], &m, err);
+  atomic_fetch_add(&c->load_ns, vyre__now_ns() - t0);
   p->module = m.module;
   p->k.fn = m.fn;
   p->k.coop_max_blocks = m.coop_max_blocks;
@@ -289,7 +294,10 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
   char *ptx = NULL;
   size_t len = 0;
   memset(&k->info, 0, sizeof k->info);
+  uint64_t t0 = vyre__now_ns();
   st = cg_emit_ptx(p->program, &k->cg, &ptx, &len, &k->info, err);
+  uint64_t t1 = vyre__now_ns();
+  atomic_fetch_add(&c->codegen_ns, t1 - t0);
   if (st != VYRE_OK) return st;
   k->info.entry[sizeof k->info.entry - 1] = '\0';
   if (k->info.kernel_buffers != p->program->kernel_buffer_count ||
@@ -307,7 +315,9 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
     /* No cubin to keep: compile and load in one driver call. */
     const uint32_t *wg = k->cg.workgroup;
     vc_jit_module m = {NULL, NULL, 0};
+    t1 = vyre__now_ns();
     st = vc_jit_load_ptx(c->cx, &c->jit, &k->info, ptx, wg[0] * wg[1] * wg[2], &m, err);
+    atomic_fetch_add(&c->jit_ns, vyre__now_ns() - t1);
     free(ptx);
     p->module = m.module;
     k->fn = m.fn;
@@ -316,7 +326,9 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
   }
   void *cubin = NULL;
   size_t cubin_size = 0;
+  t1 = vyre__now_ns();
   st = vc_jit_link(c->cx, &c->jit, &k->info, ptx, len, &cubin, &cubin_size, err);
+  atomic_fetch_add(&c->jit_ns, vyre__now_ns() - t1);
   free(ptx);
   if (st != VYRE_OK) return st;
   if (disk) vc_diskcache_write(c->disk, k->key, &k->info, cubin, cubin_size);
@@ -404,6 +416,9 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_metric_emit(s, "cache.module.capacity", mcap);
   vc_metric_emit(s, "cache.module.evictions", mev);
   vc_metric_emit(s, "cache.module.compiles", mco);
+  vc_metric_emit(s, "compile.codegen_us", atomic_load(&c->codegen_ns) / 1000u);
+  vc_metric_emit(s, "compile.jit_us", atomic_load(&c->jit_ns) / 1000u);
+  vc_metric_emit(s, "compile.load_us", atomic_load(&c->load_ns) / 1000u);
 }
 
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m) { vc_metrics_add(m, read_metrics, c); }

@@ -51,6 +51,9 @@ typedef struct vc_modcache {
   vc_context *cx;
   vc_diskcache *disk;
   vc_jit_config jit; /* read at init; its optimisation level is part of every plan key */
+  /* Where the misses' time went (ns): code generation, the JIT (with the
+   * load when the JIT loads too), cubin loads (after a JIT or from disk). */
+  atomic_ullong codegen_ns, jit_ns, load_ns;
 } vc_modcache;
 
 /* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64), the JIT's
@@ -63,7 +66,8 @@ vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
 void vc_modcache_trim(vc_modcache *c);
 /* Drop every cached plan (destroy).  Context current unless lost. */
 void vc_modcache_destroy(vc_modcache *c);
-/* Add cache.module.{hits, byte_hits, misses, entries, capacity, evictions, compiles}. */
+/* Add cache.module.{hits, byte_hits, misses, entries, capacity, evictions,
+ * compiles} and compile.{codegen_us, jit_us, load_us}. */
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m);
 
 /*

@@ -1,4 +1,4 @@
-/* jit.c -- check_cuda_fake's jit case: the JIT optimisation level passed and keyed, the direct PTX load (no linker), and JITs of several threads running at once. */
+/* jit.c -- check_cuda_fake's jit case: the JIT optimisation level passed and keyed, the direct PTX load (no linker), JITs of several threads running at once, and where compile time went. */
 #include <pthread.h>
 
 #include "harness.h"
@@ -183,10 +183,36 @@ START_TEST(test_jit_concurrent) {
 }
 END_TEST
 
+/* compile.{codegen,jit,load}_us: a compile counts in the first two, a
+ * disk hit only in the load. */
+START_TEST(test_jit_time_split) {
+  vyre_backend *b = mk();
+  vyre_error err = VYRE_ERROR_INIT;
+  prog p[20];
+  for (uint32_t i = 0; i < 20; i++) {
+    p[i] = prog_scale(4096, 200u + i, 64);
+    ck_assert_msg(create_once(b, &p[i], &err) == VYRE_OK, "pipeline_create: %s", err.message);
+  }
+  ck_assert_msg(metric(b, "compile.codegen_us") > 0,
+                "twenty compiles spent some time in the code generator");
+  b->vt->destroy(b);
+  b = mk();
+  for (uint32_t i = 0; i < 20; i++) {
+    ck_assert_msg(create_once(b, &p[i], &err) == VYRE_OK, "pipeline_create: %s", err.message);
+    free(p[i].bytes);
+  }
+  ck_assert_uint_eq(metric(b, "cache.disk.hits"), 20);
+  ck_assert_msg(metric(b, "compile.codegen_us") == 0 && metric(b, "compile.jit_us") == 0,
+                "disk hits generate no code and run no JIT");
+  b->vt->destroy(b);
+}
+END_TEST
+
 void fake_jit_tests(TCase *tc) {
   tcase_add_test(tc, test_jit_opt_level);
   tcase_add_test(tc, test_jit_level_disk_key);
   tcase_add_test(tc, test_jit_direct);
   tcase_add_test(tc, test_jit_direct_failure);
   tcase_add_test(tc, test_jit_concurrent);
+  tcase_add_test(tc, test_jit_time_split);
 }
