@@ -63,7 +63,7 @@ static const bench_row rows[] = {
      cli_bench_compile_jit_direct, NULL, "as compile_cold, VYRE_CUDA_JIT_DIRECT=1"},
     {"compile_jit_o", CASES_COMPILE, SIZED_NONE, cli_bench_compile_setup,
      cli_bench_compile_jit_levels, cli_bench_compile_release,
-     "as compile_cold, VYRE_CUDA_JIT_OPT_LEVEL=N"},
+     "as compile_cold, VYRE_CUDA_JIT_OPT_LEVEL set"},
 };
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
 

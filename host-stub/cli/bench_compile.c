@@ -200,10 +200,11 @@ static vyre_status cold_report(bench *B, vyre_backend *b, float base, const char
   if (st) return st;
   char note[256];
   double n = (double)B->compile_samples;
-  if (after[1] > before[1])
-    snprintf(note, sizeof note, "%s (mean: codegen %.0f us, JIT %.0f us, load %.0f us)",
-             measures, (double)(after[0] - before[0]) / n, (double)(after[1] - before[1]) / n,
-             (double)(after[2] - before[2]) / n);
+  uint64_t level = 0;
+  if (after[1] > before[1] && metric_of(b, "compile.jit_opt_level", &level))
+    snprintf(note, sizeof note, "%s (JIT level %llu; mean: codegen %.0f us, JIT %.0f us, load "
+             "%.0f us)", measures, (unsigned long long)level, (double)(after[0] - before[0]) / n,
+             (double)(after[1] - before[1]) / n, (double)(after[2] - before[2]) / n);
   else
     snprintf(note, sizeof note, "%s", measures);
   cli_bench_report(B, name, us, 0, note);

@@ -11,6 +11,10 @@
 #include "vyre/vyre_support.h"
 
 #define JIT_LOG_BYTES 8192u
+/* CU_JIT_OPTIMIZATION_LEVEL when VYRE_CUDA_JIT_OPT_LEVEL is unset: the
+ * driver's own default (`vyre bench` compile_jit_o0..o4 and the workloads
+ * at each level measure the trade). */
+#define JIT_OPT_LEVEL_DEFAULT 4
 
 void vc_jit_dump_ptx(const uint8_t key[32], const char *entry, const char *ptx, size_t len) {
   const char *dir = vyre__env(VYRE__ENV_PTX_DUMP_DIR);
@@ -28,7 +32,7 @@ void vc_jit_dump_ptx(const uint8_t key[32], const char *entry, const char *ptx, 
 }
 
 void vc_jit_config_read(vc_jit_config *out) {
-  out->opt_level = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_JIT_OPT_LEVEL, 4, 0, 4);
+  out->opt_level = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_JIT_OPT_LEVEL, JIT_OPT_LEVEL_DEFAULT, 0, 4);
   const char *direct = vyre__env(VYRE__ENV_CUDA_JIT_DIRECT);
   out->direct = direct && strcmp(direct, "1") == 0;
 }

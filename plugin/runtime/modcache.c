@@ -419,6 +419,7 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_metric_emit(s, "compile.codegen_us", atomic_load(&c->codegen_ns) / 1000u);
   vc_metric_emit(s, "compile.jit_us", atomic_load(&c->jit_ns) / 1000u);
   vc_metric_emit(s, "compile.load_us", atomic_load(&c->load_ns) / 1000u);
+  vc_metric_emit(s, "compile.jit_opt_level", c->jit.opt_level);
 }
 
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m) { vc_metrics_add(m, read_metrics, c); }

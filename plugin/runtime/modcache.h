@@ -67,7 +67,7 @@ void vc_modcache_trim(vc_modcache *c);
 /* Drop every cached plan (destroy).  Context current unless lost. */
 void vc_modcache_destroy(vc_modcache *c);
 /* Add cache.module.{hits, byte_hits, misses, entries, capacity, evictions,
- * compiles} and compile.{codegen_us, jit_us, load_us}. */
+ * compiles} and compile.{codegen_us, jit_us, load_us, jit_opt_level}. */
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m);
 
 /*

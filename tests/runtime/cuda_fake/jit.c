@@ -3,6 +3,9 @@
 
 #include "harness.h"
 
+/* JIT_OPT_LEVEL_DEFAULT of plugin/runtime/jit.c. */
+#define DEFAULT_LEVEL 4
+
 /* pipeline_create of p on b, then its release. */
 static vyre_status create_once(vyre_backend *b, const prog *p, vyre_error *err) {
   vyre_pipeline h = 0;
@@ -22,6 +25,8 @@ static int level_with(const char *value, uint32_t k) {
   unsigned long links = fk.calls("cuLinkCreate");
   ck_assert_msg(create_once(b, &p, &err) == VYRE_OK, "pipeline_create: %s", err.message);
   ck_assert_msg(fk.calls("cuLinkCreate") == links + 1, "a new program is linked once");
+  ck_assert_msg(metric(b, "compile.jit_opt_level") == (uint64_t)fk.jit_opt_level(),
+                "compile.jit_opt_level reports the level the JIT got");
   b->vt->destroy(b);
   free(p.bytes);
   return fk.jit_opt_level();
@@ -29,11 +34,12 @@ static int level_with(const char *value, uint32_t k) {
 
 START_TEST(test_jit_opt_level) {
   setenv("VYRE_CUDA_DISK_CACHE", "0", 1);
-  ck_assert_msg(level_with(NULL, 2) == 4, "by default the JIT runs at level 4, the driver's");
+  ck_assert_msg(level_with(NULL, 2) == DEFAULT_LEVEL, "by default the JIT runs at level %d",
+                DEFAULT_LEVEL);
   ck_assert_msg(level_with("0", 3) == 0, "VYRE_CUDA_JIT_OPT_LEVEL=0 reaches the JIT");
   ck_assert_msg(level_with("2", 4) == 2, "VYRE_CUDA_JIT_OPT_LEVEL=2 reaches the JIT");
   ck_assert_msg(level_with("9", 5) == 4, "a level past 4 is clamped to 4");
-  ck_assert_msg(level_with("fast", 6) == 4, "a level that is not a count is ignored");
+  ck_assert_msg(level_with("fast", 6) == DEFAULT_LEVEL, "a level that is not a count is ignored");
   assert_no_leaks_after_destroy("jit levels");
 }
 END_TEST
