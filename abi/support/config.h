@@ -34,6 +34,8 @@
   X(CUDA_COPY_THREADS, "VYRE_CUDA_COPY_THREADS", UINT)            \
   X(CUDA_MODULE_CACHE, "VYRE_CUDA_MODULE_CACHE", UINT)           \
   X(CUDA_DISK_CACHE, "VYRE_CUDA_DISK_CACHE", TEXT)               \
+  X(CUDA_JIT_OPT_LEVEL, "VYRE_CUDA_JIT_OPT_LEVEL", UINT)         \
+  X(CUDA_JIT_DIRECT, "VYRE_CUDA_JIT_DIRECT", TEXT)               \
   X(CACHE_DIR, "VYRE_CACHE_DIR", PATH)                           \
   X(XDG_CACHE_HOME, "XDG_CACHE_HOME", PATH)                      \
   X(HOME, "HOME", PATH)                                          \

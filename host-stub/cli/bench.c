@@ -55,6 +55,15 @@ static const bench_row rows[] = {
      cli_bench_compile_warm_hit, NULL, "same bytes, same instance"},
     {"compile_disk_hit", CASES_COMPILE, SIZED_NONE, cli_bench_compile_disk_setup,
      cli_bench_compile_disk_hit, cli_bench_compile_release, "another instance's cubin, from disk"},
+    {"compile_set_8_serial", CASES_COMPILE, SIZED_NONE, cli_bench_compile_setup,
+     cli_bench_compile_set, NULL, "8 new programs, one thread: wall time of the set"},
+    {"compile_set_8_threads", CASES_COMPILE, SIZED_NONE, cli_bench_compile_setup,
+     cli_bench_compile_set, NULL, "8 new programs, a thread each: wall time of the set"},
+    {"compile_jit_direct", CASES_COMPILE, SIZED_NONE, cli_bench_compile_setup,
+     cli_bench_compile_jit_direct, NULL, "as compile_cold, VYRE_CUDA_JIT_DIRECT=1"},
+    {"compile_jit_o", CASES_COMPILE, SIZED_NONE, cli_bench_compile_setup,
+     cli_bench_compile_jit_levels, cli_bench_compile_release,
+     "as compile_cold, VYRE_CUDA_JIT_OPT_LEVEL set"},
 };
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
 
@@ -399,6 +408,12 @@ const cli_command cli_cmd_bench = {
     "  compile_warm_hit      the same bytes again (in-memory cache)\n"
     "  compile_disk_hit      a new program compiled by one instance, then made by a\n"
     "                        second one that has not seen it (cubin from disk)\n"
+    "  compile_set_8_serial  8 new programs made one after another: wall time of the\n"
+    "                        set\n"
+    "  compile_set_8_threads the same 8 from 8 threads on one instance\n"
+    "  compile_jit_direct    compile_cold with VYRE_CUDA_JIT_DIRECT=1 (cuda only)\n"
+    "  compile_jit_o0..o4    compile_cold at JIT optimisation level 0..4\n"
+    "                        (VYRE_CUDA_JIT_OPT_LEVEL; cuda only)\n"
     "Bandwidth cases alternate two buffer sets so runs do not hit in L2.  Transfer\n"
     "cases report the median of 7 runs after a warm-up (3 on a CPU backend).  The\n"
     "compile cases use a private cache directory under /tmp, removed afterwards.\n\n"

@@ -117,6 +117,15 @@ vyre_status cli_bench_compile_setup(bench *B);
 vyre_status cli_bench_compile_disk_setup(bench *B);
 vyre_status cli_bench_compile_cold(bench *B, const bench_row *row, const char *name,
                                    uint64_t size);
+/* compile_set_8_serial / _threads (by the name), compile_jit_direct and
+ * compile_jit_o (reports compile_jit_o0 .. _o4); the last two report
+ * nothing on a backend other than cuda. */
+vyre_status cli_bench_compile_set(bench *B, const bench_row *row, const char *name,
+                                  uint64_t size);
+vyre_status cli_bench_compile_jit_direct(bench *B, const bench_row *row, const char *name,
+                                         uint64_t size);
+vyre_status cli_bench_compile_jit_levels(bench *B, const bench_row *row, const char *name,
+                                         uint64_t size);
 vyre_status cli_bench_compile_warm_hit(bench *B, const bench_row *row, const char *name,
                                        uint64_t size);
 vyre_status cli_bench_compile_disk_hit(bench *B, const bench_row *row, const char *name,

@@ -61,6 +61,8 @@
   X(cuStreamIsCapturing, 10000, (CUstream stream, CUstreamCaptureStatus * status))                 \
   X(cuMemGetAddressRange, 3020, (CUdeviceptr * base, size_t *size, CUdeviceptr ptr))               \
   X(cuModuleLoadData, 2000, (CUmodule * module, const void *image))                                \
+  X(cuModuleLoadDataEx, 2010, (CUmodule * module, const void *image, unsigned int n,               \
+                         CUjit_option *options, void **values))                                  \
   X(cuModuleUnload, 2000, (CUmodule module))                                                       \
   X(cuModuleGetFunction, 2000, (CUfunction * fn, CUmodule module, const char *name))               \
   X(cuLinkCreate, 6050, (unsigned int n, CUjit_option *options, void **values, CUlinkState *state)) \

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "abi/support/config.h"
-#include "jit.h"
 #include "util.h"
 #include "vyre/vyre_support.h"
 
@@ -43,11 +42,15 @@ static void put_u32(uint8_t *p, uint32_t v) {
 vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
                              vyre_error *err) {
   memset(c, 0, sizeof *c);
+  atomic_init(&c->codegen_ns, 0);
+  atomic_init(&c->jit_ns, 0);
+  atomic_init(&c->load_ns, 0);
   vyre_status st = vc_mutex_init(&c->lock, "cuda create", "module cache", err);
   if (st != VYRE_OK) return st;
   c->cx = cx;
   c->disk = disk;
   c->capacity = (uint32_t)vyre__env_uint(VYRE__ENV_CUDA_MODULE_CACHE, MODCACHE_CAPACITY, 1, 65536);
+  vc_jit_config_read(&c->jit);
   /* Two buckets per plan: chains stay short at every capacity.  Without
    * the memory every lookup takes the decoding path, which still works. */
   uint32_t n = 64;
@@ -223,8 +226,11 @@ void vc_modcache_destroy(vc_modcache *c) {
 /* ------------------------------------------------------------------ */
 /* Building a plan                                                     */
 /* ------------------------------------------------------------------ */
-static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out[32]) {
-  uint8_t w[4 * 9];
+/* The plan key: the program, the codegen options, the generator and the
+ * JIT optimisation level (a cubin on disk is one level's). */
+static void plan_key(const vyre_program *prog, const cg_options *cg, uint32_t opt_level,
+                     uint8_t out[32]) {
+  uint8_t w[4 * 10];
   put_u32(w, CG_VERSION);
   put_u32(w + 4, cg->sm_major);
   put_u32(w + 8, cg->sm_minor);
@@ -234,6 +240,7 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out
   put_u32(w + 24, cg->workgroup[2]);
   put_u32(w + 28, cg->flags);
   put_u32(w + 32, (uint32_t)sizeof(cg_kernel_info));
+  put_u32(w + 36, opt_level);
   vyre_sha256_ctx ctx;
   vyre_sha256_init(&ctx);
   vyre_sha256_update(&ctx, prog->sha256, 32);
@@ -246,7 +253,9 @@ static void plan_key(const vyre_program *prog, const cg_options *cg, uint8_t out
 static vyre_status load_plan(vc_modcache *c, vc_plan *p, const void *cubin, vyre_error *err) {
   const uint32_t *wg = p->k.cg.workgroup;
   vc_jit_module m = {NULL, NULL, 0};
+  uint64_t t0 = vyre__now_ns();
   vyre_status st = vc_jit_load(c->cx, cubin, &p->k.info, wg[0] * wg[1] * wg[2], &m, err);
+  atomic_fetch_add(&c->load_ns, vyre__now_ns() - t0);
   p->module = m.module;
   p->k.fn = m.fn;
   p->k.coop_max_blocks = m.coop_max_blocks;
@@ -285,7 +294,10 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
   char *ptx = NULL;
   size_t len = 0;
   memset(&k->info, 0, sizeof k->info);
+  uint64_t t0 = vyre__now_ns();
   st = cg_emit_ptx(p->program, &k->cg, &ptx, &len, &k->info, err);
+  uint64_t t1 = vyre__now_ns();
+  atomic_fetch_add(&c->codegen_ns, t1 - t0);
   if (st != VYRE_OK) return st;
   k->info.entry[sizeof k->info.entry - 1] = '\0';
   if (k->info.kernel_buffers != p->program->kernel_buffer_count ||
@@ -299,9 +311,24 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
                           p->program->kernel_buffer_count);
   }
   vc_jit_dump_ptx(k->key, k->info.entry, ptx, len);
+  if (!disk && c->jit.direct) {
+    /* No cubin to keep: compile and load in one driver call. */
+    const uint32_t *wg = k->cg.workgroup;
+    vc_jit_module m = {NULL, NULL, 0};
+    t1 = vyre__now_ns();
+    st = vc_jit_load_ptx(c->cx, &c->jit, &k->info, ptx, wg[0] * wg[1] * wg[2], &m, err);
+    atomic_fetch_add(&c->jit_ns, vyre__now_ns() - t1);
+    free(ptx);
+    p->module = m.module;
+    k->fn = m.fn;
+    k->coop_max_blocks = m.coop_max_blocks;
+    return st;
+  }
   void *cubin = NULL;
   size_t cubin_size = 0;
-  st = vc_jit_link(c->cx, &k->info, ptx, len, &cubin, &cubin_size, err);
+  t1 = vyre__now_ns();
+  st = vc_jit_link(c->cx, &c->jit, &k->info, ptx, len, &cubin, &cubin_size, err);
+  atomic_fetch_add(&c->jit_ns, vyre__now_ns() - t1);
   free(ptx);
   if (st != VYRE_OK) return st;
   if (disk) vc_diskcache_write(c->disk, k->key, &k->info, cubin, cubin_size);
@@ -314,7 +341,7 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
                         vc_plan **out, vyre_error *err) {
   *out = NULL;
   uint8_t key[32];
-  plan_key(program, cg, key);
+  plan_key(program, cg, c->jit.opt_level, key);
 
   pthread_mutex_lock(&c->lock);
   for (vc_plan *p = c->head; p; p = p->next) {
@@ -389,6 +416,10 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_metric_emit(s, "cache.module.capacity", mcap);
   vc_metric_emit(s, "cache.module.evictions", mev);
   vc_metric_emit(s, "cache.module.compiles", mco);
+  vc_metric_emit(s, "compile.codegen_us", atomic_load(&c->codegen_ns) / 1000u);
+  vc_metric_emit(s, "compile.jit_us", atomic_load(&c->jit_ns) / 1000u);
+  vc_metric_emit(s, "compile.load_us", atomic_load(&c->load_ns) / 1000u);
+  vc_metric_emit(s, "compile.jit_opt_level", c->jit.opt_level);
 }
 
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m) { vc_metrics_add(m, read_metrics, c); }

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "diskcache.h"
+#include "jit.h"
 #include "metrics.h"
 #include "plugin/codegen/codegen.h"
 #include "pools.h"
@@ -49,9 +50,14 @@ typedef struct vc_modcache {
   uint32_t bucket_mask;
   vc_context *cx;
   vc_diskcache *disk;
+  vc_jit_config jit; /* read at init; its optimisation level is part of every plan key */
+  /* Where the misses' time went (ns): code generation, the JIT (with the
+   * load when the JIT loads too), cubin loads (after a JIT or from disk). */
+  atomic_ullong codegen_ns, jit_ns, load_ns;
 } vc_modcache;
 
-/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64).  Without
+/* Capacity from VYRE_CUDA_MODULE_CACHE (1..65536, default 64), the JIT's
+ * settings from VYRE_CUDA_JIT_OPT_LEVEL and VYRE_CUDA_JIT_DIRECT.  Without
  * memory for the hash buckets every lookup takes the decoding path, which
  * still works.  VYRE_OK, or the failure in err (nothing to destroy then). */
 vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
@@ -60,7 +66,8 @@ vyre_status vc_modcache_init(vc_modcache *c, vc_context *cx, vc_diskcache *disk,
 void vc_modcache_trim(vc_modcache *c);
 /* Drop every cached plan (destroy).  Context current unless lost. */
 void vc_modcache_destroy(vc_modcache *c);
-/* Add cache.module.{hits, byte_hits, misses, entries, capacity, evictions, compiles}. */
+/* Add cache.module.{hits, byte_hits, misses, entries, capacity, evictions,
+ * compiles} and compile.{codegen_us, jit_us, load_us, jit_opt_level}. */
 void vc_modcache_add_metrics(vc_modcache *c, vc_metrics *m);
 
 /*

@@ -10,6 +10,7 @@ static Suite *suite(void) {
   fake_interop_tests(fake_tcase(s, "interop", 60));
   fake_pools_tests(fake_tcase(s, "pools", 60));
   fake_caches_tests(fake_tcase(s, "caches", 60));
+  fake_jit_tests(fake_tcase(s, "jit", 60));
   /* Errors, the dispatch timeout and the fault sweeps: one case. */
   TCase *errors = fake_tcase(s, "errors", 600);
   fake_errors_tests(errors);

@@ -172,7 +172,8 @@ vyre_program_ref fh_ref(const fh_prog *p) {
 void fh_env(uint64_t chunk, unsigned threads) {
   static const char *clear[] = {
       "VYRE_CUDA_POOL_DEVICE_BYTES", "VYRE_CUDA_POOL_PINNED_BYTES", "VYRE_CUDA_STAGING_CHUNKS",
-      "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT",
+      "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE", "VYRE_CUDA_JIT_OPT_LEVEL",
+      "VYRE_CUDA_JIT_DIRECT", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT",
       "FAKECUDA_SM", "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP",
       "FAKECUDA_MAX_BLOCKS_PER_SM"};
   for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) unsetenv(clear[i]);

@@ -34,7 +34,7 @@ static void setup(void) {
       "VYRE_CUDA_POOL_DEVICE_BYTES", "VYRE_CUDA_POOL_PINNED_BYTES", "VYRE_CUDA_STAGING_CHUNK",
       "VYRE_CUDA_STAGING_CHUNKS", "VYRE_CUDA_COPY_THREADS",
       "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE",
-      "VYRE_CUDA_DISK_CACHE", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT", "FAKECUDA_SM",
+      "VYRE_CUDA_DISK_CACHE", "VYRE_CUDA_JIT_OPT_LEVEL", "VYRE_CUDA_JIT_DIRECT", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT", "FAKECUDA_SM",
       "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP", "FAKECUDA_MAX_BLOCKS_PER_SM"};
   for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) unsetenv(clear[i]);
   setenv("VYRE_CUDA_DRIVER", fake_path, 1);
@@ -249,6 +249,9 @@ int fake_load(void) {
   RESOLVE(hang_launches, "fakecuda_hang_launches");
   RESOLVE(violations, "fakecuda_violations");
   RESOLVE(jit_fail, "fakecuda_jit_fail");
+  RESOLVE(jit_opt_level, "fakecuda_jit_opt_level");
+  RESOLVE(jit_rendezvous, "fakecuda_jit_rendezvous");
+  RESOLVE(jit_max_concurrent, "fakecuda_jit_max_concurrent");
   RESOLVE(pageable_copies, "fakecuda_pageable_copies");
   RESOLVE(poisoned, "fakecuda_poisoned");
   RESOLVE(fault_launch, "fakecuda_fault_launch");

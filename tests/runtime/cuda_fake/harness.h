@@ -40,6 +40,9 @@ typedef struct fake_api {
   fakecuda_hang_launches_fn hang_launches;
   fakecuda_violations_fn violations;
   fakecuda_jit_fail_fn jit_fail;
+  fakecuda_jit_opt_level_fn jit_opt_level;
+  fakecuda_jit_rendezvous_fn jit_rendezvous;
+  fakecuda_jit_max_concurrent_fn jit_max_concurrent;
   fakecuda_pageable_copies_fn pageable_copies;
   fakecuda_poisoned_fn poisoned;
   fakecuda_fault_launch_fn fault_launch;
@@ -98,6 +101,7 @@ void fake_errors_tests(TCase *tc);   /* errors.c */
 void fake_timeout_tests(TCase *tc);  /* timeouts.c */
 void fake_sweep_tests(TCase *tc);    /* sweep.c */
 void fake_devices_tests(TCase *tc);  /* devices.c */
+void fake_jit_tests(TCase *tc);      /* jit.c */
 
 /* A new instance on the default device; create must return `want`. */
 vyre_backend *mk_status(vyre_status want, vyre_error *err);

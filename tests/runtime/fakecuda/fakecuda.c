@@ -1,9 +1,11 @@
 /* fakecuda.c -- a fake libcuda.so for tests without a GPU: host-RAM device memory, recorded launches, fault injection. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -111,6 +113,12 @@ static unsigned long violations;
 static char last_violation[512];
 static unsigned jit_failures;
 static char jit_log[512];
+static int jit_opt_level = -1; /* CU_JIT_OPTIMIZATION_LEVEL of the last JIT, -1: not passed */
+/* The JIT rendezvous (fakecuda_jit_rendezvous), under its own lock: the
+ * JIT calls wait there before they take the fake's. */
+static pthread_mutex_t rv_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rv_cond = PTHREAD_COND_INITIALIZER;
+static unsigned rv_want, rv_inside, rv_max;
 static unsigned long pageable_copies;
 static unsigned long reclaimed; /* objects the client never freed */
 static fakecuda_op *ops;
@@ -894,14 +902,12 @@ static int parse_entries(obj *m) {
   return m->nfns ? 0 : -1;
 }
 
-API CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
-  ENTER("cuModuleLoadData", 1);
-  if (!module || !image) RETURN(CUDA_ERROR_INVALID_VALUE);
-  const char *text = image;
+/* A module from a fake cubin or PTX text (lock held). */
+static CUresult module_load(CUmodule *module, const char *text) {
   if (strncmp(text, CUBIN_MAGIC, strlen(CUBIN_MAGIC)) == 0) text += strlen(CUBIN_MAGIC);
-  else if (!strstr(text, ".version")) RETURN(CUDA_ERROR_INVALID_IMAGE);
+  else if (!strstr(text, ".version")) return CUDA_ERROR_INVALID_IMAGE;
   obj *m = obj_new(K_MODULE);
-  if (!m) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
   /* Not strdup: the fake's own allocations come from its code, which a
    * test failing host allocations leaves alone (tests/runtime/failalloc.h). */
   size_t text_len = strlen(text) + 1;
@@ -909,10 +915,76 @@ API CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   if (m->text) memcpy(m->text, text, text_len);
   if (!m->text || parse_entries(m) != 0) {
     obj_free(m);
-    RETURN(CUDA_ERROR_INVALID_IMAGE);
+    return CUDA_ERROR_INVALID_IMAGE;
   }
   *module = (CUmodule)m;
-  RETURN(CUDA_SUCCESS);
+  return CUDA_SUCCESS;
+}
+
+API CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  ENTER("cuModuleLoadData", 1);
+  if (!module || !image) RETURN(CUDA_ERROR_INVALID_VALUE);
+  RETURN(module_load(module, image));
+}
+
+/* The JIT options a client passed (lock held): the error log buffer, its
+ * size, and the optimisation level recorded for fakecuda_jit_opt_level. */
+static void jit_read_options(unsigned n, const CUjit_option *options, void **values, char **log,
+                             size_t *log_size) {
+  jit_opt_level = -1;
+  for (unsigned i = 0; i < n; i++) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER) *log = values[i];
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) *log_size = (size_t)(uintptr_t)values[i];
+    if (options[i] == CU_JIT_OPTIMIZATION_LEVEL) jit_opt_level = (int)(uintptr_t)values[i];
+  }
+}
+
+/* Why the JIT refuses this PTX (an injected failure, or not PTX), or NULL
+ * (lock held). */
+static const char *jit_refusal(const char *text) {
+  if (jit_failures) {
+    jit_failures--;
+    return jit_log;
+  }
+  if (!strstr(text, ".version") || !strstr(text, ".entry"))
+    return "ptxas fatal   : no .version or .entry in the input";
+  return NULL;
+}
+
+/* A JIT call arrives: count it among those inside, and while a
+ * rendezvous of n is armed wait (at most 2 s) until n have been inside
+ * together.  Called without the fake's lock, as a driver compiles. */
+static void jit_rendezvous(void) {
+  pthread_mutex_lock(&rv_lock);
+  rv_inside++;
+  if (rv_inside > rv_max) rv_max = rv_inside;
+  if (rv_want && rv_max >= rv_want) pthread_cond_broadcast(&rv_cond);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  while (rv_want && rv_max < rv_want)
+    if (pthread_cond_timedwait(&rv_cond, &rv_lock, &until) == ETIMEDOUT) break;
+  rv_inside--;
+  pthread_mutex_unlock(&rv_lock);
+}
+
+API CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
+                                        CUjit_option *options, void **values) {
+  jit_rendezvous();
+  ENTER("cuModuleLoadDataEx", 1);
+  if (!module || !image || (n && (!options || !values))) RETURN(CUDA_ERROR_INVALID_VALUE);
+  char *log = NULL;
+  size_t log_size = 0;
+  jit_read_options(n, options, values, &log, &log_size);
+  const char *text = image;
+  if (strncmp(text, CUBIN_MAGIC, strlen(CUBIN_MAGIC)) != 0) {
+    const char *why = jit_refusal(text);
+    if (why) {
+      if (log && log_size) snprintf(log, log_size, "%s", why);
+      RETURN(CUDA_ERROR_INVALID_PTX);
+    }
+  }
+  RETURN(module_load(module, text));
 }
 
 API CUresult CUDAAPI cuModuleUnload(CUmodule module) {
@@ -953,10 +1025,7 @@ API CUresult CUDAAPI cuLinkCreate(unsigned int n, CUjit_option *options, void **
   if (!state || (n && (!options || !values))) RETURN(CUDA_ERROR_INVALID_VALUE);
   obj *l = obj_new(K_LINK);
   if (!l) RETURN(CUDA_ERROR_OUT_OF_MEMORY);
-  for (unsigned i = 0; i < n; i++) {
-    if (options[i] == CU_JIT_ERROR_LOG_BUFFER) l->log = values[i];
-    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) l->log_size = (size_t)(uintptr_t)values[i];
-  }
+  jit_read_options(n, options, values, &l->log, &l->log_size);
   *state = (CUlinkState)l;
   RETURN(CUDA_SUCCESS);
 }
@@ -976,13 +1045,7 @@ API CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void 
     RETURN(CUDA_ERROR_INVALID_VALUE);
   }
   const char *text = data;
-  const char *why = NULL;
-  if (jit_failures) {
-    jit_failures--;
-    why = jit_log;
-  } else if (!strstr(text, ".version") || !strstr(text, ".entry")) {
-    why = "ptxas fatal   : no .version or .entry in the input";
-  }
+  const char *why = jit_refusal(text);
   if (why) {
     if (l->log && l->log_size) snprintf(l->log, l->log_size, "%s", why);
     RETURN(CUDA_ERROR_INVALID_PTX);
@@ -999,6 +1062,7 @@ API CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void 
 }
 
 API CUresult CUDAAPI cuLinkComplete(CUlinkState state, void **cubin, size_t *size) {
+  jit_rendezvous();
   ENTER("cuLinkComplete", 1);
   obj *l = obj_find(K_LINK, state);
   if (!l || !cubin || !size) RETURN(CUDA_ERROR_INVALID_VALUE);
@@ -1384,6 +1448,7 @@ static const struct {
     ENTRY(cuStreamIsCapturing, 10000, 0),
     ENTRY(cuMemGetAddressRange, 3020, 0),
     ENTRY(cuModuleLoadData, 2000, 0),
+    ENTRY(cuModuleLoadDataEx, 2010, 0),
     ENTRY(cuModuleUnload, 2000, 0),
     ENTRY(cuModuleGetFunction, 2000, 0),
     ENTRY(cuLinkCreate, 6050, 0),
@@ -1470,6 +1535,9 @@ API void fakecuda_complete_events(void);
 API void fakecuda_hang_launches(int on);
 API unsigned long fakecuda_violations(char *last, size_t capacity);
 API void fakecuda_jit_fail(unsigned count, const char *log);
+API int fakecuda_jit_opt_level(void);
+API void fakecuda_jit_rendezvous(unsigned n);
+API unsigned fakecuda_jit_max_concurrent(void);
 API unsigned long fakecuda_pageable_copies(void);
 API int fakecuda_poisoned(void);
 API void fakecuda_fault_launch(unsigned long nth, int code);
@@ -1493,6 +1561,11 @@ void fakecuda_reset(void) {
   violations = 0;
   last_violation[0] = '\0';
   jit_failures = 0;
+  jit_opt_level = -1;
+  pthread_mutex_lock(&rv_lock);
+  rv_want = 0;
+  rv_max = 0;
+  pthread_mutex_unlock(&rv_lock);
   pageable_copies = 0;
   reclaimed = 0;
   poisoned = 0; /* a new process: its CUDA state starts clean */
@@ -1637,6 +1710,28 @@ void fakecuda_jit_fail(unsigned count, const char *log) {
   jit_failures = count;
   snprintf(jit_log, sizeof jit_log, "%s", log ? log : "");
   pthread_mutex_unlock(&lock);
+}
+
+int fakecuda_jit_opt_level(void) {
+  pthread_mutex_lock(&lock);
+  int level = jit_opt_level;
+  pthread_mutex_unlock(&lock);
+  return level;
+}
+
+void fakecuda_jit_rendezvous(unsigned n) {
+  pthread_mutex_lock(&rv_lock);
+  rv_want = n;
+  rv_max = rv_inside;
+  pthread_cond_broadcast(&rv_cond);
+  pthread_mutex_unlock(&rv_lock);
+}
+
+unsigned fakecuda_jit_max_concurrent(void) {
+  pthread_mutex_lock(&rv_lock);
+  unsigned n = rv_max;
+  pthread_mutex_unlock(&rv_lock);
+  return n;
 }
 
 unsigned long fakecuda_pageable_copies(void) {

@@ -116,6 +116,15 @@ typedef void (*fakecuda_hang_launches_fn)(int on);
 typedef unsigned long (*fakecuda_violations_fn)(char *last, size_t capacity);
 /* The next `count` PTX JIT links fail with CUDA_ERROR_INVALID_PTX and `log`. */
 typedef void (*fakecuda_jit_fail_fn)(unsigned count, const char *log);
+/* CU_JIT_OPTIMIZATION_LEVEL of the last JIT (cuLinkCreate or
+ * cuModuleLoadDataEx), -1 when it did not pass one or none ran. */
+typedef int (*fakecuda_jit_opt_level_fn)(void);
+/* n > 0: every JIT call (cuLinkComplete, cuModuleLoadDataEx) waits, before
+ * it takes the fake's lock, until n JIT calls have been inside at once, or
+ * 2 s; 0 disarms.  Counting restarts here. */
+typedef void (*fakecuda_jit_rendezvous_fn)(unsigned n);
+/* The most JIT calls inside at once since the last rendezvous or reset. */
+typedef unsigned (*fakecuda_jit_max_concurrent_fn)(void);
 /* Host-to-device copies whose source was not pinned (cuMemHostAlloc) memory. */
 typedef unsigned long (*fakecuda_pageable_copies_fn)(void);
 /* The sticky error poisoning the context now, 0 if none. */
