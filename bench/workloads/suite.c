@@ -215,7 +215,7 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
     ev[3 * i + 2] = 1 + rnd32(&st) % 32;
   }
   w->items = n;
-  w->grid = n / 256;
+  w->grid = (n + 1023) / 1024; /* four events per invocation */
   set_var(w, "N", n);
   set_var(w, "MW", mw);
   add_buf(w, ev, (uint64_t)n * 12, 0, 0);
