@@ -722,7 +722,7 @@ static int fused_filter_gen(wl_instance *w, double scale) {
   par[2] = 0x5;
   par[3] = 0x100;
   w->items = n;
-  w->grid = n / 256;
+  w->grid = (n + 1023) / 1024; /* four items per invocation */
   set_var(w, "N", n);
   set_var(w, "NW", n / 32);
   add_buf(w, it, (uint64_t)n * 12, 0, 0);
