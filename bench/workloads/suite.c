@@ -525,7 +525,7 @@ static int compaction_gen(wl_instance *w, double scale) {
   w->items = n;
   set_var(w, "N", n);
   set_var(w, "CAP", n / 4);
-  w->grid = n / 256; /* the outputs are shorter than the records */
+  w->grid = (n + 1023) / 1024; /* four records per invocation */
   add_buf(w, rec, (uint64_t)n * 12, 0, 0);
   add_buf(w, par, 16, 0, 0);
   add_buf(w, NULL, 4, 1, 1);
