@@ -634,7 +634,7 @@ static int reach_gen(wl_instance *w, double scale) {
     if (r < 35) vis[u >> 5] |= 1u << (u & 31);
   }
   w->items = v;
-  w->grid = (v + 255) / 256; /* one subgroup per frontier word */
+  w->grid = (v + 255) / 256; /* one invocation per node */
   set_var(w, "V", v);
   set_var(w, "VW", vw);
   add_buf(w, row, ((uint64_t)v + 1) * 4, 0, 0);
