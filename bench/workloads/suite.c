@@ -285,8 +285,8 @@ static int offset_agg_gen(wl_instance *w, double scale) {
     rec[3 * i + 2] = 1 + rnd32(&st) % 256;
   }
   w->items = n;
-  uint32_t per = 4 * ((n + 1055) / 1056); /* records per workgroup: 4 per invocation, <= 4092 */
-  w->grid = (n + per - 1) / per;           /* 264 at full size: two per SM of an H100/H200 */
+  uint32_t per = 4 * ((n + 527) / 528); /* records per workgroup: 8 per invocation, <= 8192 */
+  w->grid = (n + per - 1) / per;         /* 132 at full size: one per SM of an H100/H200 */
   set_var(w, "N", n);
   set_var(w, "R", per);
   add_buf(w, rec, (uint64_t)n * 12, 0, 0);
