@@ -13,7 +13,10 @@ WORKLOADS_VYRE = bench/workloads/clear.vyre bench/workloads/rule_eval.vyre \
 	bench/workloads/entropy.vyre bench/workloads/quantified.vyre \
 	bench/workloads/compaction.vyre bench/workloads/reach.vyre \
 	bench/workloads/fused_filter.vyre bench/workloads/int4_linear.vyre
-EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test $(WORKLOADS_VYRE)
+EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/workloads/offset_agg.test \
+	$(WORKLOADS_VYRE)
 # Every workload at a small scale on the reference backend, checked
 # against its C baseline: correctness without a GPU.
 TESTS += bench/workloads/workloads.test
+# offset_agg.vyre's packed workgroup counters under the worst case.
+TESTS += bench/workloads/offset_agg.test

@@ -215,7 +215,7 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
     ev[3 * i + 2] = 1 + rnd32(&st) % 32;
   }
   w->items = n;
-  w->grid = n / 256;
+  w->grid = (n + 1023) / 1024; /* four events per invocation */
   set_var(w, "N", n);
   set_var(w, "MW", mw);
   add_buf(w, ev, (uint64_t)n * 12, 0, 0);
@@ -285,8 +285,10 @@ static int offset_agg_gen(wl_instance *w, double scale) {
     rec[3 * i + 2] = 1 + rnd32(&st) % 256;
   }
   w->items = n;
-  w->grid = n / 256;
+  uint32_t per = 4 * ((n + 527) / 528); /* records per workgroup: 8 per invocation, <= 8192 */
+  w->grid = (n + per - 1) / per;         /* 132 at full size: one per SM of an H100/H200 */
   set_var(w, "N", n);
+  set_var(w, "R", per);
   add_buf(w, rec, (uint64_t)n * 12, 0, 0);
   add_buf(w, NULL, AGG_PATTERNS * 16, 1, 1);
   return alloc_expect(w);
@@ -523,7 +525,7 @@ static int compaction_gen(wl_instance *w, double scale) {
   w->items = n;
   set_var(w, "N", n);
   set_var(w, "CAP", n / 4);
-  w->grid = n / 256; /* the outputs are shorter than the records */
+  w->grid = (n + 1023) / 1024; /* four records per invocation */
   add_buf(w, rec, (uint64_t)n * 12, 0, 0);
   add_buf(w, par, 16, 0, 0);
   add_buf(w, NULL, 4, 1, 1);
@@ -632,7 +634,7 @@ static int reach_gen(wl_instance *w, double scale) {
     if (r < 35) vis[u >> 5] |= 1u << (u & 31);
   }
   w->items = v;
-  w->grid = v / 32;
+  w->grid = (v + 255) / 256; /* one invocation per node */
   set_var(w, "V", v);
   set_var(w, "VW", vw);
   add_buf(w, row, ((uint64_t)v + 1) * 4, 0, 0);
@@ -720,7 +722,7 @@ static int fused_filter_gen(wl_instance *w, double scale) {
   par[2] = 0x5;
   par[3] = 0x100;
   w->items = n;
-  w->grid = n / 256;
+  w->grid = (n + 1023) / 1024; /* four items per invocation */
   set_var(w, "N", n);
   set_var(w, "NW", n / 32);
   add_buf(w, it, (uint64_t)n * 12, 0, 0);
