@@ -219,8 +219,8 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
   set_var(w, "N", n);
   set_var(w, "MW", mw);
   add_buf(w, ev, (uint64_t)n * 12, 0, 0);
-  add_buf(w, NULL, 2048 * 4, 1, 0);
-  add_buf(w, NULL, (uint64_t)mw * 4, 1, 0);
+  add_buf(w, NULL, 2048 * 4, 1, 1); /* cleared each resident run: the real scatter, not a rerun */
+  add_buf(w, NULL, (uint64_t)mw * 4, 1, 1);
   return alloc_expect(w);
 }
 
@@ -641,7 +641,7 @@ static int reach_gen(wl_instance *w, double scale) {
   add_buf(w, col, e * 4, 0, 0);
   add_buf(w, front, (uint64_t)vw * 4, 0, 0);
   add_buf(w, vis, (uint64_t)vw * 4, 0, 0);
-  add_buf(w, NULL, (uint64_t)vw * 4, 1, 0);
+  add_buf(w, NULL, (uint64_t)vw * 4, 1, 1); /* cleared each resident run */
   return alloc_expect(w);
 }
 
