@@ -90,4 +90,17 @@ uint32_t fz_flags_for(const cf_offer *offer);
  */
 int fz_run(const fz_options *o, cf_target *target, vyre_backend *reference, vyre_error *err);
 
+/*
+ * vyre fuzz --sequences (docs/fuzzing.md, "Sequences"): sequences o->start
+ * .. o->start + o->count - 1 of o->seed, random resident sequences of
+ * random elementwise steps over shared buffers, each run on `fused` (the
+ * backend as configured), `unfused` (an instance of it made with
+ * VYRE_CUDA_FUSE=0) and `reference`, every buffer compared bit for bit.
+ * Uses o's seed, count, start, max_failures, out, progress, color and
+ * summary (programs counts sequences).  Returns 0 clean, 1 mismatches or
+ * failures, 2 with err set when nothing could run.
+ */
+int fz_sequences_run(const fz_options *o, vyre_backend *fused, vyre_backend *unfused,
+                     vyre_backend *reference, const char *id, vyre_error *err);
+
 #endif /* VYRE_FUZZ_H */
