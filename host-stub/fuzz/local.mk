@@ -16,5 +16,5 @@ noinst_LTLIBRARIES += host-stub/fuzz/libvyre-fuzz.la
 host_stub_fuzz_libvyre_fuzz_la_SOURCES = \
 	host-stub/fuzz/ptxas.c \
 	host-stub/fuzz/run.c \
-	host-stub/fuzz/seq.h host-stub/fuzz/seqgen.c host-stub/fuzz/seqrun.c
+	host-stub/fuzz/seqgen.c host-stub/fuzz/seqrun.c
 noinst_HEADERS += host-stub/fuzz/fuzz.h

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "abi/support/prng.h"
-#include "seq.h"
+#include "fuzz.h"
 
 typedef struct sgen {
   uint64_t rng;

@@ -6,7 +6,6 @@
 
 #include "abi/support/clock.h"
 #include "fuzz.h"
-#include "seq.h"
 
 /* The instance's table has entry e (struct_size covers it, not NULL). */
 #define HAS(b, e)                                                                           \
