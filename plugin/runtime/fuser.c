@@ -138,6 +138,13 @@ static void cache_insert(vc_fuser *f, const uint8_t key[32], vc_plan *plan) {
   e->plan = plan;
   if (plan) vc_plan_ref(plan);
   pthread_mutex_lock(&f->lock);
+  for (vc_fuse_entry *o = f->head; o; o = o->next)
+    if (memcmp(o->key, key, 32) == 0) { /* another thread built it meanwhile */
+      pthread_mutex_unlock(&f->lock);
+      vc_plan_unref(f->plans, e->plan);
+      free(e);
+      return;
+    }
   e->next = f->head;
   f->head = e;
   if (++f->count > f->capacity) {
