@@ -21,13 +21,14 @@ static const struct {
 };
 
 /* fuzz --json: one object (docs/schemas/vyre-fuzz.schema.json). */
-static void print_summary(const fz_options *o, const fz_summary *r, const cf_target *t) {
+static void print_summary(const fz_options *o, const fz_summary *r, const cf_target *t,
+                          int sequences) {
   vyre__json w;
   char flags[16];
   vyre__json_init(&w, stdout);
   vyre__json_object_begin(&w);
   vyre__json_key(&w, "mode");
-  vyre__json_string(&w, t ? "backend" : "ptxas");
+  vyre__json_string(&w, sequences ? "sequences" : t ? "backend" : "ptxas");
   vyre__json_key(&w, "backend");
   vyre__json_string(&w, t ? t->id : NULL);
   vyre__json_key(&w, "arch");
@@ -67,6 +68,30 @@ static void print_summary(const fz_options *o, const fz_summary *r, const cf_tar
   vyre__json_end(&w);
 }
 
+/* --sequences: the target as configured, a second instance of it made
+ * with VYRE_CUDA_FUSE=0 (read at create), and the reference. */
+static int run_sequences(const fz_options *o, cli_session *s, uint32_t device, vyre_error *err) {
+  cf_target *t = s->count ? &s->targets[0] : NULL;
+  if (!t || !t->backend) {
+    vyre_error_set(err, VYRE_NO_DEVICE, 0, "fuzz --sequences: no instance of the backend: %s",
+                   t ? t->reason : "none selected");
+    return 2;
+  }
+  const char *was = vyre__env(VYRE__ENV_CUDA_FUSE);
+  char keep[64] = "";
+  if (was) snprintf(keep, sizeof keep, "%s", was);
+  setenv("VYRE_CUDA_FUSE", "0", 1);
+  vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
+  vyre_backend *off = NULL;
+  vyre_status st = vyre_host_create(s->host, t->id, &bo, &off, NULL, err);
+  if (keep[0]) setenv("VYRE_CUDA_FUSE", keep, 1);
+  else unsetenv("VYRE_CUDA_FUSE");
+  if (st != VYRE_OK) return 2;
+  int rc = fz_sequences_run(o, t->backend, off, s->reference, t->id, err);
+  off->vt->destroy(off);
+  return rc;
+}
+
 static int run_fuzz(const cli_command *self, int argc, char **argv) {
   /* Line-buffered, so a run cut short by a time limit keeps its log. */
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -81,7 +106,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   o.ptxas = vyre__env(VYRE__ENV_PTXAS);
   if (!o.ptxas) o.ptxas = "ptxas";
   const cli_common common = {&sel, &o.capsule_dir, &o.minimize, &o.minimize_tries, &o.verbose};
-  int json = 0;
+  int json = 0, sequences = 0;
   for (int i = 1; i < argc;) {
     const char *v = NULL;
     int r;
@@ -115,6 +140,9 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     } else if (cli_opt_flag(argv, i, "--json")) {
       json = 1;
       i++;
+    } else if (cli_opt_flag(argv, i, "--sequences")) {
+      sequences = 1;
+      i++;
     } else if (cli_opt_flag(argv, i, "--ptxas")) {
       o.ptxas_mode = 1;
       i++;
@@ -122,6 +150,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
       return cli_usage(self, "unknown argument '%s'", argv[i]);
     }
   }
+  if (o.ptxas_mode && sequences) return cli_usage(self, "--sequences and --ptxas exclude each other");
   if (o.ptxas_mode && (sel.backend || sel.plugin))
     return cli_usage(self, "--ptxas needs no backend (it runs the reference, codegen and ptxas)");
   if (sel.backend && sel.plugin) return cli_usage(self, "--backend and --plugin exclude each other");
@@ -144,13 +173,14 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   int rc = cli_session_open(self, &sel, &s);
   if (rc == CLI_OK) {
     vyre_error err = VYRE_ERROR_INIT;
-    rc = fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
+    rc = sequences ? run_sequences(&o, &s, sel.device, &err)
+                   : fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
     cli_progress_show(&progress, NULL);
     fflush(stdout);
     if (rc == 2) {
       rc = cli_fail(self, "%s", err.message);
     } else if (json) {
-      print_summary(&o, &summary, o.ptxas_mode ? NULL : &s.targets[0]);
+      print_summary(&o, &summary, o.ptxas_mode ? NULL : &s.targets[0], sequences);
     }
   }
   cli_session_close(&s);
@@ -159,7 +189,8 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
 
 const cli_command cli_cmd_fuzz = {
     "fuzz",
-    "fuzz [--backend ID | --plugin FILE | --ptxas] [--seed S] [--count N] [--start I] [--json]",
+    "fuzz [--backend ID | --plugin FILE | --ptxas] [--sequences] [--seed S] [--count N] "
+    "[--start I] [--json]",
     "differential fuzzing: random valid programs on a backend and the reference",
     "Generates random VALID, race-free programs (expression trees over every type\n"
     "and op, control flow, small loops, in/out-of-bounds loads and stores,\n"
@@ -187,6 +218,10 @@ const cli_command cli_cmd_fuzz = {
     "  --ptxas-bin PATH   the ptxas to run (default $PTXAS, else ptxas on PATH)\n"
     "  --arch sm_XY       the ptxas target (default sm_90)\n"
     "  --work-dir DIR     where ptxas batch files go (failing ones are kept)\n"
+    "  --sequences        random resident sequences of elementwise steps instead:\n"
+    "                     each on the backend, on a second instance of it with\n"
+    "                     fusion off (VYRE_CUDA_FUSE=0) and on the reference,\n"
+    "                     every buffer compared bit for bit (--count sequences)\n"
     "  --json             the log to stderr, and on stdout one JSON object that\n"
     "                     counts what the run did\n"
     "                     (docs/schemas/vyre-fuzz.schema.json)\n"
@@ -199,7 +234,8 @@ const cli_command cli_cmd_fuzz = {
     "  2  the command line is wrong\n\n"
     "examples:\n"
     "  vyre fuzz --backend cuda --seed 1 --count 20000\n"
-    "  vyre fuzz --ptxas --seed 7 --count 500\n",
+    "  vyre fuzz --ptxas --seed 7 --count 500\n"
+    "  vyre fuzz --sequences --backend cuda --seed 1 --count 5000\n",
     run_fuzz,
     NULL,
 };

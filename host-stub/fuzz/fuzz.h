@@ -1,4 +1,4 @@
-/* fuzz.h -- interface of the differential fuzzer (vyre fuzz): random valid programs, runs against the reference, ptxas batches. */
+/* fuzz.h -- interface of the differential fuzzer (vyre fuzz): random valid programs, runs against the reference, ptxas batches, random resident sequences. */
 #ifndef VYRE_FUZZ_H
 #define VYRE_FUZZ_H
 
@@ -89,5 +89,42 @@ uint32_t fz_flags_for(const cf_offer *offer);
  * load is a failure, never a pass).
  */
 int fz_run(const fz_options *o, cf_target *target, vyre_backend *reference, vyre_error *err);
+
+/* ---- vyre fuzz --sequences ---- */
+#define FZ_SEQ_MAX_STEPS 8u
+#define FZ_SEQ_MAX_BUFS 5u
+#define FZ_SEQ_MAX_BIND 3u
+
+/* A sequence: a pool of resident buffers (type, size, initial bytes) and
+ * steps, each a program and the pool buffers it binds, run `repeat` times. */
+typedef struct fz_seq {
+  uint32_t nbuf, nstep, repeat, wg;
+  int pipelines; /* run the steps through pipelines (the graph fast path) */
+  uint32_t type[FZ_SEQ_MAX_BUFS];
+  uint64_t bytes[FZ_SEQ_MAX_BUFS];
+  uint8_t *init[FZ_SEQ_MAX_BUFS];
+  void *prog[FZ_SEQ_MAX_STEPS];
+  size_t size[FZ_SEQ_MAX_STEPS];
+  uint32_t nbind[FZ_SEQ_MAX_STEPS];
+  uint32_t bind[FZ_SEQ_MAX_STEPS][FZ_SEQ_MAX_BIND];
+} fz_seq;
+
+/* Sequence `index` of the run seeded `seed`: deterministic.  *q owns what
+ * it holds (fz_seq_free); on failure it is empty and err says why. */
+vyre_status fz_seq_generate(uint64_t seed, uint64_t index, fz_seq *q, vyre_error *err);
+void fz_seq_free(fz_seq *q);
+
+/*
+ * vyre fuzz --sequences (docs/fuzzing.md, "Sequences"): sequences o->start
+ * .. o->start + o->count - 1 of o->seed, random resident sequences of
+ * random elementwise steps over shared buffers, each run on `fused` (the
+ * backend as configured), `unfused` (an instance of it made with
+ * VYRE_CUDA_FUSE=0) and `reference`, every buffer compared bit for bit.
+ * Uses o's seed, count, start, max_failures, out, progress, color and
+ * summary (programs counts sequences).  Returns 0 clean, 1 mismatches or
+ * failures, 2 with err set when nothing could run.
+ */
+int fz_sequences_run(const fz_options *o, vyre_backend *fused, vyre_backend *unfused,
+                     vyre_backend *reference, const char *id, vyre_error *err);
 
 #endif /* VYRE_FUZZ_H */

@@ -15,5 +15,6 @@ host_stub_fuzz_libvyre_progen_la_SOURCES = host-stub/fuzz/progen.c host-stub/fuz
 noinst_LTLIBRARIES += host-stub/fuzz/libvyre-fuzz.la
 host_stub_fuzz_libvyre_fuzz_la_SOURCES = \
 	host-stub/fuzz/ptxas.c \
-	host-stub/fuzz/run.c
+	host-stub/fuzz/run.c \
+	host-stub/fuzz/seqgen.c host-stub/fuzz/seqrun.c
 noinst_HEADERS += host-stub/fuzz/fuzz.h

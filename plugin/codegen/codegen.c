@@ -324,3 +324,15 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
   if (st != VYRE_OK && length) *length = 0;
   return st;
 }
+
+int cg_elementwise_query(const vyre_program *program, const cg_options *options) {
+  if (!program || !options || (options->flags & CG_NO_FASTPATH)) return 0;
+  cg_kernel_info info;
+  memset(&info, 0, sizeof info);
+  if (check_options(options, &info, NULL) != VYRE_OK) return 0;
+  cg_ctx *c;
+  if (ctx_new(program, options, NULL, &c) != VYRE_OK) return 0;
+  int ok = cg_elementwise_eligible(c);
+  ctx_free(c);
+  return ok;
+}

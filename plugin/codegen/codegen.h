@@ -57,4 +57,13 @@ typedef struct cg_kernel_info {
 vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, char **ptx,
                         size_t *length, cg_kernel_info *info, vyre_error *err);
 
+/*
+ * 1 when cg_emit_ptx would lower a validated `program` under `options`
+ * on the elementwise path (grid mode CG_GRID_ELEMENTWISE; docs/codegen.md
+ * "Elementwise path"), 0 when not, when the options are not a target it
+ * emits, or when host memory runs out: the same analysis, without
+ * lowering anything.  Thread-safe, no global state.
+ */
+int cg_elementwise_query(const vyre_program *program, const cg_options *options);
+
 #endif /* VYRE_PLUGIN_CODEGEN_H */

@@ -12,6 +12,7 @@
 #include "deferred.h"
 #include "diskcache.h"
 #include "dispatch.h"
+#include "fuser.h"
 #include "graph.h"
 #include "interop.h"
 #include "launch.h"
@@ -50,6 +51,7 @@ typedef struct vc_backend {
   vc_modcache plans;
   vc_launcher lx;
   vc_graphcache graphs;
+  vc_fuser fuser;
   vc_pipelines pipelines;
   vc_dispatcher dispatcher;
   vc_async async;
@@ -117,6 +119,7 @@ static void metrics_init(vc_backend *b) {
   vc_modcache_add_metrics(&b->plans, &b->metrics);
   vc_diskcache_add_metrics(&b->disk, &b->metrics);
   vc_graphs_add_metrics(&b->graphs, &b->metrics);
+  vc_fuser_add_metrics(&b->fuser, &b->metrics);
   vc_launcher_add_metrics(&b->lx, &b->metrics);
   vc_async_add_metrics(&b->async, &b->metrics);
   vc_deferred_add_metrics(&b->deferred, &b->metrics);
@@ -146,17 +149,21 @@ static vyre_status modules_init(vc_backend *b, vyre_error *err) {
   vc_launcher_init(&b->lx, cx, &b->devpool, &b->hostpool, &b->plans);
   st = vc_graphs_init(&b->graphs, cx, &b->devpool, &b->plans, &b->lx, err);
   if (st != VYRE_OK) goto fail_graphs;
+  st = vc_fuser_init(&b->fuser, cx, &b->plans, &b->lx, err);
+  if (st != VYRE_OK) goto fail_fuser;
   vc_pipelines_init(&b->pipelines, cx, &b->plans, &b->deferred);
   vc_dispatcher_init(&b->dispatcher, cx, &b->devpool, &b->hostpool, &b->streams, &b->lx,
                      &b->pipelines, &b->deferred, &b->staging);
   vc_async_init(&b->async, &b->dispatcher);
   vc_sequencer_init(&b->sequencer, cx, &b->devpool, &b->streams, &b->resident, &b->lx,
-                    &b->graphs, &b->pipelines, &b->deferred);
+                    &b->graphs, &b->pipelines, &b->deferred, &b->fuser);
   /* Graphs bake resident pointers in: a freed buffer's graphs must go. */
   vc_resident_on_free(&b->resident, vc_graphs_forget_resident, &b->graphs);
   metrics_init(b);
   return VYRE_OK;
 
+fail_fuser:
+  vc_graphs_destroy(&b->graphs);
 fail_graphs:
   vc_modcache_destroy(&b->plans);
 fail_plans:
@@ -228,6 +235,7 @@ static void destroy(vyre_backend *self) {
   vc_pipelines_destroy(&b->pipelines);
   vc_deferred_destroy(&b->deferred);
   vc_graphs_destroy(&b->graphs);
+  vc_fuser_destroy(&b->fuser);
   vc_resident_destroy(&b->resident);
   vc_staging_destroy(&b->staging);
   vc_modcache_destroy(&b->plans);
@@ -292,6 +300,7 @@ static vyre_status backend_shutdown(vyre_backend *self, vyre_error *err) {
   if (r != CUDA_SUCCESS) st = vc_cu_fail(&b->cx, err, r, "cuCtxSynchronize", NULL, NULL);
   vc_deferred_reap(&b->deferred, 1);
   vc_graphs_clear(&b->graphs);
+  vc_fuser_clear(&b->fuser);
   vc_modcache_trim(&b->plans);
   vc_mempool_trim(&b->devpool);
   vc_mempool_trim(&b->hostpool);

@@ -9,7 +9,8 @@
 
 void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
                        vc_streampool *streams, vc_resident_store *resident, vc_launcher *lx,
-                       vc_graphcache *graphs, vc_pipelines *pipelines, vc_deferred *deferred) {
+                       vc_graphcache *graphs, vc_pipelines *pipelines, vc_deferred *deferred,
+                       vc_fuser *fuser) {
   q->cx = cx;
   q->devpool = devpool;
   q->streams = streams;
@@ -18,6 +19,7 @@ void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
   q->graphs = graphs;
   q->pipelines = pipelines;
   q->deferred = deferred;
+  q->fuser = fuser;
 }
 
 /* One call of run_sequence: its arguments and what it holds. */
@@ -43,7 +45,19 @@ typedef struct seq_run {
   size_t fast_len;
   uint64_t fast_hash;
   int fast_hit; /* the graph was found by it: no step was resolved */
+  /* Fusion (fuser.h): with fz.n, Ls/steps/n are the fused launch list and
+   * Ls0/n0 the steps' own launches (those fused launches replaced). */
+  vc_fused fz;
+  vc_launch *Ls0;
+  uint32_t n0;
 } seq_run;
+
+/* The step launch i runs (its first, for a fused launch); steps: whether
+ * the call has more than one step (errors then name it). */
+static int step_of(const seq_run *R, uint32_t i, int *steps) {
+  *steps = (R->fz.n ? R->n0 : R->n) > 1;
+  return (int)(R->fz.n ? R->fz.first[i] : i);
+}
 
 /* Check step i and shape its launch; nothing is queued. */
 static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
@@ -274,7 +288,8 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
     for (uint32_t i = 0; i < R->n; i++) {
       st = vc_launch_enqueue(q->lx, &R->Ls[i], R->s, 1, err);
       if (st != VYRE_OK) {
-        if (R->n > 1) vyre_error_prefix(err, "step %u", i);
+        int many, step = step_of(R, i, &many);
+        if (many) vyre_error_prefix(err, "step %d", step);
         return st;
       }
     }
@@ -307,7 +322,8 @@ static vyre_status complete(seq_run *R, vyre_error *err) {
     if (r != CUDA_SUCCESS) return vc_cu_fail(q->cx, err, r, "cuStreamSynchronize", NULL, NULL);
     R->enqueued = 0;
     for (uint32_t i = 0; !R->fast_hit && i < R->n; i++) {
-      st = vc_launch_check_trap(q->lx, &R->Ls[i], R->n > 1 ? (int)i : -1, err);
+      int many, step = step_of(R, i, &many);
+      st = vc_launch_check_trap(q->lx, &R->Ls[i], many ? step : -1, err);
       if (st != VYRE_OK) return st;
     }
   }
@@ -357,6 +373,9 @@ static void run_release(seq_run *R, vyre_status st) {
   }
   for (uint32_t i = 0; R->Ls && i < R->n; i++) vc_launch_release(q->lx, &R->Ls[i]);
   free(R->Ls);
+  for (uint32_t i = 0; R->Ls0 && i < R->n0; i++) vc_launch_release(q->lx, &R->Ls0[i]);
+  free(R->Ls0);
+  vc_fused_free(&R->fz);
   free(R->segs);
   free(R->fast);
   vc_event_release(q->streams, 1, R->t0);
@@ -377,6 +396,19 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
                           R->what, R->n);
   vyre_status st = check_all(R, err);
   if (st != VYRE_OK) return st;
+  if (!R->fast_hit) {
+    /* From here on the run works on the fused launch list, if any; a
+     * fast hit's graph was captured from it. */
+    vc_fuse_sequence(q->fuser, R->Ls, R->steps, R->n, &R->fz);
+    if (R->fz.n) {
+      R->Ls0 = R->Ls;
+      R->n0 = R->n;
+      R->Ls = R->fz.Ls;
+      R->fz.Ls = NULL;
+      R->steps = R->fz.steps;
+      R->n = R->fz.n;
+    }
+  }
   st = vc_stream_acquire(q->streams, &R->s, err);
   if (st != VYRE_OK) return st;
   if (timing) {
@@ -409,6 +441,7 @@ static vyre_status run_steps(seq_run *R, vyre_timing *timing, vyre_error *err) {
   st = complete(R, err);
   if (st != VYRE_OK) return st;
   vc_launcher_count_sequence(q->lx);
+  vc_fuser_count(q->fuser, &R->fz, R->n0, R->repeat);
   if (timing) write_run_timing(R, timing);
   return VYRE_OK;
 }

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "deferred.h"
+#include "fuser.h"
 #include "graph.h"
 #include "hoststream.h"
 #include "launch.h"
@@ -21,11 +22,13 @@ typedef struct vc_sequencer {
   vc_graphcache *graphs;
   vc_pipelines *pipelines;
   vc_deferred *deferred;
+  vc_fuser *fuser;
 } vc_sequencer;
 
 void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
                        vc_streampool *streams, vc_resident_store *resident, vc_launcher *lx,
-                       vc_graphcache *graphs, vc_pipelines *pipelines, vc_deferred *deferred);
+                       vc_graphcache *graphs, vc_pipelines *pipelines, vc_deferred *deferred,
+                       vc_fuser *fuser);
 
 /* vtable->dispatch_resident and ->dispatch_sequence (vyre.h).  Thread-safe. */
 vyre_status vc_dispatch_resident(vc_sequencer *q, const vyre_program_ref *program,

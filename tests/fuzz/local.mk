@@ -1,6 +1,6 @@
 # tests/fuzz/local.mk -- the fuzzer end to end (the planted bug found and minimized) and ptxas fuzzing.
-TESTS += tests/fuzz/fuzz.test tests/fuzz/fuzz_ptxas.test
-EXTRA_DIST += tests/fuzz/fuzz.test tests/fuzz/fuzz_ptxas.test
+TESTS += tests/fuzz/fuzz.test tests/fuzz/fuzz_ptxas.test tests/fuzz/fuzz_sequences.test
+EXTRA_DIST += tests/fuzz/fuzz.test tests/fuzz/fuzz_ptxas.test tests/fuzz/fuzz_sequences.test
 
 # In-tree libFuzzer targets (docs/fuzzing.md): tests/fuzz/libfuzz/fuzz_NAME.c,
 # one per NAME below (built as tests/fuzz/bin/fuzz_NAME); regression inputs under tests/fuzz/corpus/NAME/.

@@ -17,6 +17,7 @@ static Suite *suite(void) {
   fake_timeout_tests(errors);
   fake_sweep_tests(errors);
   fake_devices_tests(fake_tcase(s, "devices", 120));
+  fake_fusion_tests(fake_tcase(s, "fusion", 60));
   return s;
 }
 

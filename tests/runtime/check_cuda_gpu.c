@@ -740,8 +740,10 @@ START_TEST(test_async_timed) {
 }
 END_TEST
 
+/* inc(A), mad(B), inc(A); with `one_space` mad runs on A too: three
+ * steps over one index space, one fused kernel on the CUDA backend. */
 static void sequence_run(vyre_backend *b, const prog *inc, const prog *mad, uint32_t *ra,
-                         uint32_t *rb, uint32_t repeat) {
+                         uint32_t *rb, uint32_t repeat, int one_space) {
   vyre_error err = VYRE_ERROR_INIT;
   vyre_resident A, B;
   ck_assert_int_eq(b->vt->resident_alloc(b, 4096 * 4, &A, &err), VYRE_OK);
@@ -760,7 +762,7 @@ static void sequence_run(vyre_backend *b, const prog *inc, const prog *mad, uint
   s[0].program = &r_inc;
   s[0].buffers = &A;
   s[1].program = &r_mad;
-  s[1].buffers = &B;
+  s[1].buffers = one_space ? &A : &B;
   s[2].program = &r_inc;
   s[2].buffers = &A;
   vyre_resident_copy reads[2] = {{A, 400, ra, 64}, {B, 0, rb, 64}};
@@ -774,14 +776,22 @@ static void sequence_run(vyre_backend *b, const prog *inc, const prog *mad, uint
 START_TEST(test_sequences) {
   prog inc = prog_inc(), mad = prog_mad();
   uint32_t ra[16], rb[16], ca[16], cb[16];
-  sequence_run(ref, &inc, &mad, ra, rb, 1);
-  sequence_run(cuda, &inc, &mad, ca, cb, 1);
+  sequence_run(ref, &inc, &mad, ra, rb, 1, 0);
+  sequence_run(cuda, &inc, &mad, ca, cb, 1, 0);
   ck_assert_msg(!memcmp(ra, ca, 64) && !memcmp(rb, cb, 64), "sequence reads agree");
   uint64_t hits = metric(cuda, "graph.hits");
-  sequence_run(ref, &inc, &mad, ra, rb, 5);
-  sequence_run(cuda, &inc, &mad, ca, cb, 5);
+  sequence_run(ref, &inc, &mad, ra, rb, 5, 0);
+  sequence_run(cuda, &inc, &mad, ca, cb, 5, 0);
   ck_assert_msg(!memcmp(ra, ca, 64) && !memcmp(rb, cb, 64), "repeated sequence reads agree");
   ck_assert_msg(metric(cuda, "graph.hits") > hits, "the repeated sequence replayed its graph");
+  /* Fused (docs/cuda-runtime.md, "Fused sequences"): the same reads. */
+  uint64_t fused = metric(cuda, "fuse.steps");
+  for (uint32_t repeat = 1; repeat <= 5; repeat += 4) {
+    sequence_run(ref, &inc, &mad, ra, rb, repeat, 1);
+    sequence_run(cuda, &inc, &mad, ca, cb, repeat, 1);
+    ck_assert_msg(!memcmp(ra, ca, 64) && !memcmp(rb, cb, 64), "fused sequence reads agree");
+  }
+  ck_assert_msg(metric(cuda, "fuse.steps") > fused, "the one-space sequence ran fused");
   n_features += 2;
   free(inc.bytes);
   free(mad.bytes);

@@ -189,6 +189,19 @@ START_TEST(test_threads) {
   }
   ck_assert_msg(inst->vt->pipeline_create(inst, p_inc.bytes, p_inc.size, NULL, &inc_pl, &e) ==
                     VYRE_OK, "pipeline_create: %s", e.message);
+  {
+    /* The byte sequence's two inc steps run as one fused kernel: two
+     * increments (docs/cuda-runtime.md, "Fused sequences"). */
+    vyre_program_ref ri = fh_ref(&p_inc), rp = VYRE_PROGRAM_PIPELINE(inc_pl);
+    vyre_resident scratch = 0;
+    ck_assert_int_eq(inst->vt->resident_alloc(inst, SMALL * 4u, &scratch, &e), VYRE_OK);
+    vyre_sequence_step steps[2] = {{sizeof steps[0], 1, &ri, &scratch, NULL},
+                                   {sizeof steps[1], 1, &rp, &scratch, NULL}};
+    ck_assert_msg(inst->vt->dispatch_sequence(inst, steps, 2, 1, NULL, 0, NULL, &e) == VYRE_OK,
+                  "learning the fused kernel: %s", e.message);
+    fh_learn(FH_INC, 2);
+    ck_assert_int_eq(inst->vt->resident_free(inst, scratch, &e), VYRE_OK);
+  }
   static job jobs[THREADS];
   pthread_t tid[THREADS];
   for (uint32_t t = 0; t < THREADS; t++) {

@@ -52,7 +52,7 @@ static void play(const fakecuda_launch *l, void *user) {
   }
   case FH_INC: {
     uint32_t *buf = (uint32_t *)(uintptr_t)l->params[0];
-    for (uint32_t i = 0; i < n && i < c[1]; i++) buf[i] += 1;
+    for (uint32_t i = 0; i < n && i < c[1]; i++) buf[i] += k ? k : 1u;
     break;
   }
   case FH_TRAP: { /* one buffer: the trap words follow the two count words */
@@ -172,7 +172,7 @@ vyre_program_ref fh_ref(const fh_prog *p) {
 void fh_env(uint64_t chunk, unsigned threads) {
   static const char *clear[] = {
       "VYRE_CUDA_POOL_DEVICE_BYTES", "VYRE_CUDA_POOL_PINNED_BYTES", "VYRE_CUDA_STAGING_CHUNKS",
-      "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE", "VYRE_CUDA_JIT_OPT_LEVEL",
+      "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE", "VYRE_CUDA_FUSE", "VYRE_CUDA_JIT_OPT_LEVEL",
       "VYRE_CUDA_JIT_DIRECT", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT",
       "FAKECUDA_SM", "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP",
       "FAKECUDA_MAX_BLOCKS_PER_SM"};

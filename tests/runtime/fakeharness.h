@@ -65,7 +65,8 @@ vyre_program_ref fh_ref(const fh_prog *p);
 typedef enum fh_kind { FH_SCALE = 1, FH_INC, FH_TRAP, FH_GRID } fh_kind;
 
 /* Teach the player the kernel the last launch ran: it plays `kind` (with
- * factor k for FH_SCALE) for every later launch of that kernel.  Call
+ * factor k for FH_SCALE; k increments, 0 meaning 1, for FH_INC: a fused
+ * sequence of k inc steps) for every later launch of that kernel.  Call
  * after one dispatch of the program (thread-safe; up to 32 kernels). */
 void fh_learn(fh_kind kind, uint32_t k);
 /* Forget every learnt kernel. */

@@ -23,12 +23,27 @@ tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c \
 	tests/runtime/cuda_fake/interop.c tests/runtime/cuda_fake/caches.c \
 	tests/runtime/cuda_fake/errors.c tests/runtime/cuda_fake/timeouts.c \
 	tests/runtime/cuda_fake/sweep.c tests/runtime/cuda_fake/devices.c \
-	tests/runtime/cuda_fake/jit.c
+	tests/runtime/cuda_fake/jit.c \
+	tests/runtime/cuda_fake/fusion.c
 tests_runtime_check_cuda_fake_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_runtime_check_cuda_fake_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
 EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
+
+# The fused program (plugin/runtime/fuse.c, pure IR) against its steps,
+# on the reference backend: no driver involved.
+check_PROGRAMS += tests/runtime/check_fuse
+TESTS += tests/runtime/check_fuse
+tests_runtime_check_fuse_SOURCES = tests/runtime/check_fuse.c plugin/runtime/fuse.c \
+	plugin/runtime/fuse.h
+tests_runtime_check_fuse_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_runtime_check_fuse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_fuse_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
+	host-stub/conform/libvyre-conform.la \
+	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
+EXTRA_tests_runtime_check_fuse_DEPENDENCIES = host-stub/ref/libvyre-ref.la
 
 # Systematic fault injection (every driver call, every host allocation)
 # and the threaded stress test, both against the fake driver.

@@ -102,6 +102,7 @@ void fake_timeout_tests(TCase *tc);  /* timeouts.c */
 void fake_sweep_tests(TCase *tc);    /* sweep.c */
 void fake_devices_tests(TCase *tc);  /* devices.c */
 void fake_jit_tests(TCase *tc);      /* jit.c */
+void fake_fusion_tests(TCase *tc);   /* fusion.c */
 
 /* A new instance on the default device; create must return `want`. */
 vyre_backend *mk_status(vyre_status want, vyre_error *err);
