@@ -412,6 +412,48 @@ static int bound_fits(cg_ctx *c, uint32_t bound, uint32_t b) {
   return 0;
 }
 
+/* The largest value of a constant or a value with a static range (hi) or
+ * a declared buffer length; UINT32_MAX when unknown. */
+static uint32_t bound_hi(cg_ctx *c, uint32_t bound) {
+  const vyre_inst *bi = &c->p->insts[bound];
+  if (bi->op == VYRE_OP_BUF_LEN) {
+    uint32_t n = c->p->buffers[bi->a].decl.count;
+    return n ? n : UINT32_MAX;
+  }
+  return c->hi ? c->hi[bound] : UINT32_MAX;
+}
+
+/* hi_at: hi, narrowed by the facts of the region (x < B gives x <= hi(B) -
+ * 1) and recomputed through add, mul and shl by a constant from narrowed
+ * operands (each only while it cannot wrap). */
+static uint32_t hi_at(cg_ctx *c, uint32_t v, int depth) {
+  const vyre_program *p = c->p;
+  uint32_t r = c->hi ? c->hi[v] : UINT32_MAX;
+  if (p->value_type[v] != VYRE_T_U32) return r;
+  uint32_t key = canon(c, v);
+  for (uint32_t f = 0; f < c->nfacts; f++) {
+    if (c->facts[f].key != key) continue;
+    uint32_t bh = bound_hi(c, c->facts[f].bound);
+    if (bh && bh != UINT32_MAX && bh - 1u < r) r = bh - 1u;
+  }
+  const vyre_inst *in = &p->insts[v];
+  if (depth >= 4 || r == 0) return r;
+  uint64_t x;
+  uint32_t k;
+  switch (in->op) {
+  case VYRE_OP_ADD: x = (uint64_t)hi_at(c, in->a, depth + 1) + hi_at(c, in->b, depth + 1); break;
+  case VYRE_OP_MUL: x = (uint64_t)hi_at(c, in->a, depth + 1) * hi_at(c, in->b, depth + 1); break;
+  case VYRE_OP_SHL:
+    if (!const_u32(c, in->b, &k)) return r;
+    x = (uint64_t)hi_at(c, in->a, depth + 1) << (k & 31u);
+    break;
+  default: return r;
+  }
+  return x < r ? (uint32_t)x : r;
+}
+
+uint32_t cg_hi_at(cg_ctx *c, uint32_t v) { return hi_at(c, v, 0); }
+
 int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
   uint32_t count = c->p->buffers[b].decl.count, k;
   if (count && const_u32(c, index, &k)) return k < count;

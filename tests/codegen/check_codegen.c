@@ -557,6 +557,42 @@ START_TEST(test_global_vectors) {
 }
 END_TEST
 
+/* Offset addressing: x + k shares x's 64-bit address where x + k cannot
+ * wrap (x < 1000 inside the if, so 3x + 1 is far below 2^32; 4s is a
+ * multiple of 4 and 4s + 3 never wraps), and not where it may (3 gid + 2
+ * outside the if: gid is unbounded). */
+static const char *const offset_text =
+    "workgroup 64\n"
+    "buffer x ro u32\n"
+    "buffer out rw u32 [64]\n"
+    "%g = gid.x\n%c1 = const u32 1\n%c2 = const u32 2\n%c3 = const u32 3\n"
+    "%n = const u32 1000\n%in = lt %g %n\n"
+    "%b = mul %g %c3\n%b1 = add %b %c1\n%b2 = add %b %c2\n"
+    "if %in\n"
+    "  %x0 = load x %b\n  %x1 = load x %b1\n"     /* [a], [a+4] */
+    "  %s = add %x0 %x1\n  %q = shl %s %c2\n  %q3 = add %q %c3\n"
+    "  atomic_add out %q3 %c1\n"                  /* q < 61, [..+12] */
+    "end\n"
+    "%x2 = load x %b2\n"                          /* its own address */
+    "%l = lid.x\nstore out %l %x2\n";
+
+START_TEST(test_offset_addressing) {
+  vyre_program *p = from_text(offset_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  ck_assert_msg(count_of(ptx, "+4];") - count_of(ptx, "[counts+4]") == 1,
+                "x[3g + 1] under g < 1000 addresses x[3g] + 4");
+  ck_assert_msg(count_of(ptx, "+12],") == 1, "out[4s + 3] addresses out[4s] + 12");
+  HAS(ptx, ", 61;"); /* 4s + 3 < 64 tested as 4s < 61 */
+  ck_assert_msg(count_of(ptx, "+8]") == 0, "x[3g + 2] outside the if may wrap: no offset");
+  ck_assert_msg(count_of(ptx, "mul.wide.u32 %u0, %v6, 4;") == 1 &&
+                count_of(ptx, "mul.wide.u32 %u2, %v6, 4;") == 1,
+                "x[3g] and x[3g + 1] both scale 3g (%%v6), which ptxas then shares");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -1396,6 +1432,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_unroll);
   tcase_add_test(core, test_ranges_and_vectors);
   tcase_add_test(core, test_global_vectors);
+  tcase_add_test(core, test_offset_addressing);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
