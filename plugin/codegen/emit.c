@@ -391,7 +391,7 @@ static void facts_from(cg_ctx *c, uint32_t cond, int negated, int depth) {
 
 void cg_facts_from(cg_ctx *c, uint32_t cond, int negated) { facts_from(c, cond, negated, 0); }
 
-static int const_u32(cg_ctx *c, uint32_t v, uint32_t *out) {
+int cg_const_u32(const cg_ctx *c, uint32_t v, uint32_t *out) {
   const vyre_inst *in = &c->p->insts[v];
   if (in->op != VYRE_OP_CONST || in->type != VYRE_T_U32) return 0;
   *out = in->a;
@@ -408,7 +408,7 @@ static int bound_fits(cg_ctx *c, uint32_t bound, uint32_t b) {
     uint32_t other = p->buffers[bi->a].decl.count;
     return count && other && other <= count;
   }
-  if (count && const_u32(c, bound, &k)) return k <= count;
+  if (count && cg_const_u32(c, bound, &k)) return k <= count;
   return 0;
 }
 
@@ -444,7 +444,7 @@ static uint32_t hi_at(cg_ctx *c, uint32_t v, int depth) {
   case VYRE_OP_ADD: x = (uint64_t)hi_at(c, in->a, depth + 1) + hi_at(c, in->b, depth + 1); break;
   case VYRE_OP_MUL: x = (uint64_t)hi_at(c, in->a, depth + 1) * hi_at(c, in->b, depth + 1); break;
   case VYRE_OP_SHL:
-    if (!const_u32(c, in->b, &k)) return r;
+    if (!cg_const_u32(c, in->b, &k)) return r;
     x = (uint64_t)hi_at(c, in->a, depth + 1) << (k & 31u);
     break;
   default: return r;
@@ -456,7 +456,7 @@ uint32_t cg_hi_at(cg_ctx *c, uint32_t v) { return hi_at(c, v, 0); }
 
 int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
   uint32_t count = c->p->buffers[b].decl.count, k;
-  if (count && const_u32(c, index, &k)) return k < count;
+  if (count && cg_const_u32(c, index, &k)) return k < count;
   /* Ids with a static range: lid.a < wg[a], lane < 32. */
   const vyre_inst *ii = &c->p->insts[index];
   if (count && ii->op == VYRE_OP_LOCAL_ID && c->wg[ii->mod] <= count) return 1;
