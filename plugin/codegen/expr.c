@@ -126,6 +126,24 @@ static void saturating(cg_ctx *c, uint32_t op, uint32_t t, const char *r, const 
   cg_emit(c, "selp.b64 %s, %s, %s, %s;", r, sat, x, q);
 }
 
+/* One operand of an and is a u32 constant m2 and the other `x & m1` (m1 a
+ * constant, x not): 1 with x, m1 and m2. */
+static int masked_operand(const cg_ctx *c, uint32_t a, uint32_t b, uint32_t *x, uint32_t *m1,
+                          uint32_t *m2) {
+  const vyre_program *p = c->p;
+  uint32_t inner = a;
+  if (!cg_const_u32(c, b, m2)) {
+    if (!cg_const_u32(c, a, m2)) return 0;
+    inner = b;
+  }
+  const vyre_inst *in = &p->insts[inner];
+  if (in->op != VYRE_OP_AND || p->value_type[inner] != VYRE_T_U32) return 0;
+  if (cg_const_u32(c, in->b, m1)) *x = in->a;
+  else if (cg_const_u32(c, in->a, m1)) *x = in->b;
+  else return 0;
+  return p->insts[*x].op != VYRE_OP_CONST;
+}
+
 static void binary(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t t = c->p->value_type[in->a];
@@ -163,7 +181,17 @@ static void binary(cg_ctx *c, uint32_t i) {
   case VYRE_OP_MUL: cg_emit(c, "mul.lo.%s %s, %s, %s;", ty, r, a, b); return;
   case VYRE_OP_DIV: int_div(c, t, r, a, b, 0); return;
   case VYRE_OP_MOD: int_div(c, t, r, a, b, 1); return;
-  case VYRE_OP_AND: cg_emit(c, "and.%s %s, %s, %s;", bt, r, a, b); return;
+  case VYRE_OP_AND: {
+    /* (x & M1) & M2 is x & (M1 & M2): reading x lets the inner and die
+     * when this was its last use (ptxas keeps it otherwise). */
+    uint32_t m2, m1, x;
+    if (t == VYRE_T_U32 && masked_operand(c, in->a, in->b, &x, &m1, &m2)) {
+      cg_emit(c, "and.b32 %s, %s, %u;", r, cg_val(c, x), m1 & m2);
+      return;
+    }
+    cg_emit(c, "and.%s %s, %s, %s;", bt, r, a, b);
+    return;
+  }
   case VYRE_OP_OR: cg_emit(c, "or.%s %s, %s, %s;", bt, r, a, b); return;
   case VYRE_OP_XOR: cg_emit(c, "xor.%s %s, %s, %s;", bt, r, a, b); return;
   case VYRE_OP_SHL:

@@ -593,6 +593,37 @@ START_TEST(test_offset_addressing) {
 }
 END_TEST
 
+/* Masks and compares on masked values (expr.c). */
+static const char *const mask_text =
+    "workgroup 64\n"
+    "buffer x ro u32\n"
+    "buffer out rw u32 [64]\n"
+    "%l = lid.x\n%c7 = const u32 7\n%c3 = const u32 3\n%c4 = const u32 4\n"
+    "%v = load x %l\n"
+    "%a = and %v %c7\n"
+    "%b = and %c3 %a\n"          /* (v & 7) & 3: v & 3 */
+    "%o = or %v %c7\n%d = and %o %c3\n"   /* an or inside: stays */
+    "%e = and %a %v\n"           /* no constant outside: stays */
+    "%lt = lt %a %c4\n%ge = ge %a %c4\n"
+    "%s = select %lt %b %d\n%t = select %ge %s %e\n%u = add %t %b\n"
+    "%w = and %v %c4\n%lt2 = lt %w %c4\n"
+    "%z = select %lt2 %u %t\n"
+    "store out %l %z\n";
+
+START_TEST(test_mask_folding) {
+  vyre_program *p = from_text(mask_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  HAS(ptx, "and.b32 %v6, %v4, 3;"); /* %b reads the load %v4 with the mask 7 & 3 */
+  ck_assert_msg(count_of(ptx, ", 3;") == 1, "only (v & 7) & 3 folds: not (v | 7) & 3, nor "
+                "(v & 7) & v");
+  HAS(ptx, "and.b32 %v8, %v7, %v2;");
+  HAS(ptx, "and.b32 %v9, %v5, %v4;");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -1433,6 +1464,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_ranges_and_vectors);
   tcase_add_test(core, test_global_vectors);
   tcase_add_test(core, test_offset_addressing);
+  tcase_add_test(core, test_mask_folding);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
