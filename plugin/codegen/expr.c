@@ -240,6 +240,36 @@ static void binary(cg_ctx *c, uint32_t i) {
           "report this as a bug", i, in->op, vyre_type_name(t));
 }
 
+/* `(x & M) < K` (also `K > x & M`, and the negations >= and <=) with K a
+ * power of two and M < 2K: x & M < 2K, so it is below K exactly when its
+ * bit K is clear, which is (x & (M & K)) == 0.  x is tested directly, so
+ * the and dies when that was its last use.  Returns 0 when i is not of
+ * that shape. */
+static int masked_compare(cg_ctx *c, uint32_t i) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[i];
+  uint32_t v = in->a, kv = in->b, k, m, x;
+  if (in->op == VYRE_OP_GT || in->op == VYRE_OP_LE) {
+    v = in->b;
+    kv = in->a;
+  } else if (in->op != VYRE_OP_LT && in->op != VYRE_OP_GE) {
+    return 0;
+  }
+  const vyre_inst *a = &p->insts[v];
+  if (a->op != VYRE_OP_AND || p->value_type[v] != VYRE_T_U32 || !cg_const_u32(c, kv, &k))
+    return 0;
+  if (cg_const_u32(c, a->b, &m)) x = a->a;
+  else if (cg_const_u32(c, a->a, &m)) x = a->b;
+  else return 0;
+  if (!k || (k & (k - 1u)) || (uint64_t)m >= 2u * (uint64_t)k) return 0;
+  /* lt, and gt with K on the left: below K; ge, le: not below K. */
+  int below = in->op == VYRE_OP_LT || in->op == VYRE_OP_GT;
+  const char *t = cg_t32(c);
+  cg_emit(c, "and.b32 %s, %s, %u;", t, cg_val(c, x), m & k);
+  cg_emit(c, "setp.%s.u32 %s, %s, 0;", below ? "eq" : "ne", cg_val(c, i), t);
+  return 1;
+}
+
 static void compare(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t t = c->p->value_type[in->a];
@@ -254,6 +284,7 @@ static void compare(cg_ctx *c, uint32_t i) {
     }
     return;
   }
+  if (t == VYRE_T_U32 && masked_compare(c, i)) return;
   static const char *const ops[] = {"eq", "ne", "lt", "le", "gt", "ge"};
   const char *op = ops[in->op - VYRE_OP_EQ];
   if (t == VYRE_T_F32) {

@@ -607,7 +607,8 @@ static const char *const mask_text =
     "%lt = lt %a %c4\n%ge = ge %a %c4\n"
     "%s = select %lt %b %d\n%t = select %ge %s %e\n%u = add %t %b\n"
     "%w = and %v %c4\n%lt2 = lt %w %c4\n"
-    "%z = select %lt2 %u %t\n"
+    "%c2 = const u32 2\n%lt8 = lt %a %c2\n%lt3 = lt %a %c3\n" /* 7 >= 2 * 2; 3: no power of 2 */
+    "%z0 = select %lt2 %u %t\n%z1 = select %lt8 %z0 %u\n%z = select %lt3 %z1 %t\n"
     "store out %l %z\n";
 
 START_TEST(test_mask_folding) {
@@ -619,6 +620,15 @@ START_TEST(test_mask_folding) {
                 "(v & 7) & v");
   HAS(ptx, "and.b32 %v8, %v7, %v2;");
   HAS(ptx, "and.b32 %v9, %v5, %v4;");
+  /* (v & 7) < 4 and >= 4: bit 2 of v; (v & 4) < 4 too; no setp.lt/ge is left. */
+  ck_assert_msg(count_of(ptx, "and.b32 %t") == 3 && count_of(ptx, "%v4, 4;") == 3,
+                "three bit tests of v & 4");
+  HAS(ptx, "setp.eq.u32 %p10, %t");
+  HAS(ptx, "setp.ne.u32 %p11, %t");
+  HAS(ptx, "setp.eq.u32 %p16, %t");
+  HASNT(ptx, "setp.ge.u32");
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 3, "left as compares: the bounds test of x, "
+                "(v & 7) < 2 (7 is not below 2 * 2) and (v & 7) < 3 (3 is not a power of 2)");
   free(ptx);
   vyre_program_free(p);
 }
