@@ -634,6 +634,34 @@ START_TEST(test_mask_folding) {
 }
 END_TEST
 
+/* Zeroing workgroup memory: 36 bytes (3 chunks) for 256 threads is one
+ * predicated store; 40,000 bytes (2,500 chunks) for 64 threads, 40 a
+ * thread, stays a loop. */
+START_TEST(test_zero_workgroup_memory) {
+  static const char *const small =
+      "workgroup 256\nbuffer out rw u32 [256]\nbuffer w workgroup u32 [9]\n"
+      "%l = lid.x\n%z = const u32 0\n%v = load w %z\nstore out %l %v\n";
+  static const char *const large =
+      "workgroup 64\nbuffer out rw u32 [64]\nbuffer w workgroup u32 [10000]\n"
+      "%l = lid.x\n%v = load w %l\nstore out %l %v\n";
+  cg_kernel_info info;
+  vyre_program *p = from_text(small);
+  char *ptx = emit(p, &info, 0);
+  HASNT(ptx, "$ZERO");
+  HAS(ptx, "setp.lt.u32 %q0, %ltid, 3;");
+  ck_assert_msg(count_of(ptx, "@%q0 st.shared.v4.b32 [%t1+0], {0, 0, 0, 0};") == 1,
+                "chunks 0..2: one store, by threads 0..2");
+  free(ptx);
+  vyre_program_free(p);
+  p = from_text(large);
+  ptx = emit(p, &info, 0);
+  HAS(ptx, "$ZERO:");
+  ck_assert_msg(count_of(ptx, "st.shared.v4.b32") == 1, "40 chunks a thread: the loop stays");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -665,7 +693,8 @@ START_TEST(test_ranges_and_vectors) {
                 "wu[lid], wu[lid+1] stay scalar (lid may be odd)");
   /* Workgroup indices are all proven (lid*4 < 256, lid + 1 <= 64 < 260):
    * the two bounds checks left are of x (sized by its input). */
-  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 2, "only the loads of x are checked");
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") - count_of(ptx, "setp.lt.u32 %q0, %ltid, 1;") == 2,
+                "only the loads of x are checked (besides the zeroing of chunk 128 of 129)");
   /* x[gid] is stored to workgroup memory: flushed; x[lid+1] only feeds an
    * add.ftz: not flushed; workgroup loads are never flushed. */
   ck_assert_msg(count_of(ptx, "0x7f800000") == 1, "one subnormal flush (the stored load)");
@@ -1475,6 +1504,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_global_vectors);
   tcase_add_test(core, test_offset_addressing);
   tcase_add_test(core, test_mask_folding);
+  tcase_add_test(core, test_zero_workgroup_memory);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
