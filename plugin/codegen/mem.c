@@ -156,8 +156,14 @@ static const char *access_at(cg_ctx *c, uint32_t b, uint32_t index, const char *
   uint32_t count = c->p->buffers[b].decl.count, k = off / c->p->buffers[b].elem_size;
   const char *q = NULL;
   if (off && count > k && !cg_index_in_bounds(c, b, index)) {
+    /* x is a multiple of m = 2^al[x]: x < C - k exactly when x is below C
+     * - k rounded up to a multiple of m, which is C itself for every k <
+     * m when m divides C: the accesses at x, x + 1, ... then share one
+     * predicate. */
+    uint64_t m = (uint64_t)1 << c->al[x], bound = (count - k + m - 1u) / m * m;
     q = cg_tp(c);
-    cg_emit(c, "setp.lt.u32 %s, %s, %u;", q, cg_val(c, x), count - k);
+    cg_emit(c, "setp.lt.u32 %s, %s, %u;", q, cg_val(c, x),
+            bound <= UINT32_MAX ? (uint32_t)bound : count - k);
   } else {
     q = bounds_pred(c, b, index);
   }

@@ -571,7 +571,7 @@ static const char *const offset_text =
     "if %in\n"
     "  %x0 = load x %b\n  %x1 = load x %b1\n"     /* [a], [a+4] */
     "  %s = add %x0 %x1\n  %q = shl %s %c2\n  %q3 = add %q %c3\n"
-    "  atomic_add out %q3 %c1\n"                  /* q < 61, [..+12] */
+    "  atomic_add out %q3 %c1\n"                  /* q < 64, [..+12] */
     "end\n"
     "%x2 = load x %b2\n"                          /* its own address */
     "%l = lid.x\nstore out %l %x2\n";
@@ -583,7 +583,10 @@ START_TEST(test_offset_addressing) {
   ck_assert_msg(count_of(ptx, "+4];") - count_of(ptx, "[counts+4]") == 1,
                 "x[3g + 1] under g < 1000 addresses x[3g] + 4");
   ck_assert_msg(count_of(ptx, "+12],") == 1, "out[4s + 3] addresses out[4s] + 12");
-  HAS(ptx, ", 61;"); /* 4s + 3 < 64 tested as 4s < 61 */
+  /* 4s + 3 < 64 is 4s < 61, and for a multiple of 4 that is 4s < 64 (61
+   * rounded up to a multiple of 4), the test of out[4s] itself. */
+  HAS(ptx, "setp.lt.u32 %q2, %v13, 64;");
+  HASNT(ptx, ", 61;");
   ck_assert_msg(count_of(ptx, "+8]") == 0, "x[3g + 2] outside the if may wrap: no offset");
   ck_assert_msg(count_of(ptx, "mul.wide.u32 %u0, %v6, 4;") == 1 &&
                 count_of(ptx, "mul.wide.u32 %u2, %v6, 4;") == 1,
