@@ -1177,9 +1177,10 @@ static void suite(suite_fn fn, void *ctx) {
   }
   /* The compute-bound lowerings: unrolled loops, vector workgroup loads,
    * and the tuned examples (from $srcdir, which make check sets). */
-  const char *texts[] = {unroll_text, vector_text, gvector_text};
+  const char *texts[] = {unroll_text, vector_text, gvector_text, offset_text, mask_text};
   static const char *const names[] = {"unrolled loops", "vector workgroup loads",
-                                      "vector global loads"};
+                                      "vector global loads", "offset addressing",
+                                      "mask folding"};
   for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
     vyre_program *p = from_text(texts[k]);
     fn(ctx, p, names[k]);
