@@ -461,8 +461,9 @@ int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
   const vyre_inst *ii = &c->p->insts[index];
   if (count && ii->op == VYRE_OP_LOCAL_ID && c->wg[ii->mod] <= count) return 1;
   if (count && ii->op == VYRE_OP_SUBGROUP_LANE && count >= 32) return 1;
-  /* The value range (analysis.c): index <= hi < count. */
-  if (count && c->hi && c->hi[index] < count) return 1;
+  /* The value range (analysis.c), narrowed by the region's facts: index
+   * <= hi < count. */
+  if (count && c->hi && cg_hi_at(c, index) < count) return 1;
   uint32_t key = canon(c, index);
   for (uint32_t f = 0; f < c->nfacts; f++)
     if (c->facts[f].key == key && bound_fits(c, c->facts[f].bound, b)) return 1;

@@ -614,6 +614,29 @@ static const char *const mask_text =
     "%z0 = select %lt2 %u %t\n%z1 = select %lt8 %z0 %u\n%z = select %lt3 %z1 %t\n"
     "store out %l %z\n";
 
+/* A loop counter below min(v, 100) indexes a 100-element buffer: the
+ * loop's fact k < e and e <= 100 (its range) prove the store in bounds. */
+static const char *const loop_range_text =
+    "workgroup 64\n"
+    "buffer out rw u32 [100]\nbuffer x ro u32\n"
+    "%z = const u32 0\n%c100 = const u32 100\n%l = lid.x\n%v = load x %l\n"
+    "%e = min %v %c100\n"
+    "loop k %z %e\n  %kv = get k\n  store out %kv %l\nend\n"
+    "%f = add %e %c100\n"
+    "loop j %z %f\n  %jv = get j\n  store out %jv %l\nend\n"; /* j < 200: checked */
+
+START_TEST(test_region_ranges) {
+  vyre_program *p = from_text(loop_range_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 2, "x's load and out[j] are checked, out[k] "
+                "is not");
+  ck_assert_msg(count_of(ptx, ", 100;") == 1, "one test against out's 100 elements (of j)");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_mask_folding) {
   vyre_program *p = from_text(mask_text);
   cg_kernel_info info;
@@ -1508,6 +1531,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_global_vectors);
   tcase_add_test(core, test_offset_addressing);
   tcase_add_test(core, test_mask_folding);
+  tcase_add_test(core, test_region_ranges);
   tcase_add_test(core, test_zero_workgroup_memory);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
