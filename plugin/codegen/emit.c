@@ -391,7 +391,7 @@ static void facts_from(cg_ctx *c, uint32_t cond, int negated, int depth) {
 
 void cg_facts_from(cg_ctx *c, uint32_t cond, int negated) { facts_from(c, cond, negated, 0); }
 
-static int const_u32(cg_ctx *c, uint32_t v, uint32_t *out) {
+int cg_const_u32(const cg_ctx *c, uint32_t v, uint32_t *out) {
   const vyre_inst *in = &c->p->insts[v];
   if (in->op != VYRE_OP_CONST || in->type != VYRE_T_U32) return 0;
   *out = in->a;
@@ -408,19 +408,62 @@ static int bound_fits(cg_ctx *c, uint32_t bound, uint32_t b) {
     uint32_t other = p->buffers[bi->a].decl.count;
     return count && other && other <= count;
   }
-  if (count && const_u32(c, bound, &k)) return k <= count;
+  if (count && cg_const_u32(c, bound, &k)) return k <= count;
   return 0;
 }
 
+/* The largest value of a constant or a value with a static range (hi) or
+ * a declared buffer length; UINT32_MAX when unknown. */
+static uint32_t bound_hi(cg_ctx *c, uint32_t bound) {
+  const vyre_inst *bi = &c->p->insts[bound];
+  if (bi->op == VYRE_OP_BUF_LEN) {
+    uint32_t n = c->p->buffers[bi->a].decl.count;
+    return n ? n : UINT32_MAX;
+  }
+  return c->hi ? c->hi[bound] : UINT32_MAX;
+}
+
+/* hi_at: hi, narrowed by the facts of the region (x < B gives x <= hi(B) -
+ * 1) and recomputed through add, mul and shl by a constant from narrowed
+ * operands (each only while it cannot wrap). */
+static uint32_t hi_at(cg_ctx *c, uint32_t v, int depth) {
+  const vyre_program *p = c->p;
+  uint32_t r = c->hi ? c->hi[v] : UINT32_MAX;
+  if (p->value_type[v] != VYRE_T_U32) return r;
+  uint32_t key = canon(c, v);
+  for (uint32_t f = 0; f < c->nfacts; f++) {
+    if (c->facts[f].key != key) continue;
+    uint32_t bh = bound_hi(c, c->facts[f].bound);
+    if (bh && bh != UINT32_MAX && bh - 1u < r) r = bh - 1u;
+  }
+  const vyre_inst *in = &p->insts[v];
+  if (depth >= 4 || r == 0) return r;
+  uint64_t x;
+  uint32_t k;
+  switch (in->op) {
+  case VYRE_OP_ADD: x = (uint64_t)hi_at(c, in->a, depth + 1) + hi_at(c, in->b, depth + 1); break;
+  case VYRE_OP_MUL: x = (uint64_t)hi_at(c, in->a, depth + 1) * hi_at(c, in->b, depth + 1); break;
+  case VYRE_OP_SHL:
+    if (!cg_const_u32(c, in->b, &k)) return r;
+    x = (uint64_t)hi_at(c, in->a, depth + 1) << (k & 31u);
+    break;
+  default: return r;
+  }
+  return x < r ? (uint32_t)x : r;
+}
+
+uint32_t cg_hi_at(cg_ctx *c, uint32_t v) { return hi_at(c, v, 0); }
+
 int cg_index_in_bounds(cg_ctx *c, uint32_t b, uint32_t index) {
   uint32_t count = c->p->buffers[b].decl.count, k;
-  if (count && const_u32(c, index, &k)) return k < count;
+  if (count && cg_const_u32(c, index, &k)) return k < count;
   /* Ids with a static range: lid.a < wg[a], lane < 32. */
   const vyre_inst *ii = &c->p->insts[index];
   if (count && ii->op == VYRE_OP_LOCAL_ID && c->wg[ii->mod] <= count) return 1;
   if (count && ii->op == VYRE_OP_SUBGROUP_LANE && count >= 32) return 1;
-  /* The value range (analysis.c): index <= hi < count. */
-  if (count && c->hi && c->hi[index] < count) return 1;
+  /* The value range (analysis.c), narrowed by the region's facts: index
+   * <= hi < count. */
+  if (count && c->hi && cg_hi_at(c, index) < count) return 1;
   uint32_t key = canon(c, index);
   for (uint32_t f = 0; f < c->nfacts; f++)
     if (c->facts[f].key == key && bound_fits(c, c->facts[f].bound, b)) return 1;

@@ -126,6 +126,24 @@ static void saturating(cg_ctx *c, uint32_t op, uint32_t t, const char *r, const 
   cg_emit(c, "selp.b64 %s, %s, %s, %s;", r, sat, x, q);
 }
 
+/* One operand of an and is a u32 constant m2 and the other `x & m1` (m1 a
+ * constant, x not): 1 with x, m1 and m2. */
+static int masked_operand(const cg_ctx *c, uint32_t a, uint32_t b, uint32_t *x, uint32_t *m1,
+                          uint32_t *m2) {
+  const vyre_program *p = c->p;
+  uint32_t inner = a;
+  if (!cg_const_u32(c, b, m2)) {
+    if (!cg_const_u32(c, a, m2)) return 0;
+    inner = b;
+  }
+  const vyre_inst *in = &p->insts[inner];
+  if (in->op != VYRE_OP_AND || p->value_type[inner] != VYRE_T_U32) return 0;
+  if (cg_const_u32(c, in->b, m1)) *x = in->a;
+  else if (cg_const_u32(c, in->a, m1)) *x = in->b;
+  else return 0;
+  return p->insts[*x].op != VYRE_OP_CONST;
+}
+
 static void binary(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t t = c->p->value_type[in->a];
@@ -163,7 +181,17 @@ static void binary(cg_ctx *c, uint32_t i) {
   case VYRE_OP_MUL: cg_emit(c, "mul.lo.%s %s, %s, %s;", ty, r, a, b); return;
   case VYRE_OP_DIV: int_div(c, t, r, a, b, 0); return;
   case VYRE_OP_MOD: int_div(c, t, r, a, b, 1); return;
-  case VYRE_OP_AND: cg_emit(c, "and.%s %s, %s, %s;", bt, r, a, b); return;
+  case VYRE_OP_AND: {
+    /* (x & M1) & M2 is x & (M1 & M2): reading x lets the inner and die
+     * when this was its last use (ptxas keeps it otherwise). */
+    uint32_t m2, m1, x;
+    if (t == VYRE_T_U32 && masked_operand(c, in->a, in->b, &x, &m1, &m2)) {
+      cg_emit(c, "and.b32 %s, %s, %u;", r, cg_val(c, x), m1 & m2);
+      return;
+    }
+    cg_emit(c, "and.%s %s, %s, %s;", bt, r, a, b);
+    return;
+  }
   case VYRE_OP_OR: cg_emit(c, "or.%s %s, %s, %s;", bt, r, a, b); return;
   case VYRE_OP_XOR: cg_emit(c, "xor.%s %s, %s, %s;", bt, r, a, b); return;
   case VYRE_OP_SHL:
@@ -212,6 +240,36 @@ static void binary(cg_ctx *c, uint32_t i) {
           "report this as a bug", i, in->op, vyre_type_name(t));
 }
 
+/* `(x & M) < K` (also `K > x & M`, and the negations >= and <=) with K a
+ * power of two and M < 2K: x & M < 2K, so it is below K exactly when its
+ * bit K is clear, which is (x & (M & K)) == 0.  x is tested directly, so
+ * the and dies when that was its last use.  Returns 0 when i is not of
+ * that shape. */
+static int masked_compare(cg_ctx *c, uint32_t i) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[i];
+  uint32_t v = in->a, kv = in->b, k, m, x;
+  if (in->op == VYRE_OP_GT || in->op == VYRE_OP_LE) {
+    v = in->b;
+    kv = in->a;
+  } else if (in->op != VYRE_OP_LT && in->op != VYRE_OP_GE) {
+    return 0;
+  }
+  const vyre_inst *a = &p->insts[v];
+  if (a->op != VYRE_OP_AND || p->value_type[v] != VYRE_T_U32 || !cg_const_u32(c, kv, &k))
+    return 0;
+  if (cg_const_u32(c, a->b, &m)) x = a->a;
+  else if (cg_const_u32(c, a->a, &m)) x = a->b;
+  else return 0;
+  if (!k || (k & (k - 1u)) || (uint64_t)m >= 2u * (uint64_t)k) return 0;
+  /* lt, and gt with K on the left: below K; ge, le: not below K. */
+  int below = in->op == VYRE_OP_LT || in->op == VYRE_OP_GT;
+  const char *t = cg_t32(c);
+  cg_emit(c, "and.b32 %s, %s, %u;", t, cg_val(c, x), m & k);
+  cg_emit(c, "setp.%s.u32 %s, %s, 0;", below ? "eq" : "ne", cg_val(c, i), t);
+  return 1;
+}
+
 static void compare(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t t = c->p->value_type[in->a];
@@ -226,6 +284,7 @@ static void compare(cg_ctx *c, uint32_t i) {
     }
     return;
   }
+  if (t == VYRE_T_U32 && masked_compare(c, i)) return;
   static const char *const ops[] = {"eq", "ne", "lt", "le", "gt", "ge"};
   const char *op = ops[in->op - VYRE_OP_EQ];
   if (t == VYRE_T_F32) {

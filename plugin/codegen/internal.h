@@ -115,6 +115,11 @@ const char *cg_bty(uint32_t t); /* b32 b64 pred */
 
 /* Facts. */
 int cg_index_in_bounds(cg_ctx *c, uint32_t buffer, uint32_t index);
+/* 1 when value v is a u32 constant, its value in *out. */
+int cg_const_u32(const cg_ctx *c, uint32_t v, uint32_t *out);
+/* The largest value the u32 value v can hold here: its static range (hi)
+ * narrowed by the facts of the enclosing region (UINT32_MAX: unknown). */
+uint32_t cg_hi_at(cg_ctx *c, uint32_t v);
 /* Push the facts that hold where `cond` is true (negated 0) or false (1). */
 void cg_facts_from(cg_ctx *c, uint32_t cond, int negated);
 /* The element count of buffer b as an operand (immediate or register). */

@@ -98,11 +98,76 @@ static const char *element_address(cg_ctx *c, uint32_t b, const char *index) {
   return a;
 }
 
+/* Global accesses at `x + k` (k a u32 constant, x + k provably without
+ * wrap: x a multiple of a power of two above k, or x's range with k below
+ * 2^32) address element x and add k * size as the instruction's immediate
+ * offset, so accesses at x, x + 1, x + 2 share one 64-bit address (ptxas
+ * cannot fold it: (x + k) * size differs from x * size + k * size when the
+ * u32 sum wraps).  The bounds test stays on x + k itself.  Returns x and
+ * sets *off to k * size, or returns the index with *off 0. */
+#define CG_MAX_IMM_OFFSET (1u << 20)
+static uint32_t offset_base(cg_ctx *c, uint32_t b, uint32_t index, uint32_t *off) {
+  const vyre_program *p = c->p;
+  const vyre_inst *in = &p->insts[index];
+  *off = 0;
+  if (is_shared(c, b) || in->op != VYRE_OP_ADD || in->type != VYRE_T_U32) return index;
+  uint32_t x = in->a, kv = in->b;
+  if (p->insts[kv].op != VYRE_OP_CONST) {
+    x = in->b;
+    kv = in->a;
+  }
+  const vyre_inst *ki = &p->insts[kv];
+  if (ki->op != VYRE_OP_CONST || ki->type != VYRE_T_U32 || p->insts[x].op == VYRE_OP_CONST)
+    return index;
+  uint32_t k = ki->a, size = p->buffers[b].elem_size;
+  if (k == 0 || k >= CG_MAX_IMM_OFFSET / size) return index;
+  int no_wrap = (c->al[x] < 32u && k < (1u << c->al[x])) ||
+                (uint64_t)cg_hi_at(c, x) + k <= UINT32_MAX;
+  if (!no_wrap) return index;
+  *off = k * size;
+  return x;
+}
+
+/* The address operand "addr+off", or addr alone for offset 0. */
+static const char *at_offset(cg_ctx *c, const char *addr, uint32_t off) {
+  if (!off) return addr;
+  char pre[40];
+  size_t n = strlen(addr);
+  if (n > sizeof pre - 2) n = sizeof pre - 2; /* register names are far shorter */
+  memcpy(pre, addr, n);
+  pre[n] = '+';
+  pre[n + 1] = '\0';
+  return cg_name(c, pre, off);
+}
+
 /* A predicate for index < count, or NULL when the bound is already proven. */
 static const char *bounds_pred(cg_ctx *c, uint32_t b, uint32_t index) {
   if (cg_index_in_bounds(c, b, index)) return NULL;
   const char *q = cg_tp(c);
   cg_emit(c, "setp.lt.u32 %s, %s, %s;", q, cg_val(c, index), cg_len(c, b));
+  return q;
+}
+
+/* The bounds predicate (NULL: proven) and address operand of an access to
+ * element `index` of buffer b.  At x + k (offset_base) into a declared
+ * count C > k the test is x < C - k: the same, as x + k does not wrap. */
+static const char *access_at(cg_ctx *c, uint32_t b, uint32_t index, const char **addr) {
+  uint32_t off, x = offset_base(c, b, index, &off);
+  uint32_t count = c->p->buffers[b].decl.count, k = off / c->p->buffers[b].elem_size;
+  const char *q = NULL;
+  if (off && count > k && !cg_index_in_bounds(c, b, index)) {
+    /* x is a multiple of m = 2^al[x]: x < C - k exactly when x is below C
+     * - k rounded up to a multiple of m, which is C itself for every k <
+     * m when m divides C: the accesses at x, x + 1, ... then share one
+     * predicate. */
+    uint64_t m = (uint64_t)1 << c->al[x], bound = (count - k + m - 1u) / m * m;
+    q = cg_tp(c);
+    cg_emit(c, "setp.lt.u32 %s, %s, %u;", q, cg_val(c, x),
+            bound <= UINT32_MAX ? (uint32_t)bound : count - k);
+  } else {
+    q = bounds_pred(c, b, index);
+  }
+  *addr = at_offset(c, element_address(c, b, cg_val(c, x)), off);
   return q;
 }
 
@@ -194,8 +259,8 @@ void cg_load(cg_ctx *c, uint32_t i) {
   }
   if (c->vskip[i]) return; /* its group's vector load filled it */
   if (c->vsize[i] && vector_load(c, i)) return;
-  const char *q = bounds_pred(c, b, in->b);
-  const char *addr = element_address(c, b, cg_val(c, in->b));
+  const char *addr;
+  const char *q = access_at(c, b, in->b, &addr);
   const char *raw = direct ? dst : raw64(et) ? cg_t64(c) : cg_t32(c);
   uint32_t acc = c->p->buffers[b].decl.access;
   const char *space = is_shared(c, b) ? "shared"
@@ -226,8 +291,8 @@ void cg_store(cg_ctx *c, uint32_t i) {
     else cg_emit(c, "mov.%s %s, %s;", raw64(et) ? "b64" : "b32", cur, raw);
     return;
   }
-  const char *q = bounds_pred(c, b, in->b);
-  const char *addr = element_address(c, b, cg_val(c, in->b));
+  const char *addr;
+  const char *q = access_at(c, b, in->b, &addr);
   const char *space = is_shared(c, b) ? "shared" : "global";
   if (q) cg_emit(c, "@%s st.%s.%s [%s], %s;", q, space, cg_raw_ty(et), addr, raw);
   else cg_emit(c, "st.%s.%s [%s], %s;", space, cg_raw_ty(et), addr, raw);
@@ -238,8 +303,8 @@ void cg_atomic(cg_ctx *c, uint32_t i) {
   uint32_t b = in->a, t = in->type;
   int w64 = cg_is64(t), sgn = t == VYRE_T_I32 || t == VYRE_T_I64;
   const char *r = cg_val(c, i);
-  const char *q = bounds_pred(c, b, in->b);
-  const char *addr = element_address(c, b, cg_val(c, in->b));
+  const char *addr;
+  const char *q = access_at(c, b, in->b, &addr);
   const char *op, *ty;
   switch (in->op) {
   case VYRE_OP_ATOMIC_ADD: op = "add"; ty = w64 ? "u64" : (sgn ? "s32" : "u32"); break;

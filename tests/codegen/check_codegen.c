@@ -557,6 +557,137 @@ START_TEST(test_global_vectors) {
 }
 END_TEST
 
+/* Offset addressing: x + k shares x's 64-bit address where x + k cannot
+ * wrap (x < 1000 inside the if, so 3x + 1 is far below 2^32; 4s is a
+ * multiple of 4 and 4s + 3 never wraps), and not where it may (3 gid + 2
+ * outside the if: gid is unbounded). */
+static const char *const offset_text =
+    "workgroup 64\n"
+    "buffer x ro u32\n"
+    "buffer out rw u32 [64]\n"
+    "%g = gid.x\n%c1 = const u32 1\n%c2 = const u32 2\n%c3 = const u32 3\n"
+    "%n = const u32 1000\n%in = lt %g %n\n"
+    "%b = mul %g %c3\n%b1 = add %b %c1\n%b2 = add %b %c2\n"
+    "if %in\n"
+    "  %x0 = load x %b\n  %x1 = load x %b1\n"     /* [a], [a+4] */
+    "  %s = add %x0 %x1\n  %q = shl %s %c2\n  %q3 = add %q %c3\n"
+    "  atomic_add out %q3 %c1\n"                  /* q < 64, [..+12] */
+    "end\n"
+    "%x2 = load x %b2\n"                          /* its own address */
+    "%l = lid.x\nstore out %l %x2\n";
+
+START_TEST(test_offset_addressing) {
+  vyre_program *p = from_text(offset_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  ck_assert_msg(count_of(ptx, "+4];") - count_of(ptx, "[counts+4]") == 1,
+                "x[3g + 1] under g < 1000 addresses x[3g] + 4");
+  ck_assert_msg(count_of(ptx, "+12],") == 1, "out[4s + 3] addresses out[4s] + 12");
+  /* 4s + 3 < 64 is 4s < 61, and for a multiple of 4 that is 4s < 64 (61
+   * rounded up to a multiple of 4), the test of out[4s] itself. */
+  HAS(ptx, "setp.lt.u32 %q2, %v13, 64;");
+  HASNT(ptx, ", 61;");
+  ck_assert_msg(count_of(ptx, "+8]") == 0, "x[3g + 2] outside the if may wrap: no offset");
+  ck_assert_msg(count_of(ptx, "mul.wide.u32 %u0, %v6, 4;") == 1 &&
+                count_of(ptx, "mul.wide.u32 %u2, %v6, 4;") == 1,
+                "x[3g] and x[3g + 1] both scale 3g (%%v6), which ptxas then shares");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+/* Masks and compares on masked values (expr.c). */
+static const char *const mask_text =
+    "workgroup 64\n"
+    "buffer x ro u32\n"
+    "buffer out rw u32 [64]\n"
+    "%l = lid.x\n%c7 = const u32 7\n%c3 = const u32 3\n%c4 = const u32 4\n"
+    "%v = load x %l\n"
+    "%a = and %v %c7\n"
+    "%b = and %c3 %a\n"          /* (v & 7) & 3: v & 3 */
+    "%o = or %v %c7\n%d = and %o %c3\n"   /* an or inside: stays */
+    "%e = and %a %v\n"           /* no constant outside: stays */
+    "%lt = lt %a %c4\n%ge = ge %a %c4\n"
+    "%s = select %lt %b %d\n%t = select %ge %s %e\n%u = add %t %b\n"
+    "%w = and %v %c4\n%lt2 = lt %w %c4\n"
+    "%c2 = const u32 2\n%lt8 = lt %a %c2\n%lt3 = lt %a %c3\n" /* 7 >= 2 * 2; 3: no power of 2 */
+    "%z0 = select %lt2 %u %t\n%z1 = select %lt8 %z0 %u\n%z = select %lt3 %z1 %t\n"
+    "store out %l %z\n";
+
+/* A loop counter below min(v, 100) indexes a 100-element buffer: the
+ * loop's fact k < e and e <= 100 (its range) prove the store in bounds. */
+static const char *const loop_range_text =
+    "workgroup 64\n"
+    "buffer out rw u32 [100]\nbuffer x ro u32\n"
+    "%z = const u32 0\n%c100 = const u32 100\n%l = lid.x\n%v = load x %l\n"
+    "%e = min %v %c100\n"
+    "loop k %z %e\n  %kv = get k\n  store out %kv %l\nend\n"
+    "%f = add %e %c100\n"
+    "loop j %z %f\n  %jv = get j\n  store out %jv %l\nend\n"; /* j < 200: checked */
+
+START_TEST(test_region_ranges) {
+  vyre_program *p = from_text(loop_range_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 2, "x's load and out[j] are checked, out[k] "
+                "is not");
+  ck_assert_msg(count_of(ptx, ", 100;") == 1, "one test against out's 100 elements (of j)");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+START_TEST(test_mask_folding) {
+  vyre_program *p = from_text(mask_text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  HAS(ptx, "and.b32 %v6, %v4, 3;"); /* %b reads the load %v4 with the mask 7 & 3 */
+  ck_assert_msg(count_of(ptx, ", 3;") == 1, "only (v & 7) & 3 folds: not (v | 7) & 3, nor "
+                "(v & 7) & v");
+  HAS(ptx, "and.b32 %v8, %v7, %v2;");
+  HAS(ptx, "and.b32 %v9, %v5, %v4;");
+  /* (v & 7) < 4 and >= 4: bit 2 of v; (v & 4) < 4 too; no setp.lt/ge is left. */
+  ck_assert_msg(count_of(ptx, "and.b32 %t") == 3 && count_of(ptx, "%v4, 4;") == 3,
+                "three bit tests of v & 4");
+  HAS(ptx, "setp.eq.u32 %p10, %t");
+  HAS(ptx, "setp.ne.u32 %p11, %t");
+  HAS(ptx, "setp.eq.u32 %p16, %t");
+  HASNT(ptx, "setp.ge.u32");
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 3, "left as compares: the bounds test of x, "
+                "(v & 7) < 2 (7 is not below 2 * 2) and (v & 7) < 3 (3 is not a power of 2)");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
+/* Zeroing workgroup memory: 36 bytes (3 chunks) for 256 threads is one
+ * predicated store; 40,000 bytes (2,500 chunks) for 64 threads, 40 a
+ * thread, stays a loop. */
+START_TEST(test_zero_workgroup_memory) {
+  static const char *const small =
+      "workgroup 256\nbuffer out rw u32 [256]\nbuffer w workgroup u32 [9]\n"
+      "%l = lid.x\n%z = const u32 0\n%v = load w %z\nstore out %l %v\n";
+  static const char *const large =
+      "workgroup 64\nbuffer out rw u32 [64]\nbuffer w workgroup u32 [10000]\n"
+      "%l = lid.x\n%v = load w %l\nstore out %l %v\n";
+  cg_kernel_info info;
+  vyre_program *p = from_text(small);
+  char *ptx = emit(p, &info, 0);
+  HASNT(ptx, "$ZERO");
+  HAS(ptx, "setp.lt.u32 %q0, %ltid, 3;");
+  ck_assert_msg(count_of(ptx, "@%q0 st.shared.v4.b32 [%t1+0], {0, 0, 0, 0};") == 1,
+                "chunks 0..2: one store, by threads 0..2");
+  free(ptx);
+  vyre_program_free(p);
+  p = from_text(large);
+  ptx = emit(p, &info, 0);
+  HAS(ptx, "$ZERO:");
+  ck_assert_msg(count_of(ptx, "st.shared.v4.b32") == 1, "40 chunks a thread: the loop stays");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -588,7 +719,8 @@ START_TEST(test_ranges_and_vectors) {
                 "wu[lid], wu[lid+1] stay scalar (lid may be odd)");
   /* Workgroup indices are all proven (lid*4 < 256, lid + 1 <= 64 < 260):
    * the two bounds checks left are of x (sized by its input). */
-  ck_assert_msg(count_of(ptx, "setp.lt.u32") == 2, "only the loads of x are checked");
+  ck_assert_msg(count_of(ptx, "setp.lt.u32") - count_of(ptx, "setp.lt.u32 %q0, %ltid, 1;") == 2,
+                "only the loads of x are checked (besides the zeroing of chunk 128 of 129)");
   /* x[gid] is stored to workgroup memory: flushed; x[lid+1] only feeds an
    * add.ftz: not flushed; workgroup loads are never flushed. */
   ck_assert_msg(count_of(ptx, "0x7f800000") == 1, "one subnormal flush (the stored load)");
@@ -1068,9 +1200,10 @@ static void suite(suite_fn fn, void *ctx) {
   }
   /* The compute-bound lowerings: unrolled loops, vector workgroup loads,
    * and the tuned examples (from $srcdir, which make check sets). */
-  const char *texts[] = {unroll_text, vector_text, gvector_text};
+  const char *texts[] = {unroll_text, vector_text, gvector_text, offset_text, mask_text};
   static const char *const names[] = {"unrolled loops", "vector workgroup loads",
-                                      "vector global loads"};
+                                      "vector global loads", "offset addressing",
+                                      "mask folding"};
   for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
     vyre_program *p = from_text(texts[k]);
     fn(ctx, p, names[k]);
@@ -1396,6 +1529,10 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_unroll);
   tcase_add_test(core, test_ranges_and_vectors);
   tcase_add_test(core, test_global_vectors);
+  tcase_add_test(core, test_offset_addressing);
+  tcase_add_test(core, test_mask_folding);
+  tcase_add_test(core, test_region_ranges);
+  tcase_add_test(core, test_zero_workgroup_memory);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);
