@@ -21,6 +21,7 @@ struct vc_job {
   uint64_t t_entry, t_enqueued;
   uint64_t timeout_ns, deadline; /* vyre_limits: 0 = wait as long as it takes */
   int enqueued; /* work was put on the stream */
+  int ring_in, ring_out; /* the inputs, the outputs travel through the staging ring */
 };
 
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
@@ -36,10 +37,28 @@ void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
   d->staging = staging;
 }
 
-/* Buffers larger than one staging chunk travel through the ring;
- * smaller ones through a pinned pool block each (the latency path). */
+/* A dispatch's inputs (or its outputs) travel through the ring together
+ * when they add up to more than the ring's threshold, small ones with
+ * the large: in one pass, every copy thread on every byte (a 2 MiB
+ * output read back through a pool block was one thread's memcpy).
+ * Otherwise each goes through a pinned pool block (the latency path). */
 static int through_ring(const vc_dispatcher *d, uint64_t bytes) {
   return bytes > vc_staging_threshold(d->staging);
+}
+
+/* Sets j->ring_in and j->ring_out from the geometry's sizes. */
+static void choose_paths(vc_job *j) {
+  const vyre_program *prog = j->L.k->program;
+  uint64_t in = 0, out = 0;
+  for (uint32_t i = 0; i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    /* Sizes are bounded by the geometry: no sum of them wraps. */
+    if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT)
+      in += j->L.geo.buffer_bytes[i];
+    if (bi->is_output) out += j->L.geo.out_size[i];
+  }
+  j->ring_in = through_ring(j->d, in);
+  j->ring_out = through_ring(j->d, out);
 }
 
 /* Return everything a job holds.  Its stream must be idle. */
@@ -177,6 +196,7 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
   vyre_status st;
   vc_segment big[VYRE_MAX_BUFFERS];
   uint32_t nbig = 0;
+  choose_paths(j);
   for (uint32_t i = 0; i < prog->buffer_count; i++) {
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (bi->role == VYRE_ROLE_SHARED) continue;
@@ -187,7 +207,7 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
     if (st != VYRE_OK) return st;
     CUdeviceptr dev = (CUdeviceptr)j->dev[i].ptr;
     L->ptrs[bi->kernel_index] = dev;
-    if ((bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) && through_ring(d, bytes)) {
+    if ((bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) && j->ring_in) {
       /* Uploaded below, all large inputs in one pass over the ring. */
       big[nbig].dev = dev;
       big[nbig].host = (void *)inputs[bi->input_index].data;
@@ -206,10 +226,12 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
       r = VC_CU(cx, cuMemsetD8Async, (dev, 0, (size_t)bytes, j->stream));
       if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemsetD8Async", kernel, NULL);
       j->enqueued = 1;
-      if (L->geo.out_size[i] && !through_ring(d, L->geo.out_size[i])) {
-        st = vc_mempool_acquire(d->hostpool, L->geo.out_size[i], &j->stage[i], err);
-        if (st != VYRE_OK) return st;
-      }
+    }
+    /* The readback's pinned block, unless the input's serves (an inout
+     * buffer's output range lies within it). */
+    if (bi->is_output && L->geo.out_size[i] && !j->ring_out && !j->stage[i].ptr) {
+      st = vc_mempool_acquire(d->hostpool, L->geo.out_size[i], &j->stage[i], err);
+      if (st != VYRE_OK) return st;
     }
   }
   if (nbig) {
@@ -268,7 +290,7 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (!bi->is_output || !L->geo.out_size[i]) continue;
     /* Large outputs are read back by finish, through the ring. */
-    if (through_ring(d, L->geo.out_size[i])) continue;
+    if (j->ring_out) continue;
     /* Only the declared output range travels back. */
     r = VC_CU(cx, cuMemcpyDtoHAsync, ((void *)(uintptr_t)j->stage[i].ptr,
                                      (CUdeviceptr)(j->dev[i].ptr + L->geo.out_offset[i]),
@@ -310,7 +332,7 @@ static vyre_status read_outputs(vc_job *j, vyre_outputs *o, vyre_output_slot *sl
     void *dst = o ? o->items[bi->output_index].data : slots[bi->output_index].data;
     if (slots) slots[bi->output_index].size = n;
     if (!n) continue;
-    if (through_ring(d, n)) {
+    if (j->ring_out) {
       big[nbig].dev = (CUdeviceptr)(j->dev[i].ptr + j->L.geo.out_offset[i]);
       big[nbig].host = dst;
       big[nbig].size = n;

@@ -20,29 +20,35 @@ typedef struct vc_segment {
   uint64_t size;
 } vc_segment;
 
-/* The copy threads: the thread that runs a transfer splits each chunk's
- * memcpy into `threads` parts, does part 0 and hands the others to the
- * workers (fields private to staging.c). */
+/* One host-side memcpy of a transfer (a granule of a chunk's piece):
+ * whoever claims it copies it. */
+typedef struct vc_granule {
+  uint8_t *dst;
+  const uint8_t *src;
+  size_t len;
+  uint32_t slot; /* the chunk use it belongs to */
+} vc_granule;
+
+/* The copy threads (fields private to staging.c).  A transfer publishes
+ * its granules; the workers and the transfer's own thread claim them in
+ * order with one compare-and-swap each, up to `limit` (the granules whose
+ * chunk is ready), so no thread waits for another's part of a chunk and
+ * a slow or preempted thread holds up one granule, not a chunk. */
 typedef struct vc_copy_crew {
   int init;
   pthread_mutex_t lock;
-  pthread_cond_t go, done;
+  pthread_cond_t go;
   pthread_t tid[VC_STAGING_MAX_THREADS];
-  uint32_t started;          /* workers running (threads - 1 once started) */
-  _Atomic uint64_t round;    /* bumped for each split copy */
-  _Atomic uint32_t pending;  /* parts of this round not yet copied */
+  uint32_t started;         /* workers running (threads - 1 once started) */
+  _Atomic uint64_t next;    /* transfer generation << 32 | next granule to claim */
+  _Atomic uint32_t limit;   /* granules below it may be copied now */
+  _Atomic uint32_t count;   /* granules of the transfer */
+  _Atomic uint32_t copied;  /* granules of the transfer copied */
   _Atomic int stop;
-  uint32_t sleepers;         /* workers blocked on `go` (under lock) */
-  int waiting;               /* the copying thread is blocked on `done` (under lock) */
-  struct vc_copy_worker {
-    struct vc_copy_crew *crew;
-    uint32_t index;
-  } worker[VC_STAGING_MAX_THREADS];
-  struct {
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t len;
-  } part[VC_STAGING_MAX_THREADS];
+  _Atomic uint64_t worker_copies; /* granules the workers copied (metric) */
+  uint32_t sleepers;        /* workers blocked on `go` (under lock) */
+  const vc_granule *granules; /* the transfer's; read only after a claim */
+  _Atomic uint32_t *left;     /* per chunk use: granules not yet copied */
 } vc_copy_crew;
 
 /* The ring (fields private to staging.c).  One transfer uses it at a
@@ -62,7 +68,7 @@ typedef struct vc_staging {
   CUevent ev[VC_STAGING_MAX_CHUNKS];
   int busy[VC_STAGING_MAX_CHUNKS]; /* ev[k] was recorded after buf[k]'s last copy */
   vc_copy_crew crew;
-  _Atomic uint64_t transfers, chunk_copies, split_copies, bytes_up, bytes_down;
+  _Atomic uint64_t transfers, chunk_copies, bytes_up, bytes_down;
 } vc_staging;
 
 /*

@@ -29,7 +29,14 @@ static void check_scaled(const uint32_t *in, const uint32_t *out, uint32_t k, co
 }
 
 static const uint64_t big_bytes = (uint64_t)BIG_N * 4u;
-static uint64_t chunks_of(uint64_t bytes) { return (bytes + CHUNK - 1) / CHUNK; }
+/* Chunk uses of one transfer of `bytes`: pieces of a tenth of it, 4 KiB
+ * aligned, at least 512 KiB and at most a chunk. */
+static uint64_t chunks_of(uint64_t bytes) {
+  uint64_t cap = (bytes / 10 + 4095u) & ~(uint64_t)4095u;
+  if (cap < (512u << 10)) cap = 512u << 10;
+  if (cap > CHUNK) cap = CHUNK;
+  return (bytes + cap - 1) / cap;
+}
 
 static void staged_dispatches(const char *threads) {
   staging_env(threads);
@@ -207,8 +214,8 @@ static void staged_failure(vyre_backend *b, const char *call, unsigned long nth,
   free(p.bytes);
 }
 
-/* With the default 16 MiB chunks, a transfer of a few MiB (above the 2 MiB
- * threshold) is cut into pieces of about a tenth of it (at least 1 MiB)
+/* With the default 16 MiB chunks, a transfer of a few MiB (above the 1 MiB
+ * threshold) is cut into pieces of about a tenth of it (at least 512 KiB)
  * that go round the ring, so host copies overlap the device's. */
 START_TEST(test_staging_pieces) {
   unsetenv("VYRE_CUDA_STAGING_CHUNK");
@@ -230,12 +237,16 @@ START_TEST(test_staging_pieces) {
   ck_assert_int_eq(b->vt->resident_download(b, h, back, size, &err), VYRE_OK);
   ck_assert_msg(memcmp(buf, back, size) == 0, "pieces round trip byte for byte");
   ck_assert_uint_eq(metric(b, "staging.chunk_copies"), 2 * ((size + cap - 1) / cap));
-  /* At or below 2 MiB the pinned pool serves the copy, not the ring. */
+  /* At or below 1 MiB the pinned pool serves the copy, not the ring. */
   uint64_t copies = metric(b, "staging.chunk_copies");
-  vyre_resident_copy two = {h, 0, buf, 2u << 20};
-  ck_assert_msg(b->vt->resident_upload_many(b, &two, 1, &err) == VYRE_OK, "2 MiB upload: %s",
+  vyre_resident_copy two = {h, 0, buf, 1u << 20};
+  ck_assert_msg(b->vt->resident_upload_many(b, &two, 1, &err) == VYRE_OK, "1 MiB upload: %s",
                 err.message);
   ck_assert_uint_eq(metric(b, "staging.chunk_copies"), copies);
+  /* Just above it: the ring, in pieces of 512 KiB (three of them). */
+  vyre_resident_copy above = {h, 0, buf, (1u << 20) + 4096u};
+  ck_assert_int_eq(b->vt->resident_upload_many(b, &above, 1, &err), VYRE_OK);
+  ck_assert_uint_eq(metric(b, "staging.chunk_copies"), copies + 3);
   ck_assert_int_eq(b->vt->resident_free(b, h, &err), VYRE_OK);
   free(buf);
   free(back);
@@ -254,7 +265,7 @@ START_TEST(test_staging_failures) {
   staged_failure(b, "cuMemcpyHtoDAsync", 2, 0);  /* the input's second chunk */
   staged_failure(b, "cuMemcpyDtoHAsync", 3, 0);  /* the output's last chunk */
   staged_failure(b, "cuEventRecord", 2, 0);      /* sealing a chunk */
-  staged_failure(b, "cuEventSynchronize", 2, 0); /* waiting for a chunk */
+  staged_failure(b, "cuEventSynchronize", 1, 0); /* waiting for a chunk */
   staged_failure(b, "cuMemcpyHtoDAsync", 3, 1);
   staged_failure(b, "cuMemcpyDtoHAsync", 2, 1);
   staged_failure(b, "cuEventSynchronize", 1, 1);
