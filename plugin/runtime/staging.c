@@ -268,6 +268,8 @@ void vc_staging_destroy(vc_staging *s) {
   s->cx = NULL;
 }
 
+uint64_t vc_staging_chunk(const vc_staging *s) { return s->chunk; }
+
 uint64_t vc_staging_threshold(const vc_staging *s) {
   return s->chunk < RING_THRESHOLD ? s->chunk : RING_THRESHOLD;
 }
@@ -548,7 +550,7 @@ static vyre_status walk_alloc(walk *w, uint64_t npieces, uint64_t ngranules, vyr
 }
 
 static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *segs,
-                            uint32_t count, int up, vyre_error *err) {
+                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err) {
   uint64_t total = 0, npieces = 0;
   for (uint32_t i = 0; i < count; i++)
     if (!vc_add_u64(total, segs[i].size, &total))
@@ -561,10 +563,11 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
    * [MIN_PIECE, chunk]. */
   uint64_t cap = (total / 10 + 4095u) & ~(uint64_t)4095u;
   if (cap < MIN_PIECE) cap = MIN_PIECE;
+  if (piece_bytes) cap = piece_bytes;
   if (cap > s->chunk) cap = s->chunk;
   /* Granules: a piece shared by every copy thread, 4 KiB aligned,
    * within [MIN_GRANULE, MAX_GRANULE]. */
-  uint64_t gran = (cap / s->threads + 4095u) & ~(uint64_t)4095u;
+  uint64_t gran = ((cap < total ? cap : total) / s->threads + 4095u) & ~(uint64_t)4095u;
   if (gran < MIN_GRANULE) gran = MIN_GRANULE;
   if (gran > MAX_GRANULE) gran = MAX_GRANULE;
   for (uint32_t i = 0; i < count; i++) npieces += segs[i].size / cap + 2;
@@ -600,12 +603,17 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
 
 vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *segs,
                               uint32_t count, vyre_error *err) {
-  return transfer(s, stream, segs, count, 1, err);
+  return transfer(s, stream, segs, count, 1, 0, err);
 }
 
 vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
                                 uint32_t count, vyre_error *err) {
-  return transfer(s, stream, segs, count, 0, err);
+  return transfer(s, stream, segs, count, 0, 0, err);
+}
+
+vyre_status vc_staging_move(vc_staging *s, CUstream stream, const vc_segment *segs,
+                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err) {
+  return transfer(s, stream, segs, count, up, piece_bytes ? piece_bytes : UINT64_MAX, err);
 }
 
 static void read_metrics(const void *state, vc_metric_sink *m) {

@@ -90,8 +90,11 @@ void vc_staging_destroy(vc_staging *s);
 /* Give the chunks back to the driver (shutdown); the next large transfer
  * allocates them again.  Context current.  Thread-safe. */
 void vc_staging_trim(vc_staging *s);
-/* Bytes above which a copy goes through the ring (the chunk size). */
+/* Bytes above which a copy goes through the ring (1 MiB, or the chunk
+ * size when smaller). */
 uint64_t vc_staging_threshold(const vc_staging *s);
+/* Bytes per chunk. */
+uint64_t vc_staging_chunk(const vc_staging *s);
 /* Add staging.{chunk_bytes, chunks, pinned_bytes, threads, transfers,
  * chunk_copies, split_copies, bytes_up, bytes_down}. */
 void vc_staging_add_metrics(vc_staging *s, vc_metrics *m);
@@ -117,5 +120,15 @@ vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *
  */
 vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
                                 uint32_t count, vyre_error *err);
+
+/*
+ * Upload (up = 1) or download the segments as vc_staging_upload or
+ * vc_staging_download do, but in pieces of up to `piece_bytes` (0: as
+ * large as a chunk), whatever the transfer's size: the chunked dispatch
+ * (split.c) moves each of its chunks in one piece, so that its uploads
+ * and downloads take alternate chunks of the ring.
+ */
+vyre_status vc_staging_move(vc_staging *s, CUstream stream, const vc_segment *segs,
+                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err);
 
 #endif /* VYRE_PLUGIN_CUDA_STAGING_H */
