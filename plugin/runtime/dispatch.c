@@ -510,7 +510,7 @@ static vyre_status split_prologue(vc_job *j, const vyre_input *inputs, const uin
     if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) {
       if (cls[i] == VC_SPLIT_CHUNK) continue; /* by the chunks */
       vc_segment seg = {dev[i], (void *)(uintptr_t)inputs[bi->input_index].data, bytes};
-      st = vc_staging_move(d->staging, j->stream, &seg, 1, 1, 0, err);
+      st = vc_staging_upload(d->staging, j->stream, &seg, 1, err);
       if (st != VYRE_OK) return st;
     } else {
       CUresult r = VC_CU(cx, cuMemsetD8Async, (dev[i], 0, (size_t)bytes, j->stream));
@@ -572,7 +572,7 @@ static vyre_status split_enqueue(vc_job *j, const vyre_input *inputs, int to_blo
   for (uint32_t i = 0; st == VYRE_OK && r == CUDA_SUCCESS && i < prog->buffer_count; i++) {
     if (!prog->buffers[i].is_output || cls[i] == VC_SPLIT_CHUNK || !j->L.geo.out_size[i]) continue;
     vc_segment seg = {dev[i] + j->L.geo.out_offset[i], dst[i], j->L.geo.out_size[i]};
-    st = vc_staging_move(d->staging, j->stream, &seg, 1, 0, 0, err);
+    st = vc_staging_download(d->staging, j->stream, &seg, 1, err);
   }
   if (st == VYRE_OK && r == CUDA_SUCCESS) r = VC_CU(cx, cuEventRecord, (j->done, j->stream));
   if (st == VYRE_OK && r != CUDA_SUCCESS)

@@ -79,8 +79,7 @@ int vc_split_classify(const vc_launch *L, uint8_t *cls) {
   memset(at, 0, sizeof at);
   memset(other, 0, sizeof other);
   if (!scan_uses(p, at, other)) return 0;
-  uint32_t n = L->geo.element_count;
-  int any = 0;
+  uint32_t n = L->geo.element_count, ins = 0, outs = 0;
   for (uint32_t b = 0; b < p->buffer_count; b++) {
     const vyre_buffer_info *bi = &p->buffers[b];
     cls[b] = VC_SPLIT_WHOLE;
@@ -88,9 +87,12 @@ int vc_split_classify(const vc_launch *L, uint8_t *cls) {
     if (other[b] || bi->role == VYRE_ROLE_SHARED || L->geo.buffer_elems[b] < n) return 0;
     if (bi->is_output && L->geo.buffer_elems[b] != n) return 0;
     cls[b] = VC_SPLIT_CHUNK;
-    any = 1;
+    ins += bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT;
+    outs += bi->is_output;
   }
-  return any;
+  /* A step of the staging pipeline moves at most VC_STEP_MAX_SEGS ranges
+   * each way. */
+  return ins + outs > 0 && ins <= VC_STEP_MAX_SEGS && outs <= VC_STEP_MAX_SEGS;
 }
 
 uint32_t vc_split_chunk_elems(const vc_launch *L, const uint8_t *cls, uint64_t chunk_bytes,
@@ -105,8 +107,8 @@ uint32_t vc_split_chunk_elems(const vc_launch *L, const uint8_t *cls, uint64_t c
   }
   if (!chunk_bytes || !(in + out)) return 0;
   uint64_t e = chunk_bytes / (in + out);
-  uint64_t way = in > out ? in : out;
-  if (e > staging_chunk / way) e = staging_chunk / way;
+  /* A chunk's inputs and outputs share one staging chunk. */
+  if (e > staging_chunk / (in + out)) e = staging_chunk / (in + out);
   e -= e % CHUNK_ALIGN;
   if (!e || e >= L->geo.element_count || e > UINT32_MAX) return 0;
   /* At least two chunks, or nothing overlaps. */
@@ -120,45 +122,42 @@ static void chunk_range(const vc_split_job *sj, uint32_t c, uint64_t *first, uin
   *count = n - *first < sj->chunk_elems ? n - *first : sj->chunk_elems;
 }
 
-/* Chunk c's inputs up (up = 1), or its outputs' declared ranges back. */
-static vyre_status move_chunk(const vc_split_job *sj, uint32_t c, int up, vyre_error *err) {
+/* Chunk c's ranges: its inputs' elements up, its outputs' declared
+ * ranges back (vc_step_describe_fn). */
+static void describe_chunk(void *user, uint32_t c, vc_step_io *io) {
+  const vc_split_job *sj = user;
   const vc_launch *L = sj->L;
   const vyre_program *p = L->k->program;
   uint64_t first, count;
   chunk_range(sj, c, &first, &count);
-  vc_segment segs[VYRE_MAX_BUFFERS];
-  uint32_t n = 0;
+  io->nin = io->nout = 0;
   for (uint32_t b = 0; b < p->buffer_count; b++) {
     const vyre_buffer_info *bi = &p->buffers[b];
     if (sj->cls[b] != VC_SPLIT_CHUNK) continue;
     uint64_t lo = first * bi->elem_size, hi = (first + count) * bi->elem_size;
-    if (up) {
-      if (bi->role != VYRE_ROLE_INPUT && bi->role != VYRE_ROLE_INOUT) continue;
-      segs[n].host = (uint8_t *)(uintptr_t)sj->src[b] + lo;
-    } else {
-      if (!bi->is_output) continue;
-      uint64_t off = L->geo.out_offset[b], end = off + L->geo.out_size[b];
-      if (lo < off) lo = off;
-      if (hi > end) hi = end;
-      if (lo >= hi) continue;
-      segs[n].host = (uint8_t *)sj->dst[b] + (lo - off);
+    if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) {
+      vc_segment *g = &io->in[io->nin++];
+      g->host = (uint8_t *)(uintptr_t)sj->src[b] + lo;
+      g->dev = sj->dev[b] + lo;
+      g->size = hi - lo;
     }
-    segs[n].dev = sj->dev[b] + lo;
-    segs[n].size = hi - lo;
-    n++;
+    if (!bi->is_output) continue;
+    uint64_t off = L->geo.out_offset[b], end = off + L->geo.out_size[b];
+    if (lo < off) lo = off;
+    if (hi > end) hi = end;
+    if (lo >= hi) continue;
+    vc_segment *g = &io->out[io->nout++];
+    g->host = (uint8_t *)sj->dst[b] + (lo - off);
+    g->dev = sj->dev[b] + lo;
+    g->size = hi - lo;
   }
-  if (!n) return VYRE_OK;
-  vyre_status st = vc_staging_move(sj->staging, sj->stream[c & 1u], segs, n, up, 0, err);
-  if (st != VYRE_OK)
-    vyre_error_prefix(err, "chunked dispatch of %s: %s chunk %u", L->k->info.entry,
-                      up ? "uploading" : "reading back", c);
-  return st;
 }
 
 /* Chunk c's launch: the cut buffers' pointers advanced to its first
  * element, its element count in the count words (the dispatch's, and
  * each cut buffer sized at run time), its grid. */
-static vyre_status launch_chunk(const vc_split_job *sj, uint32_t c, vyre_error *err) {
+static vyre_status launch_chunk(void *user, uint32_t c, CUstream stream, vyre_error *err) {
+  const vc_split_job *sj = user;
   const vyre_program *p = sj->L->k->program;
   uint64_t first, count;
   chunk_range(sj, c, &first, &count);
@@ -178,19 +177,14 @@ static vyre_status launch_chunk(const vc_split_job *sj, uint32_t c, vyre_error *
   Lc.params_host.ptr = (uint64_t)(uintptr_t)words;
   uint64_t per = (uint64_t)Lc.block[0] * Lc.k->info.elements_per_thread;
   Lc.grid[0] = (uint32_t)((count + per - 1) / per);
-  return vc_launch_enqueue(sj->lx, &Lc, sj->stream[c & 1u], 1, err);
+  return vc_launch_enqueue(sj->lx, &Lc, stream, 1, err);
 }
 
 vyre_status vc_split_run(const vc_split_job *sj, vyre_error *err) {
   uint64_t n = sj->L->geo.element_count;
   uint32_t chunks = (uint32_t)((n + sj->chunk_elems - 1) / sj->chunk_elems);
-  vyre_status st = VYRE_OK;
-  for (uint32_t c = 0; c <= chunks && st == VYRE_OK; c++) {
-    if (c < chunks) {
-      st = move_chunk(sj, c, 1, err);
-      if (st == VYRE_OK) st = launch_chunk(sj, c, err);
-    }
-    if (st == VYRE_OK && c > 0) st = move_chunk(sj, c - 1, 0, err);
-  }
+  vyre_status st = vc_staging_steps(sj->staging, sj->stream, chunks, describe_chunk, launch_chunk,
+                                    (void *)(uintptr_t)sj, err);
+  if (st != VYRE_OK) vyre_error_prefix(err, "chunked dispatch of %s", sj->L->k->info.entry);
   return st;
 }

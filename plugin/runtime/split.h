@@ -26,7 +26,8 @@
  *     length is such a comparison;
  *   - no buffer is accessed both at gid and elsewhere;
  *   - every buffer accessed at gid has at least element_count elements,
- *     and an output exactly that many (no tail past the last chunk).
+ *     and an output exactly that many (no tail past the last chunk);
+ *   - at most VC_STEP_MAX_SEGS such inputs, and as many outputs.
  * cls[b] receives each buffer's VC_SPLIT_* class.  Pure; thread-safe.
  */
 int vc_split_classify(const vc_launch *L, uint8_t *cls);
@@ -46,22 +47,23 @@ typedef struct vc_split_job {
 
 /*
  * The elements per chunk for about `chunk_bytes` of input and output per
- * chunk, at most one staging chunk each way, a multiple of 4096; 0 when
+ * chunk, at most one staging chunk of both, a multiple of 4096; 0 when
  * the dispatch would not make two chunks.
  */
 uint32_t vc_split_chunk_elems(const vc_launch *L, const uint8_t *cls, uint64_t chunk_bytes,
                               uint64_t staging_chunk);
 
 /*
- * Run the chunks: for each chunk c, its inputs go up through the staging
- * ring (one piece) on stream[c & 1], its launch follows on that stream,
- * then chunk c - 1's outputs come back through the ring into their
- * destinations (so chunk c's upload and kernel overlap chunk c - 1's
- * readback).  Returns when every chunk's outputs are in host memory.
- * Buffers of class VC_SPLIT_WHOLE are the caller's to upload before and
- * read back after; both streams must already be ordered after that
- * upload.  On failure the streams may still run: the caller synchronises
- * them.  Context current.
+ * Run the chunks as steps of the staging ring (vc_staging_steps): chunk
+ * c's inputs are copied into a ring chunk and go up on stream[c & 1],
+ * its launch follows there, then its outputs come back into the same
+ * ring chunk and the copy threads copy them out while later chunks'
+ * inputs go in; neighbouring chunks' uploads, kernels and readbacks
+ * overlap on the two streams.  Returns when every chunk's outputs are in
+ * host memory.  Buffers of class VC_SPLIT_WHOLE are the caller's to
+ * upload before and read back after; both streams must already be
+ * ordered after that upload.  On failure both streams have been
+ * synchronised.  Context current.
  */
 vyre_status vc_split_run(const vc_split_job *sj, vyre_error *err);
 

@@ -1,23 +1,16 @@
-/* staging.c -- the staging ring: pinned chunks kept by the instance, filled and drained by a small crew of copy threads while the device copies the neighbouring chunks. */
+/* staging.c -- the staging ring: pinned chunks kept by the instance, filled and drained by the copy threads (crew.c) while the device copies the neighbouring chunks; host transfers, and pipelines of steps (upload, device work, readback). */
 #include "staging.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* A chunk's pieces are copied in granules of about a piece over the
  * copy threads, within these bounds: one claim costs a compare-and-swap,
  * and a granule is what one slow thread can hold back. */
 #define MIN_GRANULE (64u << 10)
 #define MAX_GRANULE (1u << 20)
-/* Granules of at least this many bytes are copied with streaming stores. */
-#define STREAM_MIN (64u << 10)
 /* Transfers above this many bytes (or one chunk, if smaller) take the
  * ring; each is cut into pieces of about a tenth of it, at least
  * MIN_PIECE and at most one chunk, so that even a transfer of a few MiB
@@ -28,198 +21,6 @@
  * up the copy threads win (the bus moves 1 MiB in about 20 us). */
 #define RING_THRESHOLD (1u << 20)
 #define MIN_PIECE (512u << 10)
-/* Between two chunks of a transfer the crew spins this many times
- * before it sleeps: the next chunk usually comes within microseconds,
- * and waking a sleeping thread costs more than that. */
-#define SPIN_ROUNDS 20000u
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
-/* memcpy of a large block with streaming stores: the destination (a
- * staging chunk the device reads next, or host memory far larger than
- * the caches) is not read first and does not evict the caches.  On an
- * H100 host, streaming into pinned memory beat memcpy from 8 threads up
- * (bench/xfer_probe, 1 GiB: 30.7 vs 23.5 GB/s at 8 threads, 41.0 vs 33.0
- * at 16); out of it the probe was mixed (1 GiB: 30.3 vs 38.2 GB/s at 16
- * threads, 256 MiB: 29.2 vs 24.3), and the ring's downloads with it
- * measured 50.6 GB/s of 53.8 (docs/cuda-runtime.md). */
-static void copy_stream(void *dst, const void *src, size_t n) {
-#if defined(__SSE2__)
-  uint8_t *d = dst;
-  const uint8_t *s = src;
-  size_t head = (16u - ((uintptr_t)d & 15u)) & 15u;
-  if (head > n) head = n;
-  memcpy(d, s, head);
-  d += head;
-  s += head;
-  n -= head;
-  for (size_t i = n / 64u; i; i--) {
-    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-    _mm_stream_si128((__m128i *)(void *)d, a);
-    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    s += 64;
-    d += 64;
-  }
-  /* Streaming stores are weakly ordered: complete them before the part
-   * is reported done (and before the device may read the chunk). */
-  _mm_sfence();
-  memcpy(d, s, n % 64u);
-#else
-  memcpy(dst, src, n);
-#endif
-}
-
-/* ------------------------------------------------------------------ */
-/* The copy crew                                                       */
-/* ------------------------------------------------------------------ */
-/* Claim the next granule of transfer `gen`: 1 and *out when one was
- * claimed, 0 when the next one's chunk is not ready yet, -1 when the
- * transfer has no granule left to claim (or is over). */
-static int crew_claim(vc_copy_crew *c, uint64_t gen, uint32_t *out) {
-  uint64_t v = atomic_load_explicit(&c->next, memory_order_acquire);
-  for (;;) {
-    if (v >> 32 != gen) return -1;
-    uint32_t i = (uint32_t)v;
-    if (i >= atomic_load_explicit(&c->count, memory_order_relaxed)) return -1;
-    if (i >= atomic_load_explicit(&c->limit, memory_order_acquire)) return 0;
-    /* Acquire: the granule table of the transfer the claim belongs to. */
-    if (atomic_compare_exchange_weak_explicit(&c->next, &v, v + 1, memory_order_acq_rel,
-                                              memory_order_acquire)) {
-      *out = i;
-      return 1;
-    }
-  }
-}
-
-/* Copy granule i and count it (its chunk use's `left` last: the thread
- * that waits for it then sees the bytes). */
-static void crew_copy_one(vc_copy_crew *c, uint32_t i) {
-  const vc_granule *g = &c->granules[i];
-  if (g->len >= STREAM_MIN) copy_stream(g->dst, g->src, g->len);
-  else memcpy(g->dst, g->src, g->len);
-  atomic_fetch_add_explicit(&c->copied, 1, memory_order_release);
-  atomic_fetch_sub_explicit(&c->left[g->slot], 1, memory_order_release);
-}
-
-static void *crew_main(void *arg) {
-  vc_copy_crew *c = arg;
-  /* Workers start before the first transfer is posted, which may be
-   * before this thread runs: count from generation 0, not from now. */
-  uint64_t seen = 0;
-  for (;;) {
-    uint64_t gen = atomic_load_explicit(&c->next, memory_order_acquire) >> 32;
-    for (uint32_t i = 0; gen == seen && i < SPIN_ROUNDS && !atomic_load(&c->stop); i++) {
-      cpu_relax();
-      gen = atomic_load_explicit(&c->next, memory_order_acquire) >> 32;
-    }
-    if (gen == seen) {
-      pthread_mutex_lock(&c->lock);
-      c->sleepers++;
-      while ((gen = atomic_load(&c->next) >> 32) == seen && !atomic_load(&c->stop))
-        pthread_cond_wait(&c->go, &c->lock);
-      c->sleepers--;
-      pthread_mutex_unlock(&c->lock);
-    }
-    if (atomic_load(&c->stop)) break;
-    seen = gen;
-    uint32_t i;
-    int r;
-    while ((r = crew_claim(c, gen, &i)) >= 0) {
-      if (r) {
-        crew_copy_one(c, i);
-        atomic_fetch_add_explicit(&c->worker_copies, 1, memory_order_relaxed);
-      } else {
-        cpu_relax();
-      }
-    }
-  }
-  return NULL;
-}
-
-/* Start up to threads - 1 workers; fewer if the system refuses (the
- * copies then use fewer threads; nothing fails). */
-static void crew_start(vc_copy_crew *c, uint32_t threads) {
-  if (pthread_mutex_init(&c->lock, NULL)) return;
-  if (pthread_cond_init(&c->go, NULL)) goto fail_go;
-  c->init = 1;
-  /* Workers take no signals: the host's handlers run on its own threads. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  for (uint32_t i = 1; i < threads; i++) {
-    if (pthread_create(&c->tid[i], NULL, crew_main, c)) {
-      vc_log("staging: started %u of %u copy threads; the others are refused by the system",
-             i, threads);
-      break;
-    }
-    c->started = i;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return;
-fail_go:
-  pthread_mutex_destroy(&c->lock);
-}
-
-static void crew_stop(vc_copy_crew *c) {
-  if (!c->init) return;
-  pthread_mutex_lock(&c->lock);
-  atomic_store(&c->stop, 1);
-  pthread_cond_broadcast(&c->go);
-  pthread_mutex_unlock(&c->lock);
-  for (uint32_t i = 1; i <= c->started; i++) pthread_join(c->tid[i], NULL);
-  pthread_cond_destroy(&c->go);
-  pthread_mutex_destroy(&c->lock);
-  c->init = 0;
-  c->started = 0;
-}
-
-/* Publish a transfer's granules (none claimable until `limit` grows);
- * returns its generation.  The ring lock is held: one transfer at a
- * time. */
-static uint64_t crew_post(vc_copy_crew *c, const vc_granule *g, uint32_t count,
-                          _Atomic uint32_t *left, int workers) {
-  uint64_t gen = (atomic_load_explicit(&c->next, memory_order_relaxed) >> 32) + 1;
-  /* Generation 0 is the workers' "none seen yet". */
-  if ((uint32_t)gen == 0) gen++;
-  gen &= 0xffffffffu;
-  c->granules = g;
-  c->left = left;
-  atomic_store_explicit(&c->count, count, memory_order_relaxed);
-  atomic_store_explicit(&c->copied, 0, memory_order_relaxed);
-  atomic_store_explicit(&c->limit, 0, memory_order_relaxed);
-  /* Release: the table and the counters above come with the generation.
-   * A transfer that must copy in order (workers = 0) is posted to the
-   * workers as already claimed: its own thread copies alone. */
-  atomic_store_explicit(&c->next, gen << 32 | (workers ? 0u : count), memory_order_release);
-  if (workers && c->init) {
-    pthread_mutex_lock(&c->lock);
-    if (c->sleepers) pthread_cond_broadcast(&c->go);
-    pthread_mutex_unlock(&c->lock);
-  }
-  return gen;
-}
-
-/* End a transfer early: nothing more is claimed, and the copies already
- * claimed are finished before this returns (they read or write the
- * caller's memory). */
-static void crew_cancel(vc_copy_crew *c, uint64_t gen) {
-  uint32_t count = atomic_load_explicit(&c->count, memory_order_relaxed);
-  uint64_t old = atomic_exchange_explicit(&c->next, gen << 32 | count, memory_order_acq_rel);
-  uint32_t claimed = (uint32_t)old < count ? (uint32_t)old : count;
-  while (atomic_load_explicit(&c->copied, memory_order_acquire) < claimed) cpu_relax();
-}
-
 /* ------------------------------------------------------------------ */
 /* The ring                                                            */
 /* ------------------------------------------------------------------ */
@@ -262,7 +63,7 @@ static void ring_free(vc_staging *s) {
 
 void vc_staging_destroy(vc_staging *s) {
   if (!s->cx) return;
-  crew_stop(&s->crew);
+  vc_crew_stop(&s->crew);
   if (s->ready) ring_free(s);
   pthread_mutex_destroy(&s->lock);
   s->cx = NULL;
@@ -315,7 +116,7 @@ static vyre_status ring_ready(vc_staging *s, vyre_error *err) {
       return st;
     }
   }
-  if (!s->crew.init && s->threads > 1) crew_start(&s->crew, s->threads);
+  if (!s->crew.init && s->threads > 1) vc_crew_start(&s->crew, s->threads);
   s->cursor = 0;
   __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
   return VYRE_OK;
@@ -445,11 +246,11 @@ static int help(walk *w) {
   uint32_t i;
   if (w->serial) {
     if (w->mine >= atomic_load_explicit(&c->limit, memory_order_relaxed)) return 0;
-    crew_copy_one(c, w->mine++);
+    vc_crew_copy_one(c, w->mine++);
     return 1;
   }
-  if (crew_claim(c, w->gen, &i) != 1) return 0;
-  crew_copy_one(c, i);
+  if (vc_crew_claim(c, w->gen, &i) != 1) return 0;
+  vc_crew_copy_one(c, i);
   return 1;
 }
 
@@ -480,7 +281,7 @@ static vyre_status run_upload(walk *w, vyre_error *err) {
       e++;
       continue;
     }
-    if (!moved && !help(w)) cpu_relax();
+    if (!moved && !help(w)) vc_cpu_relax();
   }
   return VYRE_OK;
 }
@@ -510,7 +311,7 @@ static vyre_status run_download(walk *w, vyre_error *err) {
       if (q != CUDA_ERROR_NOT_READY || block) return wait_fail(s, q, block, err);
     }
     while (d < r && slot_copied(w, d)) d++;
-    if (d < w->nslots && !help(w)) cpu_relax();
+    if (d < w->nslots && !help(w)) vc_cpu_relax();
   }
   return VYRE_OK;
 }
@@ -550,7 +351,7 @@ static vyre_status walk_alloc(walk *w, uint64_t npieces, uint64_t ngranules, vyr
 }
 
 static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *segs,
-                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err) {
+                            uint32_t count, int up, vyre_error *err) {
   uint64_t total = 0, npieces = 0;
   for (uint32_t i = 0; i < count; i++)
     if (!vc_add_u64(total, segs[i].size, &total))
@@ -563,7 +364,6 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
    * [MIN_PIECE, chunk]. */
   uint64_t cap = (total / 10 + 4095u) & ~(uint64_t)4095u;
   if (cap < MIN_PIECE) cap = MIN_PIECE;
-  if (piece_bytes) cap = piece_bytes;
   if (cap > s->chunk) cap = s->chunk;
   /* Granules: a piece shared by every copy thread, 4 KiB aligned,
    * within [MIN_GRANULE, MAX_GRANULE]. */
@@ -581,11 +381,11 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
   st = ring_ready(s, err);
   if (st == VYRE_OK) {
     plan(&w, segs, count, cap, gran);
-    w.gen = crew_post(&s->crew, w.granules, w.ngranules, w.left, !w.serial);
+    w.gen = vc_crew_post(&s->crew, w.granules, w.ngranules, w.left, !w.serial);
     st = up ? run_upload(&w, err) : run_download(&w, err);
     if (st != VYRE_OK) {
       /* Nothing may still read or write the ring, or the host memory. */
-      if (!w.serial) crew_cancel(&s->crew, w.gen);
+      if (!w.serial) vc_crew_cancel(&s->crew, w.gen);
       if (w.enqueued) {
         CUresult r = VC_CU(s->cx, cuStreamSynchronize, (stream));
         if (r != CUDA_SUCCESS) vc_cu_note(s->cx, r, "cuStreamSynchronize");
@@ -603,17 +403,241 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
 
 vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *segs,
                               uint32_t count, vyre_error *err) {
-  return transfer(s, stream, segs, count, 1, 0, err);
+  return transfer(s, stream, segs, count, 1, err);
 }
 
 vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
                                 uint32_t count, vyre_error *err) {
-  return transfer(s, stream, segs, count, 0, 0, err);
+  return transfer(s, stream, segs, count, 0, err);
 }
 
-vyre_status vc_staging_move(vc_staging *s, CUstream stream, const vc_segment *segs,
-                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err) {
-  return transfer(s, stream, segs, count, up, piece_bytes ? piece_bytes : UINT64_MAX, err);
+/* ------------------------------------------------------------------ */
+/* Steps: a pipeline of uploads, device work and readbacks              */
+/* ------------------------------------------------------------------ */
+/* Step c uses ring chunk (cursor + c) % nchunks for its inputs (from
+ * offset 0) and then its outputs; its parts are A = 2c (inputs in) and
+ * B = 2c + 1 (outputs out).  The crew claims granules in the order the
+ * parts become ready: A(0..n-1) while the first n chunks are free, then
+ * B(c) (once step c's device work is done) followed by A(c + n) (once
+ * B(c) has emptied the chunk). */
+typedef struct stepper {
+  vc_staging *s;
+  const CUstream *streams;
+  uint32_t nsteps, n, cursor;
+  vc_step_device_fn device;
+  void *user;
+  vc_step_io *io;
+  uint64_t *in_bytes;     /* per step */
+  uint32_t *seq, *posa;   /* parts in claim order; A(c)'s position there */
+  uint32_t *gend;         /* per position: granule end */
+  vc_granule *granules;
+  _Atomic uint32_t *left; /* per part */
+  uint32_t ngranules;
+  uint64_t gen, up, down;
+  int enqueued;
+} stepper;
+
+static uint32_t step_chunk(const stepper *t, uint32_t c) {
+  return (t->cursor + c) % t->s->nchunks;
+}
+
+/* One part's granules, appended. */
+static void step_granules(stepper *t, uint32_t part, uint64_t gran) {
+  uint32_t c = part >> 1, b = part & 1u;
+  const vc_step_io *io = &t->io[c];
+  uint8_t *stage = (uint8_t *)t->s->buf[step_chunk(t, c)] + (b ? t->in_bytes[c] : 0);
+  const vc_segment *seg = b ? io->out : io->in;
+  atomic_init(&t->left[part], 0);
+  for (uint32_t i = 0; i < (b ? io->nout : io->nin); i++) {
+    for (uint64_t o = 0; o < seg[i].size; o += gran) {
+      vc_granule *g = &t->granules[t->ngranules++];
+      g->len = (size_t)(seg[i].size - o < gran ? seg[i].size - o : gran);
+      g->dst = b ? (uint8_t *)seg[i].host + o : stage + o;
+      g->src = b ? stage + o : (const uint8_t *)seg[i].host + o;
+      g->slot = part;
+      atomic_fetch_add_explicit(&t->left[part], 1, memory_order_relaxed);
+    }
+    stage += seg[i].size;
+  }
+}
+
+/* Step c's device side on its stream: its inputs up, its work, its
+ * outputs into the chunk, the chunk's event. */
+static vyre_status step_send(stepper *t, uint32_t c, vyre_error *err) {
+  vc_staging *s = t->s;
+  vc_context *cx = s->cx;
+  uint32_t k = step_chunk(t, c);
+  CUstream st = t->streams[c & 1u];
+  const vc_step_io *io = &t->io[c];
+  uint8_t *stage = s->buf[k];
+  CUresult r;
+  for (uint32_t i = 0; i < io->nin; i++, t->enqueued = 1) {
+    r = VC_CU(cx, cuMemcpyHtoDAsync, (io->in[i].dev, stage, (size_t)io->in[i].size, st));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
+    stage += io->in[i].size;
+  }
+  t->enqueued = 1;
+  vyre_status vs = t->device(t->user, c, st, err);
+  if (vs != VYRE_OK) return vs;
+  for (uint32_t i = 0; i < io->nout; i++) {
+    r = VC_CU(cx, cuMemcpyDtoHAsync, (stage, io->out[i].dev, (size_t)io->out[i].size, st));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
+    stage += io->out[i].size;
+  }
+  r = VC_CU(cx, cuEventRecord, (s->ev[k], st));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventRecord", NULL, NULL);
+  s->busy[k] = 1;
+  atomic_fetch_add(&s->chunk_copies, 1);
+  return VYRE_OK;
+}
+
+/* Is the part at sequence position p ready to be copied?  1 yes, 0 not
+ * yet, -1 a wait failed (*st and *err say how).  block: nothing else to
+ * do. */
+static int step_ready(stepper *t, uint32_t p, uint32_t sent, int block, vyre_status *st,
+                      vyre_error *err) {
+  uint32_t part = t->seq[p], c = part >> 1;
+  if (!(part & 1u) && c >= t->n)
+    return atomic_load_explicit(&t->left[2 * (c - t->n) + 1], memory_order_acquire) == 0;
+  if ((part & 1u) && c >= sent) return 0;
+  CUresult r = chunk_wait(t->s, step_chunk(t, c), block);
+  if (r == CUDA_SUCCESS) return 1;
+  if (r == CUDA_ERROR_NOT_READY && !block) return 0;
+  *st = wait_fail(t->s, r, block, err);
+  return -1;
+}
+
+static vyre_status step_run(stepper *t, vyre_error *err) {
+  vc_copy_crew *crew = &t->s->crew;
+  uint32_t nparts = 2 * t->nsteps, p = 0, d = 0, e = 0, i;
+  while (d < nparts) {
+    while (d < p && atomic_load_explicit(&t->left[t->seq[d]], memory_order_acquire) == 0) d++;
+    /* Sending first: a step whose inputs are in goes to the device
+     * before the thread waits for anything. */
+    if (e < t->nsteps && t->posa[e] < p &&
+        atomic_load_explicit(&t->left[2 * e], memory_order_acquire) == 0) {
+      vyre_status st = step_send(t, e++, err);
+      if (st != VYRE_OK) return st;
+      continue;
+    }
+    if (p < nparts) {
+      vyre_status st = VYRE_OK;
+      int ready = step_ready(t, p, e, d == p, &st, err);
+      if (ready < 0) return st;
+      if (ready) {
+        atomic_store_explicit(&crew->limit, t->gend[p], memory_order_release);
+        p++;
+        continue;
+      }
+    }
+    if (vc_crew_claim(crew, t->gen, &i) == 1) vc_crew_copy_one(crew, i);
+    else vc_cpu_relax();
+  }
+  return VYRE_OK;
+}
+
+/* The claim order and the granule table; tables from one allocation. */
+static vyre_status step_plan(stepper *t, vc_step_describe_fn describe, vyre_error *err) {
+  vc_staging *s = t->s;
+  uint32_t ns = t->nsteps, segs = 0;
+  uint64_t total = 0;
+  size_t head = (size_t)ns * (sizeof(vc_step_io) + sizeof(uint64_t) + 3 * 2 * sizeof(uint32_t) +
+                              2 * sizeof(_Atomic uint32_t));
+  uint8_t *m = malloc(head);
+  if (!m) goto oom;
+  t->io = (vc_step_io *)(void *)m;
+  t->in_bytes = (uint64_t *)(void *)(m + (size_t)ns * sizeof(vc_step_io));
+  t->left = (_Atomic uint32_t *)(void *)(t->in_bytes + ns);
+  t->seq = (uint32_t *)(void *)(t->left + 2 * ns);
+  t->posa = t->seq + 2 * ns;
+  t->gend = t->posa + 2 * ns;
+  for (uint32_t c = 0; c < ns; c++) {
+    vc_step_io *io = &t->io[c];
+    describe(t->user, c, io);
+    uint64_t in = 0, out = 0;
+    for (uint32_t i = 0; i < io->nin; i++) in += io->in[i].size;
+    for (uint32_t i = 0; i < io->nout; i++) out += io->out[i].size;
+    if (in + out > s->chunk) {
+      free(m);
+      return vyre_error_set(err, VYRE_INTERNAL, 0,
+                            "staging: step %u moves %llu bytes, more than a %llu-byte chunk. "
+                            "Fix: report this as a bug",
+                            c, (unsigned long long)(in + out), (unsigned long long)s->chunk);
+    }
+    t->in_bytes[c] = in;
+    t->up += in;
+    t->down += out;
+    total += in + out;
+    segs += io->nin + io->nout;
+  }
+  uint64_t gran = (total / ns / s->threads + 4095u) & ~(uint64_t)4095u;
+  if (gran < MIN_GRANULE) gran = MIN_GRANULE;
+  if (gran > MAX_GRANULE) gran = MAX_GRANULE;
+  t->granules = malloc((size_t)(total / gran + segs + 1) * sizeof(vc_granule));
+  if (!t->granules) {
+    free(m);
+    goto oom;
+  }
+  uint32_t np = 0;
+  for (uint32_t c = 0; c < t->n; c++) t->seq[np++] = 2 * c;
+  for (uint32_t c = 0; c < ns; c++) {
+    t->seq[np++] = 2 * c + 1;
+    if (c + t->n < ns) t->seq[np++] = 2 * (c + t->n);
+  }
+  for (uint32_t q = 0; q < np; q++) {
+    if (!(t->seq[q] & 1u)) t->posa[t->seq[q] >> 1] = q;
+    step_granules(t, t->seq[q], gran);
+    t->gend[q] = t->ngranules;
+  }
+  return VYRE_OK;
+oom:
+  t->io = NULL;
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                        "staging: no host memory for the plan of %u steps. Fix: free host "
+                        "memory",
+                        ns);
+}
+
+vyre_status vc_staging_steps(vc_staging *s, const CUstream streams[2], uint32_t nsteps,
+                             vc_step_describe_fn describe, vc_step_device_fn device, void *user,
+                             vyre_error *err) {
+  if (!nsteps) return VYRE_OK;
+  stepper t;
+  memset(&t, 0, sizeof t);
+  t.s = s;
+  t.streams = streams;
+  t.nsteps = nsteps;
+  t.device = device;
+  t.user = user;
+  pthread_mutex_lock(&s->lock);
+  vyre_status st = ring_ready(s, err);
+  if (st == VYRE_OK) {
+    t.cursor = s->cursor;
+    t.n = nsteps < s->nchunks ? nsteps : s->nchunks;
+    st = step_plan(&t, describe, err);
+  }
+  if (st == VYRE_OK) {
+    t.gen = vc_crew_post(&s->crew, t.granules, t.ngranules, t.left, 1);
+    st = step_run(&t, err);
+    s->cursor = (t.cursor + nsteps) % s->nchunks;
+    if (st != VYRE_OK) {
+      /* Nothing may still read or write the ring, or the host memory. */
+      vc_crew_cancel(&s->crew, t.gen);
+      for (int k = 0; k < 2 && t.enqueued; k++) {
+        CUresult r = VC_CU(s->cx, cuStreamSynchronize, (streams[k]));
+        if (r != CUDA_SUCCESS) vc_cu_note(s->cx, r, "cuStreamSynchronize");
+      }
+    }
+    free(t.granules);
+    free(t.io);
+  }
+  pthread_mutex_unlock(&s->lock);
+  if (st == VYRE_OK) {
+    atomic_fetch_add(&s->transfers, 1);
+    atomic_fetch_add(&s->bytes_up, t.up);
+    atomic_fetch_add(&s->bytes_down, t.down);
+  }
+  return st;
 }
 
 static void read_metrics(const void *state, vc_metric_sink *m) {

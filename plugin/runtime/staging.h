@@ -1,4 +1,4 @@
-/* staging.h -- the staging ring: pinned chunks the instance keeps, and the copy threads that fill and drain them, for host transfers larger than one chunk. */
+/* staging.h -- the staging ring: pinned chunks the instance keeps, filled and drained by the copy threads (crew.h), for host transfers above 1 MiB and the chunked dispatch's steps. */
 #ifndef VYRE_PLUGIN_CUDA_STAGING_H
 #define VYRE_PLUGIN_CUDA_STAGING_H
 
@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 #include "context.h"
+#include "crew.h"
 #include "metrics.h"
 #include "pools.h"
 
 #define VC_STAGING_MAX_CHUNKS 64
-#define VC_STAGING_MAX_THREADS 64
 
 /* One host<->device copy of a transfer. */
 typedef struct vc_segment {
@@ -19,37 +19,6 @@ typedef struct vc_segment {
   void *host;
   uint64_t size;
 } vc_segment;
-
-/* One host-side memcpy of a transfer (a granule of a chunk's piece):
- * whoever claims it copies it. */
-typedef struct vc_granule {
-  uint8_t *dst;
-  const uint8_t *src;
-  size_t len;
-  uint32_t slot; /* the chunk use it belongs to */
-} vc_granule;
-
-/* The copy threads (fields private to staging.c).  A transfer publishes
- * its granules; the workers and the transfer's own thread claim them in
- * order with one compare-and-swap each, up to `limit` (the granules whose
- * chunk is ready), so no thread waits for another's part of a chunk and
- * a slow or preempted thread holds up one granule, not a chunk. */
-typedef struct vc_copy_crew {
-  int init;
-  pthread_mutex_t lock;
-  pthread_cond_t go;
-  pthread_t tid[VC_STAGING_MAX_THREADS];
-  uint32_t started;         /* workers running (threads - 1 once started) */
-  _Atomic uint64_t next;    /* transfer generation << 32 | next granule to claim */
-  _Atomic uint32_t limit;   /* granules below it may be copied now */
-  _Atomic uint32_t count;   /* granules of the transfer */
-  _Atomic uint32_t copied;  /* granules of the transfer copied */
-  _Atomic int stop;
-  _Atomic uint64_t worker_copies; /* granules the workers copied (metric) */
-  uint32_t sleepers;        /* workers blocked on `go` (under lock) */
-  const vc_granule *granules; /* the transfer's; read only after a claim */
-  _Atomic uint32_t *left;     /* per chunk use: granules not yet copied */
-} vc_copy_crew;
 
 /* The ring (fields private to staging.c).  One transfer uses it at a
  * time (`lock` is held for the whole transfer). */
@@ -121,14 +90,35 @@ vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *
 vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
                                 uint32_t count, vyre_error *err);
 
+/* Ranges of one step of vc_staging_steps. */
+#define VC_STEP_MAX_SEGS 16
+typedef struct vc_step_io {
+  vc_segment in[VC_STEP_MAX_SEGS];  /* host -> device before the step's work */
+  vc_segment out[VC_STEP_MAX_SEGS]; /* device -> host after it */
+  uint32_t nin, nout;
+} vc_step_io;
+/* Fill step c's ranges (their bytes together at most one chunk). */
+typedef void (*vc_step_describe_fn)(void *user, uint32_t step, vc_step_io *io);
+/* Enqueue step c's device work on `stream`, after its inputs' copies. */
+typedef vyre_status (*vc_step_device_fn)(void *user, uint32_t step, CUstream stream,
+                                         vyre_error *err);
+
 /*
- * Upload (up = 1) or download the segments as vc_staging_upload or
- * vc_staging_download do, but in pieces of up to `piece_bytes` (0: as
- * large as a chunk), whatever the transfer's size: the chunked dispatch
- * (split.c) moves each of its chunks in one piece, so that its uploads
- * and downloads take alternate chunks of the ring.
+ * A pipeline of `nsteps` steps over the ring, holding it throughout:
+ * step c takes one ring chunk for its inputs and outputs and runs on
+ * streams[c & 1]: its inputs are copied into the chunk by the copy
+ * threads, then its device side is enqueued (the inputs' copies, `device`,
+ * the outputs' copies into the chunk, the chunk's event), and once that
+ * event is done the copy threads copy its outputs out, which frees the
+ * chunk for step c + nchunks.  The threads fill later steps' inputs while
+ * they drain earlier steps' outputs, and the device's uploads, work and
+ * readbacks of neighbouring steps overlap on the two streams.  Returns
+ * when every output is in host memory.  On failure both streams have
+ * been synchronised and *err says what failed.  Context current.
+ * Thread-safe (transfers take turns on the ring).
  */
-vyre_status vc_staging_move(vc_staging *s, CUstream stream, const vc_segment *segs,
-                            uint32_t count, int up, uint64_t piece_bytes, vyre_error *err);
+vyre_status vc_staging_steps(vc_staging *s, const CUstream streams[2], uint32_t nsteps,
+                             vc_step_describe_fn describe, vc_step_device_fn device, void *user,
+                             vyre_error *err);
 
 #endif /* VYRE_PLUGIN_CUDA_STAGING_H */
