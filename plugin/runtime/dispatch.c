@@ -25,8 +25,8 @@ struct vc_job {
   int ring_in, ring_out; /* the inputs, the outputs travel through the staging ring */
   CUstream stream2;      /* a chunked dispatch's second stream */
   CUevent join;          /* orders its two streams */
-  vyre_outputs *outs;    /* a chunked dispatch's outputs, made before it runs */
-  int split;             /* run in chunks: the outputs are in place when enqueue returns */
+  vyre_outputs *outs;    /* outputs made before finish (outputs_read) */
+  int outputs_read;      /* the outputs are in place before finish: chunked, or read early */
 };
 
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
@@ -454,7 +454,7 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   }
   uint64_t t_done = vyre__now_ns();
   vyre_status st = vc_launch_check_trap(d->lx, &j->L, -1, err);
-  if (st == VYRE_OK && out && j->split) {
+  if (st == VYRE_OK && out && j->outputs_read) {
     *out = j->outs;
     j->outs = NULL;
   } else if (st == VYRE_OK && out) {
@@ -463,7 +463,7 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
     if (st == VYRE_OK) st = read_outputs(j, o, NULL, err);
     if (st == VYRE_OK) *out = o;
     else free(o);
-  } else if (st == VYRE_OK && slots && !j->split) {
+  } else if (st == VYRE_OK && slots && !j->outputs_read) {
     st = read_outputs(j, NULL, slots, err);
   }
   if (st == VYRE_OK && timing) {
@@ -553,7 +553,7 @@ static vyre_status split_enqueue(vc_job *j, const vyre_input *inputs, int to_blo
     dst[i] = j->outs ? j->outs->items[bi->output_index].data : slots[bi->output_index].data;
     if (slots) slots[bi->output_index].size = j->L.geo.out_size[i];
   }
-  j->split = 1;
+  j->outputs_read = 1;
   if (st == VYRE_OK) st = vc_stream_acquire(d->streams, &j->stream, err);
   if (st == VYRE_OK) st = vc_stream_acquire(d->streams, &j->stream2, err);
   if (st == VYRE_OK) st = vc_event_acquire(d->streams, 0, &j->done, err);
@@ -583,6 +583,22 @@ static vyre_status split_enqueue(vc_job *j, const vyre_input *inputs, int to_blo
   atomic_fetch_add(&d->split_chunks, (j->L.geo.element_count + elems - 1) / elems);
   vc_launcher_count_dispatch(d->lx);
   return VYRE_OK;
+}
+
+/* A waiting call's outputs that come back through the ring start back
+ * as soon as the kernel ends: the readback's copies are enqueued right
+ * behind it, and the threads copy out as they land, instead of after
+ * finish's wait (a host wake-up and the first copy's latency later).
+ * Not for a kernel with a trap (its outputs must not reach the caller's
+ * memory before the check) nor a call with a timeout (the readback waits
+ * in the driver). */
+static vyre_status read_early(vc_job *j, int to_block, vyre_output_slot *slots,
+                              vyre_error *err) {
+  if (!j->ring_out || j->deadline || j->L.k->info.uses_trap) return VYRE_OK;
+  vyre_status st = to_block ? outputs_alloc(j, &j->outs, err) : VYRE_OK;
+  if (st == VYRE_OK) st = read_outputs(j, j->outs, j->outs ? NULL : slots, err);
+  if (st == VYRE_OK) j->outputs_read = 1;
+  return st;
 }
 
 /* The elements per chunk when this job runs in chunks (cls filled), else
@@ -637,6 +653,7 @@ static vyre_status host_dispatch(vc_dispatcher *d, const vyre_program_ref *progr
     st = split_enqueue(j, inputs, out != NULL, slots, cls, elems, timing != NULL, err);
   else
     st = vc_job_enqueue(j, inputs, timing != NULL, err);
+  if (st == VYRE_OK && !elems) st = read_early(j, out != NULL, slots, err);
   if (st != VYRE_OK) {
     vc_job_abort(j);
     goto done;

@@ -1,4 +1,4 @@
-/* split.c -- check_cuda_fake's split case: host dispatches of elementwise programs run in chunks over two streams (plugin/runtime/split.c), their launch and copy pattern, and the programs that must not be cut. */
+/* split.c -- check_cuda_fake's split case: host dispatches of elementwise programs run in chunks over two streams (plugin/runtime/split.c), their launch and copy pattern, the programs that must not be cut; and the early readback of a whole dispatch's outputs. */
 #include "harness.h"
 
 /* prog_inc on 1,000,003 words: 8 bytes up and down per element, so
@@ -251,7 +251,42 @@ START_TEST(test_split_failures) {
 }
 END_TEST
 
+/* Unchunked, a waiting dispatch's outputs above the ring's threshold
+ * come back right behind the kernel, before the call waits for its
+ * stream: a failing wait finds them already in the caller's slot. */
+START_TEST(test_early_readback) {
+  split_env("0");
+  vyre_backend *b = mk();
+  fk.set_hook(play, NULL);
+  hook_mode = 1;
+  hook_k = 3;
+  prog p = prog_scale(N, 3, 128);
+  vyre_program_ref r = ref_of(&p);
+  uint32_t *in = words();
+  vyre_input inputs[1] = {{in, (uint64_t)N * 4u}};
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_output_slot slot = {calloc(N, 4u), (uint64_t)N * 4u, 0};
+  fk.inject("cuStreamSynchronize", 1, CUDA_ERROR_INVALID_VALUE, 1);
+  ck_assert_int_eq(b->vt->dispatch_into(b, &r, inputs, 1, NULL, &slot, 1, NULL, &err),
+                   VYRE_DRIVER);
+  const uint32_t *o = slot.data;
+  for (uint32_t i = 0; i < N; i += 997)
+    ck_assert_msg(o[i] == in[i] * 3u, "word %u was read back before the wait", i);
+  fk.clear_faults();
+  memset(slot.data, 0, (size_t)N * 4u);
+  ck_assert_int_eq(b->vt->dispatch_into(b, &r, inputs, 1, NULL, &slot, 1, NULL, &err), VYRE_OK);
+  for (uint32_t i = 0; i < N; i++) ck_assert_uint_eq(o[i], in[i] * 3u);
+  ck_assert_uint_eq(metric(b, "dispatch.split"), 0);
+  b->vt->destroy(b);
+  assert_no_leaks_after_destroy("early readback");
+  free(slot.data);
+  free(in);
+  free(p.bytes);
+}
+END_TEST
+
 void fake_split_tests(TCase *tc) {
+  tcase_add_test(tc, test_early_readback);
   tcase_add_test(tc, test_split_dispatch);
   tcase_add_test(tc, test_split_depth);
   tcase_add_test(tc, test_split_declined);
