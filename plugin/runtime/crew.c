@@ -58,8 +58,9 @@ static void copy_stream(void *dst, const void *src, size_t n) {
 }
 
 /* Claim the next granule of transfer `gen`: 1 and *out when one was
- * claimed, 0 when the next one's chunk is not ready yet, -1 when the
- * transfer has no granule left to claim (or is over). */
+ * claimed (counted in `inflight` until vc_crew_copy_claimed), 0 when the
+ * next one's chunk is not ready yet, -1 when the transfer has no granule
+ * left to claim (or is over). */
 int vc_crew_claim(vc_copy_crew *c, uint64_t gen, uint32_t *out) {
   uint64_t v = atomic_load_explicit(&c->next, memory_order_acquire);
   for (;;) {
@@ -67,23 +68,32 @@ int vc_crew_claim(vc_copy_crew *c, uint64_t gen, uint32_t *out) {
     uint32_t i = (uint32_t)v;
     if (i >= atomic_load_explicit(&c->count, memory_order_relaxed)) return -1;
     if (i >= atomic_load_explicit(&c->limit, memory_order_acquire)) return 0;
+    /* In flight before the claim can succeed: vc_crew_cancel, once no
+     * claim can succeed any more, waits for `inflight` to drain. */
+    atomic_fetch_add_explicit(&c->inflight, 1, memory_order_seq_cst);
     /* Acquire: the granule table of the transfer the claim belongs to. */
-    if (atomic_compare_exchange_weak_explicit(&c->next, &v, v + 1, memory_order_acq_rel,
-                                              memory_order_acquire)) {
+    if (atomic_compare_exchange_strong_explicit(&c->next, &v, v + 1, memory_order_seq_cst,
+                                                memory_order_acquire)) {
       *out = i;
       return 1;
     }
+    atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_release);
   }
 }
 
-/* Copy granule i and count it (its chunk use's `left` last: the thread
- * that waits for it then sees the bytes). */
 void vc_crew_copy_one(vc_copy_crew *c, uint32_t i) {
   const vc_granule *g = &c->granules[i];
+  _Atomic uint32_t *left = &c->left[g->slot];
   if (g->len >= STREAM_MIN) copy_stream(g->dst, g->src, g->len);
   else memcpy(g->dst, g->src, g->len);
-  atomic_fetch_add_explicit(&c->copied, 1, memory_order_release);
-  atomic_fetch_sub_explicit(&c->left[g->slot], 1, memory_order_release);
+  /* Release, and the last touch of the transfer's tables: the thread
+   * that sees the part complete may free them. */
+  atomic_fetch_sub_explicit(left, 1, memory_order_release);
+}
+
+void vc_crew_copy_claimed(vc_copy_crew *c, uint32_t i) {
+  vc_crew_copy_one(c, i);
+  atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_release);
 }
 
 static void *crew_main(void *arg) {
@@ -111,7 +121,7 @@ static void *crew_main(void *arg) {
     int r;
     while ((r = vc_crew_claim(c, gen, &i)) >= 0) {
       if (r) {
-        vc_crew_copy_one(c, i);
+        vc_crew_copy_claimed(c, i);
         atomic_fetch_add_explicit(&c->worker_copies, 1, memory_order_relaxed);
       } else {
         vc_cpu_relax();
@@ -170,7 +180,6 @@ uint64_t vc_crew_post(vc_copy_crew *c, const vc_granule *g, uint32_t count,
   c->granules = g;
   c->left = left;
   atomic_store_explicit(&c->count, count, memory_order_relaxed);
-  atomic_store_explicit(&c->copied, 0, memory_order_relaxed);
   atomic_store_explicit(&c->limit, 0, memory_order_relaxed);
   /* Release: the table and the counters above come with the generation.
    * A transfer that must copy in order (workers = 0) is posted to the
@@ -189,8 +198,6 @@ uint64_t vc_crew_post(vc_copy_crew *c, const vc_granule *g, uint32_t count,
  * caller's memory). */
 void vc_crew_cancel(vc_copy_crew *c, uint64_t gen) {
   uint32_t count = atomic_load_explicit(&c->count, memory_order_relaxed);
-  uint64_t old = atomic_exchange_explicit(&c->next, gen << 32 | count, memory_order_acq_rel);
-  uint32_t claimed = (uint32_t)old < count ? (uint32_t)old : count;
-  while (atomic_load_explicit(&c->copied, memory_order_acquire) < claimed) vc_cpu_relax();
+  atomic_store_explicit(&c->next, gen << 32 | count, memory_order_seq_cst);
+  while (atomic_load_explicit(&c->inflight, memory_order_seq_cst)) vc_cpu_relax();
 }
-

@@ -32,7 +32,7 @@ typedef struct vc_copy_crew {
   _Atomic uint64_t next;    /* transfer generation << 32 | next granule to claim */
   _Atomic uint32_t limit;   /* granules below it may be copied now */
   _Atomic uint32_t count;   /* granules of the transfer */
-  _Atomic uint32_t copied;  /* granules of the transfer copied */
+  _Atomic uint32_t inflight; /* claims being tried or copied (vc_crew_cancel) */
   _Atomic int stop;
   _Atomic uint64_t worker_copies; /* granules the workers copied (metric) */
   uint32_t sleepers;        /* workers blocked on `go` (under lock) */
@@ -65,8 +65,11 @@ uint64_t vc_crew_post(vc_copy_crew *c, const vc_granule *g, uint32_t count,
  * claimed, 0 when the next one is not ready yet, -1 when none is left
  * (or the transfer is over).  Thread-safe. */
 int vc_crew_claim(vc_copy_crew *c, uint64_t gen, uint32_t *out);
-/* Copy granule i, then count it in its part's `left` (release). */
+/* Copy granule i, then count it in its part's `left` (release): the
+ * transfer's own thread, copying in order without claims. */
 void vc_crew_copy_one(vc_copy_crew *c, uint32_t i);
+/* The same for a granule vc_crew_claim handed out (ends its claim). */
+void vc_crew_copy_claimed(vc_copy_crew *c, uint32_t i);
 /* End transfer `gen` early: nothing more is claimed, and the copies
  * already claimed are done when it returns. */
 void vc_crew_cancel(vc_copy_crew *c, uint64_t gen);

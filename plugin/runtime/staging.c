@@ -250,7 +250,7 @@ static int help(walk *w) {
     return 1;
   }
   if (vc_crew_claim(c, w->gen, &i) != 1) return 0;
-  vc_crew_copy_one(c, i);
+  vc_crew_copy_claimed(c, i);
   return 1;
 }
 
@@ -530,7 +530,7 @@ static vyre_status step_run(stepper *t, vyre_error *err) {
         continue;
       }
     }
-    if (vc_crew_claim(crew, t->gen, &i) == 1) vc_crew_copy_one(crew, i);
+    if (vc_crew_claim(crew, t->gen, &i) == 1) vc_crew_copy_claimed(crew, i);
     else vc_cpu_relax();
   }
   return VYRE_OK;
