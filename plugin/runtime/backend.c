@@ -34,6 +34,8 @@
 #define MIN_STAGING_CHUNK 256ull
 #define DEFAULT_STAGING_CHUNKS 4
 #define MAX_DEFAULT_COPY_THREADS 16
+/* Chunked host dispatch (split.c): bytes of input and output per chunk. */
+#define DEFAULT_SPLIT_CHUNK (8ull << 20)
 
 /* The instance: each module's state, owned by that module (its header
  * says what others may call).  Modules reach the ones below them through
@@ -121,6 +123,7 @@ static void metrics_init(vc_backend *b) {
   vc_graphs_add_metrics(&b->graphs, &b->metrics);
   vc_fuser_add_metrics(&b->fuser, &b->metrics);
   vc_launcher_add_metrics(&b->lx, &b->metrics);
+  vc_dispatcher_add_metrics(&b->dispatcher, &b->metrics);
   vc_async_add_metrics(&b->async, &b->metrics);
   vc_deferred_add_metrics(&b->deferred, &b->metrics);
   vc_pipelines_add_metrics(&b->pipelines, &b->metrics);
@@ -153,7 +156,8 @@ static vyre_status modules_init(vc_backend *b, vyre_error *err) {
   if (st != VYRE_OK) goto fail_fuser;
   vc_pipelines_init(&b->pipelines, cx, &b->plans, &b->deferred);
   vc_dispatcher_init(&b->dispatcher, cx, &b->devpool, &b->hostpool, &b->streams, &b->lx,
-                     &b->pipelines, &b->deferred, &b->staging);
+                     &b->pipelines, &b->deferred, &b->staging,
+                     vyre__env_bytes(VYRE__ENV_CUDA_SPLIT_CHUNK, DEFAULT_SPLIT_CHUNK, 0, UINT64_MAX));
   vc_async_init(&b->async, &b->dispatcher);
   vc_sequencer_init(&b->sequencer, cx, &b->devpool, &b->streams, &b->resident, &b->lx,
                     &b->graphs, &b->pipelines, &b->deferred, &b->fuser);

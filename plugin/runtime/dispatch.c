@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "abi/format/budget.h"
+#include "split.h"
 #include "util.h"
 
 /* A host dispatch in flight. */
@@ -21,12 +22,21 @@ struct vc_job {
   uint64_t t_entry, t_enqueued;
   uint64_t timeout_ns, deadline; /* vyre_limits: 0 = wait as long as it takes */
   int enqueued; /* work was put on the stream */
+  int ring_in, ring_out; /* the inputs, the outputs travel through the staging ring */
+  CUstream stream2;      /* a chunked dispatch's second stream */
+  CUevent join;          /* orders its two streams */
+  vyre_outputs *outs;    /* outputs made before finish (outputs_read) */
+  int outputs_read;      /* the outputs are in place before finish: chunked, or read early */
 };
 
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
                         vc_mempool *hostpool, vc_streampool *streams, vc_launcher *lx,
-                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging) {
+                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging,
+                        uint64_t split_bytes) {
   d->cx = cx;
+  d->split_bytes = split_bytes;
+  atomic_init(&d->split_dispatches, 0);
+  atomic_init(&d->split_chunks, 0);
   d->devpool = devpool;
   d->hostpool = hostpool;
   d->streams = streams;
@@ -36,10 +46,38 @@ void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
   d->staging = staging;
 }
 
-/* Buffers larger than one staging chunk travel through the ring;
- * smaller ones through a pinned pool block each (the latency path). */
+static void read_metrics(const void *state, vc_metric_sink *m) {
+  vc_dispatcher *d = (vc_dispatcher *)state;
+  vc_metric_emit(m, "dispatch.split", atomic_load(&d->split_dispatches));
+  vc_metric_emit(m, "dispatch.split_chunks", atomic_load(&d->split_chunks));
+}
+
+void vc_dispatcher_add_metrics(vc_dispatcher *d, vc_metrics *m) {
+  vc_metrics_add(m, read_metrics, d);
+}
+
+/* A dispatch's inputs (or its outputs) travel through the ring together
+ * when they add up to more than the ring's threshold, small ones with
+ * the large: in one pass, every copy thread on every byte (a 2 MiB
+ * output read back through a pool block was one thread's memcpy).
+ * Otherwise each goes through a pinned pool block (the latency path). */
 static int through_ring(const vc_dispatcher *d, uint64_t bytes) {
   return bytes > vc_staging_threshold(d->staging);
+}
+
+/* Sets j->ring_in and j->ring_out from the geometry's sizes. */
+static void choose_paths(vc_job *j) {
+  const vyre_program *prog = j->L.k->program;
+  uint64_t in = 0, out = 0;
+  for (uint32_t i = 0; i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    /* Sizes are bounded by the geometry: no sum of them wraps. */
+    if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT)
+      in += j->L.geo.buffer_bytes[i];
+    if (bi->is_output) out += j->L.geo.out_size[i];
+  }
+  j->ring_in = through_ring(j->d, in);
+  j->ring_out = through_ring(j->d, out);
 }
 
 /* Return everything a job holds.  Its stream must be idle. */
@@ -53,7 +91,10 @@ void vc_job_free(vc_job *j) {
   vc_event_release(d->streams, 0, j->done);
   vc_event_release(d->streams, 1, j->t0);
   vc_event_release(d->streams, 1, j->t1);
+  vc_event_release(d->streams, 0, j->join);
   vc_stream_release(d->streams, j->stream);
+  vc_stream_release(d->streams, j->stream2);
+  free(j->outs);
   free(j);
   vc_launcher_in_flight(d->lx, -1);
 }
@@ -63,6 +104,10 @@ void vc_job_abort(vc_job *j) {
   vc_context *cx = j->d->cx;
   if (j->enqueued && j->stream && vc_cleanup_ok(cx)) {
     CUresult r = VC_CU(cx, cuStreamSynchronize, (j->stream));
+    if (r != CUDA_SUCCESS) vc_cu_note(cx, r, "cuStreamSynchronize");
+  }
+  if (j->enqueued && j->stream2 && vc_cleanup_ok(cx)) {
+    CUresult r = VC_CU(cx, cuStreamSynchronize, (j->stream2));
     if (r != CUDA_SUCCESS) vc_cu_note(cx, r, "cuStreamSynchronize");
   }
   vc_job_free(j);
@@ -177,6 +222,7 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
   vyre_status st;
   vc_segment big[VYRE_MAX_BUFFERS];
   uint32_t nbig = 0;
+  choose_paths(j);
   for (uint32_t i = 0; i < prog->buffer_count; i++) {
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (bi->role == VYRE_ROLE_SHARED) continue;
@@ -187,7 +233,7 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
     if (st != VYRE_OK) return st;
     CUdeviceptr dev = (CUdeviceptr)j->dev[i].ptr;
     L->ptrs[bi->kernel_index] = dev;
-    if ((bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) && through_ring(d, bytes)) {
+    if ((bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) && j->ring_in) {
       /* Uploaded below, all large inputs in one pass over the ring. */
       big[nbig].dev = dev;
       big[nbig].host = (void *)inputs[bi->input_index].data;
@@ -206,10 +252,12 @@ static vyre_status stage_buffers(vc_job *j, const vyre_input *inputs, vyre_error
       r = VC_CU(cx, cuMemsetD8Async, (dev, 0, (size_t)bytes, j->stream));
       if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemsetD8Async", kernel, NULL);
       j->enqueued = 1;
-      if (L->geo.out_size[i] && !through_ring(d, L->geo.out_size[i])) {
-        st = vc_mempool_acquire(d->hostpool, L->geo.out_size[i], &j->stage[i], err);
-        if (st != VYRE_OK) return st;
-      }
+    }
+    /* The readback's pinned block, unless the input's serves (an inout
+     * buffer's output range lies within it). */
+    if (bi->is_output && L->geo.out_size[i] && !j->ring_out && !j->stage[i].ptr) {
+      st = vc_mempool_acquire(d->hostpool, L->geo.out_size[i], &j->stage[i], err);
+      if (st != VYRE_OK) return st;
     }
   }
   if (nbig) {
@@ -268,7 +316,7 @@ static vyre_status enqueue(vc_job *j, const vyre_input *inputs, int timed, vyre_
     const vyre_buffer_info *bi = &prog->buffers[i];
     if (!bi->is_output || !L->geo.out_size[i]) continue;
     /* Large outputs are read back by finish, through the ring. */
-    if (through_ring(d, L->geo.out_size[i])) continue;
+    if (j->ring_out) continue;
     /* Only the declared output range travels back. */
     r = VC_CU(cx, cuMemcpyDtoHAsync, ((void *)(uintptr_t)j->stage[i].ptr,
                                      (CUdeviceptr)(j->dev[i].ptr + L->geo.out_offset[i]),
@@ -310,7 +358,7 @@ static vyre_status read_outputs(vc_job *j, vyre_outputs *o, vyre_output_slot *sl
     void *dst = o ? o->items[bi->output_index].data : slots[bi->output_index].data;
     if (slots) slots[bi->output_index].size = n;
     if (!n) continue;
-    if (through_ring(d, n)) {
+    if (j->ring_out) {
       big[nbig].dev = (CUdeviceptr)(j->dev[i].ptr + j->L.geo.out_offset[i]);
       big[nbig].host = dst;
       big[nbig].size = n;
@@ -327,6 +375,37 @@ static vyre_status read_outputs(vc_job *j, vyre_outputs *o, vyre_output_slot *sl
   return st;
 }
 
+/* A new outputs block for the job's outputs (one malloc, items then
+ * 16-byte aligned data), sizes filled in. */
+static vyre_status outputs_alloc(vc_job *j, vyre_outputs **out, vyre_error *err) {
+  const vyre_program *prog = j->L.k->program;
+  uint64_t total = sizeof(vyre_outputs) + (uint64_t)prog->output_count * sizeof(vyre_output);
+  for (uint32_t i = 0; i < prog->buffer_count; i++)
+    if (prog->buffers[i].is_output) total += (j->L.geo.out_size[i] + 15u) & ~(uint64_t)15u;
+  uint8_t *mem = total <= SIZE_MAX ? malloc((size_t)total) : NULL;
+  if (!mem)
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "dispatch: no host memory for %llu bytes of outputs. Fix: free host "
+                          "memory or declare output ranges",
+                          (unsigned long long)total);
+  vyre_outputs *o = (vyre_outputs *)mem;
+  o->struct_size = sizeof *o;
+  o->count = prog->output_count;
+  o->items = (vyre_output *)(mem + sizeof *o);
+  uint8_t *data = mem + sizeof *o + (size_t)prog->output_count * sizeof(vyre_output);
+  data = (uint8_t *)(((uintptr_t)data + 15u) & ~(uintptr_t)15u);
+  for (uint32_t i = 0; i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    if (!bi->is_output) continue;
+    uint64_t n = j->L.geo.out_size[i];
+    o->items[bi->output_index].data = data;
+    o->items[bi->output_index].size = n;
+    data += (n + 15u) & ~(uint64_t)15u;
+  }
+  *out = o;
+  return VYRE_OK;
+}
+
 /* Wait for a job; then trap check, outputs (to a new vyre_outputs or to
  * caller slots) and timing.  The job is freed (or deferred when the
  * driver cannot tell whether its work is done). */
@@ -334,7 +413,6 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
                           vyre_timing *timing, vyre_error *err) {
   vc_dispatcher *d = j->d;
   vc_context *cx = d->cx;
-  const vyre_program *prog = j->L.k->program;
   CUresult r = CUDA_SUCCESS;
   const char *call = "cuStreamSynchronize";
   if (j->deadline) {
@@ -376,36 +454,16 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   }
   uint64_t t_done = vyre__now_ns();
   vyre_status st = vc_launch_check_trap(d->lx, &j->L, -1, err);
-  if (st == VYRE_OK && out) {
-    uint64_t total = sizeof(vyre_outputs) + (uint64_t)prog->output_count * sizeof(vyre_output);
-    for (uint32_t i = 0; i < prog->buffer_count; i++)
-      if (prog->buffers[i].is_output) total += (j->L.geo.out_size[i] + 15u) & ~(uint64_t)15u;
-    uint8_t *mem = total <= SIZE_MAX ? malloc((size_t)total) : NULL;
-    if (!mem) {
-      st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                          "dispatch: no host memory for %llu bytes of outputs. Fix: free host "
-                          "memory or declare output ranges",
-                          (unsigned long long)total);
-    } else {
-      vyre_outputs *o = (vyre_outputs *)mem;
-      o->struct_size = sizeof *o;
-      o->count = prog->output_count;
-      o->items = (vyre_output *)(mem + sizeof *o);
-      uint8_t *data = mem + sizeof *o + (size_t)prog->output_count * sizeof(vyre_output);
-      data = (uint8_t *)(((uintptr_t)data + 15u) & ~(uintptr_t)15u);
-      for (uint32_t i = 0; i < prog->buffer_count; i++) {
-        const vyre_buffer_info *bi = &prog->buffers[i];
-        if (!bi->is_output) continue;
-        uint64_t n = j->L.geo.out_size[i];
-        o->items[bi->output_index].data = data;
-        o->items[bi->output_index].size = n;
-        data += (n + 15u) & ~(uint64_t)15u;
-      }
-      st = read_outputs(j, o, NULL, err);
-      if (st == VYRE_OK) *out = o;
-      else free(mem);
-    }
-  } else if (st == VYRE_OK && slots) {
+  if (st == VYRE_OK && out && j->outputs_read) {
+    *out = j->outs;
+    j->outs = NULL;
+  } else if (st == VYRE_OK && out) {
+    vyre_outputs *o = NULL;
+    st = outputs_alloc(j, &o, err);
+    if (st == VYRE_OK) st = read_outputs(j, o, NULL, err);
+    if (st == VYRE_OK) *out = o;
+    else free(o);
+  } else if (st == VYRE_OK && slots && !j->outputs_read) {
     st = read_outputs(j, NULL, slots, err);
   }
   if (st == VYRE_OK && timing) {
@@ -428,6 +486,128 @@ vyre_status vc_job_finish(vc_job *j, vyre_outputs **out, vyre_output_slot *slots
   }
   vc_job_free(j);
   return st;
+}
+
+/* The chunked path's prologue on the job's stream: every buffer's device
+ * block, the whole inputs up, the outputs zeroed; params words staged. */
+static vyre_status split_prologue(vc_job *j, const vyre_input *inputs, const uint8_t *cls,
+                                  CUdeviceptr *dev, vyre_error *err) {
+  vc_dispatcher *d = j->d;
+  vc_context *cx = d->cx;
+  vc_launch *L = &j->L;
+  const vyre_program *prog = L->k->program;
+  for (uint32_t i = 0; i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    uint64_t bytes = L->geo.buffer_bytes[i];
+    dev[i] = 0;
+    if (bi->role == VYRE_ROLE_SHARED) continue;
+    L->ptrs[bi->kernel_index] = 0;
+    if (!bytes) continue;
+    vyre_status st = vc_mempool_acquire(d->devpool, bytes, &j->dev[i], err);
+    if (st != VYRE_OK) return st;
+    dev[i] = L->ptrs[bi->kernel_index] = (CUdeviceptr)j->dev[i].ptr;
+    j->enqueued = 1;
+    if (bi->role == VYRE_ROLE_INPUT || bi->role == VYRE_ROLE_INOUT) {
+      if (cls[i] == VC_SPLIT_CHUNK) continue; /* by the chunks */
+      vc_segment seg = {dev[i], (void *)(uintptr_t)inputs[bi->input_index].data, bytes};
+      st = vc_staging_upload(d->staging, j->stream, &seg, 1, err);
+      if (st != VYRE_OK) return st;
+    } else {
+      CUresult r = VC_CU(cx, cuMemsetD8Async, (dev[i], 0, (size_t)bytes, j->stream));
+      if (r != CUDA_SUCCESS)
+        return vc_cu_fail(cx, err, r, "cuMemsetD8Async", L->k->info.entry, NULL);
+    }
+  }
+  return vc_launch_stage_params(d->lx, L, err);
+}
+
+/* Make `later` wait for the work on `first` so far. */
+static vyre_status split_order(vc_job *j, CUstream first, CUstream later, vyre_error *err) {
+  vc_context *cx = j->d->cx;
+  CUresult r = VC_CU(cx, cuEventRecord, (j->join, first));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventRecord", j->L.k->info.entry, NULL);
+  r = VC_CU(cx, cuStreamWaitEvent, (later, j->join, 0));
+  if (r != CUDA_SUCCESS)
+    return vc_cu_fail(cx, err, r, "cuStreamWaitEvent", j->L.k->info.entry, NULL);
+  return VYRE_OK;
+}
+
+/* A chunked dispatch (split.h), run to the end: prologue on the job's
+ * stream, the chunks on both streams, then the whole outputs back on the
+ * job's stream and its completion event.  The outputs are in place (a
+ * new block in j->outs, or the caller's slots) when it returns. */
+static vyre_status split_enqueue(vc_job *j, const vyre_input *inputs, int to_block,
+                                 vyre_output_slot *slots, const uint8_t *cls, uint32_t elems,
+                                 int timed, vyre_error *err) {
+  vc_dispatcher *d = j->d;
+  vc_context *cx = d->cx;
+  const vyre_program *prog = j->L.k->program;
+  const void *src[VYRE_MAX_BUFFERS] = {0};
+  void *dst[VYRE_MAX_BUFFERS] = {0};
+  CUdeviceptr dev[VYRE_MAX_BUFFERS];
+  vyre_status st = to_block ? outputs_alloc(j, &j->outs, err) : VYRE_OK;
+  for (uint32_t i = 0; st == VYRE_OK && i < prog->buffer_count; i++) {
+    const vyre_buffer_info *bi = &prog->buffers[i];
+    if (bi->input_index >= 0) src[i] = inputs[bi->input_index].data;
+    if (!bi->is_output) continue;
+    dst[i] = j->outs ? j->outs->items[bi->output_index].data : slots[bi->output_index].data;
+    if (slots) slots[bi->output_index].size = j->L.geo.out_size[i];
+  }
+  j->outputs_read = 1;
+  if (st == VYRE_OK) st = vc_stream_acquire(d->streams, &j->stream, err);
+  if (st == VYRE_OK) st = vc_stream_acquire(d->streams, &j->stream2, err);
+  if (st == VYRE_OK) st = vc_event_acquire(d->streams, 0, &j->done, err);
+  if (st == VYRE_OK) st = vc_event_acquire(d->streams, 0, &j->join, err);
+  if (st == VYRE_OK && timed) st = vc_event_acquire(d->streams, 1, &j->t0, err);
+  if (st == VYRE_OK && timed) st = vc_event_acquire(d->streams, 1, &j->t1, err);
+  if (st == VYRE_OK) st = split_prologue(j, inputs, cls, dev, err);
+  CUresult r = CUDA_SUCCESS;
+  if (st == VYRE_OK && timed) r = VC_CU(cx, cuEventRecord, (j->t0, j->stream));
+  if (st == VYRE_OK && r == CUDA_SUCCESS) st = split_order(j, j->stream, j->stream2, err);
+  vc_split_job sj = {d->lx, d->staging, &j->L, cls, dev, src, dst, {j->stream, j->stream2},
+                     elems};
+  if (st == VYRE_OK && r == CUDA_SUCCESS) st = vc_split_run(&sj, err);
+  if (st == VYRE_OK && r == CUDA_SUCCESS) st = split_order(j, j->stream2, j->stream, err);
+  if (st == VYRE_OK && r == CUDA_SUCCESS && timed) r = VC_CU(cx, cuEventRecord, (j->t1, j->stream));
+  for (uint32_t i = 0; st == VYRE_OK && r == CUDA_SUCCESS && i < prog->buffer_count; i++) {
+    if (!prog->buffers[i].is_output || cls[i] == VC_SPLIT_CHUNK || !j->L.geo.out_size[i]) continue;
+    vc_segment seg = {dev[i] + j->L.geo.out_offset[i], dst[i], j->L.geo.out_size[i]};
+    st = vc_staging_download(d->staging, j->stream, &seg, 1, err);
+  }
+  if (st == VYRE_OK && r == CUDA_SUCCESS) r = VC_CU(cx, cuEventRecord, (j->done, j->stream));
+  if (st == VYRE_OK && r != CUDA_SUCCESS)
+    st = vc_cu_fail(cx, err, r, "cuEventRecord", j->L.k->info.entry, NULL);
+  if (st != VYRE_OK) return st;
+  j->t_enqueued = vyre__now_ns();
+  atomic_fetch_add(&d->split_dispatches, 1);
+  atomic_fetch_add(&d->split_chunks, (j->L.geo.element_count + elems - 1) / elems);
+  vc_launcher_count_dispatch(d->lx);
+  return VYRE_OK;
+}
+
+/* A waiting call's outputs that come back through the ring start back
+ * as soon as the kernel ends: the readback's copies are enqueued right
+ * behind it, and the threads copy out as they land, instead of after
+ * finish's wait (a host wake-up and the first copy's latency later).
+ * Not for a kernel with a trap (its outputs must not reach the caller's
+ * memory before the check) nor a call with a timeout (the readback waits
+ * in the driver). */
+static vyre_status read_early(vc_job *j, int to_block, vyre_output_slot *slots,
+                              vyre_error *err) {
+  if (!j->ring_out || j->deadline || j->L.k->info.uses_trap) return VYRE_OK;
+  vyre_status st = to_block ? outputs_alloc(j, &j->outs, err) : VYRE_OK;
+  if (st == VYRE_OK) st = read_outputs(j, j->outs, j->outs ? NULL : slots, err);
+  if (st == VYRE_OK) j->outputs_read = 1;
+  return st;
+}
+
+/* The elements per chunk when this job runs in chunks (cls filled), else
+ * 0: chunking on, no host stream to order on (the chunks use two of
+ * their own) and no timeout (the chunks wait in the driver). */
+static uint32_t split_elems(vc_job *j, uint8_t *cls) {
+  vc_dispatcher *d = j->d;
+  if (!d->split_bytes || j->host.set || j->deadline || !vc_split_classify(&j->L, cls)) return 0;
+  return vc_split_chunk_elems(&j->L, cls, d->split_bytes, vc_staging_chunk(d->staging));
 }
 
 static vyre_status host_dispatch(vc_dispatcher *d, const vyre_program_ref *program,
@@ -467,7 +647,13 @@ static vyre_status host_dispatch(vc_dispatcher *d, const vyre_program_ref *progr
       }
     }
   }
-  st = vc_job_enqueue(j, inputs, timing != NULL, err);
+  uint8_t cls[VYRE_MAX_BUFFERS];
+  uint32_t elems = split_elems(j, cls);
+  if (elems)
+    st = split_enqueue(j, inputs, out != NULL, slots, cls, elems, timing != NULL, err);
+  else
+    st = vc_job_enqueue(j, inputs, timing != NULL, err);
+  if (st == VYRE_OK && !elems) st = read_early(j, out != NULL, slots, err);
   if (st != VYRE_OK) {
     vc_job_abort(j);
     goto done;

@@ -2,6 +2,7 @@
 #ifndef VYRE_PLUGIN_CUDA_DISPATCH_H
 #define VYRE_PLUGIN_CUDA_DISPATCH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -22,14 +23,22 @@ typedef struct vc_dispatcher {
   vc_pipelines *pipelines;
   vc_deferred *deferred;
   vc_staging *staging;
+  uint64_t split_bytes; /* chunked dispatch: bytes per chunk, 0 = off (split.h) */
+  _Atomic uint64_t split_dispatches, split_chunks;
 } vc_dispatcher;
 
 /* A host dispatch in flight (sync dispatch, dispatch_into, async): opaque. */
 typedef struct vc_job vc_job;
 
+/* split_bytes: about this many bytes of input and output per chunk of a
+ * chunked dispatch (VYRE_CUDA_SPLIT_CHUNK; 0 turns it off). */
 void vc_dispatcher_init(vc_dispatcher *d, vc_context *cx, vc_mempool *devpool,
                         vc_mempool *hostpool, vc_streampool *streams, vc_launcher *lx,
-                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging);
+                        vc_pipelines *pipelines, vc_deferred *deferred, vc_staging *staging,
+                        uint64_t split_bytes);
+/* Add dispatch.{split, split_chunks}: host dispatches run in chunks, and
+ * their chunks. */
+void vc_dispatcher_add_metrics(vc_dispatcher *d, vc_metrics *m);
 
 /* vtable->dispatch and ->dispatch_into (vyre.h).  Thread-safe. */
 vyre_status vc_dispatch(vc_dispatcher *d, const vyre_program_ref *program,

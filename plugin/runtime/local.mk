@@ -8,7 +8,7 @@ plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/caps.c plugin/runtime/caps.h \
 	plugin/runtime/driver.c plugin/runtime/driver.h plugin/runtime/context.c plugin/runtime/context.h \
 	plugin/runtime/pools.c plugin/runtime/pools.h \
-	plugin/runtime/staging.c plugin/runtime/staging.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
+	plugin/runtime/staging.c plugin/runtime/staging.h plugin/runtime/split.c plugin/runtime/split.h plugin/runtime/crew.c plugin/runtime/crew.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
 	plugin/runtime/resident.c plugin/runtime/resident.h plugin/runtime/interop.c plugin/runtime/interop.h \
 	plugin/runtime/hoststream.c plugin/runtime/hoststream.h \
 	plugin/runtime/diskcache.c plugin/runtime/diskcache.h plugin/runtime/jit.c plugin/runtime/jit.h \

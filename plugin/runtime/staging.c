@@ -1,201 +1,26 @@
-/* staging.c -- the staging ring: pinned chunks kept by the instance, filled and drained by a small crew of copy threads while the device copies the neighbouring chunks. */
+/* staging.c -- the staging ring: pinned chunks kept by the instance, filled and drained by the copy threads (crew.c) while the device copies the neighbouring chunks; host transfers, and pipelines of steps (upload, device work, readback). */
 #include "staging.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-/* A chunk's memcpy is split over the crew only when each part gets at
- * least this much: handing out a part costs some microseconds. */
-#define SPLIT_MIN_PART (256u << 10)
+/* A chunk's pieces are copied in granules of about a piece over the
+ * copy threads, within these bounds: one claim costs a compare-and-swap,
+ * and a granule is what one slow thread can hold back. */
+#define MIN_GRANULE (64u << 10)
+#define MAX_GRANULE (1u << 20)
 /* Transfers above this many bytes (or one chunk, if smaller) take the
  * ring; each is cut into pieces of about a tenth of it, at least
  * MIN_PIECE and at most one chunk, so that even a transfer of a few MiB
  * overlaps its host copies with the device's (12.6 MB dispatches on an
- * H100: 2.05 ms through one pinned block, 0.60 ms through the ring). */
-#define RING_THRESHOLD (2u << 20)
-#define MIN_PIECE (1u << 20)
-/* Between two chunks of a transfer the crew spins this many times
- * before it sleeps: the next chunk usually comes within microseconds,
- * and waking a sleeping thread costs more than that. */
-#define SPIN_ROUNDS 20000u
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
-/* memcpy of a large block with streaming stores: the destination (a
- * staging chunk the device reads next, or host memory far larger than
- * the caches) is not read first and does not evict the caches.  On an
- * H100 host, streaming into pinned memory beat memcpy from 8 threads up
- * (bench/xfer_probe, 1 GiB: 30.7 vs 23.5 GB/s at 8 threads, 41.0 vs 33.0
- * at 16); out of it the probe was mixed (1 GiB: 30.3 vs 38.2 GB/s at 16
- * threads, 256 MiB: 29.2 vs 24.3), and the ring's downloads with it
- * measured 50.6 GB/s of 53.8 (docs/cuda-runtime.md). */
-static void copy_stream(void *dst, const void *src, size_t n) {
-#if defined(__SSE2__)
-  uint8_t *d = dst;
-  const uint8_t *s = src;
-  size_t head = (16u - ((uintptr_t)d & 15u)) & 15u;
-  if (head > n) head = n;
-  memcpy(d, s, head);
-  d += head;
-  s += head;
-  n -= head;
-  for (size_t i = n / 64u; i; i--) {
-    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-    _mm_stream_si128((__m128i *)(void *)d, a);
-    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    s += 64;
-    d += 64;
-  }
-  /* Streaming stores are weakly ordered: complete them before the part
-   * is reported done (and before the device may read the chunk). */
-  _mm_sfence();
-  memcpy(d, s, n % 64u);
-#else
-  memcpy(dst, src, n);
-#endif
-}
-
-/* ------------------------------------------------------------------ */
-/* The copy crew                                                       */
-/* ------------------------------------------------------------------ */
-static void *crew_main(void *arg) {
-  struct vc_copy_worker *w = arg;
-  vc_copy_crew *c = w->crew;
-  /* Workers start before the first round (crew_start), which may be
-   * posted before this thread runs: count from 0, not from now. */
-  uint64_t seen = 0;
-  for (;;) {
-    uint64_t r = atomic_load_explicit(&c->round, memory_order_acquire);
-    for (uint32_t i = 0; r == seen && i < SPIN_ROUNDS && !atomic_load(&c->stop); i++) {
-      cpu_relax();
-      r = atomic_load_explicit(&c->round, memory_order_acquire);
-    }
-    if (r == seen) {
-      pthread_mutex_lock(&c->lock);
-      c->sleepers++;
-      while ((r = atomic_load(&c->round)) == seen && !atomic_load(&c->stop))
-        pthread_cond_wait(&c->go, &c->lock);
-      c->sleepers--;
-      pthread_mutex_unlock(&c->lock);
-    }
-    if (atomic_load(&c->stop)) break;
-    /* A round is posted only when the previous one is complete, so r is
-     * seen + 1. */
-    seen = r;
-    if (c->part[w->index].len)
-      copy_stream(c->part[w->index].dst, c->part[w->index].src, c->part[w->index].len);
-    if (atomic_fetch_sub_explicit(&c->pending, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&c->lock);
-      if (c->waiting) pthread_cond_signal(&c->done);
-      pthread_mutex_unlock(&c->lock);
-    }
-  }
-  return NULL;
-}
-
-/* Start up to threads - 1 workers; fewer if the system refuses (the
- * copies then use fewer threads; nothing fails). */
-static void crew_start(vc_copy_crew *c, uint32_t threads) {
-  if (pthread_mutex_init(&c->lock, NULL)) return;
-  if (pthread_cond_init(&c->go, NULL)) goto fail_go;
-  if (pthread_cond_init(&c->done, NULL)) goto fail_done;
-  c->init = 1;
-  /* Workers take no signals: the host's handlers run on its own threads. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  for (uint32_t i = 1; i < threads; i++) {
-    c->worker[i].crew = c;
-    c->worker[i].index = i;
-    if (pthread_create(&c->tid[i], NULL, crew_main, &c->worker[i])) {
-      vc_log("staging: started %u of %u copy threads; the others are refused by the system",
-             i, threads);
-      break;
-    }
-    c->started = i;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return;
-fail_done:
-  pthread_cond_destroy(&c->go);
-fail_go:
-  pthread_mutex_destroy(&c->lock);
-}
-
-static void crew_stop(vc_copy_crew *c) {
-  if (!c->init) return;
-  pthread_mutex_lock(&c->lock);
-  atomic_store(&c->stop, 1);
-  pthread_cond_broadcast(&c->go);
-  pthread_mutex_unlock(&c->lock);
-  for (uint32_t i = 1; i <= c->started; i++) pthread_join(c->tid[i], NULL);
-  pthread_cond_destroy(&c->done);
-  pthread_cond_destroy(&c->go);
-  pthread_mutex_destroy(&c->lock);
-  c->init = 0;
-  c->started = 0;
-}
-
-/* memcpy, split over the crew when it is large enough to gain (parts of
- * at least SPLIT_MIN_PART, copied with streaming stores). */
-static void crew_copy(vc_staging *s, void *dst, const void *src, size_t len) {
-  vc_copy_crew *c = &s->crew;
-  uint32_t t = c->started + 1;
-  if (t > len / SPLIT_MIN_PART) t = (uint32_t)(len / SPLIT_MIN_PART);
-  if (t <= 1) {
-    if (len >= SPLIT_MIN_PART) copy_stream(dst, src, len);
-    else memcpy(dst, src, len);
-    return;
-  }
-  /* Parts on 4 KiB boundaries: no two threads write one page. */
-  size_t part = ((len + t - 1) / t + 4095u) & ~(size_t)4095u;
-  uint8_t *d = dst;
-  const uint8_t *sp = src;
-  for (uint32_t i = 1; i <= c->started; i++) {
-    size_t at = (size_t)i * part;
-    size_t n = i < t && at < len ? (len - at < part ? len - at : part) : 0;
-    c->part[i].dst = d + at;
-    c->part[i].src = sp + at;
-    c->part[i].len = n;
-  }
-  atomic_store_explicit(&c->pending, c->started, memory_order_relaxed);
-  /* Release: the parts are visible to whoever sees the new round. */
-  atomic_fetch_add_explicit(&c->round, 1, memory_order_release);
-  pthread_mutex_lock(&c->lock);
-  if (c->sleepers) pthread_cond_broadcast(&c->go);
-  pthread_mutex_unlock(&c->lock);
-  copy_stream(d, sp, part < len ? part : len);
-  for (uint32_t i = 0; atomic_load_explicit(&c->pending, memory_order_acquire) && i < SPIN_ROUNDS;
-       i++)
-    cpu_relax();
-  if (atomic_load_explicit(&c->pending, memory_order_acquire)) {
-    pthread_mutex_lock(&c->lock);
-    c->waiting = 1;
-    while (atomic_load(&c->pending)) pthread_cond_wait(&c->done, &c->lock);
-    c->waiting = 0;
-    pthread_mutex_unlock(&c->lock);
-  }
-  atomic_fetch_add(&s->split_copies, 1);
-}
-
+ * H100: 2.05 ms through one pinned block, 0.60 ms through the ring).
+ * Below the threshold a pinned pool block and one thread's memcpy serve
+ * (no events, no threads); that memcpy runs at 8-12 GB/s, so from 1 MiB
+ * up the copy threads win (the bus moves 1 MiB in about 20 us). */
+#define RING_THRESHOLD (1u << 20)
+#define MIN_PIECE (512u << 10)
 /* ------------------------------------------------------------------ */
 /* The ring                                                            */
 /* ------------------------------------------------------------------ */
@@ -238,11 +63,13 @@ static void ring_free(vc_staging *s) {
 
 void vc_staging_destroy(vc_staging *s) {
   if (!s->cx) return;
-  crew_stop(&s->crew);
+  vc_crew_stop(&s->crew);
   if (s->ready) ring_free(s);
   pthread_mutex_destroy(&s->lock);
   s->cx = NULL;
 }
+
+uint64_t vc_staging_chunk(const vc_staging *s) { return s->chunk; }
 
 uint64_t vc_staging_threshold(const vc_staging *s) {
   return s->chunk < RING_THRESHOLD ? s->chunk : RING_THRESHOLD;
@@ -289,111 +116,237 @@ static vyre_status ring_ready(vc_staging *s, vyre_error *err) {
       return st;
     }
   }
-  if (!s->crew.init && s->threads > 1) crew_start(&s->crew, s->threads);
+  if (!s->crew.init && s->threads > 1) vc_crew_start(&s->crew, s->threads);
   s->cursor = 0;
   __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
   return VYRE_OK;
 }
 
-/* Part of a segment waiting in a chunk (downloads copy it out). */
+/* Part of a segment in one use of a chunk. */
 typedef struct piece {
   uint8_t *host;
-  uint64_t off, len;
+  CUdeviceptr dev;
+  uint64_t off, len; /* where in the chunk */
 } piece;
 
-/* One transfer's walk over the ring. */
+/* One use of a chunk by a transfer: pieces [first, end), granules
+ * before gend (from the previous slot's gend). */
+typedef struct slot {
+  uint32_t k, first, end, gend;
+} slot;
+
+/* One transfer's plan and its progress. */
 typedef struct walk {
   vc_staging *s;
   CUstream stream;
   int up;
-  uint32_t k;    /* the chunk being filled */
-  uint64_t fill; /* bytes of it in use */
-  uint64_t cap;  /* bytes of a chunk this transfer fills before moving on */
-  piece *pieces; /* downloads */
-  uint32_t npieces;
-  uint32_t first[VC_STAGING_MAX_CHUNKS], end[VC_STAGING_MAX_CHUNKS]; /* pieces per chunk */
+  int serial;   /* downloads to overlapping host ranges: copied in order, on one thread */
+  uint64_t gen; /* the crew's generation of this transfer */
+  piece *pieces;
+  slot *slots;
+  vc_granule *granules;
+  _Atomic uint32_t *left; /* per slot */
+  uint32_t npieces, nslots, ngranules;
+  uint32_t mine; /* serial: the next granule */
   int enqueued;
 } walk;
 
-/* Make chunk k free: wait for its last copies and, for downloads, copy
- * its pieces out to the host. */
-static vyre_status drain(walk *w, uint32_t k, vyre_error *err) {
+/* Cut the segments into chunk uses of at most cap bytes, starting at the
+ * ring's cursor, and each piece into granules of at most gran bytes. */
+static void plan(walk *w, const vc_segment *segs, uint32_t count, uint64_t cap, uint64_t gran) {
   vc_staging *s = w->s;
-  if (s->busy[k]) {
-    CUresult r = VC_CU(s->cx, cuEventSynchronize, (s->ev[k]));
-    if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventSynchronize", NULL, NULL);
-    s->busy[k] = 0;
+  uint32_t k = s->cursor;
+  uint64_t fill = 0;
+  slot *sl = NULL;
+  for (uint32_t i = 0; i < count; i++) {
+    for (uint64_t done = 0; done < segs[i].size;) {
+      if (!sl || fill == cap) {
+        if (sl) k = (k + 1) % s->nchunks;
+        sl = &w->slots[w->nslots++];
+        sl->k = k;
+        sl->first = sl->end = w->npieces;
+        atomic_init(&w->left[w->nslots - 1], 0);
+        fill = 0;
+      }
+      uint64_t len = segs[i].size - done;
+      if (len > cap - fill) len = cap - fill;
+      piece *p = &w->pieces[w->npieces++];
+      p->host = (uint8_t *)segs[i].host + done;
+      p->dev = segs[i].dev + done;
+      p->off = fill;
+      p->len = len;
+      sl->end = w->npieces;
+      uint8_t *stage = (uint8_t *)s->buf[k] + fill;
+      for (uint64_t o = 0; o < len; o += gran) {
+        vc_granule *g = &w->granules[w->ngranules++];
+        g->len = (size_t)(len - o < gran ? len - o : gran);
+        g->dst = w->up ? stage + o : p->host + o;
+        g->src = w->up ? p->host + o : stage + o;
+        g->slot = w->nslots - 1;
+        atomic_fetch_add_explicit(&w->left[w->nslots - 1], 1, memory_order_relaxed);
+      }
+      sl->gend = w->ngranules;
+      fill += len;
+      done += len;
+    }
   }
-  if (!w->up) {
-    const uint8_t *base = s->buf[k];
-    for (uint32_t i = w->first[k]; i < w->end[k]; i++)
-      crew_copy(s, w->pieces[i].host, base + w->pieces[i].off, (size_t)w->pieces[i].len);
-  }
-  w->first[k] = w->end[k] = 0;
-  return VYRE_OK;
+  s->cursor = (k + 1) % s->nchunks;
 }
 
-/* Close chunk k: an event after its copies says when it is free again. */
-static vyre_status seal(walk *w, uint32_t k, vyre_error *err) {
+/* Enqueue slot j's device copies, then its chunk's event. */
+static vyre_status send(walk *w, uint32_t j, vyre_error *err) {
   vc_staging *s = w->s;
-  if (!w->fill) return VYRE_OK;
-  CUresult r = VC_CU(s->cx, cuEventRecord, (s->ev[k], w->stream));
-  if (r != CUDA_SUCCESS) return vc_cu_fail(s->cx, err, r, "cuEventRecord", NULL, NULL);
-  s->busy[k] = 1;
+  vc_context *cx = s->cx;
+  const slot *sl = &w->slots[j];
+  uint8_t *base = s->buf[sl->k];
+  CUresult r;
+  if (!w->up && s->busy[sl->k]) {
+    /* A previous transfer's copy (maybe on another stream) may still
+     * read the chunk: ours waits for it on the device. */
+    r = VC_CU(cx, cuStreamWaitEvent, (w->stream, s->ev[sl->k], 0));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuStreamWaitEvent", NULL, NULL);
+  }
+  for (uint32_t i = sl->first; i < sl->end; i++) {
+    const piece *p = &w->pieces[i];
+    if (w->up) {
+      r = VC_CU(cx, cuMemcpyHtoDAsync, (p->dev, base + p->off, (size_t)p->len, w->stream));
+      if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
+    } else {
+      r = VC_CU(cx, cuMemcpyDtoHAsync, (base + p->off, p->dev, (size_t)p->len, w->stream));
+      if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
+    }
+    w->enqueued = 1;
+  }
+  r = VC_CU(cx, cuEventRecord, (s->ev[sl->k], w->stream));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventRecord", NULL, NULL);
+  s->busy[sl->k] = 1;
   atomic_fetch_add(&s->chunk_copies, 1);
   return VYRE_OK;
 }
 
-static vyre_status walk_segments(walk *w, const vc_segment *segs, uint32_t count,
-                                 vyre_error *err) {
+/* Is chunk k's last device copy done?  Blocks only when `block` (the
+ * transfer's thread has nothing else to do); 0 and CUDA_ERROR_NOT_READY
+ * when it is still running. */
+static CUresult chunk_wait(vc_staging *s, uint32_t k, int block) {
+  if (!s->busy[k]) return CUDA_SUCCESS;
+  CUresult r = block ? VC_CU(s->cx, cuEventSynchronize, (s->ev[k]))
+                     : VC_CU(s->cx, cuEventQuery, (s->ev[k]));
+  if (r == CUDA_SUCCESS) s->busy[k] = 0;
+  return r;
+}
+
+static vyre_status wait_fail(vc_staging *s, CUresult r, int block, vyre_error *err) {
+  return vc_cu_fail(s->cx, err, r, block ? "cuEventSynchronize" : "cuEventQuery", NULL, NULL);
+}
+
+/* The transfer's thread copies one granule when one is ready: 1 if it
+ * did. */
+static int help(walk *w) {
+  vc_copy_crew *c = &w->s->crew;
+  uint32_t i;
+  if (w->serial) {
+    if (w->mine >= atomic_load_explicit(&c->limit, memory_order_relaxed)) return 0;
+    vc_crew_copy_one(c, w->mine++);
+    return 1;
+  }
+  if (vc_crew_claim(c, w->gen, &i) != 1) return 0;
+  vc_crew_copy_claimed(c, i);
+  return 1;
+}
+
+static int slot_copied(const walk *w, uint32_t j) {
+  return atomic_load_explicit(&w->left[j], memory_order_acquire) == 0;
+}
+
+/* Upload: open slot a to the copiers once its chunk's previous copy is
+ * done (up to a ring ahead of the device), send slot e once its
+ * granules are copied; help copy in between. */
+static vyre_status run_upload(walk *w, vyre_error *err) {
   vc_staging *s = w->s;
-  vc_context *cx = s->cx;
-  vyre_status st = drain(w, w->k, err);
-  if (st != VYRE_OK) return st;
-  for (uint32_t i = 0; i < count; i++) {
-    uint64_t done = 0;
-    while (done < segs[i].size) {
-      if (w->fill == w->cap) {
-        st = seal(w, w->k, err);
-        if (st != VYRE_OK) return st;
-        w->k = (w->k + 1) % s->nchunks;
-        w->fill = 0;
-        st = drain(w, w->k, err);
-        if (st != VYRE_OK) return st;
-      }
-      uint64_t len = segs[i].size - done;
-      if (len > w->cap - w->fill) len = w->cap - w->fill;
-      uint8_t *stage = (uint8_t *)s->buf[w->k] + w->fill;
-      uint8_t *host = (uint8_t *)segs[i].host + done;
-      CUdeviceptr dev = segs[i].dev + done;
-      CUresult r;
-      if (w->up) {
-        crew_copy(s, stage, host, (size_t)len);
-        r = VC_CU(cx, cuMemcpyHtoDAsync, (dev, stage, (size_t)len, w->stream));
-        if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
-      } else {
-        r = VC_CU(cx, cuMemcpyDtoHAsync, (stage, dev, (size_t)len, w->stream));
-        if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
-        if (w->first[w->k] == w->end[w->k]) w->first[w->k] = w->npieces;
-        w->pieces[w->npieces].host = host;
-        w->pieces[w->npieces].off = w->fill;
-        w->pieces[w->npieces].len = len;
-        w->end[w->k] = ++w->npieces;
-      }
-      w->enqueued = 1;
-      w->fill += len;
-      done += len;
+  uint32_t a = 0, e = 0;
+  while (e < w->nslots) {
+    int moved = 0;
+    while (a < w->nslots && a < e + s->nchunks) {
+      int block = a == e;
+      CUresult r = chunk_wait(s, w->slots[a].k, block);
+      if (r == CUDA_ERROR_NOT_READY && !block) break;
+      if (r != CUDA_SUCCESS) return wait_fail(s, r, block, err);
+      atomic_store_explicit(&s->crew.limit, w->slots[a].gend, memory_order_release);
+      a++;
+      moved = 1;
     }
-  }
-  st = seal(w, w->k, err);
-  if (st != VYRE_OK) return st;
-  if (!w->up) {
-    /* Copy out in issue order: the oldest chunk is the one after k. */
-    for (uint32_t n = 1; n <= s->nchunks; n++) {
-      st = drain(w, (w->k + n) % s->nchunks, err);
+    if (e < a && slot_copied(w, e)) {
+      vyre_status st = send(w, e, err);
       if (st != VYRE_OK) return st;
+      e++;
+      continue;
     }
+    if (!moved && !help(w)) vc_cpu_relax();
   }
+  return VYRE_OK;
+}
+
+/* Download: send slot e into its chunk once the chunk's previous piece
+ * is copied out (the device fills up to a ring ahead), open slot r to
+ * the copiers once its device copy is done, and help copy out. */
+static vyre_status run_download(walk *w, vyre_error *err) {
+  vc_staging *s = w->s;
+  uint32_t e = 0, r = 0, d = 0;
+  while (d < w->nslots) {
+    if (e < w->nslots && e < d + s->nchunks) {
+      vyre_status st = send(w, e, err);
+      if (st != VYRE_OK) return st;
+      e++;
+      continue;
+    }
+    if (r < e) {
+      /* Every opened slot copied out: nothing to do but wait. */
+      int block = r == d;
+      CUresult q = chunk_wait(s, w->slots[r].k, block);
+      if (q == CUDA_SUCCESS) {
+        atomic_store_explicit(&s->crew.limit, w->slots[r].gend, memory_order_release);
+        r++;
+        continue;
+      }
+      if (q != CUDA_ERROR_NOT_READY || block) return wait_fail(s, q, block, err);
+    }
+    while (d < r && slot_copied(w, d)) d++;
+    if (d < w->nslots && !help(w)) vc_cpu_relax();
+  }
+  return VYRE_OK;
+}
+
+/* Host ranges of a download that overlap (the later must win, as on one
+ * thread); more than 64 ranges are not compared and count as
+ * overlapping. */
+static int overlapping(const vc_segment *segs, uint32_t count) {
+  if (count > 64) return 1;
+  for (uint32_t i = 0; i < count; i++)
+    for (uint32_t j = i + 1; j < count; j++) {
+      uintptr_t a = (uintptr_t)segs[i].host, b = (uintptr_t)segs[j].host;
+      if (segs[i].size && segs[j].size && a < b + segs[j].size && b < a + segs[i].size)
+        return 1;
+    }
+  return 0;
+}
+
+/* The transfer's tables, in one block; the piece count bound is the
+ * caller's. */
+static vyre_status walk_alloc(walk *w, uint64_t npieces, uint64_t ngranules, vyre_error *err) {
+  uint64_t bytes = npieces * (sizeof(piece) + sizeof(slot) + sizeof(_Atomic uint32_t)) +
+                   ngranules * sizeof(vc_granule) + 64u;
+  uint8_t *m = npieces <= UINT32_MAX / 2 && ngranules <= UINT32_MAX / 2 && bytes <= SIZE_MAX
+                   ? malloc((size_t)bytes)
+                   : NULL;
+  if (!m)
+    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                          "transfer: no host memory for %llu staging records. Fix: transfer "
+                          "fewer ranges at once",
+                          (unsigned long long)(npieces + ngranules));
+  w->granules = (vc_granule *)(void *)m;
+  w->pieces = (piece *)(void *)(m + ngranules * sizeof(vc_granule));
+  w->slots = (slot *)(void *)((uint8_t *)w->pieces + npieces * sizeof(piece));
+  w->left = (_Atomic uint32_t *)(void *)((uint8_t *)w->slots + npieces * sizeof(slot));
   return VYRE_OK;
 }
 
@@ -409,32 +362,38 @@ static vyre_status transfer(vc_staging *s, CUstream stream, const vc_segment *se
   memset(&w, 0, sizeof w);
   /* Pieces of about a tenth of the transfer, 4 KiB aligned, within
    * [MIN_PIECE, chunk]. */
-  w.cap = (total / 10 + 4095u) & ~(uint64_t)4095u;
-  if (w.cap < MIN_PIECE) w.cap = MIN_PIECE;
-  if (w.cap > s->chunk) w.cap = s->chunk;
-  for (uint32_t i = 0; i < count; i++) npieces += segs[i].size / w.cap + 2;
+  uint64_t cap = (total / 10 + 4095u) & ~(uint64_t)4095u;
+  if (cap < MIN_PIECE) cap = MIN_PIECE;
+  if (cap > s->chunk) cap = s->chunk;
+  /* Granules: a piece shared by every copy thread, 4 KiB aligned,
+   * within [MIN_GRANULE, MAX_GRANULE]. */
+  uint64_t gran = ((cap < total ? cap : total) / s->threads + 4095u) & ~(uint64_t)4095u;
+  if (gran < MIN_GRANULE) gran = MIN_GRANULE;
+  if (gran > MAX_GRANULE) gran = MAX_GRANULE;
+  for (uint32_t i = 0; i < count; i++) npieces += segs[i].size / cap + 2;
   w.s = s;
   w.stream = stream;
   w.up = up;
-  if (!up && (npieces > UINT32_MAX / 2 || !(w.pieces = malloc((size_t)npieces * sizeof *w.pieces))))
-    return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
-                          "transfer: no host memory for %llu staging records. Fix: transfer "
-                          "fewer ranges at once",
-                          (unsigned long long)npieces);
+  w.serial = !up && overlapping(segs, count);
+  vyre_status st = walk_alloc(&w, npieces, total / gran + npieces, err);
+  if (st != VYRE_OK) return st;
   pthread_mutex_lock(&s->lock);
-  vyre_status st = ring_ready(s, err);
+  st = ring_ready(s, err);
   if (st == VYRE_OK) {
-    w.k = s->cursor;
-    st = walk_segments(&w, segs, count, err);
-    s->cursor = (w.k + 1) % s->nchunks;
-    if (st != VYRE_OK && w.enqueued) {
+    plan(&w, segs, count, cap, gran);
+    w.gen = vc_crew_post(&s->crew, w.granules, w.ngranules, w.left, !w.serial);
+    st = up ? run_upload(&w, err) : run_download(&w, err);
+    if (st != VYRE_OK) {
       /* Nothing may still read or write the ring, or the host memory. */
-      CUresult r = VC_CU(s->cx, cuStreamSynchronize, (stream));
-      if (r != CUDA_SUCCESS) vc_cu_note(s->cx, r, "cuStreamSynchronize");
+      if (!w.serial) vc_crew_cancel(&s->crew, w.gen);
+      if (w.enqueued) {
+        CUresult r = VC_CU(s->cx, cuStreamSynchronize, (stream));
+        if (r != CUDA_SUCCESS) vc_cu_note(s->cx, r, "cuStreamSynchronize");
+      }
     }
   }
   pthread_mutex_unlock(&s->lock);
-  free(w.pieces);
+  free(w.granules);
   if (st == VYRE_OK) {
     atomic_fetch_add(&s->transfers, 1);
     atomic_fetch_add(up ? &s->bytes_up : &s->bytes_down, total);
@@ -452,6 +411,235 @@ vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment
   return transfer(s, stream, segs, count, 0, err);
 }
 
+/* ------------------------------------------------------------------ */
+/* Steps: a pipeline of uploads, device work and readbacks              */
+/* ------------------------------------------------------------------ */
+/* Step c uses ring chunk (cursor + c) % nchunks for its inputs (from
+ * offset 0) and then its outputs; its parts are A = 2c (inputs in) and
+ * B = 2c + 1 (outputs out).  The crew claims granules in the order the
+ * parts become ready: A(0..n-1) while the first n chunks are free, then
+ * B(c) (once step c's device work is done) followed by A(c + n) (once
+ * B(c) has emptied the chunk). */
+typedef struct stepper {
+  vc_staging *s;
+  const CUstream *streams;
+  uint32_t nsteps, n, cursor;
+  vc_step_device_fn device;
+  void *user;
+  vc_step_io *io;
+  uint64_t *in_bytes;     /* per step */
+  uint32_t *seq, *posa;   /* parts in claim order; A(c)'s position there */
+  uint32_t *gend;         /* per position: granule end */
+  vc_granule *granules;
+  _Atomic uint32_t *left; /* per part */
+  uint32_t ngranules;
+  uint64_t gen, up, down;
+  int enqueued;
+} stepper;
+
+static uint32_t step_chunk(const stepper *t, uint32_t c) {
+  return (t->cursor + c) % t->s->nchunks;
+}
+
+/* One part's granules, appended. */
+static void step_granules(stepper *t, uint32_t part, uint64_t gran) {
+  uint32_t c = part >> 1, b = part & 1u;
+  const vc_step_io *io = &t->io[c];
+  uint8_t *stage = (uint8_t *)t->s->buf[step_chunk(t, c)] + (b ? t->in_bytes[c] : 0);
+  const vc_segment *seg = b ? io->out : io->in;
+  atomic_init(&t->left[part], 0);
+  for (uint32_t i = 0; i < (b ? io->nout : io->nin); i++) {
+    for (uint64_t o = 0; o < seg[i].size; o += gran) {
+      vc_granule *g = &t->granules[t->ngranules++];
+      g->len = (size_t)(seg[i].size - o < gran ? seg[i].size - o : gran);
+      g->dst = b ? (uint8_t *)seg[i].host + o : stage + o;
+      g->src = b ? stage + o : (const uint8_t *)seg[i].host + o;
+      g->slot = part;
+      atomic_fetch_add_explicit(&t->left[part], 1, memory_order_relaxed);
+    }
+    stage += seg[i].size;
+  }
+}
+
+/* Step c's device side on its stream: its inputs up, its work, its
+ * outputs into the chunk, the chunk's event. */
+static vyre_status step_send(stepper *t, uint32_t c, vyre_error *err) {
+  vc_staging *s = t->s;
+  vc_context *cx = s->cx;
+  uint32_t k = step_chunk(t, c);
+  CUstream st = t->streams[c & 1u];
+  const vc_step_io *io = &t->io[c];
+  uint8_t *stage = s->buf[k];
+  CUresult r;
+  for (uint32_t i = 0; i < io->nin; i++, t->enqueued = 1) {
+    r = VC_CU(cx, cuMemcpyHtoDAsync, (io->in[i].dev, stage, (size_t)io->in[i].size, st));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyHtoDAsync", NULL, NULL);
+    stage += io->in[i].size;
+  }
+  t->enqueued = 1;
+  vyre_status vs = t->device(t->user, c, st, err);
+  if (vs != VYRE_OK) return vs;
+  for (uint32_t i = 0; i < io->nout; i++) {
+    r = VC_CU(cx, cuMemcpyDtoHAsync, (stage, io->out[i].dev, (size_t)io->out[i].size, st));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuMemcpyDtoHAsync", NULL, NULL);
+    stage += io->out[i].size;
+  }
+  r = VC_CU(cx, cuEventRecord, (s->ev[k], st));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuEventRecord", NULL, NULL);
+  s->busy[k] = 1;
+  atomic_fetch_add(&s->chunk_copies, 1);
+  return VYRE_OK;
+}
+
+/* Is the part at sequence position p ready to be copied?  1 yes, 0 not
+ * yet, -1 a wait failed (*st and *err say how).  block: nothing else to
+ * do. */
+static int step_ready(stepper *t, uint32_t p, uint32_t sent, int block, vyre_status *st,
+                      vyre_error *err) {
+  uint32_t part = t->seq[p], c = part >> 1;
+  if (!(part & 1u) && c >= t->n)
+    return atomic_load_explicit(&t->left[2 * (c - t->n) + 1], memory_order_acquire) == 0;
+  if ((part & 1u) && c >= sent) return 0;
+  CUresult r = chunk_wait(t->s, step_chunk(t, c), block);
+  if (r == CUDA_SUCCESS) return 1;
+  if (r == CUDA_ERROR_NOT_READY && !block) return 0;
+  *st = wait_fail(t->s, r, block, err);
+  return -1;
+}
+
+static vyre_status step_run(stepper *t, vyre_error *err) {
+  vc_copy_crew *crew = &t->s->crew;
+  uint32_t nparts = 2 * t->nsteps, p = 0, d = 0, e = 0, i;
+  while (d < nparts) {
+    while (d < p && atomic_load_explicit(&t->left[t->seq[d]], memory_order_acquire) == 0) d++;
+    /* Sending first: a step whose inputs are in goes to the device
+     * before the thread waits for anything. */
+    if (e < t->nsteps && t->posa[e] < p &&
+        atomic_load_explicit(&t->left[2 * e], memory_order_acquire) == 0) {
+      vyre_status st = step_send(t, e++, err);
+      if (st != VYRE_OK) return st;
+      continue;
+    }
+    if (p < nparts) {
+      vyre_status st = VYRE_OK;
+      int ready = step_ready(t, p, e, d == p, &st, err);
+      if (ready < 0) return st;
+      if (ready) {
+        atomic_store_explicit(&crew->limit, t->gend[p], memory_order_release);
+        p++;
+        continue;
+      }
+    }
+    if (vc_crew_claim(crew, t->gen, &i) == 1) vc_crew_copy_claimed(crew, i);
+    else vc_cpu_relax();
+  }
+  return VYRE_OK;
+}
+
+/* The claim order and the granule table; tables from one allocation. */
+static vyre_status step_plan(stepper *t, vc_step_describe_fn describe, vyre_error *err) {
+  vc_staging *s = t->s;
+  uint32_t ns = t->nsteps, segs = 0;
+  uint64_t total = 0;
+  size_t head = (size_t)ns * (sizeof(vc_step_io) + sizeof(uint64_t) + 3 * 2 * sizeof(uint32_t) +
+                              2 * sizeof(_Atomic uint32_t));
+  uint8_t *m = malloc(head);
+  if (!m) goto oom;
+  t->io = (vc_step_io *)(void *)m;
+  t->in_bytes = (uint64_t *)(void *)(m + (size_t)ns * sizeof(vc_step_io));
+  t->left = (_Atomic uint32_t *)(void *)(t->in_bytes + ns);
+  t->seq = (uint32_t *)(void *)(t->left + 2 * ns);
+  t->posa = t->seq + 2 * ns;
+  t->gend = t->posa + 2 * ns;
+  for (uint32_t c = 0; c < ns; c++) {
+    vc_step_io *io = &t->io[c];
+    describe(t->user, c, io);
+    uint64_t in = 0, out = 0;
+    for (uint32_t i = 0; i < io->nin; i++) in += io->in[i].size;
+    for (uint32_t i = 0; i < io->nout; i++) out += io->out[i].size;
+    if (in + out > s->chunk) {
+      free(m);
+      return vyre_error_set(err, VYRE_INTERNAL, 0,
+                            "staging: step %u moves %llu bytes, more than a %llu-byte chunk. "
+                            "Fix: report this as a bug",
+                            c, (unsigned long long)(in + out), (unsigned long long)s->chunk);
+    }
+    t->in_bytes[c] = in;
+    t->up += in;
+    t->down += out;
+    total += in + out;
+    segs += io->nin + io->nout;
+  }
+  uint64_t gran = (total / ns / s->threads + 4095u) & ~(uint64_t)4095u;
+  if (gran < MIN_GRANULE) gran = MIN_GRANULE;
+  if (gran > MAX_GRANULE) gran = MAX_GRANULE;
+  t->granules = malloc((size_t)(total / gran + segs + 1) * sizeof(vc_granule));
+  if (!t->granules) {
+    free(m);
+    goto oom;
+  }
+  uint32_t np = 0;
+  for (uint32_t c = 0; c < t->n; c++) t->seq[np++] = 2 * c;
+  for (uint32_t c = 0; c < ns; c++) {
+    t->seq[np++] = 2 * c + 1;
+    if (c + t->n < ns) t->seq[np++] = 2 * (c + t->n);
+  }
+  for (uint32_t q = 0; q < np; q++) {
+    if (!(t->seq[q] & 1u)) t->posa[t->seq[q] >> 1] = q;
+    step_granules(t, t->seq[q], gran);
+    t->gend[q] = t->ngranules;
+  }
+  return VYRE_OK;
+oom:
+  t->io = NULL;
+  return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0,
+                        "staging: no host memory for the plan of %u steps. Fix: free host "
+                        "memory",
+                        ns);
+}
+
+vyre_status vc_staging_steps(vc_staging *s, const CUstream streams[2], uint32_t nsteps,
+                             vc_step_describe_fn describe, vc_step_device_fn device, void *user,
+                             vyre_error *err) {
+  if (!nsteps) return VYRE_OK;
+  stepper t;
+  memset(&t, 0, sizeof t);
+  t.s = s;
+  t.streams = streams;
+  t.nsteps = nsteps;
+  t.device = device;
+  t.user = user;
+  pthread_mutex_lock(&s->lock);
+  vyre_status st = ring_ready(s, err);
+  if (st == VYRE_OK) {
+    t.cursor = s->cursor;
+    t.n = nsteps < s->nchunks ? nsteps : s->nchunks;
+    st = step_plan(&t, describe, err);
+  }
+  if (st == VYRE_OK) {
+    t.gen = vc_crew_post(&s->crew, t.granules, t.ngranules, t.left, 1);
+    st = step_run(&t, err);
+    s->cursor = (t.cursor + nsteps) % s->nchunks;
+    if (st != VYRE_OK) {
+      /* Nothing may still read or write the ring, or the host memory. */
+      vc_crew_cancel(&s->crew, t.gen);
+      for (int k = 0; k < 2 && t.enqueued; k++) {
+        CUresult r = VC_CU(s->cx, cuStreamSynchronize, (streams[k]));
+        if (r != CUDA_SUCCESS) vc_cu_note(s->cx, r, "cuStreamSynchronize");
+      }
+    }
+    free(t.granules);
+    free(t.io);
+  }
+  pthread_mutex_unlock(&s->lock);
+  if (st == VYRE_OK) {
+    atomic_fetch_add(&s->transfers, 1);
+    atomic_fetch_add(&s->bytes_up, t.up);
+    atomic_fetch_add(&s->bytes_down, t.down);
+  }
+  return st;
+}
+
 static void read_metrics(const void *state, vc_metric_sink *m) {
   vc_staging *s = (vc_staging *)state;
   vc_metric_emit(m, "staging.chunk_bytes", s->chunk);
@@ -463,7 +651,7 @@ static void read_metrics(const void *state, vc_metric_sink *m) {
   vc_metric_emit(m, "staging.threads", s->threads);
   vc_metric_emit(m, "staging.transfers", atomic_load(&s->transfers));
   vc_metric_emit(m, "staging.chunk_copies", atomic_load(&s->chunk_copies));
-  vc_metric_emit(m, "staging.split_copies", atomic_load(&s->split_copies));
+  vc_metric_emit(m, "staging.split_copies", atomic_load(&s->crew.worker_copies));
   vc_metric_emit(m, "staging.bytes_up", atomic_load(&s->bytes_up));
   vc_metric_emit(m, "staging.bytes_down", atomic_load(&s->bytes_down));
 }

@@ -1,4 +1,4 @@
-/* staging.h -- the staging ring: pinned chunks the instance keeps, and the copy threads that fill and drain them, for host transfers larger than one chunk. */
+/* staging.h -- the staging ring: pinned chunks the instance keeps, filled and drained by the copy threads (crew.h), for host transfers above 1 MiB and the chunked dispatch's steps. */
 #ifndef VYRE_PLUGIN_CUDA_STAGING_H
 #define VYRE_PLUGIN_CUDA_STAGING_H
 
@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 #include "context.h"
+#include "crew.h"
 #include "metrics.h"
 #include "pools.h"
 
 #define VC_STAGING_MAX_CHUNKS 64
-#define VC_STAGING_MAX_THREADS 64
 
 /* One host<->device copy of a transfer. */
 typedef struct vc_segment {
@@ -19,31 +19,6 @@ typedef struct vc_segment {
   void *host;
   uint64_t size;
 } vc_segment;
-
-/* The copy threads: the thread that runs a transfer splits each chunk's
- * memcpy into `threads` parts, does part 0 and hands the others to the
- * workers (fields private to staging.c). */
-typedef struct vc_copy_crew {
-  int init;
-  pthread_mutex_t lock;
-  pthread_cond_t go, done;
-  pthread_t tid[VC_STAGING_MAX_THREADS];
-  uint32_t started;          /* workers running (threads - 1 once started) */
-  _Atomic uint64_t round;    /* bumped for each split copy */
-  _Atomic uint32_t pending;  /* parts of this round not yet copied */
-  _Atomic int stop;
-  uint32_t sleepers;         /* workers blocked on `go` (under lock) */
-  int waiting;               /* the copying thread is blocked on `done` (under lock) */
-  struct vc_copy_worker {
-    struct vc_copy_crew *crew;
-    uint32_t index;
-  } worker[VC_STAGING_MAX_THREADS];
-  struct {
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t len;
-  } part[VC_STAGING_MAX_THREADS];
-} vc_copy_crew;
 
 /* The ring (fields private to staging.c).  One transfer uses it at a
  * time (`lock` is held for the whole transfer). */
@@ -62,7 +37,7 @@ typedef struct vc_staging {
   CUevent ev[VC_STAGING_MAX_CHUNKS];
   int busy[VC_STAGING_MAX_CHUNKS]; /* ev[k] was recorded after buf[k]'s last copy */
   vc_copy_crew crew;
-  _Atomic uint64_t transfers, chunk_copies, split_copies, bytes_up, bytes_down;
+  _Atomic uint64_t transfers, chunk_copies, bytes_up, bytes_down;
 } vc_staging;
 
 /*
@@ -84,8 +59,11 @@ void vc_staging_destroy(vc_staging *s);
 /* Give the chunks back to the driver (shutdown); the next large transfer
  * allocates them again.  Context current.  Thread-safe. */
 void vc_staging_trim(vc_staging *s);
-/* Bytes above which a copy goes through the ring (the chunk size). */
+/* Bytes above which a copy goes through the ring (1 MiB, or the chunk
+ * size when smaller). */
 uint64_t vc_staging_threshold(const vc_staging *s);
+/* Bytes per chunk. */
+uint64_t vc_staging_chunk(const vc_staging *s);
 /* Add staging.{chunk_bytes, chunks, pinned_bytes, threads, transfers,
  * chunk_copies, split_copies, bytes_up, bytes_down}. */
 void vc_staging_add_metrics(vc_staging *s, vc_metrics *m);
@@ -111,5 +89,36 @@ vyre_status vc_staging_upload(vc_staging *s, CUstream stream, const vc_segment *
  */
 vyre_status vc_staging_download(vc_staging *s, CUstream stream, const vc_segment *segs,
                                 uint32_t count, vyre_error *err);
+
+/* Ranges of one step of vc_staging_steps. */
+#define VC_STEP_MAX_SEGS 16
+typedef struct vc_step_io {
+  vc_segment in[VC_STEP_MAX_SEGS];  /* host -> device before the step's work */
+  vc_segment out[VC_STEP_MAX_SEGS]; /* device -> host after it */
+  uint32_t nin, nout;
+} vc_step_io;
+/* Fill step c's ranges (their bytes together at most one chunk). */
+typedef void (*vc_step_describe_fn)(void *user, uint32_t step, vc_step_io *io);
+/* Enqueue step c's device work on `stream`, after its inputs' copies. */
+typedef vyre_status (*vc_step_device_fn)(void *user, uint32_t step, CUstream stream,
+                                         vyre_error *err);
+
+/*
+ * A pipeline of `nsteps` steps over the ring, holding it throughout:
+ * step c takes one ring chunk for its inputs and outputs and runs on
+ * streams[c & 1]: its inputs are copied into the chunk by the copy
+ * threads, then its device side is enqueued (the inputs' copies, `device`,
+ * the outputs' copies into the chunk, the chunk's event), and once that
+ * event is done the copy threads copy its outputs out, which frees the
+ * chunk for step c + nchunks.  The threads fill later steps' inputs while
+ * they drain earlier steps' outputs, and the device's uploads, work and
+ * readbacks of neighbouring steps overlap on the two streams.  Returns
+ * when every output is in host memory.  On failure both streams have
+ * been synchronised and *err says what failed.  Context current.
+ * Thread-safe (transfers take turns on the ring).
+ */
+vyre_status vc_staging_steps(vc_staging *s, const CUstream streams[2], uint32_t nsteps,
+                             vc_step_describe_fn describe, vc_step_device_fn device, void *user,
+                             vyre_error *err);
 
 #endif /* VYRE_PLUGIN_CUDA_STAGING_H */

@@ -6,6 +6,7 @@ static Suite *suite(void) {
   fake_core_tests(fake_tcase(s, "core", 60));
   fake_async_tests(fake_tcase(s, "async", 60));
   fake_staging_tests(fake_tcase(s, "staging", 120));
+  fake_split_tests(fake_tcase(s, "split", 120));
   fake_resident_tests(fake_tcase(s, "resident", 60));
   fake_interop_tests(fake_tcase(s, "interop", 60));
   fake_pools_tests(fake_tcase(s, "pools", 60));

@@ -457,10 +457,15 @@ START_TEST(test_saxpy_large) {
   prog p = prog_saxpy();
   vyre_input in[3] = {{&a, 4}, {x, (uint64_t)n * 4}, {y, (uint64_t)n * 4}};
   uint64_t fast = metric(cuda, "dispatch.fastpath_launches");
+  uint64_t split = metric(cuda, "dispatch.split");
   compare("saxpy 16M", &p, in, 3, NULL);
   ck_assert_msg(metric(cuda, "dispatch.fastpath_launches") > fast,
                 "the 16M saxpy ran on codegen's elementwise fast path "
                 "(dispatch.fastpath_launches did not grow)");
+  /* 12 bytes an element: 25 chunks of 8 MiB (docs/cuda-runtime.md,
+   * "Chunked host dispatch"), bit for bit the reference's. */
+  ck_assert_msg(getenv("VYRE_CUDA_SPLIT_CHUNK") || metric(cuda, "dispatch.split") > split,
+                "the 16M saxpy ran in chunks (dispatch.split did not grow)");
   free(p.bytes);
   free(x);
   free(y);

@@ -19,7 +19,8 @@ tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c \
 	tests/runtime/fakeharness.c tests/runtime/fakeharness.h \
 	tests/runtime/cuda_fake/harness.c tests/runtime/cuda_fake/harness.h \
 	tests/runtime/cuda_fake/core.c tests/runtime/cuda_fake/async.c \
-	tests/runtime/cuda_fake/staging.c tests/runtime/cuda_fake/resident.c \
+	tests/runtime/cuda_fake/staging.c tests/runtime/cuda_fake/split.c \
+	tests/runtime/cuda_fake/resident.c \
 	tests/runtime/cuda_fake/interop.c tests/runtime/cuda_fake/caches.c \
 	tests/runtime/cuda_fake/errors.c tests/runtime/cuda_fake/timeouts.c \
 	tests/runtime/cuda_fake/sweep.c tests/runtime/cuda_fake/devices.c \

@@ -93,6 +93,7 @@ TCase *fake_tcase(Suite *s, const char *name, int timeout);
 void fake_core_tests(TCase *tc);     /* core.c */
 void fake_async_tests(TCase *tc);    /* async.c */
 void fake_staging_tests(TCase *tc);  /* staging.c */
+void fake_split_tests(TCase *tc);    /* split.c */
 void fake_resident_tests(TCase *tc); /* resident.c */
 void fake_interop_tests(TCase *tc);  /* interop.c */
 void fake_pools_tests(TCase *tc);    /* caches.c */
