@@ -1,20 +1,24 @@
 # bench/workloads/local.mk -- the workload suite (bench/workloads/README.md): the vyre programs, their C baselines and the driver that times and checks both.
 noinst_PROGRAMS += bench/workloads/workloads
-noinst_HEADERS += bench/workloads/workloads.h
+noinst_HEADERS += bench/workloads/workloads.h bench/workloads/peers.h
 bench_workloads_workloads_SOURCES = bench/workloads/workloads.c bench/workloads/suite.c \
-	bench/workloads/pool.c
+	bench/workloads/pool.c bench/workloads/peer.c
 # The programs are read from the source tree at run time (--dir overrides).
 bench_workloads_workloads_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_WORKLOADS_DIR='"$(abs_top_srcdir)/bench/workloads"'
 bench_workloads_workloads_CFLAGS = $(AM_CFLAGS) -pthread
-bench_workloads_workloads_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la -lpthread -lm
+# -ldl: the CUDA peers (libwlpeers.so) are opened at run time, never linked.
+bench_workloads_workloads_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la -lpthread -lm -ldl
 WORKLOADS_VYRE = bench/workloads/clear.vyre bench/workloads/rule_eval.vyre \
 	bench/workloads/bitmap_scatter.vyre bench/workloads/offset_agg.vyre \
 	bench/workloads/entropy.vyre bench/workloads/quantified.vyre \
 	bench/workloads/compaction.vyre bench/workloads/reach.vyre \
 	bench/workloads/fused_filter.vyre bench/workloads/int4_linear.vyre
+# The CUDA peers: built by peers.sh with nvcc on a GPU machine (bench/run.sh
+# runs it), never by make (the build needs no CUDA toolkit).
 EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/workloads/offset_agg.test \
-	$(WORKLOADS_VYRE)
+	$(WORKLOADS_VYRE) bench/workloads/peers.sh bench/workloads/peers.cu \
+	bench/workloads/peers_kernels.cu bench/workloads/peers_impl.h
 # Every workload at a small scale on the reference backend, checked
 # against its C baseline: correctness without a GPU.
 TESTS += bench/workloads/workloads.test
