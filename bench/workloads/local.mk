@@ -1,6 +1,6 @@
 # bench/workloads/local.mk -- the workload suite (bench/workloads/README.md): the vyre programs, their C baselines and the driver that times and checks both.
 noinst_PROGRAMS += bench/workloads/workloads
-noinst_HEADERS += bench/workloads/workloads.h bench/workloads/peers.h
+noinst_HEADERS += bench/workloads/workloads.h bench/workloads/peers.h bench/workloads/peers_logic.h
 bench_workloads_workloads_SOURCES = bench/workloads/workloads.c bench/workloads/suite.c \
 	bench/workloads/pool.c bench/workloads/peer.c
 # The programs are read from the source tree at run time (--dir overrides).
@@ -24,3 +24,11 @@ EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/wor
 TESTS += bench/workloads/workloads.test
 # offset_agg.vyre's packed workgroup counters under the worst case.
 TESTS += bench/workloads/offset_agg.test
+# The CUDA peers' arithmetic (peers_logic.h, shared with peers_kernels.cu)
+# and their kernels' work split replayed on the host against the baselines.
+check_PROGRAMS += bench/workloads/peer_logic_test
+bench_workloads_peer_logic_test_SOURCES = bench/workloads/peer_logic_test.c \
+	bench/workloads/suite.c bench/workloads/pool.c
+bench_workloads_peer_logic_test_CFLAGS = $(AM_CFLAGS) -pthread
+bench_workloads_peer_logic_test_LDADD = -lpthread -lm
+TESTS += bench/workloads/peer_logic_test

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "peers_impl.h"
+#include "peers_logic.h"
 
 #define BLOCK 256                /* threads per block of the record kernels */
 #define WARPS (BLOCK / 32)
@@ -47,7 +48,8 @@ __device__ __forceinline__ bool warp_records(const uint4 *__restrict__ src, uint
 }
 
 /* ================================================================== */
-/* rule_eval: 32 rules from __constant__, 4 items a thread               */
+/* rule_eval: 32 rules from __constant__, 4 items a thread, the three    */
+/* compares of a rule in one SWAR step (peers_logic.h)                   */
 /* ================================================================== */
 __constant__ uint32_t c_rules[128];
 
@@ -60,20 +62,10 @@ __global__ __launch_bounds__(BLOCK) void k_rule_eval(const uint4 *__restrict__ i
   uint32_t m[4] = {0, 0, 0, 0};
 #pragma unroll
   for (int r = 0; r < 32; r++) {
-    uint32_t r0 = c_rules[4 * r], r1 = c_rules[4 * r + 1];
-    uint32_t smin = c_rules[4 * r + 2], smax = c_rules[4 * r + 3];
-    uint32_t a = r0 & 7, b = (r0 >> 8) & 7, c = (r0 >> 16) & 7, lut = r0 >> 24;
-    uint32_t ta = r1 & 255, tb = (r1 >> 8) & 255, tc = (r1 >> 16) & 255;
+    wlp_rule q = wlp_rule_decode(c_rules[4 * r], c_rules[4 * r + 1], c_rules[4 * r + 2],
+                                 c_rules[4 * r + 3]);
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-      uint32_t w0 = x[3 * i], w1 = x[3 * i + 1], size = x[3 * i + 2];
-      /* byte a of the 8 counts {w1, w0}: one PRMT */
-      uint32_t A = (__byte_perm(w0, w1, a) & 255) >= ta;
-      uint32_t B = (__byte_perm(w0, w1, b) & 255) >= tb;
-      uint32_t C = (__byte_perm(w0, w1, c) & 255) >= tc;
-      uint32_t S = (size >= smin) & (size <= smax);
-      m[i] |= ((lut >> (A | B << 1 | C << 2)) & S) << r;
-    }
+    for (int i = 0; i < 4; i++) m[i] |= wlp_rule_hit(&q, x[3 * i], x[3 * i + 1], x[3 * i + 2]) << r;
   }
   mask[first / 4] = make_uint4(m[0], m[1], m[2], m[3]);
 }
@@ -108,8 +100,7 @@ __global__ __launch_bounds__(BLOCK) void k_bitmap_scatter(const uint4 *__restric
     uint32_t pt = x[3 * i], start = x[3 * i + 1], len = x[3 * i + 2];
     uint32_t pw = pt >> 5, pm = 1u << (pt & 31);
     if (pw < 2048 && !(__ldcg(pat + pw) & pm)) atomicOr(pat + pw, pm);
-    /* shift amounts mod 32, as the IR's shl */
-    uint32_t m = len == 32 ? FULL : (1u << (len & 31)) - 1;
+    uint32_t m = wlp_len_mask(len);
     uint32_t sw = start >> 5, sb = start & 31;
     if (sw < mw) atomicOr(pos + sw, m << sb);
     uint32_t hi = sb ? m >> (32 - sb) : 0;
@@ -140,7 +131,7 @@ static cudaError_t bitmap_scatter_launch(wlp_job *j) {
 __global__ __launch_bounds__(AGG_THREADS) void k_offset_agg(const uint4 *__restrict__ recs,
                                                             uint32_t *__restrict__ part,
                                                             uint64_t n) {
-  extern __shared__ uint32_t sh[]; /* count, sum, max end, max ~offset: 4 x AGG_P */
+  extern __shared__ __align__(16) uint32_t sh[]; /* count, sum, max end, max ~offset: 4 x AGG_P */
   __shared__ uint4 stage[AGG_THREADS / 32][96];
   for (unsigned i = threadIdx.x; i < 4 * AGG_P; i += AGG_THREADS) sh[i] = 0;
   __syncthreads();
@@ -228,34 +219,12 @@ static cudaError_t offset_agg_launch(wlp_job *j) {
 #define ENT_T 128
 #define ENT_WIN 16
 
-__device__ __forceinline__ void ent_add(uint8_t *hb, const uint32_t *t, uint32_t by, uint32_t &sum) {
-  uint8_t *bin = hb + ((by & 0xfc) << 7) + (by & 3);
-  uint32_t c = *bin;
-  sum += t[c];
-  *bin = (uint8_t)(c + 1);
-}
-
-/* The program's order: the leaving byte (count - 1, minus dt of it), then
- * the entering one. */
-__device__ __forceinline__ void ent_slide(uint8_t *hb, const uint32_t *t, uint32_t ov, uint32_t iv,
-                                          uint32_t &sum) {
-#pragma unroll
-  for (int b = 0; b < 4; b++) {
-    uint32_t ob = (ov >> (8 * b)) & 255;
-    uint8_t *obin = hb + ((ob & 0xfc) << 7) + (ob & 3);
-    uint32_t oc = *obin - 1u;
-    *obin = (uint8_t)oc;
-    sum -= oc < 256 ? t[oc] : 0; /* a load past the table reads 0 */
-    ent_add(hb, t, (iv >> (8 * b)) & 255, sum);
-  }
-}
-
 __global__ __launch_bounds__(ENT_T) void k_entropy(const uint32_t *__restrict__ data,
                                                    const uint32_t *__restrict__ dt,
                                                    uint16_t *__restrict__ ent, uint32_t nw) {
   __shared__ uint32_t t[256];
   __shared__ uint32_t h[64 * ENT_T];
-  __shared__ uint16_t res[ENT_T * ENT_WIN];
+  __shared__ __align__(16) uint16_t res[ENT_T * ENT_WIN];
   unsigned lid = threadIdx.x;
   t[lid] = dt[lid];
   t[lid + 128] = dt[lid + 128];
@@ -277,7 +246,7 @@ __global__ __launch_bounds__(ENT_T) void k_entropy(const uint32_t *__restrict__ 
       for (int i = 0; i < 16; i++) {
         if (c == 3 && i == 15) break;
 #pragma unroll
-        for (int b = 0; b < 4; b++) ent_add(hb, t, (v[i] >> (8 * b)) & 255, sum);
+        for (int b = 0; b < 4; b++) sum = wlp_ent_add(hb, t, (v[i] >> (8 * b)) & 255, sum);
       }
     }
     res[lid * ENT_WIN] = (uint16_t)(sum >> 11);
@@ -295,7 +264,7 @@ __global__ __launch_bounds__(ENT_T) void k_entropy(const uint32_t *__restrict__ 
       for (int w = 0; w < 4; w++) {
         if (g == 3 && w == 3) break;
 #pragma unroll
-        for (int k = 0; k < 3; k++) ent_slide(hb, t, ov[3 * w + k], iv[3 * w + k], sum);
+        for (int k = 0; k < 3; k++) sum = wlp_ent_slide(hb, t, ov[3 * w + k], iv[3 * w + k], sum);
         res[lid * ENT_WIN + 4 * g + w + 1] = (uint16_t)(sum >> 11);
       }
     }
@@ -329,8 +298,8 @@ static cudaError_t entropy_launch(wlp_job *j) {
 }
 
 /* ================================================================== */
-/* quantified: 16 conditions from __constant__; the 6 u16 offsets tested  */
-/* two at a time (SIMD halves), counted with popc                          */
+/* quantified: 4 items a thread, their 6 offsets unpacked once; the 16    */
+/* conditions from __constant__, fully unrolled (the kind is uniform)     */
 /* ================================================================== */
 __constant__ uint32_t c_conds[32];
 
@@ -340,36 +309,18 @@ __global__ __launch_bounds__(BLOCK) void k_quantified(const uint4 *__restrict__ 
   uint32_t x[12];
   uint64_t first;
   if (!warp_records(items, n, stage, x, &first)) return;
-  uint32_t p[4], m[4] = {0, 0, 0, 0};
+  uint32_t o[4][6], p[4], m[4] = {0, 0, 0, 0};
 #pragma unroll
   for (int i = 0; i < 4; i++) {
-    uint32_t absent = __popc(__vcmpeq2(x[3 * i], FULL)) + __popc(__vcmpeq2(x[3 * i + 1], FULL)) +
-                      __popc(__vcmpeq2(x[3 * i + 2], FULL));
-    p[i] = 6 - (absent >> 4);
+#pragma unroll
+    for (int j = 0; j < 6; j++) o[i][j] = (x[3 * i + j / 2] >> (16 * (j % 2))) & 0xffff;
+    p[i] = wlp_present(o[i]);
   }
 #pragma unroll
   for (int q = 0; q < 16; q++) {
-    uint32_t r0 = c_conds[2 * q], r1 = c_conds[2 * q + 1];
-    uint32_t lo = r0 & 0xffff, hi = r0 >> 16, span = hi > lo ? hi - lo : 0; /* ssub */
-    uint32_t k = r1 & 0xffff, kind = r1 >> 16;
-    /* o - lo < span, per 16-bit half: equal to the 32-bit test because
-     * lo, hi <= 0xffff (a wrapped difference is >= 0x10000 - lo > span) */
-    uint32_t lo2 = lo * 0x10001u, span2 = span * 0x10001u;
+    wlp_cond c = wlp_cond_decode(c_conds[2 * q], c_conds[2 * q + 1]);
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-      uint32_t t;
-      if (kind == 3) {
-        t = p[i] == k;
-      } else {
-        uint32_t in = __popc(__vcmpltu2(__vsub2(x[3 * i], lo2), span2)) +
-                      __popc(__vcmpltu2(__vsub2(x[3 * i + 1], lo2), span2)) +
-                      __popc(__vcmpltu2(__vsub2(x[3 * i + 2], lo2), span2));
-        uint32_t mv = in >> 4;
-        t = kind == 0 ? mv >= k : kind == 1 ? mv == 6 : mv == 0;
-        if (kind > 3) t = p[i] == k;
-      }
-      m[i] |= t << q;
-    }
+    for (int i = 0; i < 4; i++) m[i] |= wlp_cond_hit(&c, o[i], p[i]) << q;
   }
   mask[first / 4] = make_uint2((m[0] & 0xffff) | m[1] << 16, (m[2] & 0xffff) | m[3] << 16);
 }
@@ -518,21 +469,18 @@ __global__ __launch_bounds__(BLOCK) void k_fused_filter(const uint4 *__restrict_
   uint64_t first;
   if (!warp_records(items, n, stage, x, &first)) return;
   unsigned lane = threadIdx.x & 31;
-  uint32_t smin = __ldg(params), smax = __ldg(params + 1), must = __ldg(params + 2),
-           mnot = __ldg(params + 3), bits = 0;
+  uint32_t par[4] = {__ldg(params), __ldg(params + 1), __ldg(params + 2), __ldg(params + 3)}, bits = 0;
 #pragma unroll
   for (int i = 0; i < 4; i++) {
     uint32_t size = x[3 * i], flags = x[3 * i + 1], hash = x[3 * i + 2];
-    bool ok = size >= smin && size <= smax && (flags & must) == must && (flags & mnot) == 0;
+    uint32_t ok = wlp_cheap_ok(size, flags, par);
     if (ok) {
-      uint32_t h2 = max(__funnelshift_l(hash * 0x9e3779b1u, hash * 0x9e3779b1u, 15), 1u);
-      uint32_t p0 = hash & 0x7ffff, p1 = (hash + h2) & 0x7ffff, p2 = (hash + 2 * h2) & 0x7ffff;
-      uint32_t hit = (__ldg(bloom + (p0 >> 5)) >> (p0 & 31)) &
-                     (__ldg(bloom + (p1 >> 5)) >> (p1 & 31)) &
-                     (__ldg(bloom + (p2 >> 5)) >> (p2 & 31));
-      ok = hit & 1;
+      uint32_t pb[3];
+      wlp_bloom_bits(hash, pb);
+      ok = (__ldg(bloom + (pb[0] >> 5)) >> (pb[0] & 31)) & (__ldg(bloom + (pb[1] >> 5)) >> (pb[1] & 31)) &
+           (__ldg(bloom + (pb[2] >> 5)) >> (pb[2] & 31)) & 1;
     }
-    bits |= (uint32_t)ok << i;
+    bits |= ok << i;
   }
   uint32_t word = bits << (4 * (lane & 7));
   word |= __shfl_xor_sync(FULL, word, 1);
@@ -577,14 +525,7 @@ __global__ __launch_bounds__(32 * I4_ROWS_PER_BLOCK) void k_int4_linear(
     uint4 W = __ldg(wr + q), X0 = __ldg(xr + 2 * q), X1 = __ldg(xr + 2 * q + 1);
     uint32_t wv[4] = {W.x, W.y, W.z, W.w}, xv[8] = {X0.x, X0.y, X0.z, X0.w, X1.x, X1.y, X1.z, X1.w};
 #pragma unroll
-    for (int c = 0; c < 4; c++) {
-      /* signed nibble n as a byte: ((n ^ 8) + 0x78) ^ 0x80, no carry out of the byte */
-      uint32_t lo = (((wv[c] & 0x0f0f0f0fu) ^ 0x08080808u) + 0x78787878u) ^ 0x80808080u;
-      uint32_t hi = ((((wv[c] >> 4) & 0x0f0f0f0fu) ^ 0x08080808u) + 0x78787878u) ^ 0x80808080u;
-      uint32_t a = xv[2 * c], b = xv[2 * c + 1];
-      dot = __dp4a((int)lo, (int)__byte_perm(a, b, 0x6420), dot);
-      dot = __dp4a((int)hi, (int)__byte_perm(a, b, 0x7531), dot);
-    }
+    for (int c = 0; c < 4; c++) dot = wlp_int4_word(wv[c], xv[2 * c], xv[2 * c + 1], dot);
   }
   gs[warp][lane] = dot;
   sc[warp][lane] = __ldg(scale + (size_t)o * 32 + lane);
@@ -592,7 +533,7 @@ __global__ __launch_bounds__(32 * I4_ROWS_PER_BLOCK) void k_int4_linear(
   if (lane == 0) {
     float acc = 0.0f;
 #pragma unroll
-    for (int g = 0; g < 32; g++) acc = __fmaf_rn(sc[warp][g], __int2float_rn(gs[warp][g]), acc);
+    for (int g = 0; g < 32; g++) acc = wlp_fma(sc[warp][g], (float)gs[warp][g], acc);
     y[o] = acc;
   }
 }
