@@ -70,8 +70,17 @@ __global__ __launch_bounds__(BLOCK) void k_rule_eval(const uint4 *__restrict__ i
   mask[first / 4] = make_uint4(m[0], m[1], m[2], m[3]);
 }
 
+/* A table copied to __constant__ must be the size the kernel reads. */
+static int table_size(const wlp_job *j, uint32_t buf, size_t want, char *why, size_t why_size) {
+  if (j->w->buf[buf].size == want) return 0;
+  snprintf(why, why_size, "buffer %u is %llu bytes, the peer's table %zu", buf,
+           (unsigned long long)j->w->buf[buf].size, want);
+  return 1;
+}
+
 static cudaError_t rule_eval_prepare(wlp_job *j, char *why, size_t why_size) {
-  if (too_small(j, 128, why, why_size)) return cudaErrorInvalidValue;
+  if (too_small(j, 128, why, why_size) || table_size(j, 1, sizeof c_rules, why, why_size))
+    return cudaErrorInvalidValue;
   NAME(j, "cudaMemcpyToSymbolAsync(c_rules)");
   return cudaMemcpyToSymbolAsync(c_rules, j->d[1], sizeof c_rules, 0, cudaMemcpyDeviceToDevice,
                                  j->stream);
@@ -326,7 +335,8 @@ __global__ __launch_bounds__(BLOCK) void k_quantified(const uint4 *__restrict__ 
 }
 
 static cudaError_t quantified_prepare(wlp_job *j, char *why, size_t why_size) {
-  if (too_small(j, 128, why, why_size)) return cudaErrorInvalidValue;
+  if (too_small(j, 128, why, why_size) || table_size(j, 1, sizeof c_conds, why, why_size))
+    return cudaErrorInvalidValue;
   NAME(j, "cudaMemcpyToSymbolAsync(c_conds)");
   return cudaMemcpyToSymbolAsync(c_conds, j->d[1], sizeof c_conds, 0, cudaMemcpyDeviceToDevice,
                                  j->stream);

@@ -508,7 +508,7 @@ static void run_workload(driver *d, const wl_workload *wl) {
   if (d->a.host) run_host(d, wl, &w, pipe, base);
   stats vyre = {0, 0};
   if (d->a.resident) run_resident(d, wl, &w, pipe, base, &vyre);
-  if (d->peers) run_peer(d, wl, &w, base, vyre);
+  if (d->peers) run_peer(d, wl, &w, base, vyre); /* opened unless --mode baseline */
   goto done;
 failed:
   if (d->a.host) report(d, wl->name, "host", &w, base, base, 0, d->last);
@@ -663,7 +663,8 @@ int main(int argc, char **argv) {
     printf("%-15s %-9s %9s %8s %11s %11s %11s %10s  %s\n", "workload", "mode", "items", "in_MB",
            "p50_us", "p95_us", "base_p50_us", "speedup", "check");
   }
-  d.peers = wl_peers_open(d.a.peer, d.a.peer_given, d.cpu, d.id, d.a.device, d.a.json);
+  if (d.a.host || d.a.resident)
+    d.peers = wl_peers_open(d.a.peer, d.a.peer_given, d.cpu, d.id, d.a.device, d.a.json);
   for (uint32_t k = 0; k < wl_suite_count; k++)
     if (selected(d.a.only, wl_suite[k].name)) run_workload(&d, &wl_suite[k]);
   peer_summary(&d);
