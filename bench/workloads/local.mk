@@ -32,3 +32,8 @@ bench_workloads_peer_logic_test_SOURCES = bench/workloads/peer_logic_test.c \
 bench_workloads_peer_logic_test_CFLAGS = $(AM_CFLAGS) -pthread
 bench_workloads_peer_logic_test_LDADD = -lpthread -lm
 TESTS += bench/workloads/peer_logic_test
+# A CPU stand-in for libwlpeers.so: workloads.test drives the peer mode
+# (dlopen, the ABI, a right and a wrong peer, the roofline) through it.
+check_LTLIBRARIES += bench/workloads/libwlpeers-stub.la
+bench_workloads_libwlpeers_stub_la_SOURCES = bench/workloads/peer_stub.c
+bench_workloads_libwlpeers_stub_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined

@@ -15,6 +15,13 @@ extern "C" {
  * driver refuses a library built against another value. */
 #define WL_PEER_ABI 1
 
+/* The library's entry points stay visible under -fvisibility=hidden. */
+#if defined(__GNUC__)
+#define WL_PEER_EXPORT __attribute__((visibility("default")))
+#else
+#define WL_PEER_EXPORT
+#endif
+
 /* The launch-and-wait floor and the device copy bandwidth, measured in the
  * process that times the peers. */
 typedef struct wl_peer_floor {
@@ -25,15 +32,15 @@ typedef struct wl_peer_floor {
 } wl_peer_floor;
 
 /* WL_PEER_ABI of the library. */
-int wl_peer_abi(void);
+WL_PEER_EXPORT int wl_peer_abi(void);
 
 /* Select CUDA device `device` (the runtime's primary context) for every
  * later call.  0, or -1 with the reason in why.  Not thread-safe: one
  * driver thread calls the peers. */
-int wl_peer_open(uint32_t device, char *why, size_t why_size);
+WL_PEER_EXPORT int wl_peer_open(uint32_t device, char *why, size_t why_size);
 
 /* Measure *f (a few hundred milliseconds of GPU time).  0 or -1. */
-int wl_peer_floor_measure(wl_peer_floor *f, char *why, size_t why_size);
+WL_PEER_EXPORT int wl_peer_floor_measure(wl_peer_floor *f, char *why, size_t why_size);
 
 /* Run the peer of workload `name` on the instance's inputs: every input
  * buffer uploaded once, outputs zeroed once, then `warm` untimed and `runs`
@@ -45,8 +52,9 @@ int wl_peer_floor_measure(wl_peer_floor *f, char *why, size_t why_size);
  * has no peer for `name` (why says so), -1 on a failure (why: the CUDA call,
  * its error name and text, and the kernel).  Device memory is freed before
  * it returns. */
-int wl_peer_run(const char *name, const wl_instance *w, uint32_t warm, uint32_t runs, double *us,
-                void *const *outputs, char *why, size_t why_size);
+WL_PEER_EXPORT int wl_peer_run(const char *name, const wl_instance *w, uint32_t warm,
+                               uint32_t runs, double *us, void *const *outputs, char *why,
+                               size_t why_size);
 
 #ifdef __cplusplus
 }
