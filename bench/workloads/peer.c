@@ -120,6 +120,30 @@ static void report_floor(const wl_peers *p, int json) {
            fl->copy_kernel_gbps);
 }
 
+/* Why a library is not there: peers.sh's reason, left beside it in
+ * libwlpeers.why, when there is one (then 1). */
+static int missing(const char *so, char *why, size_t why_size) {
+  char path[4096], text[512] = "";
+  size_t n = strlen(so);
+  if (n > 3 && n < sizeof path) {
+    memcpy(path, so, n - 3);
+    strcpy(path + n - 3, ".why");
+    FILE *f = fopen(path, "r");
+    if (f) {
+      size_t got = fread(text, 1, sizeof text - 1, f);
+      fclose(f);
+      text[got] = 0;
+      while (got && (text[got - 1] == '\n' || text[got - 1] == '\r')) text[--got] = 0;
+    }
+  }
+  if (text[0])
+    snprintf(why, why_size, "no %.900s: bench/workloads/peers.sh: %s", so, text);
+  else
+    snprintf(why, why_size, "no %.900s. Fix: build it with bench/workloads/peers.sh BUILD_DIR "
+             "(needs nvcc), or pass --peer PATH", so);
+  return text[0] != 0;
+}
+
 wl_peers *wl_peers_open(const char *arg, int given, int cpu, const char *backend, uint32_t device,
                         int json) {
   char path[4096], why[1024];
@@ -134,10 +158,10 @@ wl_peers *wl_peers_open(const char *arg, int given, int cpu, const char *backend
     snprintf(why, sizeof why, "cannot name the directory of this program. Fix: pass --peer PATH");
   } else {
     if (!given) p = path;
-    if (!given && access(p, R_OK))
-      snprintf(why, sizeof why, "no %.900s. Fix: build it with bench/workloads/peers.sh "
-               "BUILD_DIR (needs nvcc), or pass --peer PATH", p);
-    else
+    /* a named library that is missing: dlopen's own words, unless
+     * peers.sh left its reason beside it */
+    int absent = access(p, R_OK) != 0;
+    if (!absent || (!missing(p, why, sizeof why) && given))
       peers = wl_peers_load(p, device, why, sizeof why);
   }
   if (peers) {

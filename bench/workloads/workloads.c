@@ -438,8 +438,9 @@ static void run_peer(driver *d, const wl_workload *wl, wl_instance *w, stats bas
            s.p50 / roof);
   report_x(d, wl->name, "peer", w, s, base, ok, NULL, extra);
   if (!d->a.json)
-    printf("%-15s %-9s %9s %8.2f %11.1f %11s vyre/peer %.2fx, vyre/roofline %.2fx, peer/roofline %.2fx\n",
-           wl->name, "roofline", "", (double)(in + out) / 1e6, roof, "", vp, vr, s.p50 / roof);
+    printf("%-15s %-9s %9s %8.2f %11.1f %11s vyre/peer %.2fx, vyre/roofline %.2fx, "
+           "peer/roofline %.2fx\n", wl->name, "roofline", "", (double)(in + out) / 1e6, roof, "",
+           vp, vr, s.p50 / roof);
 done:
   free(v);
   free_slots(got);
