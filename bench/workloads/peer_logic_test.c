@@ -147,7 +147,8 @@ static void reach(const wl_instance *w, void **got) {
       uint32_t owner = 0;
       for (uint32_t step = 16; step; step >>= 1)
         if (incl[owner + step - 1] <= e) owner += step;
-      uint32_t t = col[e + shift[owner]], tw = t >> 5, bit = 1u << (t & 31);
+      uint32_t k = e + shift[owner], t = k < w->buf[1].size / 4 ? col[k] : 0;
+      uint32_t tw = t >> 5, bit = 1u << (t & 31);
       if (tw < vw && !(vis[tw] & bit)) next[tw] |= bit;
     }
   }

@@ -415,7 +415,7 @@ __global__ __launch_bounds__(BLOCK) void k_reach(const uint32_t *__restrict__ ro
                                                  const uint32_t *__restrict__ col,
                                                  const uint32_t *__restrict__ front,
                                                  const uint32_t *__restrict__ vis, uint32_t *next,
-                                                 uint32_t v, uint32_t vw) {
+                                                 uint32_t v, uint32_t vw, uint32_t ncol) {
   unsigned lane = threadIdx.x & 31;
   uint32_t fw = (blockIdx.x * BLOCK + threadIdx.x) >> 5;
   if (fw >= vw) return;
@@ -444,7 +444,8 @@ __global__ __launch_bounds__(BLOCK) void k_reach(const uint32_t *__restrict__ ro
     }
     uint32_t k = e + __shfl_sync(FULL, shift, (int)(owner & 31));
     if (e < total) {
-      uint32_t t = __ldg(col + k), tw = t >> 5, bit = 1u << (t & 31);
+      uint32_t t = k < ncol ? __ldg(col + k) : 0; /* past the end reads 0, as in the IR */
+      uint32_t tw = t >> 5, bit = 1u << (t & 31);
       if (tw < vw && !(__ldg(vis + tw) & bit)) atomicOr(next + tw, bit);
     }
   }
@@ -461,7 +462,7 @@ static cudaError_t reach_launch(wlp_job *j) {
   uint32_t v = (uint32_t)j->w->items, vw = (uint32_t)(j->w->buf[2].size / 4);
   k_reach<<<blocks_for((uint64_t)vw * 32, BLOCK), BLOCK, 0, j->stream>>>(
       (const uint32_t *)j->d[0], (const uint32_t *)j->d[1], (const uint32_t *)j->d[2],
-      (const uint32_t *)j->d[3], (uint32_t *)j->d[4], v, vw);
+      (const uint32_t *)j->d[3], (uint32_t *)j->d[4], v, vw, (uint32_t)(j->w->buf[1].size / 4));
   return cudaGetLastError();
 }
 
