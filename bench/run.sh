@@ -1,8 +1,9 @@
 #!/bin/sh
-# run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py) and the workloads; then the ratio table and the plot.
+# run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py) and the workloads beside their CUDA peers; then the ratio table and the plot.
 # usage: bench/run.sh BUILD_DIR OUT_DIR [SIZES]   (SIZES: comma-separated element counts)
 # OUT_DIR gets each part's raw JSON lines (floor.jsonl, vyre.jsonl,
-# compute.jsonl, peers.jsonl, workloads.jsonl, workloads_ref.jsonl), the log of each part (*.log), machine.txt,
+# compute.jsonl, peers.jsonl, workloads.jsonl (vyre, the CUDA peers built by
+# bench/workloads/peers.sh, the rooflines), workloads_ref.jsonl), the log of each part (*.log), machine.txt,
 # table.md (bench/compare.py) and ratios.svg (bench/plot.py).  Copy OUT_DIR
 # to bench/results/DATE-GPU/ and run bench/report.py on it to refresh
 # BENCHMARKS.md.  A part that cannot run (no PyTorch, say) is logged and
@@ -35,6 +36,11 @@ part vyre "$vyre" bench --backend cuda --sizes "$sizes" --jsonl
 part compute "$here/compute.sh" "$build"
 PYTHONUNBUFFERED=1 part peers python3 "$here/peers.py" $(echo "$sizes" | tr , ' ')
 if [ -x "$build/bench/workloads/workloads" ]; then
+  # The workloads' hand-written CUDA peers (nvcc); without them the driver
+  # reports "peer: skipped (...)" and the reason is in peers_build.log.
+  echo "== peers_build: $here/workloads/peers.sh $build" >&2
+  "$here/workloads/peers.sh" "$build" > "$out/peers_build.log" 2>&1 ||
+    echo "== peers_build: failed, the workloads run without their CUDA peers: $(tail -1 "$out/peers_build.log")" >&2
   part workloads "$build/bench/workloads/workloads" --backend cuda --json
   # The reference backend once per workload, for its time (an interpreter).
   part workloads_ref "$build/bench/workloads/workloads" --backend reference --mode host --runs 1 \

@@ -1,4 +1,4 @@
-/* workloads.c -- the workload suite's driver: for each workload, generate the data, time the multithreaded C baseline, run the vyre program on a backend from host memory and from resident buffers, check it against the baseline, report. */
+/* workloads.c -- the workload suite's driver: for each workload, generate the data, time the multithreaded C baseline, run the vyre program on a backend from host memory and from resident buffers and its CUDA peer (peer.c), check each against the baseline, report them beside the roofline. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include "vyre/vyre_host.h"
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
+#include "peers.h"
 #include "workloads.h"
 
 #ifndef VYRE_WORKLOADS_DIR
@@ -20,7 +21,7 @@
 static const char usage[] =
     "usage: workloads [--backend ID] [--device N] [--json] [--only NAME[,NAME...]]\n"
     "                 [--runs N] [--baseline-runs N] [--scale F] [--threads N]\n"
-    "                 [--mode host|resident|both|baseline] [--dir DIR] [--list]\n"
+    "                 [--mode host|resident|both|baseline] [--dir DIR] [--peer PATH|none] [--list]\n"
     "Runs each workload of bench/workloads/README.md on a vyre backend (default: the\n"
     "best) and as a multithreaded C baseline, checks the backend's outputs against the\n"
     "baseline's, and reports wall p50/p95 per dispatch and the speedup.\n"
@@ -32,13 +33,15 @@ static const char usage[] =
     "                    baseline (the C baseline alone)\n"
     "  --dir DIR         where NAME.vyre are (default " VYRE_WORKLOADS_DIR ",\n"
     "                    else ./bench/workloads when that is missing)\n"
+    "  --peer PATH       the CUDA peers (bench/workloads/peers.sh builds them; default\n"
+    "                    libwlpeers.so beside this program, on a GPU backend), or none\n"
     "Exit status: 0 when every output matched, 1 when one did not or a run failed, 2 usage.\n";
 
 typedef struct args {
-  const char *backend, *only, *dir;
+  const char *backend, *only, *dir, *peer;
   uint32_t device, runs, baseline_runs, threads;
   double scale;
-  int json, host, resident, list, dir_given;
+  int json, host, resident, list, dir_given, peer_given;
 } args;
 
 typedef struct stats {
@@ -56,6 +59,9 @@ typedef struct driver {
   vyre_pipeline clear_pipe;
   vyre_error err;
   int failures;
+  wl_peers *peers; /* NULL: the peer mode is skipped */
+  double log_vp, log_vr; /* sums of log(vyre / peer), log(vyre / roofline) */
+  uint32_t n_vp;
   char last[8192]; /* the last failure, for the JSON line */
 } driver;
 
@@ -184,17 +190,27 @@ static int check_outputs(const wl_workload *wl, const wl_instance *w, void *cons
   return 0;
 }
 
-/* One row; error non-NULL: the mode failed before it could be timed. */
-static void report(const driver *d, const char *name, const char *mode, const wl_instance *w,
-                   stats s, stats base, int ok, const char *error) {
+static uint64_t output_bytes(const wl_instance *w) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < w->buf_count; i++)
+    if (w->buf[i].is_output) n += w->buf[i].size;
+  return n;
+}
+
+/* One row; error non-NULL: the mode failed before it could be timed;
+ * extra: more JSON fields (",\"k\":v..."), or NULL. */
+static void report_x(const driver *d, const char *name, const char *mode, const wl_instance *w,
+                     stats s, stats base, int ok, const char *error, const char *extra) {
   double speed = s.p50 > 0 ? base.p50 / s.p50 : 0;
   if (d->a.json) {
     printf("{\"workload\":\"%s\",\"backend\":\"%s\",\"mode\":\"%s\",\"p50_us\":%.2f,"
            "\"p95_us\":%.2f,\"baseline_p50_us\":%.2f,\"baseline_p95_us\":%.2f,\"speedup\":%.3f,"
-           "\"items\":%llu,\"input_bytes\":%llu,\"threads\":%u,\"scale\":%g,\"ok\":%s",
-           name, d->id, mode, s.p50, s.p95, base.p50, base.p95, speed,
-           (unsigned long long)w->items, (unsigned long long)w->input_bytes,
-           wl_pool_threads(d->pool), d->a.scale, ok ? "true" : "false");
+           "\"items\":%llu,\"input_bytes\":%llu,\"output_bytes\":%llu,\"threads\":%u,"
+           "\"scale\":%g,\"ok\":%s%s",
+           name, strcmp(mode, "peer") ? d->id : "cuda-peer", mode, s.p50, s.p95, base.p50, base.p95,
+           speed, (unsigned long long)w->items, (unsigned long long)w->input_bytes,
+           (unsigned long long)output_bytes(w), wl_pool_threads(d->pool), d->a.scale,
+           ok ? "true" : "false", extra ? extra : "");
     if (error) {
       printf(",\"error\":\"");
       json_text(error);
@@ -210,6 +226,11 @@ static void report(const driver *d, const char *name, const char *mode, const wl
            speed, ok ? "ok" : "MISMATCH");
   }
   fflush(stdout);
+}
+
+static void report(const driver *d, const char *name, const char *mode, const wl_instance *w,
+                   stats s, stats base, int ok, const char *error) {
+  report_x(d, name, mode, w, s, base, ok, error, NULL);
 }
 
 static void dispatch_options(const wl_instance *w, vyre_dispatch_options *o) {
@@ -286,7 +307,7 @@ done:
  * pipeline; a workload whose outputs accumulate runs a two-step sequence
  * (clear, then the program) with one synchronisation instead. */
 static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, vyre_pipeline pipe,
-                        stats base) {
+                        stats base, stats *timed) {
   vyre_backend *b = d->b;
   vyre_resident h[WL_MAX_BUFFERS] = {0};
   void *got[WL_MAX_BUFFERS] = {0};
@@ -361,7 +382,9 @@ static int run_resident(driver *d, const wl_workload *wl, wl_instance *w, vyre_p
   char why[256];
   ok = check_outputs(wl, w, got, why, sizeof why) == 0;
   if (!ok) fail(d, wl->name, "resident dispatch: %s", why);
-  report(d, wl->name, "resident", w, summarize(v, runs), base, ok, NULL);
+  *timed = summarize(v, runs);
+  if (!ok) timed->p50 = 0;
+  report(d, wl->name, "resident", w, *timed, base, ok, NULL);
   reported = 1;
   rc = ok ? 0 : -1;
 done:
@@ -371,6 +394,56 @@ done:
   free_slots(got);
   free(v);
   return rc;
+}
+
+/* The CUDA peer of the workload (peer.c), timed as the resident mode is,
+ * checked against the same baseline, with the roofline and the ratios to
+ * vyre's resident p50 (vyre.p50 0: not measured or wrong). */
+static void run_peer(driver *d, const wl_workload *wl, wl_instance *w, stats base, stats vyre) {
+  void *got[WL_MAX_BUFFERS] = {0};
+  vyre_output_slot slot[WL_MAX_BUFFERS];
+  uint32_t nout = 0, runs = d->a.runs ? d->a.runs : 50;
+  double *v = calloc(runs, sizeof *v);
+  char why[1024] = "", extra[1024];
+  if (!v || make_slots(w, got, slot, &nout)) {
+    fail(d, wl->name, "peer: out of memory");
+    report_x(d, wl->name, "peer", w, (stats){0, 0}, base, 0, d->last, NULL);
+    goto done;
+  }
+  int rc = wl_peers_run(d->peers, wl->name, w, 3, runs, v, got, why, sizeof why);
+  if (rc == 1) { /* this library has no peer for it: a skip, not a failure */
+    fprintf(stderr, "workloads: %s: peer: skipped (%s)\n", wl->name, why);
+    goto done;
+  }
+  if (rc) {
+    fail(d, wl->name, "peer: %s", why);
+    report_x(d, wl->name, "peer", w, (stats){0, 0}, base, 0, d->last, NULL);
+    goto done;
+  }
+  int ok = check_outputs(wl, w, got, why, sizeof why) == 0;
+  if (!ok) fail(d, wl->name, "peer: %s", why);
+  stats s = summarize(v, runs);
+  const wl_peer_floor *fl = wl_peers_floor(d->peers);
+  double gbps = fl->memcpy_gbps > fl->copy_kernel_gbps ? fl->memcpy_gbps : fl->copy_kernel_gbps;
+  uint64_t in, out;
+  wl_roofline_bytes(wl->name, w, &in, &out);
+  double roof = (double)(in + out) / (gbps * 1e3) + fl->launch_p50_us; /* bytes / (GB/s) in us */
+  double vp = vyre.p50 > 0 && s.p50 > 0 ? vyre.p50 / s.p50 : 0, vr = vyre.p50 / roof;
+  if (ok && vp > 0) d->log_vp += log(vp), d->log_vr += log(vr), d->n_vp++;
+  snprintf(extra, sizeof extra,
+           ",\"roofline_bytes\":%llu,\"roofline_us\":%.2f,\"launch_floor_us\":%.2f,"
+           "\"copy_gbps\":%.1f,\"vyre_p50_us\":%.2f,\"vyre_over_peer\":%.3f,"
+           "\"vyre_over_roofline\":%.3f,\"peer_over_roofline\":%.3f",
+           (unsigned long long)(in + out), roof, fl->launch_p50_us, gbps, vyre.p50, vp, vr,
+           s.p50 / roof);
+  report_x(d, wl->name, "peer", w, s, base, ok, NULL, extra);
+  if (!d->a.json)
+    printf("%-15s %-9s %9s %8.2f %11.1f %11s vyre/peer %.2fx, vyre/roofline %.2fx, "
+           "peer/roofline %.2fx\n", wl->name, "roofline", "", (double)(in + out) / 1e6, roof, "",
+           vp, vr, s.p50 / roof);
+done:
+  free(v);
+  free_slots(got);
 }
 
 static stats run_baseline(driver *d, const wl_workload *wl, wl_instance *w) {
@@ -434,7 +507,9 @@ static void run_workload(driver *d, const wl_workload *wl) {
            (unsigned long long)w.items, (double)w.input_bytes / 1e6, base.p50, base.p95, "", "",
            wl_pool_threads(d->pool));
   if (d->a.host) run_host(d, wl, &w, pipe, base);
-  if (d->a.resident) run_resident(d, wl, &w, pipe, base);
+  stats vyre = {0, 0};
+  if (d->a.resident) run_resident(d, wl, &w, pipe, base, &vyre);
+  if (d->peers) run_peer(d, wl, &w, base, vyre); /* opened unless --mode baseline */
   goto done;
 failed:
   if (d->a.host) report(d, wl->name, "host", &w, base, base, 0, d->last);
@@ -443,6 +518,19 @@ done:
   if (pipe) d->b->vt->pipeline_release(d->b, pipe, NULL);
   free(bytes);
   wl->release(&w);
+}
+
+/* The geometric means over the workloads whose peer and vyre both matched. */
+static void peer_summary(const driver *d) {
+  if (!d->peers) return;
+  double vp = d->n_vp ? exp(d->log_vp / d->n_vp) : 0, vr = d->n_vp ? exp(d->log_vr / d->n_vp) : 0;
+  if (d->a.json)
+    printf("{\"summary\":\"peer\",\"backend\":\"%s\",\"workloads\":%u,"
+           "\"geomean_vyre_over_peer\":%.3f,\"geomean_vyre_over_roofline\":%.3f}\n", d->id,
+           d->n_vp, vp, vr);
+  else
+    printf("peer: over %u workloads, geometric mean of vyre resident p50 / peer p50 %.3fx, "
+           "vyre / roofline %.3fx\n", d->n_vp, vp, vr);
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out) {
@@ -475,6 +563,7 @@ static int parse_args(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--backend")) a->backend = v, i++;
     else if (!strcmp(o, "--only")) a->only = v, i++;
     else if (!strcmp(o, "--dir")) a->dir = v, a->dir_given = 1, i++;
+    else if (!strcmp(o, "--peer")) a->peer = v, a->peer_given = 1, i++;
     else if (!strcmp(o, "--device") && !parse_u32(v, 0, 1024, &a->device)) i++;
     else if (!strcmp(o, "--runs") && !parse_u32(v, 1, 100000, &a->runs)) i++;
     else if (!strcmp(o, "--baseline-runs") && !parse_u32(v, 1, 100000, &a->baseline_runs)) i++;
@@ -575,8 +664,11 @@ int main(int argc, char **argv) {
     printf("%-15s %-9s %9s %8s %11s %11s %11s %10s  %s\n", "workload", "mode", "items", "in_MB",
            "p50_us", "p95_us", "base_p50_us", "speedup", "check");
   }
+  if (d.a.host || d.a.resident)
+    d.peers = wl_peers_open(d.a.peer, d.a.peer_given, d.cpu, d.id, d.a.device, d.a.json);
   for (uint32_t k = 0; k < wl_suite_count; k++)
     if (selected(d.a.only, wl_suite[k].name)) run_workload(&d, &wl_suite[k]);
+  peer_summary(&d);
   rc = d.failures ? 1 : 0;
 done:
   if (d.b) {
@@ -584,6 +676,7 @@ done:
     d.b->vt->destroy(d.b);
   }
   wl_pool_free(d.pool);
+  wl_peers_free(d.peers);
   free(d.clear_bytes);
   vyre_host_close(host);
   return rc;

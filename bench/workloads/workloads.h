@@ -1,4 +1,4 @@
-/* workloads.h -- the workload suite's parts: the thread pool the C baselines run on, and the table of workloads (data, baseline, check). */
+/* workloads.h -- the workload suite's parts: the thread pool the C baselines run on, the table of workloads (data, baseline, check), and the driver's side of the CUDA peers and the roofline. */
 #ifndef VYRE_BENCH_WORKLOADS_H
 #define VYRE_BENCH_WORKLOADS_H
 
@@ -70,5 +70,34 @@ typedef struct wl_workload {
 
 extern const wl_workload wl_suite[];
 extern const uint32_t wl_suite_count;
+
+/* ------------------------------------------------------------------ */
+/* The CUDA peers and the roofline (peer.c)                            */
+/* ------------------------------------------------------------------ */
+typedef struct wl_peers wl_peers;
+struct wl_peer_floor;
+
+/* libwlpeers.so beside the running binary (beside a libtool wrapper's
+ * .libs/ directory) into path.  0, or -1 when it cannot be named. */
+int wl_peers_default_path(char *path, size_t size);
+/* dlopen path, check its ABI, select CUDA device `device` and measure the
+ * floor (launch + wait, copy bandwidth).  NULL with the reason in why
+ * (dlerror's text, or the CUDA failure).  Free with wl_peers_free. */
+wl_peers *wl_peers_load(const char *path, uint32_t device, char *why, size_t why_size);
+void wl_peers_free(wl_peers *p);
+/* The driver's choice: arg (--peer PATH or "none", given: it was passed),
+ * else libwlpeers.so beside the program unless the backend runs on the CPU
+ * (cpu; backend: its id).  Loads it, prints the floor line, or prints why
+ * the peer mode is skipped (one line; JSON when json) and returns NULL. */
+wl_peers *wl_peers_open(const char *arg, int given, int cpu, const char *backend, uint32_t device,
+                        int json);
+const struct wl_peer_floor *wl_peers_floor(const wl_peers *p);
+/* wl_peer_run of peers.h: 0 ok, 1 no peer for the workload, -1 failed. */
+int wl_peers_run(wl_peers *p, const char *name, const wl_instance *w, uint32_t warm, uint32_t runs,
+                 double *us, void *const *outputs, char *why, size_t why_size);
+/* The bytes the workload must read (*in) and write (*out) at least:
+ * bench/workloads/README.md, "Roofline", has the formula of each.  Call
+ * after the baseline has filled expect[]. */
+void wl_roofline_bytes(const char *name, const wl_instance *w, uint64_t *in, uint64_t *out);
 
 #endif /* VYRE_BENCH_WORKLOADS_H */
