@@ -120,7 +120,7 @@ static int rule_eval_gen(wl_instance *w, double scale) {
     rules[4 * r + 3] = smax;
   }
   w->items = n;
-  w->grid = (n + 1023) / 1024; /* 4 items per invocation */
+  w->grid = (n + 2047) / 2048; /* 8 items per invocation */
   set_var(w, "N", n);
   add_buf(w, items, (uint64_t)n * 12, 0, 0);
   add_buf(w, rules, 128 * 4, 0, 0);
