@@ -427,7 +427,7 @@ static int quantified_gen(wl_instance *w, double scale) {
     cond[2 * q + 1] = k | kind << 16;
   }
   w->items = n;
-  w->grid = (n + 1023) / 1024; /* 4 items per invocation */
+  w->grid = (n + 2047) / 2048; /* 8 items per invocation */
   set_var(w, "N", n);
   add_buf(w, off, (uint64_t)n * 12, 0, 0);
   add_buf(w, cond, 32 * 4, 0, 0);
