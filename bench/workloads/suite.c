@@ -120,6 +120,7 @@ static int rule_eval_gen(wl_instance *w, double scale) {
     rules[4 * r + 3] = smax;
   }
   w->items = n;
+  w->grid = (n + 2047) / 2048; /* 8 items per invocation */
   set_var(w, "N", n);
   add_buf(w, items, (uint64_t)n * 12, 0, 0);
   add_buf(w, rules, 128 * 4, 0, 0);
@@ -428,6 +429,7 @@ static int quantified_gen(wl_instance *w, double scale) {
     cond[2 * q + 1] = k | kind << 16;
   }
   w->items = n;
+  w->grid = (n + 2047) / 2048; /* 8 items per invocation */
   set_var(w, "N", n);
   add_buf(w, off, (uint64_t)n * 12, 0, 0);
   add_buf(w, cond, 32 * 4, 0, 0);
