@@ -46,6 +46,18 @@ tests_runtime_check_fuse_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/l
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
 EXTRA_tests_runtime_check_fuse_DEPENDENCIES = host-stub/ref/libvyre-ref.la
 
+# What a fill's memset writes (plugin/runtime/fill.c, pure IR) against
+# the program on the reference backend: no driver involved.
+check_PROGRAMS += tests/runtime/check_fill
+TESTS += tests/runtime/check_fill
+tests_runtime_check_fill_SOURCES = tests/runtime/check_fill.c plugin/runtime/fill.c \
+	plugin/runtime/fill.h
+tests_runtime_check_fill_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_runtime_check_fill_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_fill_LDADD = host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
+EXTRA_tests_runtime_check_fill_DEPENDENCIES = host-stub/ref/libvyre-ref.la
+
 # Systematic fault injection (every driver call, every host allocation)
 # and the threaded stress test, both against the fake driver.
 check_PROGRAMS += tests/runtime/check_cuda_faults
