@@ -703,10 +703,16 @@ static const char *memset_name(unsigned unit) {
 
 /* Write a memset node's words and trace it. */
 static void run_memset(const node *n, const void *stream, int from_graph) {
-  unsigned char *d = (unsigned char *)(uintptr_t)n->memset_dst;
-  for (unsigned long long w = 0; w < n->memset_words; w++)
-    for (unsigned b = 0; b < n->memset_unit; b++)
-      d[w * n->memset_unit + b] = (unsigned char)(n->memset_value >> (8 * b));
+  unsigned char *d = (unsigned char *)(uintptr_t)n->memset_dst, word[4] = {0, 0, 0, 0};
+  int same = 1;
+  for (unsigned b = 0; b < n->memset_unit; b++) {
+    word[b] = (unsigned char)(n->memset_value >> (8 * b));
+    same &= word[b] == word[0];
+  }
+  if (same) memset(d, word[0], (size_t)(n->memset_words * n->memset_unit));
+  else
+    for (unsigned long long w = 0; w < n->memset_words; w++)
+      memcpy(d + w * n->memset_unit, word, n->memset_unit);
   ticks++;
   unsigned long before = nops;
   trace(memset_name(n->memset_unit), stream, NULL);
