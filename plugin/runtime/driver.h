@@ -46,6 +46,8 @@
   X(cuMemcpyHtoDAsync, 3020, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))    \
   X(cuMemcpyDtoHAsync, 3020, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))          \
   X(cuMemsetD8Async, 3020, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))      \
+  X(cuMemsetD16Async, 3020, (CUdeviceptr dst, unsigned short value, size_t n, CUstream stream))    \
+  X(cuMemsetD32Async, 3020, (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream))      \
   X(cuStreamCreate, 2000, (CUstream * stream, unsigned int flags))                                 \
   X(cuStreamDestroy, 4000, (CUstream stream))                                                      \
   X(cuStreamSynchronize, 2000, (CUstream stream))                                                  \

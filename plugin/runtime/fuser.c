@@ -353,6 +353,14 @@ vyre_status vc_fuse_sequence(vc_fuser *f, vc_launch *Ls, const vyre_sequence_ste
                              uint32_t n, vc_fused *out) {
   memset(out, 0, sizeof *out);
   if (!f->enabled || n < 2) return VYRE_OK;
+  /* Most sequences (a clear step, then a kernel over another size) have
+   * no two neighbours in one index space: nothing is allocated for them. */
+  uint32_t pair = 0;
+  while (pair + 1 < n && !(candidate(&Ls[pair], &steps[pair]) &&
+                           candidate(&Ls[pair + 1], &steps[pair + 1]) &&
+                           compatible(&Ls[pair], &Ls[pair + 1])))
+    pair++;
+  if (pair + 1 >= n) return VYRE_OK;
   vc_plan **plan = calloc(n, sizeof *plan);
   uint32_t *end = calloc(n, sizeof *end);
   if (!plan || !end) {

@@ -25,7 +25,7 @@ struct vc_graph {
   uint8_t *fast;
   size_t fast_len;
   uint64_t fast_hash;
-  uint32_t replay_launches, replay_fastpath; /* launches per replay, for the counters */
+  uint32_t replay_launches, replay_fastpath, replay_fills; /* per replay, for the counters */
   vc_graph *next;
 };
 
@@ -218,7 +218,7 @@ vc_graph *vc_graph_lookup_fast(vc_graphcache *c, const uint8_t *m, size_t len, u
 }
 
 void vc_graph_set_fast(vc_graphcache *c, vc_graph *g, const uint8_t *m, size_t len,
-                       uint64_t hash, uint32_t launches, uint32_t fastpath) {
+                       uint64_t hash, uint32_t launches, uint32_t fastpath, uint32_t fills) {
   uint8_t *copy = malloc(len ? len : 1);
   if (!copy) return; /* no fast key: the full path still finds the graph */
   memcpy(copy, m, len);
@@ -231,14 +231,17 @@ void vc_graph_set_fast(vc_graphcache *c, vc_graph *g, const uint8_t *m, size_t l
     g->fast_hash = hash;
     g->replay_launches = launches;
     g->replay_fastpath = fastpath;
+    g->replay_fills = fills;
   }
   pthread_mutex_unlock(&c->lock);
   free(copy);
 }
 
-void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath) {
+void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath,
+                            uint32_t *fills) {
   *launches = g->replay_launches;
   *fastpath = g->replay_fastpath;
+  *fills = g->replay_fills;
 }
 
 void vc_graph_insert(vc_graphcache *c, vc_graph *g) {

@@ -56,11 +56,12 @@ vc_graph *vc_graph_lookup(vc_graphcache *c, const uint8_t key[32], int *busy);
 uint64_t vc_graph_fast_hash(const uint8_t *m, size_t len);
 vc_graph *vc_graph_lookup_fast(vc_graphcache *c, const uint8_t *m, size_t len, uint64_t hash,
                                int *busy);
-/* Give g (busy, ours) its fast key, once; launches and fastpath are the
- * counts one replay adds to the dispatch counters. */
+/* Give g (busy, ours) its fast key, once; launches, fastpath and fills
+ * are the counts one replay adds to the dispatch counters. */
 void vc_graph_set_fast(vc_graphcache *c, vc_graph *g, const uint8_t *m, size_t len,
-                       uint64_t hash, uint32_t launches, uint32_t fastpath);
-void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath);
+                       uint64_t hash, uint32_t launches, uint32_t fastpath, uint32_t fills);
+void vc_graph_replay_counts(const vc_graph *g, uint32_t *launches, uint32_t *fastpath,
+                            uint32_t *fills);
 /*
  * Capture the steps' launches (no copies) on s into a new graph, marked
  * busy and owning the steps' params blocks (emptied in Ls).  On failure

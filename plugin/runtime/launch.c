@@ -34,6 +34,7 @@ static void read_metrics(const void *state, vc_metric_sink *s) {
   vc_metric_emit(s, "dispatch.params_skipped", atomic_load(&lx->params_skipped));
   vc_metric_emit(s, "dispatch.traps", atomic_load(&lx->traps));
   vc_metric_emit(s, "dispatch.in_flight", atomic_load(&lx->in_flight));
+  vc_metric_emit(s, "dispatch.fills", atomic_load(&lx->fills));
 }
 
 void vc_launcher_add_metrics(vc_launcher *lx, vc_metrics *m) { vc_metrics_add(m, read_metrics, lx); }
@@ -157,11 +158,45 @@ vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, 
                         where, code, inst1 - 1u, L->k->info.entry, inst1 - 1u);
 }
 
+/* The memset that replaces fill launch L: 1 when L is a fill whose
+ * buffer the word size divides (resident buffers always are aligned). */
+static int fill_of(const vc_launch *L, CUdeviceptr *dst, uint64_t *words) {
+  const vc_fill *f = &L->k->fill;
+  if (!f->is_fill) return 0;
+  *dst = L->ptrs[f->kernel_index];
+  /* The count words as the kernel would get them: a chunk of a split
+   * dispatch has its own (split.c). */
+  *words = vc_fill_words(f, (const uint32_t *)(uintptr_t)L->params_host.ptr, L->grid, L->block);
+  return *dst % f->unit == 0;
+}
+
+/* Fill L's buffer with one memset on s (a memset node under capture). */
+static vyre_status enqueue_fill(vc_launcher *lx, const vc_launch *L, CUdeviceptr dst,
+                                uint64_t words, CUstream s, int count, vyre_error *err) {
+  vc_context *cx = lx->cx;
+  const vc_fill *f = &L->k->fill;
+  CUresult r = CUDA_SUCCESS;
+  const char *call = f->unit == 4 ? "cuMemsetD32Async"
+                     : f->unit == 2 ? "cuMemsetD16Async" : "cuMemsetD8Async";
+  if (words && f->unit == 4) r = VC_CU(cx, cuMemsetD32Async, (dst, f->pattern, words, s));
+  else if (words && f->unit == 2)
+    r = VC_CU(cx, cuMemsetD16Async, (dst, (unsigned short)f->pattern, words, s));
+  else if (words) r = VC_CU(cx, cuMemsetD8Async, (dst, (unsigned char)f->pattern, words, s));
+  if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, call, L->k->info.entry, NULL);
+  if (count) atomic_fetch_add(&lx->fills, 1);
+  return VYRE_OK;
+}
+
 vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, int count,
                               vyre_error *err) {
   vc_context *cx = lx->cx;
   if (!L->grid[0] || !L->grid[1] || !L->grid[2]) return VYRE_OK; /* no elements: no launch */
   const vc_kernel *p = L->k;
+  CUdeviceptr fill_dst;
+  uint64_t fill_words;
+  /* A fill is idempotent: one memset stands for every fixpoint iteration. */
+  if (fill_of(L, &fill_dst, &fill_words))
+    return enqueue_fill(lx, L, fill_dst, fill_words, s, count, err);
   CUdeviceptr vals[VYRE_MAX_BUFFERS + 1];
   void *args[VYRE_MAX_BUFFERS + 2];
   uint32_t n = p->info.kernel_buffers;
@@ -198,16 +233,25 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   return VYRE_OK;
 }
 
-void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath) {
-  *launches = *fastpath = 0;
+void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath,
+                             uint32_t *fills) {
+  *launches = *fastpath = *fills = 0;
   if (!L->grid[0] || !L->grid[1] || !L->grid[2]) return;
+  CUdeviceptr dst;
+  uint64_t words;
+  if (fill_of(L, &dst, &words)) {
+    *fills = 1;
+    return;
+  }
   *launches = L->iterations;
   if (L->k->info.grid_mode == CG_GRID_ELEMENTWISE) *fastpath = L->iterations;
 }
 
-void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath) {
+void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath,
+                               uint64_t fills) {
   atomic_fetch_add(&lx->launches, launches);
   atomic_fetch_add(&lx->fastpath_launches, fastpath);
+  atomic_fetch_add(&lx->fills, fills);
 }
 
 void vc_launch_release(vc_launcher *lx, vc_launch *L) {

@@ -18,7 +18,7 @@ typedef struct vc_launcher {
   vc_mempool *devpool, *hostpool;
   vc_modcache *plans;
   atomic_ullong dispatches, launches, fastpath_launches, sequences, params_skipped, traps,
-      in_flight;
+      in_flight, fills;
 } vc_launcher;
 
 /* One kernel launch.  Filled by vc_launch_shape and vc_launch_stage_params;
@@ -41,7 +41,7 @@ typedef struct vc_launch {
 void vc_launcher_init(vc_launcher *lx, vc_context *cx, vc_mempool *devpool, vc_mempool *hostpool,
                       vc_modcache *plans);
 /* Add dispatch.{count, launches, fastpath_launches, sequences,
- * params_skipped, traps, in_flight}. */
+ * params_skipped, traps, in_flight, fills}. */
 void vc_launcher_add_metrics(vc_launcher *lx, vc_metrics *m);
 /* Counters kept here for the dispatch modules (thread-safe). */
 void vc_launcher_count_dispatch(vc_launcher *lx);
@@ -64,12 +64,16 @@ vyre_status vc_launch_stage_params(vc_launcher *lx, vc_launch *L, vyre_error *er
 vyre_status vc_launch_upload_params(vc_launcher *lx, const vc_launch *L, CUstream s,
                                     vyre_error *err);
 /* Enqueue the launch (all fixpoint iterations) on s; count: add them to
- * the launch counters (captured launches do not run). */
+ * the launch counters (captured launches do not run).  A fill program
+ * (fill.h) on an aligned buffer is one driver memset instead (counted
+ * in dispatch.fills, not launches): the same bytes, no kernel. */
 vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, int count,
                               vyre_error *err);
 /* What one replay of L adds to the launch counters (graph launch). */
-void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath);
-void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath);
+void vc_launch_replay_counts(const vc_launch *L, uint32_t *launches, uint32_t *fastpath,
+                             uint32_t *fills);
+void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fastpath,
+                               uint64_t fills);
 /* Enqueue the trap words' readback on s (kernels with a trap). */
 vyre_status vc_launch_read_trap(vc_launcher *lx, const vc_launch *L, CUstream s, vyre_error *err);
 /* After completion: VYRE_TRAP when the kernel recorded a trap (step >= 0

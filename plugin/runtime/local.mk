@@ -17,6 +17,7 @@ plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/launch.c plugin/runtime/launch.h plugin/runtime/graph.c plugin/runtime/graph.h \
 	plugin/runtime/dispatch.c plugin/runtime/dispatch.h plugin/runtime/async.c plugin/runtime/async.h \
 	plugin/runtime/fuse.c plugin/runtime/fuse.h plugin/runtime/fuser.c plugin/runtime/fuser.h \
+	plugin/runtime/fill.c plugin/runtime/fill.h \
 	plugin/runtime/sequence.c plugin/runtime/sequence.h \
 	plugin/runtime/backend.c plugin/runtime/backend.h plugin/runtime/plugin.c
 plugin_runtime_libvyre_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)

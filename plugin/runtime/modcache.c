@@ -375,6 +375,7 @@ vyre_status vc_plan_get(vc_modcache *c, vyre_program *program, const cg_options 
     plan_free(c, p);
     return st;
   }
+  vc_fill_detect(program, p->k.info.grid_mode == CG_GRID_ELEMENTWISE, &p->k.fill);
 
   /* Another thread may have built the same plan meanwhile: keep one. */
   pthread_mutex_lock(&c->lock);

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "diskcache.h"
+#include "fill.h"
 #include "jit.h"
 #include "metrics.h"
 #include "plugin/codegen/codegen.h"
@@ -24,6 +25,7 @@ typedef struct vc_kernel {
   CUfunction fn;
   uint8_t key[32];
   uint32_t coop_max_blocks; /* co-resident blocks (grid barrier kernels), 0 otherwise */
+  vc_fill fill;             /* a fill program: run as a memset (fill.h) */
 } vc_kernel;
 
 /* A program image and the dispatch settings that, with this cache's

@@ -203,17 +203,19 @@ static vyre_status check_all(seq_run *R, vyre_error *err) {
 
 /* What one replay of the run's graph adds to the launch counters: from
  * the graph on a fast hit (no step was shaped), else from the steps. */
-static void replay_counts(const seq_run *R, uint32_t *launches, uint32_t *fastpath) {
+static void replay_counts(const seq_run *R, uint32_t *launches, uint32_t *fastpath,
+                          uint32_t *fills) {
   if (R->fast_hit) {
-    vc_graph_replay_counts(R->g, launches, fastpath);
+    vc_graph_replay_counts(R->g, launches, fastpath, fills);
     return;
   }
-  *launches = *fastpath = 0;
+  *launches = *fastpath = *fills = 0;
   for (uint32_t i = 0; i < R->n; i++) {
-    uint32_t l, f;
-    vc_launch_replay_counts(&R->Ls[i], &l, &f);
+    uint32_t l, f, m;
+    vc_launch_replay_counts(&R->Ls[i], &l, &f, &m);
     *launches += l;
     *fastpath += f;
+    *fills += m;
   }
 }
 
@@ -222,9 +224,10 @@ static void replay_counts(const seq_run *R, uint32_t *launches, uint32_t *fastpa
  * words to reset. */
 static void set_fast(seq_run *R) {
   if (!R->fast || R->any_trap || R->cooperative) return;
-  uint32_t launches, fastpath;
-  replay_counts(R, &launches, &fastpath);
-  vc_graph_set_fast(R->q->graphs, R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath);
+  uint32_t launches, fastpath, fills;
+  replay_counts(R, &launches, &fastpath, &fills);
+  vc_graph_set_fast(R->q->graphs, R->g, R->fast, R->fast_len, R->fast_hash, launches, fastpath,
+                    fills);
 }
 
 /* Params first (outside any graph, so every run starts from the same
@@ -295,10 +298,10 @@ static vyre_status enqueue_runs(seq_run *R, vyre_error *err) {
     }
   }
   if (R->g) {
-    uint32_t launches, fastpath;
-    replay_counts(R, &launches, &fastpath);
+    uint32_t launches, fastpath, fills;
+    replay_counts(R, &launches, &fastpath, &fills);
     vc_launcher_count_replays(q->lx, (uint64_t)launches * R->repeat,
-                              (uint64_t)fastpath * R->repeat);
+                              (uint64_t)fastpath * R->repeat, (uint64_t)fills * R->repeat);
   }
   if (R->t1) {
     r = VC_CU(q->cx, cuEventRecord, (R->t1, R->s));

@@ -30,7 +30,9 @@ class Launch(C.Structure):  # fakecuda_launch (tests/runtime/fakecuda/fakecuda.h
 
 
 class Op(C.Structure):  # fakecuda_op
-    _fields_ = [("call", C.c_char * 48), ("stream", C.c_void_p), ("event", C.c_void_p)]
+    _fields_ = [("call", C.c_char * 48), ("stream", C.c_void_p), ("event", C.c_void_p),
+                ("dst", C.c_ulonglong), ("words", C.c_ulonglong), ("unit", C.c_uint),
+                ("value", C.c_uint), ("from_graph", C.c_int)]
 
 
 HOOK = C.CFUNCTYPE(None, C.POINTER(Launch), C.c_void_p)

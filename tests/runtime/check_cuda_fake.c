@@ -19,6 +19,7 @@ static Suite *suite(void) {
   fake_sweep_tests(errors);
   fake_devices_tests(fake_tcase(s, "devices", 120));
   fake_fusion_tests(fake_tcase(s, "fusion", 60));
+  fake_fill_tests(fake_tcase(s, "fill", 60));
   return s;
 }
 

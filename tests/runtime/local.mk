@@ -25,7 +25,7 @@ tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c \
 	tests/runtime/cuda_fake/errors.c tests/runtime/cuda_fake/timeouts.c \
 	tests/runtime/cuda_fake/sweep.c tests/runtime/cuda_fake/devices.c \
 	tests/runtime/cuda_fake/jit.c \
-	tests/runtime/cuda_fake/fusion.c
+	tests/runtime/cuda_fake/fusion.c tests/runtime/cuda_fake/fill.c
 tests_runtime_check_cuda_fake_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_runtime_check_cuda_fake_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
@@ -45,6 +45,18 @@ tests_runtime_check_fuse_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/l
 	host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
 EXTRA_tests_runtime_check_fuse_DEPENDENCIES = host-stub/ref/libvyre-ref.la
+
+# What a fill's memset writes (plugin/runtime/fill.c, pure IR) against
+# the program on the reference backend: no driver involved.
+check_PROGRAMS += tests/runtime/check_fill
+TESTS += tests/runtime/check_fill
+tests_runtime_check_fill_SOURCES = tests/runtime/check_fill.c plugin/runtime/fill.c \
+	plugin/runtime/fill.h
+tests_runtime_check_fill_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_runtime_check_fill_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_fill_LDADD = host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre.la abi/libvyre-support.la $(CHECK_LIBS) -lm
+EXTRA_tests_runtime_check_fill_DEPENDENCIES = host-stub/ref/libvyre-ref.la
 
 # Systematic fault injection (every driver call, every host allocation)
 # and the threaded stress test, both against the fake driver.

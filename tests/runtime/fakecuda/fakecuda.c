@@ -22,7 +22,9 @@
 typedef enum kind { K_DEVMEM, K_HOSTMEM, K_STREAM, K_EVENT, K_MODULE, K_LINK, K_GRAPH, K_EXEC, K_COUNT } kind;
 
 typedef struct node {
-  struct fn *fn;
+  struct fn *fn; /* NULL: a memset node */
+  unsigned long long memset_dst, memset_words;
+  unsigned memset_unit, memset_value;
   unsigned grid[3], block[3], smem;
   int cooperative;
   unsigned nparams;
@@ -352,6 +354,7 @@ static void trace(const char *call, const void *stream, const void *event) {
     capops = cap;
   }
   fakecuda_op *op = &ops[nops++];
+  memset(op, 0, sizeof *op);
   snprintf(op->call, sizeof op->call, "%s", call);
   op->stream = (void *)stream;
   op->event = (void *)event;
@@ -694,20 +697,81 @@ API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUs
   RETURN(CUDA_SUCCESS);
 }
 
+static const char *memset_name(unsigned unit) {
+  return unit == 4 ? "cuMemsetD32Async" : unit == 2 ? "cuMemsetD16Async" : "cuMemsetD8Async";
+}
+
+/* Write a memset node's words and trace it. */
+static void run_memset(const node *n, const void *stream, int from_graph) {
+  unsigned char *d = (unsigned char *)(uintptr_t)n->memset_dst, word[4] = {0, 0, 0, 0};
+  int same = 1;
+  for (unsigned b = 0; b < n->memset_unit; b++) {
+    word[b] = (unsigned char)(n->memset_value >> (8 * b));
+    same &= word[b] == word[0];
+  }
+  if (same) memset(d, word[0], (size_t)(n->memset_words * n->memset_unit));
+  else
+    for (unsigned long long w = 0; w < n->memset_words; w++)
+      memcpy(d + w * n->memset_unit, word, n->memset_unit);
+  ticks++;
+  unsigned long before = nops;
+  trace(memset_name(n->memset_unit), stream, NULL);
+  if (nops == before) return; /* no memory for the trace */
+  fakecuda_op *op = &ops[nops - 1];
+  op->dst = n->memset_dst;
+  op->words = n->memset_words;
+  op->unit = n->memset_unit;
+  op->value = n->memset_value;
+  op->from_graph = from_graph;
+}
+
+static CUresult add_node(obj *g, const node *n);
+
+/* cuMemsetD8/D16/D32Async: written now, or a node of the graph the
+ * stream is capturing.  The address must be aligned to the word, as the
+ * real driver requires. */
+static CUresult memset_words(CUdeviceptr dst, unsigned unit, unsigned v, size_t n, CUstream s) {
+  const char *call = memset_name(unit);
+  obj *so = s ? obj_find(K_STREAM, s) : NULL;
+  if (!s) violation("%s on the legacy default stream (the plugin must use its own streams)", call);
+  else if (!so) {
+    violation("%s on stream %p, which is not live", call, (void *)s);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (!n) return CUDA_SUCCESS;
+  if (dst % unit) {
+    violation("%s: address 0x%llx is not aligned to %u bytes", call, (unsigned long long)dst, unit);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!mem_find(K_DEVMEM, (uintptr_t)dst, n * unit)) {
+    violation("%s: [0x%llx, +%zu) is not inside one device allocation", call,
+              (unsigned long long)dst, n * unit);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  node nd;
+  memset(&nd, 0, sizeof nd);
+  nd.memset_dst = dst;
+  nd.memset_words = n;
+  nd.memset_unit = unit;
+  nd.memset_value = v;
+  if (so && so->capture) return add_node(so->capture, &nd);
+  run_memset(&nd, s, 0);
+  return CUDA_SUCCESS;
+}
+
 API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
   ENTER("cuMemsetD8Async", 1);
-  obj *so;
-  if (!stream_ok(s, "cuMemsetD8Async", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
-  if (!n) RETURN(CUDA_SUCCESS);
-  if (!mem_find(K_DEVMEM, (uintptr_t)dst, n)) {
-    violation("cuMemsetD8Async: [0x%llx, +%zu) is not inside one device allocation",
-              (unsigned long long)dst, n);
-    RETURN(CUDA_ERROR_INVALID_VALUE);
-  }
-  memset((void *)(uintptr_t)dst, v, n);
-  ticks++;
-  trace("cuMemsetD8Async", s, NULL);
-  RETURN(CUDA_SUCCESS);
+  RETURN(memset_words(dst, 1, v, n, s));
+}
+
+API CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s) {
+  ENTER("cuMemsetD16Async", 1);
+  RETURN(memset_words(dst, 2, v, n, s));
+}
+
+API CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s) {
+  ENTER("cuMemsetD32Async", 1);
+  RETURN(memset_words(dst, 4, v, n, s));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1199,6 +1263,19 @@ static void run_node(const node *n, obj *stream, int from_graph) {
   }
 }
 
+/* Append a captured node to graph g. */
+static CUresult add_node(obj *g, const node *n) {
+  if (g->nnodes == g->capnodes) {
+    unsigned cap = g->capnodes ? g->capnodes * 2 : 8;
+    node *grown = realloc(g->nodes, cap * sizeof *grown);
+    if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+    g->nodes = grown;
+    g->capnodes = cap;
+  }
+  g->nodes[g->nnodes++] = *n;
+  return CUDA_SUCCESS;
+}
+
 static CUresult launch(const char *call, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                        unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s,
                        void **params, void **extra, int coop) {
@@ -1224,18 +1301,7 @@ static CUresult launch(const char *call, CUfunction f, unsigned gx, unsigned gy,
   node n;
   CUresult r = make_node(&n, f, gx, gy, gz, bx, by, bz, smem, params, coop, call);
   if (r != CUDA_SUCCESS) return r;
-  if (so && so->capture) {
-    obj *g = so->capture;
-    if (g->nnodes == g->capnodes) {
-      unsigned cap = g->capnodes ? g->capnodes * 2 : 8;
-      node *grown = realloc(g->nodes, cap * sizeof *grown);
-      if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
-      g->nodes = grown;
-      g->capnodes = cap;
-    }
-    g->nodes[g->nnodes++] = n;
-    return CUDA_SUCCESS;
-  }
+  if (so && so->capture) return add_node(so->capture, &n);
   run_node(&n, so, 0);
   trace(call, s, NULL);
   return CUDA_SUCCESS;
@@ -1307,6 +1373,10 @@ API CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s) {
   if (!x) RETURN(CUDA_ERROR_INVALID_HANDLE);
   if (!stream_ok(s, "cuGraphLaunch", &so)) RETURN(CUDA_ERROR_INVALID_HANDLE);
   for (unsigned i = 0; i < x->nnodes; i++) {
+    if (!x->nodes[i].fn) {
+      run_memset(&x->nodes[i], s, 1);
+      continue;
+    }
     if (!fn_find((CUfunction)x->nodes[i].fn)) {
       violation("cuGraphLaunch: a kernel of the graph was unloaded");
       RETURN(CUDA_ERROR_INVALID_HANDLE);
@@ -1434,6 +1504,8 @@ static const struct {
     ENTRY(cuMemcpyHtoDAsync, 3020, 0),
     ENTRY(cuMemcpyDtoHAsync, 3020, 0),
     ENTRY(cuMemsetD8Async, 3020, 0),
+    ENTRY(cuMemsetD16Async, 3020, 0),
+    ENTRY(cuMemsetD32Async, 3020, 0),
     ENTRY(cuStreamCreate, 2000, 0),
     ENTRY(cuStreamDestroy, 4000, 0),
     ENTRY(cuStreamSynchronize, 2000, 0),

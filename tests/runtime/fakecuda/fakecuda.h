@@ -76,6 +76,12 @@ typedef struct fakecuda_op {
   char call[48];
   void *stream; /* the CUstream as passed (NULL: the legacy default stream) */
   void *event;  /* cuEventRecord, cuStreamWaitEvent: the CUevent */
+  /* cuMemsetD8/D16/D32Async: direct, or a memset node of a graph replay
+   * (traced as the replay runs it, before that cuGraphLaunch's own op): */
+  unsigned long long dst;   /* device address */
+  unsigned long long words; /* how many words of unit bytes */
+  unsigned unit, value;     /* 1, 2 or 4; the word */
+  int from_graph;
 } fakecuda_op;
 
 /* Called for every executed launch (direct or graph replay), without the
