@@ -28,10 +28,12 @@ static uint64_t var_of(const wl_instance *w, const char *name) {
 
 /* grid blocks of ${R} events, thread t's 8 events (4t + 4096 h + i), the
  * pattern bits in a private table per block (looked at before the OR),
- * flushed word by word in the kernel's rotated order */
+ * flushed word by word in the kernel's rotated order; the covered bytes
+ * ORed into pos_bits as u64 words */
 static void bitmap_scatter(const wl_instance *w, void **got) {
   const uint32_t *ev = w->buf[0].data;
-  uint32_t *pat = got[0], *pos = got[1], mw = (uint32_t)(w->buf[2].size / 4);
+  uint32_t *pat = got[0], md = (uint32_t)(w->buf[2].size / 8);
+  uint64_t *pos = got[1]; /* the kernel's u64 view (little endian, as the GPU) */
   uint32_t n = (uint32_t)w->items, per = (uint32_t)var_of(w, "R"), wpat[WLP_PAT_WORDS];
   if (per == 0 || per > 8192 || w->grid != (n + per - 1) / per) return; /* fails the check */
   for (uint32_t blk = 0; blk < w->grid; blk++) {
@@ -42,11 +44,12 @@ static void bitmap_scatter(const wl_instance *w, void **got) {
         uint32_t e = w0 + 4 * t + 4096 * (i / 4) + i % 4;
         if (e >= lim) continue;
         const uint32_t *x = ev + 3 * (uint64_t)e;
-        uint32_t pw = wlp_pat_word(x[0]), pm = wlp_pat_bit(x[0]), sw, lo, hi;
+        uint32_t pw = wlp_pat_word(x[0]), pm = wlp_pat_bit(x[0]), sd, hi;
+        uint64_t lo;
         if (!(wpat[pw] & pm)) wpat[pw] |= pm;
-        wlp_cover(x[1], x[2], &sw, &lo, &hi);
-        if (sw < mw) pos[sw] |= lo;
-        if (hi && sw + 1 < mw) pos[sw + 1] |= hi;
+        wlp_cover64(x[1], x[2], &sd, &lo, &hi);
+        if (sd < md) pos[sd] |= lo;
+        if (hi && sd + 1 < md) pos[sd + 1] |= hi;
       }
     for (uint32_t t = 0; t < WLP_SCAT_T; t++)
       for (uint32_t k = 0; k < WLP_PAT_WORDS / WLP_SCAT_T; k++) {

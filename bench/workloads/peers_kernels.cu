@@ -97,9 +97,9 @@ static cudaError_t rule_eval_launch(wlp_job *j) {
 /* ================================================================== */
 /* bitmap_scatter: the pattern bits privatised per block in shared       */
 /* memory (8 KiB: the skewed ids would hammer a few global words), one   */
-/* block of 1024 an SM, 8 events a thread; the covered bytes as global   */
-/* fire-and-forget ORs (RED); then each non-zero private word ORed into  */
-/* pat_bits once                                                          */
+/* block of 1024 an SM, 8 events a thread; the covered bytes as 64-bit   */
+/* global fire-and-forget ORs (RED, pos_bits read as u64 words); then    */
+/* each non-zero private word ORed into pat_bits once                    */
 /* ================================================================== */
 #define SCAT_T WLP_SCAT_T
 
@@ -107,8 +107,8 @@ static cudaError_t rule_eval_launch(wlp_job *j) {
  * at most 8192 (the program's ${R}); thread t events 4t + 4096 h .. + 3 of
  * that range, h = 0, 1, each four read as three uint4. */
 __global__ __launch_bounds__(SCAT_T) void k_bitmap_scatter(const uint4 *__restrict__ ev,
-                                                          uint32_t *pat, uint32_t *pos,
-                                                          uint32_t n, uint32_t per, uint32_t mw) {
+                                                          uint32_t *pat, unsigned long long *pos,
+                                                          uint32_t n, uint32_t per, uint32_t md) {
   __shared__ uint32_t wpat[WLP_PAT_WORDS];
   unsigned t = threadIdx.x;
   for (unsigned i = t; i < WLP_PAT_WORDS; i += SCAT_T) wpat[i] = 0;
@@ -133,10 +133,11 @@ __global__ __launch_bounds__(SCAT_T) void k_bitmap_scatter(const uint4 *__restri
     if (e >= lim) continue;
     uint32_t pw = wlp_pat_word(x[3 * i]), pm = wlp_pat_bit(x[3 * i]);
     if (!(look[i] & pm)) atomicOr(wpat + pw, pm);
-    uint32_t sw, lo, hi;
-    wlp_cover(x[3 * i + 1], x[3 * i + 2], &sw, &lo, &hi);
-    if (sw < mw) atomicOr(pos + sw, lo);
-    if (hi && sw + 1 < mw) atomicOr(pos + sw + 1, hi);
+    uint32_t sd, hi;
+    uint64_t lo;
+    wlp_cover64(x[3 * i + 1], x[3 * i + 2], &sd, &lo, &hi);
+    if (sd < md) atomicOr(pos + sd, (unsigned long long)lo);
+    if (hi && sd + 1 < md) atomicOr(pos + sd + 1, (unsigned long long)hi);
   }
   __syncthreads();
 #pragma unroll
@@ -168,8 +169,8 @@ static cudaError_t bitmap_scatter_prepare(wlp_job *j, char *why, size_t why_size
 static cudaError_t bitmap_scatter_launch(wlp_job *j) {
   NAME(j, "k_bitmap_scatter");
   k_bitmap_scatter<<<j->w->grid, SCAT_T, 0, j->stream>>>(
-      (const uint4 *)j->d[0], (uint32_t *)j->d[1], (uint32_t *)j->d[2], (uint32_t)j->w->items,
-      (uint32_t)var_of(j->w, "R"), (uint32_t)(j->w->buf[2].size / 4));
+      (const uint4 *)j->d[0], (uint32_t *)j->d[1], (unsigned long long *)j->d[2],
+      (uint32_t)j->w->items, (uint32_t)var_of(j->w, "R"), (uint32_t)(j->w->buf[2].size / 8));
   return cudaGetLastError();
 }
 

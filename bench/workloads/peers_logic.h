@@ -181,13 +181,14 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
 WLP_HD uint32_t wlp_pat_word(uint32_t id) { return (id & 0xffff) >> 5; }
 WLP_HD uint32_t wlp_pat_bit(uint32_t id) { return 1u << (id & 31); }
 
-/* bits [start, start + len) of pos_bits: *lo in word *sw, *hi in word
- * *sw + 1 (0 when the range ends in word *sw) */
-WLP_HD void wlp_cover(uint32_t start, uint32_t len, uint32_t *sw, uint32_t *lo, uint32_t *hi) {
-  uint32_t m = wlp_len_mask(len), sb = start & 31;
-  *sw = start >> 5;
-  *lo = m << sb;
-  *hi = sb ? m >> (32 - sb) : 0;
+/* bits [start, start + len) of pos_bits read as u64 words (little
+ * endian: u64 word d holds u32 words 2d, 2d + 1): *lo in word *sd, *hi
+ * in word *sd + 1 (0 when the range ends in word *sd; it fits 32 bits) */
+WLP_HD void wlp_cover64(uint32_t start, uint32_t len, uint32_t *sd, uint64_t *lo, uint32_t *hi) {
+  uint32_t m = wlp_len_mask(len), sb = start & 63;
+  *sd = start >> 6;
+  *lo = (uint64_t)m << sb;
+  *hi = sb > 32 ? m >> (64 - sb) : 0;
 }
 
 /* the private word that thread t of block blk flushes in step k (k = 0,

@@ -221,6 +221,7 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
   set_var(w, "N", n);
   set_var(w, "MW", mw);
   set_var(w, "R", per);
+  set_var(w, "MD", mw / 2); /* pos_bits as u64 words (mw is a multiple of 128) */
   add_buf(w, ev, (uint64_t)n * 12, 0, 0);
   add_buf(w, NULL, 2048 * 4, 1, 1); /* cleared each resident run: the real scatter, not a rerun */
   add_buf(w, NULL, (uint64_t)mw * 4, 1, 1);
