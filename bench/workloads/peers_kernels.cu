@@ -148,7 +148,7 @@ __global__ __launch_bounds__(SCAT_T) void k_bitmap_scatter(const uint4 *__restri
   }
 }
 
-/* the instance's variable name (set by its generator), 0 when absent */
+/* the value of the instance's variable `name` (set by its generator), 0 when absent */
 static uint64_t var_of(const wl_instance *w, const char *name) {
   for (uint32_t i = 0; i < w->var_count; i++)
     if (!strcmp(w->var_name[i], name)) return w->var_value[i];
