@@ -17,6 +17,7 @@ WORKLOADS_VYRE = bench/workloads/clear.vyre bench/workloads/rule_eval.vyre \
 # The CUDA peers: built by peers.sh with nvcc on a GPU machine (bench/run.sh
 # runs it), never by make (the build needs no CUDA toolkit).
 EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/workloads/offset_agg.test \
+	bench/workloads/bitmap_scatter.test \
 	$(WORKLOADS_VYRE) bench/workloads/peers.sh bench/workloads/peers.cu \
 	bench/workloads/peers_kernels.cu bench/workloads/peers_impl.h
 # Every workload at a small scale on the reference backend, checked
@@ -24,6 +25,8 @@ EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/wor
 TESTS += bench/workloads/workloads.test
 # offset_agg.vyre's packed workgroup counters under the worst case.
 TESTS += bench/workloads/offset_agg.test
+# bitmap_scatter.vyre where its invocations' second four events are live.
+TESTS += bench/workloads/bitmap_scatter.test
 # The CUDA peers' arithmetic (peers_logic.h, shared with peers_kernels.cu)
 # and their kernels' work split replayed on the host against the baselines.
 check_PROGRAMS += bench/workloads/peer_logic_test

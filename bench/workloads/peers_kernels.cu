@@ -1,5 +1,6 @@
 // peers_kernels.cu -- the nine workloads as hand-written CUDA kernels, each computing exactly what its .vyre program computes from the same buffers (bench/workloads/README.md, "The CUDA peers").
 #include <stdio.h>
+#include <string.h>
 
 #include "peers_impl.h"
 #include "peers_logic.h"
@@ -94,38 +95,82 @@ static cudaError_t rule_eval_launch(wlp_job *j) {
 }
 
 /* ================================================================== */
-/* bitmap_scatter: global atomic ORs (fire-and-forget RED), the pattern  */
-/* bit skipped when already set (as the program does)                    */
+/* bitmap_scatter: the pattern bits privatised per block in shared       */
+/* memory (8 KiB: the skewed ids would hammer a few global words), one   */
+/* block of 1024 an SM, 8 events a thread; the covered bytes as 64-bit   */
+/* global fire-and-forget ORs (RED, pos_bits read as u64 words); then    */
+/* each non-zero private word ORed into pat_bits once                    */
 /* ================================================================== */
-__global__ __launch_bounds__(BLOCK) void k_bitmap_scatter(const uint4 *__restrict__ ev,
-                                                          uint32_t *pat, uint32_t *pos,
-                                                          uint64_t n, uint32_t mw) {
-  __shared__ uint4 stage[WARPS][96];
-  uint32_t x[12];
-  uint64_t first;
-  if (!warp_records(ev, n, stage, x, &first)) return;
+#define SCAT_T WLP_SCAT_T
+
+/* Block b takes events [b * per, (b + 1) * per), per a multiple of 4 and
+ * at most 8192 (the program's ${R}); thread t events 4t + 4096 h .. + 3 of
+ * that range, h = 0, 1, each four read as three uint4. */
+__global__ __launch_bounds__(SCAT_T) void k_bitmap_scatter(const uint4 *__restrict__ ev,
+                                                          uint32_t *pat, unsigned long long *pos,
+                                                          uint32_t n, uint32_t per, uint32_t md) {
+  __shared__ uint32_t wpat[WLP_PAT_WORDS];
+  unsigned t = threadIdx.x;
+  for (unsigned i = t; i < WLP_PAT_WORDS; i += SCAT_T) wpat[i] = 0;
+  uint32_t w0 = blockIdx.x * per, lim = min(w0 + per, n);
+  uint32_t x[24];
 #pragma unroll
-  for (int i = 0; i < 4; i++) {
-    uint32_t pt = x[3 * i], start = x[3 * i + 1], len = x[3 * i + 2];
-    uint32_t pw = pt >> 5, pm = 1u << (pt & 31);
-    if (pw < 2048 && !(__ldcg(pat + pw) & pm)) atomicOr(pat + pw, pm);
-    uint32_t m = wlp_len_mask(len);
-    uint32_t sw = start >> 5, sb = start & 31;
-    if (sw < mw) atomicOr(pos + sw, m << sb);
-    uint32_t hi = sb ? m >> (32 - sb) : 0;
-    if (hi && sw + 1 < mw) atomicOr(pos + sw + 1, hi);
+  for (int h = 0; h < 2; h++) {
+    uint32_t q = (w0 + 4 * t + 4096 * h) / 4 * 3; /* uint4 index of the 4 events */
+    uint4 a = make_uint4(0, 0, 0, 0), b = a, c = a;
+    if (q + 2 < n / 4 * 3) a = ev[q], b = ev[q + 1], c = ev[q + 2]; /* n is a multiple of 4 */
+    uint32_t *y = x + 12 * h;
+    y[0] = a.x, y[1] = a.y, y[2] = a.z, y[3] = a.w, y[4] = b.x, y[5] = b.y;
+    y[6] = b.z, y[7] = b.w, y[8] = c.x, y[9] = c.y, y[10] = c.z, y[11] = c.w;
+  }
+  __syncthreads(); /* wpat zeroed */
+  uint32_t look[8];
+#pragma unroll
+  for (int i = 0; i < 8; i++) look[i] = wpat[wlp_pat_word(x[3 * i])];
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    uint32_t e = w0 + 4 * t + 4096 * (i / 4) + i % 4;
+    if (e >= lim) continue;
+    uint32_t pw = wlp_pat_word(x[3 * i]), pm = wlp_pat_bit(x[3 * i]);
+    if (!(look[i] & pm)) atomicOr(wpat + pw, pm);
+    uint32_t sd, hi;
+    uint64_t lo;
+    wlp_cover64(x[3 * i + 1], x[3 * i + 2], &sd, &lo, &hi);
+    if (sd < md) atomicOr(pos + sd, (unsigned long long)lo);
+    if (hi && sd + 1 < md) atomicOr(pos + sd + 1, (unsigned long long)hi);
+  }
+  __syncthreads();
+#pragma unroll
+  for (unsigned k = 0; k < WLP_PAT_WORDS / SCAT_T; k++) {
+    unsigned b = wlp_flush_word(t, k, blockIdx.x);
+    uint32_t v = wpat[b];
+    if (v) atomicOr(pat + b, v);
   }
 }
 
+/* the value of the instance's variable `name` (set by its generator), 0 when absent */
+static uint64_t var_of(const wl_instance *w, const char *name) {
+  for (uint32_t i = 0; i < w->var_count; i++)
+    if (!strcmp(w->var_name[i], name)) return w->var_value[i];
+  return 0;
+}
+
 static cudaError_t bitmap_scatter_prepare(wlp_job *j, char *why, size_t why_size) {
-  return too_small(j, 128, why, why_size) ? cudaErrorInvalidValue : cudaSuccess;
+  if (too_small(j, 128, why, why_size)) return cudaErrorInvalidValue;
+  uint64_t per = var_of(j->w, "R"), n = j->w->items;
+  if (per == 0 || per % 4 || per > 8192 || j->w->grid != (n + per - 1) / per) {
+    snprintf(why, why_size, "the peer takes ${R} events a block (a multiple of 4, at most 8192) "
+             "over grid ceil(N / R) blocks, not R %llu, grid %u", (unsigned long long)per, j->w->grid);
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 static cudaError_t bitmap_scatter_launch(wlp_job *j) {
-  uint64_t n = j->w->items;
-  k_bitmap_scatter<<<blocks_for(n, 4 * BLOCK), BLOCK, 0, j->stream>>>(
-      (const uint4 *)j->d[0], (uint32_t *)j->d[1], (uint32_t *)j->d[2], n,
-      (uint32_t)(j->w->buf[2].size / 4));
+  NAME(j, "k_bitmap_scatter");
+  k_bitmap_scatter<<<j->w->grid, SCAT_T, 0, j->stream>>>(
+      (const uint4 *)j->d[0], (uint32_t *)j->d[1], (unsigned long long *)j->d[2],
+      (uint32_t)j->w->items, (uint32_t)var_of(j->w, "R"), (uint32_t)(j->w->buf[2].size / 8));
   return cudaGetLastError();
 }
 

@@ -173,6 +173,32 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
   return len == 32 ? 0xffffffffu : (1u << (len & 31)) - 1;
 }
 
+#define WLP_PAT_WORDS 2048 /* pat_bits: 65536 pattern bits */
+#define WLP_SCAT_T 1024    /* threads a block (the program's workgroup) */
+
+/* the word and bit of an event's pattern (its id's low 16 bits, as the
+ * program's and with 0xffff) */
+WLP_HD uint32_t wlp_pat_word(uint32_t id) { return (id & 0xffff) >> 5; }
+WLP_HD uint32_t wlp_pat_bit(uint32_t id) { return 1u << (id & 31); }
+
+/* bits [start, start + len) of pos_bits read as u64 words (little
+ * endian: u64 word d holds u32 words 2d, 2d + 1): *lo in word *sd, *hi
+ * in word *sd + 1 (0 when the range ends in word *sd; it fits 32 bits) */
+WLP_HD void wlp_cover64(uint32_t start, uint32_t len, uint32_t *sd, uint64_t *lo, uint32_t *hi) {
+  uint32_t m = wlp_len_mask(len), sb = start & 63;
+  *sd = start >> 6;
+  *lo = (uint64_t)m << sb;
+  *hi = sb > 32 ? m >> (64 - sb) : 0;
+}
+
+/* the private word that thread t of block blk flushes in step k (k = 0,
+ * 1): each word once per block, a warp's 32 words one 128-byte line, the
+ * start rotated by 17 lines a block so that blocks flushing together hit
+ * different lines */
+WLP_HD uint32_t wlp_flush_word(uint32_t t, uint32_t k, uint32_t blk) {
+  return (t + WLP_SCAT_T * k + 544u * blk) & (WLP_PAT_WORDS - 1);
+}
+
 /* ------------------------------------------------------------------ */
 /* entropy: thread lid's u8 bins at byte (b/4 * 128 + lid) * 4 + b % 4  */
 /* ------------------------------------------------------------------ */

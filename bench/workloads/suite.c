@@ -216,9 +216,12 @@ static int bitmap_scatter_gen(wl_instance *w, double scale) {
     ev[3 * i + 2] = 1 + rnd32(&st) % 32;
   }
   w->items = n;
-  w->grid = (n + 1023) / 1024; /* four events per invocation */
+  uint32_t per = 4 * ((n + 527) / 528); /* events per workgroup: 8 per invocation, <= 8192 */
+  w->grid = (n + per - 1) / per;         /* 132 at full size: one per SM of an H100/H200 */
   set_var(w, "N", n);
   set_var(w, "MW", mw);
+  set_var(w, "R", per);
+  set_var(w, "MD", mw / 2); /* pos_bits as u64 words (mw is a multiple of 128) */
   add_buf(w, ev, (uint64_t)n * 12, 0, 0);
   add_buf(w, NULL, 2048 * 4, 1, 1); /* cleared each resident run: the real scatter, not a rerun */
   add_buf(w, NULL, (uint64_t)mw * 4, 1, 1);
