@@ -174,30 +174,90 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
 }
 
 /* ------------------------------------------------------------------ */
-/* entropy: thread lid's u8 bins at byte (b/4 * 128 + lid) * 4 + b % 4  */
+/* entropy: a block of WLP_ENT_T threads, WLP_ENT_W windows a thread;   */
+/* thread lid's u8 bins at byte (b/4 * WLP_ENT_T + lid) * 4 + b % 4     */
 /* ------------------------------------------------------------------ */
-#define WLP_ENT_T 128
+#define WLP_ENT_T 64
+#define WLP_ENT_W 16
+/* the block's input span in words: 3 a window, plus the last one's 60 */
+#define WLP_ENT_SPAN (3 * WLP_ENT_T * WLP_ENT_W + 60)
+/* word i of the span sits in shared memory at i + 4 (i / 48): thread lid
+ * starts at 52 lid, so the 8 lanes of each quarter warp of a 16-byte load
+ * are on 8 distinct groups of 4 banks (52 lid mod 32 = 20 lid mod 32) */
+#define WLP_ENT_STAGE (WLP_ENT_SPAN + 4 * ((WLP_ENT_SPAN - 1) / 48) + 4)
 
-WLP_HD uint8_t *wlp_bin(uint8_t *hb, uint32_t by) { return hb + ((by & 0xfc) << 7) + (by & 3); }
+WLP_HD uint32_t wlp_ent_pad(uint32_t i) { return i + 4 * (i / 48); }
 
-WLP_HD uint32_t wlp_ent_add(uint8_t *hb, const uint32_t *t, uint32_t by, uint32_t sum) {
-  uint8_t *bin = wlp_bin(hb, by);
-  uint32_t c = *bin;
-  *bin = (uint8_t)(c + 1);
-  return sum + t[c];
+WLP_HD uint8_t *wlp_bin(uint8_t *hb, uint32_t by) {
+  return hb + (by & 0xfc) * WLP_ENT_T + (by & 3);
 }
 
-/* one word of a slide: per byte, the leaving byte (count - 1, minus dt of
- * it; a load past the table reads 0), then the entering one */
-WLP_HD uint32_t wlp_ent_slide(uint8_t *hb, const uint32_t *t, uint32_t ov, uint32_t iv, uint32_t sum) {
+/* the 4 bytes of v enter (count + 1, plus dt of the old count) */
+WLP_HD uint32_t wlp_ent_in(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
   for (int b = 0; b < 4; b++) {
-    uint8_t *obin = wlp_bin(hb, (ov >> (8 * b)) & 255);
-    uint32_t oc = *obin - 1u;
-    *obin = (uint8_t)oc;
-    sum -= oc < 256 ? t[oc] : 0;
-    sum = wlp_ent_add(hb, t, (iv >> (8 * b)) & 255, sum);
+    uint8_t *bin = wlp_bin(hb, (v >> (8 * b)) & 255);
+    uint32_t c = *bin;
+    *bin = (uint8_t)(c + 1);
+    sum += t[c];
   }
   return sum;
+}
+
+/* the 4 bytes of v leave (count - 1, minus dt of the new count); each
+ * entered before, so no count goes below 0 */
+WLP_HD uint32_t wlp_ent_out(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
+  for (int b = 0; b < 4; b++) {
+    uint8_t *bin = wlp_bin(hb, (v >> (8 * b)) & 255);
+    uint32_t c = *bin - 1u;
+    *bin = (uint8_t)c;
+    sum -= t[c];
+  }
+  return sum;
+}
+
+/* 4 words from the stage, 16-byte aligned: one ld.shared.v4 on the GPU */
+WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
+#ifdef __CUDA_ARCH__
+  uint4 q = *(const uint4 *)s;
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+#else
+  for (int k = 0; k < 4; k++) v[k] = s[k];
+#endif
+}
+
+/* One thread's 16 windows from its words in the stage (s: the stage at
+ * 52 lid): the first window's words 0-59, then per window w its words
+ * 3w + 60 .. 3w + 62 enter, the result is kept and its words 3w .. 3w + 2
+ * leave (but the last window's), 4 windows (3 aligned groups each way) a
+ * step: 240 + 16 x 12 + 15 x 12 = 612 bin updates.  r[k] holds the
+ * results of windows 2k (low half) and 2k + 1. */
+WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r) {
+  uint32_t sum = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (uint32_t j = 0; j < 15; j++) {
+    uint32_t v[4];
+    wlp_ent_q(s + wlp_ent_pad(4 * j), v);
+    for (int k = 0; k < 4; k++) sum = wlp_ent_in(hb, t, v[k], sum);
+  }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (uint32_t m = 0; m < WLP_ENT_W / 4; m++) {
+    uint32_t iv[12], ov[12];
+    for (uint32_t g = 0; g < 3; g++) {
+      wlp_ent_q(s + wlp_ent_pad(60 + 12 * m + 4 * g), iv + 4 * g);
+      wlp_ent_q(s + wlp_ent_pad(12 * m + 4 * g), ov + 4 * g);
+    }
+    for (int i = 0; i < 4; i++) {
+      for (int k = 0; k < 3; k++) sum = wlp_ent_in(hb, t, iv[3 * i + k], sum);
+      uint32_t e = sum >> 11, w = 4 * m + i;
+      r[w / 2] = w % 2 ? r[w / 2] | e << 16 : e;
+      if (w + 1 < WLP_ENT_W) /* the last window's words need not leave */
+        for (int k = 0; k < 3; k++) sum = wlp_ent_out(hb, t, ov[3 * i + k], sum);
+    }
+  }
 }
 
 #endif /* VYRE_BENCH_PEERS_LOGIC_H */
