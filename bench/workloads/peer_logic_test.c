@@ -63,9 +63,9 @@ static void offset_agg(const wl_instance *w, void **got) {
   free(part);
 }
 
-/* block k: its span of 3 * 64 * 16 + 60 words staged with the pad (past
- * the buffer 0), then thread lid's 16 windows 16 (64 k + lid) .. from the
- * stage at 52 lid, its results unpacked from the 8 words it stores */
+/* block k: its span of 3 * 64 * 32 + 60 words staged with the pad (past
+ * the buffer 0), then thread lid's 32 windows 32 (64 k + lid) .. from the
+ * stage at 100 lid, its results unpacked from the 16 words it stores */
 static void entropy(const wl_instance *w, void **got) {
   const uint32_t *data = w->buf[0].data, *t = w->buf[1].data;
   uint64_t words = w->buf[0].size / 4;
@@ -78,11 +78,11 @@ static void entropy(const wl_instance *w, void **got) {
     memset(s, 0xa5, sizeof s); /* the pad words are never read */
     for (uint32_t i = 0; i < WLP_ENT_SPAN; i++) s[wlp_ent_pad(i)] = w0 + i < words ? data[w0 + i] : 0;
     for (uint32_t lid = 0; lid < WLP_ENT_T; lid++) {
-      uint32_t first = (blk * WLP_ENT_T + lid) * WLP_ENT_W, r[8];
+      uint32_t first = (blk * WLP_ENT_T + lid) * WLP_ENT_W, r[WLP_ENT_W / 2];
       if (first >= nw) break;
       uint8_t *hb = h + lid * 4;
       for (int b = 0; b < 256; b++) *wlp_bin(hb, (uint32_t)b) = 0;
-      wlp_ent_thread(hb, t, s + 52 * lid, r);
+      wlp_ent_thread(hb, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r);
       for (int k = 0; k < WLP_ENT_W; k++) ent[first + k] = (uint16_t)(r[k / 2] >> (16 * (k % 2)));
     }
   }

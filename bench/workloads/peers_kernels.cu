@@ -218,19 +218,21 @@ static cudaError_t offset_agg_launch(wlp_job *j) {
 }
 
 /* ================================================================== */
-/* entropy: 64 threads a block, 16 windows a thread, a private u8         */
+/* entropy: 64 threads a block, 32 windows a thread, a private u8         */
 /* histogram a thread in shared memory (bin b of thread t at byte         */
 /* (b/4 * 64 + t) * 4 + b % 4: a warp's lanes always on 32 distinct       */
-/* banks).  The block's input span (12 KiB + 240 B) is staged in shared    */
-/* memory with coalesced uint4 loads, 4 pad words every 48, so each        */
-/* thread's ld.shared.v4 of its own words is conflict free; its 16         */
-/* results go out from registers as two uint4.  30,992 bytes of shared    */
-/* memory and at most 144 registers: 7 blocks (14 warps) an SM            */
+/* banks).  The block's input span (24.8 KB) is staged in shared memory    */
+/* with coalesced uint4 loads, 4 pad words every 96, so each thread's      */
+/* ld.shared.v4 of its own words is conflict free; its 32 results go out  */
+/* from registers as four uint4.  43,264 bytes of shared memory: 5 blocks */
+/* (10 warps) an SM, and the 1,024 warps of 1M windows fit in one wave    */
+/* of 132 SMs (16 windows a thread would need 2,048 warps, 15.5 an SM,    */
+/* over the 14 that shared memory allows)                                 */
 /* ================================================================== */
 #define ENT_T WLP_ENT_T
 #define ENT_WIN WLP_ENT_W
 
-__global__ __launch_bounds__(ENT_T, 7) void k_entropy(const uint4 *__restrict__ data,
+__global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ data,
                                                    const uint32_t *__restrict__ dt,
                                                    uint16_t *__restrict__ ent, uint32_t nw) {
   __shared__ uint32_t t[256];
@@ -241,20 +243,20 @@ __global__ __launch_bounds__(ENT_T, 7) void k_entropy(const uint4 *__restrict__ 
   for (int k = 0; k < 256 / ENT_T; k++) t[lid + k * ENT_T] = dt[lid + k * ENT_T];
 #pragma unroll
   for (int k = 0; k < 64; k++) h[k * ENT_T + lid] = 0;
-  /* uint4 q of the span at word 4q + 4 (q / 12); a uint4 past the buffer
+  /* uint4 q of the span at word 4q + 4 (q / 24); a uint4 past the buffer
    * (3 nw + 60 words) reads 0 */
   size_t q0 = (size_t)blockIdx.x * (WLP_ENT_SPAN - 60) / 4, nq = ((size_t)nw * 3 + 60) / 4;
 #pragma unroll
   for (unsigned q = lid; q < WLP_ENT_SPAN / 4; q += ENT_T)
-    *(uint4 *)(s + 4 * q + 4 * (q / 12)) = q0 + q < nq ? __ldg(data + q0 + q) : make_uint4(0, 0, 0, 0);
+    *(uint4 *)(s + wlp_ent_pad(4 * q)) = q0 + q < nq ? __ldg(data + q0 + q) : make_uint4(0, 0, 0, 0);
   __syncthreads();
   uint32_t first = (blockIdx.x * ENT_T + lid) * ENT_WIN;
-  if (first < nw) { /* nw is a multiple of 16: all 16 windows are there */
-    uint32_t r[8];
-    wlp_ent_thread((uint8_t *)h + lid * 4, t, s + 52 * lid, r);
+  if (first < nw) { /* nw is a multiple of 32: all 32 windows are there */
+    uint32_t r[ENT_WIN / 2];
+    wlp_ent_thread((uint8_t *)h + lid * 4, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r);
     uint4 *dst = (uint4 *)(ent + first);
-    dst[0] = make_uint4(r[0], r[1], r[2], r[3]);
-    dst[1] = make_uint4(r[4], r[5], r[6], r[7]);
+#pragma unroll
+    for (int k = 0; k < ENT_WIN / 8; k++) dst[k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
   }
 }
 
@@ -263,7 +265,7 @@ static cudaError_t entropy_prepare(wlp_job *j, char *why, size_t why_size) {
     snprintf(why, why_size, "the data buffer is shorter than 3 * windows + 60 words");
     return cudaErrorInvalidValue;
   }
-  /* whole threads: each stores its 16 results as two uint4 */
+  /* whole threads: each stores its 32 results as four uint4 */
   return too_small(j, ENT_WIN, why, why_size) ? cudaErrorInvalidValue : cudaSuccess;
 }
 

@@ -178,15 +178,17 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
 /* thread lid's u8 bins at byte (b/4 * WLP_ENT_T + lid) * 4 + b % 4     */
 /* ------------------------------------------------------------------ */
 #define WLP_ENT_T 64
-#define WLP_ENT_W 16
+#define WLP_ENT_W 32
 /* the block's input span in words: 3 a window, plus the last one's 60 */
 #define WLP_ENT_SPAN (3 * WLP_ENT_T * WLP_ENT_W + 60)
-/* word i of the span sits in shared memory at i + 4 (i / 48): thread lid
- * starts at 52 lid, so the 8 lanes of each quarter warp of a 16-byte load
- * are on 8 distinct groups of 4 banks (52 lid mod 32 = 20 lid mod 32) */
-#define WLP_ENT_STAGE (WLP_ENT_SPAN + 4 * ((WLP_ENT_SPAN - 1) / 48) + 4)
+/* a thread's own words: 3 a window */
+#define WLP_ENT_TW (3 * WLP_ENT_W)
+/* word i of the span sits in shared memory at i + 4 (i / 96): thread lid
+ * starts at 100 lid, so the 8 lanes of each quarter warp of a 16-byte load
+ * are on 8 distinct groups of 4 banks (25 lid mod 8 = lid mod 8) */
+#define WLP_ENT_STAGE (WLP_ENT_SPAN + 4 * ((WLP_ENT_SPAN - 1) / WLP_ENT_TW) + 4)
 
-WLP_HD uint32_t wlp_ent_pad(uint32_t i) { return i + 4 * (i / 48); }
+WLP_HD uint32_t wlp_ent_pad(uint32_t i) { return i + 4 * (i / WLP_ENT_TW); }
 
 WLP_HD uint8_t *wlp_bin(uint8_t *hb, uint32_t by) {
   return hb + (by & 0xfc) * WLP_ENT_T + (by & 3);
@@ -225,11 +227,11 @@ WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
 #endif
 }
 
-/* One thread's 16 windows from its words in the stage (s: the stage at
- * 52 lid): the first window's words 0-59, then per window w its words
+/* One thread's WLP_ENT_W windows from its words in the stage (s: the
+ * stage at wlp_ent_pad(96 lid) = 100 lid): the first window's words 0-59, then per window w its words
  * 3w + 60 .. 3w + 62 enter, the result is kept and its words 3w .. 3w + 2
  * leave (but the last window's), 4 windows (3 aligned groups each way) a
- * step: 240 + 16 x 12 + 15 x 12 = 612 bin updates.  r[k] holds the
+ * step: 240 + 32 x 12 + 31 x 12 = 996 bin updates (31.1 a window).  r[k] holds the
  * results of windows 2k (low half) and 2k + 1. */
 WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r) {
   uint32_t sum = 0;
