@@ -178,7 +178,12 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
 /* thread lid's u8 bins at byte (b/4 * WLP_ENT_T + lid) * 4 + b % 4     */
 /* ------------------------------------------------------------------ */
 #define WLP_ENT_T 64
+#ifndef WLP_ENT_W /* windows a thread: 8, 16 or 32 (PEERS_FLAGS=-DWLP_ENT_W=16) */
 #define WLP_ENT_W 32
+#endif
+#if WLP_ENT_W != 8 && WLP_ENT_W != 16 && WLP_ENT_W != 32
+#error "WLP_ENT_W: 8, 16 or 32 (a power of 2 divides the window count; whole uint4 of results; 48 KiB of static shared memory)"
+#endif
 /* the block's input span in words: 3 a window, plus the last one's 60 */
 #define WLP_ENT_SPAN (3 * WLP_ENT_T * WLP_ENT_W + 60)
 /* a thread's own words: 3 a window */
