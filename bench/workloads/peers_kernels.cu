@@ -231,6 +231,9 @@ static cudaError_t offset_agg_launch(wlp_job *j) {
 /* ================================================================== */
 #define ENT_T WLP_ENT_T
 #define ENT_WIN WLP_ENT_W
+#ifndef ENT_BATCH /* 1: a word's 4 bin updates at once (wlp_ent_in4), to measure the chain */
+#define ENT_BATCH 0
+#endif
 
 __global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ data,
                                                    const uint32_t *__restrict__ dt,
@@ -253,7 +256,7 @@ __global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ 
   uint32_t first = (blockIdx.x * ENT_T + lid) * ENT_WIN;
   if (first < nw) { /* nw is a multiple of 32: all 32 windows are there */
     uint32_t r[ENT_WIN / 2];
-    wlp_ent_thread((uint8_t *)h + lid * 4, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r);
+    wlp_ent_thread((uint8_t *)h + lid * 4, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r, ENT_BATCH);
     uint4 *dst = (uint4 *)(ent + first);
 #pragma unroll
     for (int k = 0; k < ENT_WIN / 8; k++) dst[k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);

@@ -222,6 +222,48 @@ WLP_HD uint32_t wlp_ent_out(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t
   return sum;
 }
 
+/* The same for a word's 4 bytes at once (batch): the 4 bins are loaded
+ * before any is stored, and a byte equal to an earlier one of the word
+ * counts those first (in: +1 each, out: -1 each); the stores go in
+ * order, so a repeated bin ends with the last, right, count.  The chain
+ * of dependent shared-memory round trips is then one a word, not one a
+ * byte, for 6 compares and adds more. */
+WLP_HD void wlp_ent_dups(uint32_t v, uint32_t *d) {
+  uint32_t b0 = v & 255, b1 = (v >> 8) & 255, b2 = (v >> 16) & 255, b3 = v >> 24;
+  d[0] = 0;
+  d[1] = b1 == b0;
+  d[2] = (b2 == b0) + (b2 == b1);
+  d[3] = (b3 == b0) + (b3 == b1) + (b3 == b2);
+}
+
+WLP_HD uint32_t wlp_ent_in4(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
+  uint8_t *bin[4];
+  uint32_t c[4], d[4];
+  for (int b = 0; b < 4; b++) bin[b] = wlp_bin(hb, (v >> (8 * b)) & 255);
+  for (int b = 0; b < 4; b++) c[b] = *bin[b];
+  wlp_ent_dups(v, d);
+  for (int b = 0; b < 4; b++) {
+    c[b] += d[b];
+    *bin[b] = (uint8_t)(c[b] + 1);
+  }
+  for (int b = 0; b < 4; b++) sum += t[c[b]];
+  return sum;
+}
+
+WLP_HD uint32_t wlp_ent_out4(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
+  uint8_t *bin[4];
+  uint32_t c[4], d[4];
+  for (int b = 0; b < 4; b++) bin[b] = wlp_bin(hb, (v >> (8 * b)) & 255);
+  for (int b = 0; b < 4; b++) c[b] = *bin[b];
+  wlp_ent_dups(v, d);
+  for (int b = 0; b < 4; b++) {
+    c[b] = c[b] - 1u - d[b];
+    *bin[b] = (uint8_t)c[b];
+  }
+  for (int b = 0; b < 4; b++) sum -= t[c[b]];
+  return sum;
+}
+
 /* 4 words from the stage, 16-byte aligned: one ld.shared.v4 on the GPU */
 WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
 #ifdef __CUDA_ARCH__
@@ -237,8 +279,10 @@ WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
  * 3w + 60 .. 3w + 62 enter, the result is kept and its words 3w .. 3w + 2
  * leave (but the last window's), 4 windows (3 aligned groups each way) a
  * step: 240 + 32 x 12 + 31 x 12 = 996 bin updates (31.1 a window).  r[k] holds the
- * results of windows 2k (low half) and 2k + 1. */
-WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r) {
+ * results of windows 2k (low half) and 2k + 1.  batch: a word's bytes at
+ * once (wlp_ent_in4), else one by one. */
+WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r,
+                            int batch) {
   uint32_t sum = 0;
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -246,7 +290,7 @@ WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, ui
   for (uint32_t j = 0; j < 15; j++) {
     uint32_t v[4];
     wlp_ent_q(s + wlp_ent_pad(4 * j), v);
-    for (int k = 0; k < 4; k++) sum = wlp_ent_in(hb, t, v[k], sum);
+    for (int k = 0; k < 4; k++) sum = batch ? wlp_ent_in4(hb, t, v[k], sum) : wlp_ent_in(hb, t, v[k], sum);
   }
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -258,11 +302,13 @@ WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, ui
       wlp_ent_q(s + wlp_ent_pad(12 * m + 4 * g), ov + 4 * g);
     }
     for (int i = 0; i < 4; i++) {
-      for (int k = 0; k < 3; k++) sum = wlp_ent_in(hb, t, iv[3 * i + k], sum);
+      for (int k = 0; k < 3; k++)
+        sum = batch ? wlp_ent_in4(hb, t, iv[3 * i + k], sum) : wlp_ent_in(hb, t, iv[3 * i + k], sum);
       uint32_t e = sum >> 11, w = 4 * m + i;
       r[w / 2] = w % 2 ? r[w / 2] | e << 16 : e;
       if (w + 1 < WLP_ENT_W) /* the last window's words need not leave */
-        for (int k = 0; k < 3; k++) sum = wlp_ent_out(hb, t, ov[3 * i + k], sum);
+        for (int k = 0; k < 3; k++)
+          sum = batch ? wlp_ent_out4(hb, t, ov[3 * i + k], sum) : wlp_ent_out(hb, t, ov[3 * i + k], sum);
     }
   }
 }
