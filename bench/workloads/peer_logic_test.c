@@ -76,7 +76,8 @@ static void entropy_as(const wl_instance *w, void **got, int batch) {
   for (uint32_t blk = 0; blk * WLP_ENT_T * WLP_ENT_W < nw; blk++) {
     uint64_t w0 = (uint64_t)blk * (WLP_ENT_SPAN - 60);
     memset(s, 0xa5, sizeof s); /* the pad words are never read */
-    for (uint32_t i = 0; i < WLP_ENT_SPAN; i++) s[wlp_ent_pad(i)] = w0 + i < words ? data[w0 + i] : 0;
+    for (uint32_t i = 0; i < WLP_ENT_SPAN; i++)
+      s[wlp_ent_pad(i)] = w0 + i < words ? data[w0 + i] : 0;
     for (uint32_t lid = 0; lid < WLP_ENT_T; lid++) {
       uint32_t first = (blk * WLP_ENT_T + lid) * WLP_ENT_W, r[WLP_ENT_W / 2];
       if (first >= nw) break;

@@ -251,7 +251,8 @@ __global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ 
   size_t q0 = (size_t)blockIdx.x * (WLP_ENT_SPAN - 60) / 4, nq = ((size_t)nw * 3 + 60) / 4;
 #pragma unroll
   for (unsigned q = lid; q < WLP_ENT_SPAN / 4; q += ENT_T)
-    *(uint4 *)(s + wlp_ent_pad(4 * q)) = q0 + q < nq ? __ldg(data + q0 + q) : make_uint4(0, 0, 0, 0);
+    *(uint4 *)(s + wlp_ent_pad(4 * q)) =
+        q0 + q < nq ? __ldg(data + q0 + q) : make_uint4(0, 0, 0, 0);
   __syncthreads();
   uint32_t first = (blockIdx.x * ENT_T + lid) * ENT_WIN;
   if (first < nw) { /* nw is a multiple of 32: all 32 windows are there */
@@ -259,7 +260,8 @@ __global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ 
     wlp_ent_thread((uint8_t *)h + lid * 4, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r, ENT_BATCH);
     uint4 *dst = (uint4 *)(ent + first);
 #pragma unroll
-    for (int k = 0; k < ENT_WIN / 8; k++) dst[k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
+    for (int k = 0; k < ENT_WIN / 8; k++)
+      dst[k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
   }
 }
 

@@ -182,7 +182,9 @@ WLP_HD uint32_t wlp_len_mask(uint32_t len) {
 #define WLP_ENT_W 32
 #endif
 #if WLP_ENT_W != 8 && WLP_ENT_W != 16 && WLP_ENT_W != 32
-#error "WLP_ENT_W: 8, 16 or 32 (a power of 2 divides the window count; whole uint4 of results; 48 KiB of static shared memory)"
+/* a power of 2 divides the window count; whole uint4 of results; 48 KiB of
+ * static shared memory */
+#error "WLP_ENT_W: 8, 16 or 32"
 #endif
 /* the block's input span in words: 3 a window, plus the last one's 60 */
 #define WLP_ENT_SPAN (3 * WLP_ENT_T * WLP_ENT_W + 60)
@@ -275,12 +277,13 @@ WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
 }
 
 /* One thread's WLP_ENT_W windows from its words in the stage (s: the
- * stage at wlp_ent_pad(96 lid) = 100 lid): the first window's words 0-59, then per window w its words
- * 3w + 60 .. 3w + 62 enter, the result is kept and its words 3w .. 3w + 2
- * leave (but the last window's), 4 windows (3 aligned groups each way) a
- * step: 240 + 32 x 12 + 31 x 12 = 996 bin updates (31.1 a window).  r[k] holds the
- * results of windows 2k (low half) and 2k + 1.  batch: a word's bytes at
- * once (wlp_ent_in4), else one by one. */
+ * stage at wlp_ent_pad(3 WLP_ENT_W lid), 100 lid for 32 windows): the
+ * first window's words 0-59, then per window w its words 3w + 60 .. 3w + 62
+ * enter, the result is kept and its words 3w .. 3w + 2 leave (but the last
+ * window's), 4 windows (3 aligned groups each way) a step: for 32 windows
+ * 240 + 32 x 12 + 31 x 12 = 996 bin updates (31.1 a window).  r[k] holds
+ * the results of windows 2k (low half) and 2k + 1.  batch: a word's bytes
+ * at once (wlp_ent_in4), else one by one. */
 WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r,
                             int batch) {
   uint32_t sum = 0;
@@ -290,7 +293,8 @@ WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, ui
   for (uint32_t j = 0; j < 15; j++) {
     uint32_t v[4];
     wlp_ent_q(s + wlp_ent_pad(4 * j), v);
-    for (int k = 0; k < 4; k++) sum = batch ? wlp_ent_in4(hb, t, v[k], sum) : wlp_ent_in(hb, t, v[k], sum);
+    for (int k = 0; k < 4; k++)
+      sum = batch ? wlp_ent_in4(hb, t, v[k], sum) : wlp_ent_in(hb, t, v[k], sum);
   }
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -303,12 +307,14 @@ WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, ui
     }
     for (int i = 0; i < 4; i++) {
       for (int k = 0; k < 3; k++)
-        sum = batch ? wlp_ent_in4(hb, t, iv[3 * i + k], sum) : wlp_ent_in(hb, t, iv[3 * i + k], sum);
+        sum = batch ? wlp_ent_in4(hb, t, iv[3 * i + k], sum)
+                    : wlp_ent_in(hb, t, iv[3 * i + k], sum);
       uint32_t e = sum >> 11, w = 4 * m + i;
       r[w / 2] = w % 2 ? r[w / 2] | e << 16 : e;
       if (w + 1 < WLP_ENT_W) /* the last window's words need not leave */
         for (int k = 0; k < 3; k++)
-          sum = batch ? wlp_ent_out4(hb, t, ov[3 * i + k], sum) : wlp_ent_out(hb, t, ov[3 * i + k], sum);
+          sum = batch ? wlp_ent_out4(hb, t, ov[3 * i + k], sum)
+                      : wlp_ent_out(hb, t, ov[3 * i + k], sum);
     }
   }
 }
