@@ -374,7 +374,7 @@ static int entropy_gen(wl_instance *w, double scale) {
   for (uint32_t c = 0; c <= 256; c++) T[c] = c < 2 ? 0 : (uint32_t)llround(c * log2(c) * 65536.0);
   for (uint32_t c = 0; c < 256; c++) dt[c] = T[c + 1] - T[c];
   w->items = nw;
-  w->grid = (nw / 16 + 127) / 128;
+  w->grid = (nw / 32 + 63) / 64; /* 32 windows an invocation, 64 a workgroup */
   set_var(w, "NW", nw);
   add_buf(w, bytes, words * 4, 0, 0);
   add_buf(w, dt, 256 * 4, 0, 0);
