@@ -298,6 +298,31 @@ void cg_store(cg_ctx *c, uint32_t i) {
   else cg_emit(c, "st.%s.%s [%s], %s;", space, cg_raw_ty(et), addr, raw);
 }
 
+/* A 64-bit read-modify-write on workgroup memory (add, and, or, xor, min,
+ * max) as an explicit compare-and-swap loop.  sm_90 has no such shared
+ * atomic: ptxas emulates it with a CAS spin loop of its own, and CUDA 13.0
+ * does not reconverge the subgroup after that loop, so a later shfl.sync or
+ * vote.sync reads lanes still spinning (a wrong result, seen by the fuzzer:
+ * docs/codegen.md, "Toolchain workarounds").  A loop written in the PTX is
+ * one ptxas reconverges before the next subgroup op.  r gets the value the
+ * successful swap replaced, as the atomic returns it. */
+static void cas_loop(cg_ctx *c, const char *q, const char *op, const char *ty, const char *sem,
+                     int seq_cst, const char *r, const char *addr, const char *val) {
+  uint32_t lab = cg_new_label(c);
+  const char *old = cg_t64(c), *nw = cg_t64(c), *got = cg_t64(c), *again = cg_tp(c);
+  if (q) cg_emit(c, "@!%s bra $AD%u;", q, lab);
+  if (seq_cst) cg_emit(c, "fence.sc.cta;");
+  cg_emit(c, "ld.relaxed.cta.shared.b64 %s, [%s];", old, addr);
+  cg_line(c, "$AL%u:", lab);
+  cg_emit(c, "%s.%s %s, %s, %s;", op, ty, nw, old, val);
+  cg_emit(c, "atom.%s.cta.shared.cas.b64 %s, [%s], %s, %s;", sem, got, addr, old, nw);
+  cg_emit(c, "setp.ne.b64 %s, %s, %s;", again, got, old);
+  cg_emit(c, "mov.b64 %s, %s;", old, got);
+  cg_emit(c, "@%s bra $AL%u;", again, lab);
+  cg_emit(c, "mov.b64 %s, %s;", r, old);
+  cg_line(c, "$AD%u:", lab);
+}
+
 void cg_atomic(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, t = in->type;
@@ -331,6 +356,11 @@ void cg_atomic(cg_ctx *c, uint32_t i) {
     guard[2 + pl] = '\0';
   }
   if (q) cg_emit(c, "mov.%s %s, 0;", w64 ? "b64" : "b32", r);
+  if (shared && w64 && in->op != VYRE_OP_ATOMIC_CAS && in->op != VYRE_OP_ATOMIC_EXCHANGE) {
+    cas_loop(c, q, op, ty, sems[in->mod], in->mod == VYRE_ORDER_SEQ_CST, r, addr,
+             cg_val(c, in->c));
+    return;
+  }
   if (in->mod == VYRE_ORDER_SEQ_CST) cg_emit(c, "%sfence.sc.%s;", guard, scope);
   if (in->op == VYRE_OP_ATOMIC_CAS)
     cg_emit(c, "%satom.%s.%s.%s.cas.%s %s, [%s], %s, %s;", guard, sems[in->mod], scope,

@@ -688,6 +688,34 @@ START_TEST(test_zero_workgroup_memory) {
 }
 END_TEST
 
+/* 64-bit workgroup add/and/or/xor/min/max are written as a CAS loop
+ * (docs/codegen.md, "Toolchain workarounds"); exchange, CAS, 32-bit and
+ * global atomics stay one atom. */
+START_TEST(test_shared_atomic64_loop) {
+  static const char *const text =
+      "workgroup 32\nbuffer out rw u64 [32]\nbuffer w workgroup u64 [4]\n"
+      "buffer v workgroup u32 [4]\n"
+      "%l = lid.x\n%three = const u32 3\n%s = and %l %three\n%one = const u64 1\n"
+      "%a = atomic_add.acq_rel w %s %one\n%b = atomic_max w %s %one\n"
+      "%c = atomic_xchg w %s %one\n%u = const u32 1\n%d = atomic_add v %s %u\n"
+      "%ab = add %a %b\n%abc = add %ab %c\nstore out %l %abc\nstore out %s %abc\n";
+  vyre_program *p = from_text(text);
+  cg_kernel_info info;
+  char *ptx = emit(p, &info, 0);
+  HASNT(ptx, "shared.add.u64");
+  HASNT(ptx, "shared.max.u64");
+  HAS(ptx, "atom.acq_rel.cta.shared.cas.b64");
+  HAS(ptx, "atom.relaxed.cta.shared.cas.b64");
+  HAS(ptx, "add.u64 %u");
+  HAS(ptx, "max.u64 %u");
+  HAS(ptx, "atom.relaxed.cta.shared.exch.b64");
+  HAS(ptx, "atom.relaxed.cta.shared.add.u32");
+  ck_assert_msg(count_of(ptx, "ld.relaxed.cta.shared.b64") == 2, "one loop for the add, one for the max");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(test_unroll) {
   vyre_program *p = from_text(unroll_text);
   cg_kernel_info info;
@@ -1533,6 +1561,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_mask_folding);
   tcase_add_test(core, test_region_ranges);
   tcase_add_test(core, test_zero_workgroup_memory);
+  tcase_add_test(core, test_shared_atomic64_loop);
   tcase_add_test(core, test_return_between_grid_barriers);
   tcase_add_test(core, test_suite_lowers);
   tcase_add_test(core, test_progen_lowers);

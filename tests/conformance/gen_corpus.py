@@ -1682,6 +1682,44 @@ store out %i %r""")
         exp.append(acc)
     c.out("out", "u32", exp)
 
+    c = add(Case("subgroup", "shuffle_after_workgroup_atomic64",
+                 "a shuffle after a contended 64-bit workgroup atomic add in a uniform loop (bounds the code generator does not unroll): "
+                 "ptxas emulates that atomic with a compare-and-swap loop and, unless the "
+                 "code generator writes the loop itself, leaves the subgroup unconverged at "
+                 "the shuffle (docs/codegen.md, \"Toolchain workarounds\")"))
+    c.d("ops shuffle atomic_add")
+    c.p("""workgroup 32
+buffer out wo u32 [64]
+buffer wacc workgroup u64 [4]
+
+%i = gid.x
+%l = lid.x
+%z = const u32 0
+%four = const u32 4
+%three = const u32 3
+%seven = const u32 7
+%one = const u64 1
+%slot = and %l %three
+%two = const u32 2
+%hi = add %two %four
+let acc %z
+loop k %two %hi
+  %old = atomic_add.acq_rel wacc %slot %one
+  %ln = lane
+  %src = xor %ln %seven
+  %sh = shuffle %l %src
+  %cur = get acc
+  %t = add %cur %sh
+  assign acc %t
+end
+barrier
+%cnt = load wacc %slot
+%cnt32 = cast u32 %cnt
+%a = get acc
+%r = add %a %cnt32
+store out %i %r""")
+    c.out("out", "u32", [4 * ((i % 32) ^ 7) + 32 for i in range(64)])
+
 
 # ------------------------------------------------------------------ traps
 def gen_traps():
