@@ -88,53 +88,35 @@ static void offset_agg(const wl_instance *w, void **got) {
   free(part);
 }
 
-/* block k: its span of 3 * 64 * 32 + 60 words staged with the pad (past
- * the buffer 0), then thread lid's 32 windows 32 (64 k + lid) .. from the
- * stage at 100 lid, its results unpacked from the 16 words it stores */
-static void entropy_as(const wl_instance *w, void **got, int batch) {
+static uint32_t word_of(const uint32_t *s, int i) { return s[i]; }
+
+/* thread t of block b: windows 16 (128 b + t) .. + 15, its bins at lid t */
+static void entropy(const wl_instance *w, void **got) {
   const uint32_t *data = w->buf[0].data, *t = w->buf[1].data;
-  uint64_t words = w->buf[0].size / 4;
   uint16_t *ent = got[0];
   uint32_t nw = (uint32_t)w->items;
   static uint8_t h[64 * WLP_ENT_T * 4];
-  static uint32_t s[WLP_ENT_STAGE];
-  for (uint32_t blk = 0; blk * WLP_ENT_T * WLP_ENT_W < nw; blk++) {
-    uint64_t w0 = (uint64_t)blk * (WLP_ENT_SPAN - 60);
-    memset(s, 0xa5, sizeof s); /* the pad words are never read */
-    for (uint32_t i = 0; i < WLP_ENT_SPAN; i++)
-      s[wlp_ent_pad(i)] = w0 + i < words ? data[w0 + i] : 0;
-    for (uint32_t lid = 0; lid < WLP_ENT_T; lid++) {
-      uint32_t first = (blk * WLP_ENT_T + lid) * WLP_ENT_W, r[WLP_ENT_W / 2];
-      if (first >= nw) break;
-      uint8_t *hb = h + lid * 4;
-      for (int b = 0; b < 256; b++) *wlp_bin(hb, (uint32_t)b) = 0;
-      wlp_ent_thread(hb, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r, batch);
-      for (int k = 0; k < WLP_ENT_W; k++) ent[first + k] = (uint16_t)(r[k / 2] >> (16 * (k % 2)));
+  for (uint32_t first = 0; first < nw; first += 16) {
+    uint32_t lid = first / 16 % WLP_ENT_T;
+    uint8_t *hb = h + lid * 4;
+    for (int b = 0; b < 256; b++) *wlp_bin(hb, (uint32_t)b) = 0;
+    const uint32_t *s = data + (size_t)first * 3;
+    uint32_t sum = 0;
+    for (int i = 0; i < 63; i++)
+      for (int b = 0; b < 4; b++) sum = wlp_ent_add(hb, t, (word_of(s, i) >> (8 * b)) & 255, sum);
+    ent[first] = (uint16_t)(sum >> 11);
+    for (int g = 0; g < 4; g++) {
+      uint32_t ov[12], iv[12];
+      for (int k = 0; k < 12; k++) {
+        ov[k] = word_of(s, 12 * g + k);
+        iv[k] = g < 3 || k < 9 ? word_of(s, 63 + 12 * g + k) : 0; /* uint4 27 is never read */
+      }
+      for (int v = 0; v < 4 && !(g == 3 && v == 3); v++) {
+        for (int k = 0; k < 3; k++) sum = wlp_ent_slide(hb, t, ov[3 * v + k], iv[3 * v + k], sum);
+        ent[first + 4 * g + v + 1] = (uint16_t)(sum >> 11);
+      }
     }
   }
-}
-
-/* both forms of the thread's updates (one byte at a time, the peer's
- * default, and a word's 4 bytes at once, ENT_BATCH=1): the batch form's
- * first difference from the other is made a difference from the baseline
- * too, so it fails the check */
-static void entropy(const wl_instance *w, void **got) {
-  entropy_as(w, got, 0);
-  uint64_t n = w->items;
-  uint16_t *one = got[0], *four = malloc(n * sizeof *four);
-  if (!four) {
-    one[0] ^= 1;
-    return;
-  }
-  entropy_as(w, (void *[]){four}, 1);
-  for (uint64_t i = 0; i < n; i++)
-    if (four[i] != one[i]) {
-      fprintf(stderr, "entropy: the 4-byte batch form gives %u for window %llu\n", four[i],
-              (unsigned long long)i);
-      one[i] = four[i];
-      break;
-    }
-  free(four);
 }
 
 static void quantified(const wl_instance *w, void **got) {

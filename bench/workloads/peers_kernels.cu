@@ -263,50 +263,75 @@ static cudaError_t offset_agg_launch(wlp_job *j) {
 }
 
 /* ================================================================== */
-/* entropy: 64 threads a block, 32 windows a thread, a private u8         */
-/* histogram a thread in shared memory (bin b of thread t at byte         */
-/* (b/4 * 64 + t) * 4 + b % 4: a warp's lanes always on 32 distinct       */
-/* banks).  The block's input span (24.8 KB) is staged in shared memory    */
-/* with coalesced uint4 loads, 4 pad words every 96, so each thread's      */
-/* ld.shared.v4 of its own words is conflict free; its 32 results go out  */
-/* from registers as four uint4.  43,264 bytes of shared memory: 5 blocks */
-/* (10 warps) an SM, and the 1,024 warps of 1M windows fit in one wave    */
-/* of 132 SMs (16 windows a thread would need 2,048 warps, 15.5 an SM,    */
-/* over the 14 that shared memory allows)                                 */
+/* entropy: 16 windows a thread, a private u8 histogram in shared memory  */
+/* (bin b of thread t at byte (b/4 * 128 + t) * 4 + b % 4: a warp's lanes */
+/* always on 32 distinct banks); the thread's 432 bytes read as uint4, a  */
+/* few at a time (the loops over them are not unrolled, which keeps the   */
+/* registers low enough for 5 blocks an SM); the block's 2048 results    */
+/* gathered in shared memory and stored coalesced                          */
 /* ================================================================== */
-#define ENT_T WLP_ENT_T
-#define ENT_WIN WLP_ENT_W
-#ifndef ENT_BATCH /* 1: a word's 4 bin updates at once (wlp_ent_in4), to measure the chain */
-#define ENT_BATCH 0
-#endif
+#define ENT_T 128
+#define ENT_WIN 16
 
-__global__ __launch_bounds__(ENT_T, 5) void k_entropy(const uint4 *__restrict__ data,
+__global__ __launch_bounds__(ENT_T) void k_entropy(const uint32_t *__restrict__ data,
                                                    const uint32_t *__restrict__ dt,
                                                    uint16_t *__restrict__ ent, uint32_t nw) {
   __shared__ uint32_t t[256];
   __shared__ uint32_t h[64 * ENT_T];
-  __shared__ __align__(16) uint32_t s[WLP_ENT_STAGE];
+  __shared__ __align__(16) uint16_t res[ENT_T * ENT_WIN];
   unsigned lid = threadIdx.x;
-#pragma unroll
-  for (int k = 0; k < 256 / ENT_T; k++) t[lid + k * ENT_T] = dt[lid + k * ENT_T];
+  t[lid] = dt[lid];
+  t[lid + 128] = dt[lid + 128];
 #pragma unroll
   for (int k = 0; k < 64; k++) h[k * ENT_T + lid] = 0;
-  /* uint4 q of the span at word 4q + 4 (q / 24); a uint4 past the buffer
-   * (3 nw + 60 words) reads 0 */
-  size_t q0 = (size_t)blockIdx.x * (WLP_ENT_SPAN - 60) / 4, nq = ((size_t)nw * 3 + 60) / 4;
-#pragma unroll
-  for (unsigned q = lid; q < WLP_ENT_SPAN / 4; q += ENT_T)
-    *(uint4 *)(s + wlp_ent_pad(4 * q)) =
-        q0 + q < nq ? __ldg(data + q0 + q) : make_uint4(0, 0, 0, 0);
   __syncthreads();
   uint32_t first = (blockIdx.x * ENT_T + lid) * ENT_WIN;
-  if (first < nw) { /* nw is a multiple of 32: all 32 windows are there */
-    uint32_t r[ENT_WIN / 2];
-    wlp_ent_thread((uint8_t *)h + lid * 4, t, s + wlp_ent_pad(WLP_ENT_TW * lid), r, ENT_BATCH);
-    uint4 *dst = (uint4 *)(ent + first);
+  if (first < nw) { /* nw is a multiple of 16: all 16 windows are there */
+    uint8_t *hb = (uint8_t *)h + lid * 4;
+    const uint4 *s = (const uint4 *)(data + (size_t)first * 3); /* 192-byte aligned */
+    uint32_t sum = 0;
+    /* the first window: words 0 .. 62, 16 at a time */
+#pragma unroll 1
+    for (int c = 0; c < 4; c++) {
+      uint4 q[4] = {__ldg(s + 4 * c), __ldg(s + 4 * c + 1), __ldg(s + 4 * c + 2), __ldg(s + 4 * c + 3)};
+      uint32_t v[16] = {q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w,
+                        q[2].x, q[2].y, q[2].z, q[2].w, q[3].x, q[3].y, q[3].z, q[3].w};
 #pragma unroll
-    for (int k = 0; k < ENT_WIN / 8; k++)
-      dst[k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
+      for (int i = 0; i < 16; i++) {
+        if (c == 3 && i == 15) break;
+#pragma unroll
+        for (int b = 0; b < 4; b++) sum = wlp_ent_add(hb, t, (v[i] >> (8 * b)) & 255, sum);
+      }
+    }
+    res[lid * ENT_WIN] = (uint16_t)(sum >> 11);
+    /* windows 4g + 1 .. 4g + 4: out words 12g .. 12g + 11 (uint4 3g ..),
+     * in words 63 + 12g .. 74 + 12g (uint4 15 + 3g .. 18 + 3g, word 3 of
+     * the first); window 16 is not there, nor is uint4 27 */
+#pragma unroll 1
+    for (int g = 0; g < 4; g++) {
+      uint4 o0 = __ldg(s + 3 * g), o1 = __ldg(s + 3 * g + 1), o2 = __ldg(s + 3 * g + 2);
+      uint4 i0 = __ldg(s + 15 + 3 * g), i1 = __ldg(s + 16 + 3 * g), i2 = __ldg(s + 17 + 3 * g);
+      uint4 i3 = g < 3 ? __ldg(s + 18 + 3 * g) : make_uint4(0, 0, 0, 0);
+      uint32_t ov[12] = {o0.x, o0.y, o0.z, o0.w, o1.x, o1.y, o1.z, o1.w, o2.x, o2.y, o2.z, o2.w};
+      uint32_t iv[12] = {i0.w, i1.x, i1.y, i1.z, i1.w, i2.x, i2.y, i2.z, i2.w, i3.x, i3.y, i3.z};
+#pragma unroll
+      for (int w = 0; w < 4; w++) {
+        if (g == 3 && w == 3) break;
+#pragma unroll
+        for (int k = 0; k < 3; k++) sum = wlp_ent_slide(hb, t, ov[3 * w + k], iv[3 * w + k], sum);
+        res[lid * ENT_WIN + 4 * g + w + 1] = (uint16_t)(sum >> 11);
+      }
+    }
+  }
+  __syncthreads();
+  /* the block's results, 4 KiB, as uint4: 2 a thread */
+  uint32_t base = blockIdx.x * ENT_T * ENT_WIN;
+  const uint4 *rs = (const uint4 *)res;
+  uint4 *dst = (uint4 *)(ent + base);
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    uint32_t i = lid + k * ENT_T; /* uint4 i holds windows 8i .. 8i + 7 */
+    if (base + 8 * i < nw) dst[i] = rs[i];
   }
 }
 
@@ -315,14 +340,14 @@ static cudaError_t entropy_prepare(wlp_job *j, char *why, size_t why_size) {
     snprintf(why, why_size, "the data buffer is shorter than 3 * windows + 60 words");
     return cudaErrorInvalidValue;
   }
-  /* whole threads: each stores its 32 results as four uint4 */
-  return too_small(j, ENT_WIN, why, why_size) ? cudaErrorInvalidValue : cudaSuccess;
+  /* 27 uint4 a thread: the last thread's 16-window span must be inside */
+  return too_small(j, 16, why, why_size) ? cudaErrorInvalidValue : cudaSuccess;
 }
 
 static cudaError_t entropy_launch(wlp_job *j) {
   uint32_t nw = (uint32_t)j->w->items;
   k_entropy<<<blocks_for(nw, (uint64_t)ENT_T * ENT_WIN), ENT_T, 0, j->stream>>>(
-      (const uint4 *)j->d[0], (const uint32_t *)j->d[1], (uint16_t *)j->d[2], nw);
+      (const uint32_t *)j->d[0], (const uint32_t *)j->d[1], (uint16_t *)j->d[2], nw);
   return cudaGetLastError();
 }
 

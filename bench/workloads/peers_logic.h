@@ -200,149 +200,30 @@ WLP_HD uint32_t wlp_flush_word(uint32_t t, uint32_t k, uint32_t blk) {
 }
 
 /* ------------------------------------------------------------------ */
-/* entropy: a block of WLP_ENT_T threads, WLP_ENT_W windows a thread;   */
-/* thread lid's u8 bins at byte (b/4 * WLP_ENT_T + lid) * 4 + b % 4     */
+/* entropy: thread lid's u8 bins at byte (b/4 * 128 + lid) * 4 + b % 4  */
 /* ------------------------------------------------------------------ */
-#define WLP_ENT_T 64
-#ifndef WLP_ENT_W /* windows a thread: 8, 16 or 32 (PEERS_FLAGS=-DWLP_ENT_W=16) */
-#define WLP_ENT_W 32
-#endif
-#if WLP_ENT_W != 8 && WLP_ENT_W != 16 && WLP_ENT_W != 32
-/* a power of 2 divides the window count; whole uint4 of results; 48 KiB of
- * static shared memory */
-#error "WLP_ENT_W: 8, 16 or 32"
-#endif
-/* the block's input span in words: 3 a window, plus the last one's 60 */
-#define WLP_ENT_SPAN (3 * WLP_ENT_T * WLP_ENT_W + 60)
-/* a thread's own words: 3 a window */
-#define WLP_ENT_TW (3 * WLP_ENT_W)
-/* word i of the span sits in shared memory at i + 4 (i / 96): thread lid
- * starts at 100 lid, so the 8 lanes of each quarter warp of a 16-byte load
- * are on 8 distinct groups of 4 banks (25 lid mod 8 = lid mod 8) */
-#define WLP_ENT_STAGE (WLP_ENT_SPAN + 4 * ((WLP_ENT_SPAN - 1) / WLP_ENT_TW) + 4)
+#define WLP_ENT_T 128
 
-WLP_HD uint32_t wlp_ent_pad(uint32_t i) { return i + 4 * (i / WLP_ENT_TW); }
+WLP_HD uint8_t *wlp_bin(uint8_t *hb, uint32_t by) { return hb + ((by & 0xfc) << 7) + (by & 3); }
 
-WLP_HD uint8_t *wlp_bin(uint8_t *hb, uint32_t by) {
-  return hb + (by & 0xfc) * WLP_ENT_T + (by & 3);
+WLP_HD uint32_t wlp_ent_add(uint8_t *hb, const uint32_t *t, uint32_t by, uint32_t sum) {
+  uint8_t *bin = wlp_bin(hb, by);
+  uint32_t c = *bin;
+  *bin = (uint8_t)(c + 1);
+  return sum + t[c];
 }
 
-/* the 4 bytes of v enter (count + 1, plus dt of the old count) */
-WLP_HD uint32_t wlp_ent_in(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
+/* one word of a slide: per byte, the leaving byte (count - 1, minus dt of
+ * it; a load past the table reads 0), then the entering one */
+WLP_HD uint32_t wlp_ent_slide(uint8_t *hb, const uint32_t *t, uint32_t ov, uint32_t iv, uint32_t sum) {
   for (int b = 0; b < 4; b++) {
-    uint8_t *bin = wlp_bin(hb, (v >> (8 * b)) & 255);
-    uint32_t c = *bin;
-    *bin = (uint8_t)(c + 1);
-    sum += t[c];
+    uint8_t *obin = wlp_bin(hb, (ov >> (8 * b)) & 255);
+    uint32_t oc = *obin - 1u;
+    *obin = (uint8_t)oc;
+    sum -= oc < 256 ? t[oc] : 0;
+    sum = wlp_ent_add(hb, t, (iv >> (8 * b)) & 255, sum);
   }
   return sum;
-}
-
-/* the 4 bytes of v leave (count - 1, minus dt of the new count); each
- * entered before, so no count goes below 0 */
-WLP_HD uint32_t wlp_ent_out(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
-  for (int b = 0; b < 4; b++) {
-    uint8_t *bin = wlp_bin(hb, (v >> (8 * b)) & 255);
-    uint32_t c = *bin - 1u;
-    *bin = (uint8_t)c;
-    sum -= t[c];
-  }
-  return sum;
-}
-
-/* The same for a word's 4 bytes at once (batch): the 4 bins are loaded
- * before any is stored, and a byte equal to an earlier one of the word
- * counts those first (in: +1 each, out: -1 each); the stores go in
- * order, so a repeated bin ends with the last, right, count.  The chain
- * of dependent shared-memory round trips is then one a word, not one a
- * byte, for 6 compares and adds more. */
-WLP_HD void wlp_ent_dups(uint32_t v, uint32_t *d) {
-  uint32_t b0 = v & 255, b1 = (v >> 8) & 255, b2 = (v >> 16) & 255, b3 = v >> 24;
-  d[0] = 0;
-  d[1] = b1 == b0;
-  d[2] = (b2 == b0) + (b2 == b1);
-  d[3] = (b3 == b0) + (b3 == b1) + (b3 == b2);
-}
-
-WLP_HD uint32_t wlp_ent_in4(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
-  uint8_t *bin[4];
-  uint32_t c[4], d[4];
-  for (int b = 0; b < 4; b++) bin[b] = wlp_bin(hb, (v >> (8 * b)) & 255);
-  for (int b = 0; b < 4; b++) c[b] = *bin[b];
-  wlp_ent_dups(v, d);
-  for (int b = 0; b < 4; b++) {
-    c[b] += d[b];
-    *bin[b] = (uint8_t)(c[b] + 1);
-  }
-  for (int b = 0; b < 4; b++) sum += t[c[b]];
-  return sum;
-}
-
-WLP_HD uint32_t wlp_ent_out4(uint8_t *hb, const uint32_t *t, uint32_t v, uint32_t sum) {
-  uint8_t *bin[4];
-  uint32_t c[4], d[4];
-  for (int b = 0; b < 4; b++) bin[b] = wlp_bin(hb, (v >> (8 * b)) & 255);
-  for (int b = 0; b < 4; b++) c[b] = *bin[b];
-  wlp_ent_dups(v, d);
-  for (int b = 0; b < 4; b++) {
-    c[b] = c[b] - 1u - d[b];
-    *bin[b] = (uint8_t)c[b];
-  }
-  for (int b = 0; b < 4; b++) sum -= t[c[b]];
-  return sum;
-}
-
-/* 4 words from the stage, 16-byte aligned: one ld.shared.v4 on the GPU */
-WLP_HD void wlp_ent_q(const uint32_t *s, uint32_t *v) {
-#ifdef __CUDA_ARCH__
-  uint4 q = *(const uint4 *)s;
-  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-#else
-  for (int k = 0; k < 4; k++) v[k] = s[k];
-#endif
-}
-
-/* One thread's WLP_ENT_W windows from its words in the stage (s: the
- * stage at wlp_ent_pad(3 WLP_ENT_W lid), 100 lid for 32 windows): the
- * first window's words 0-59, then per window w its words 3w + 60 .. 3w + 62
- * enter, the result is kept and its words 3w .. 3w + 2 leave (but the last
- * window's), 4 windows (3 aligned groups each way) a step: for 32 windows
- * 240 + 32 x 12 + 31 x 12 = 996 bin updates (31.1 a window).  r[k] holds
- * the results of windows 2k (low half) and 2k + 1.  batch: a word's bytes
- * at once (wlp_ent_in4), else one by one. */
-WLP_HD void wlp_ent_thread(uint8_t *hb, const uint32_t *t, const uint32_t *s, uint32_t *r,
-                            int batch) {
-  uint32_t sum = 0;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-  for (uint32_t j = 0; j < 15; j++) {
-    uint32_t v[4];
-    wlp_ent_q(s + wlp_ent_pad(4 * j), v);
-    for (int k = 0; k < 4; k++)
-      sum = batch ? wlp_ent_in4(hb, t, v[k], sum) : wlp_ent_in(hb, t, v[k], sum);
-  }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-  for (uint32_t m = 0; m < WLP_ENT_W / 4; m++) {
-    uint32_t iv[12], ov[12];
-    for (uint32_t g = 0; g < 3; g++) {
-      wlp_ent_q(s + wlp_ent_pad(60 + 12 * m + 4 * g), iv + 4 * g);
-      wlp_ent_q(s + wlp_ent_pad(12 * m + 4 * g), ov + 4 * g);
-    }
-    for (int i = 0; i < 4; i++) {
-      for (int k = 0; k < 3; k++)
-        sum = batch ? wlp_ent_in4(hb, t, iv[3 * i + k], sum)
-                    : wlp_ent_in(hb, t, iv[3 * i + k], sum);
-      uint32_t e = sum >> 11, w = 4 * m + i;
-      r[w / 2] = w % 2 ? r[w / 2] | e << 16 : e;
-      if (w + 1 < WLP_ENT_W) /* the last window's words need not leave */
-        for (int k = 0; k < 3; k++)
-          sum = batch ? wlp_ent_out4(hb, t, ov[3 * i + k], sum)
-                      : wlp_ent_out(hb, t, ov[3 * i + k], sum);
-    }
-  }
 }
 
 #endif /* VYRE_BENCH_PEERS_LOGIC_H */
