@@ -98,16 +98,6 @@ int wl_peers_run(wl_peers *p, const char *name, const wl_instance *w, uint32_t w
   return p->run(name, w, warm, runs, us, outputs, why, why_size);
 }
 
-/* s as the inside of a JSON string. */
-static void json_text(const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-}
-
 static void report_floor(const wl_peers *p, int json) {
   const wl_peer_floor *fl = &p->fl;
   if (json)
@@ -171,7 +161,7 @@ wl_peers *wl_peers_open(const char *arg, int given, int cpu, const char *backend
   fprintf(stderr, "workloads: peer: skipped (%s)\n", why);
   if (json) {
     printf("{\"peer\":\"skipped\",\"reason\":\"");
-    json_text(why);
+    wl_json_text(why);
     printf("\"}\n");
   } else {
     printf("peer: skipped (%s)\n", why);

@@ -95,8 +95,8 @@ static void fail(driver *d, const char *wl, const char *fmt, ...) {
   d->failures++;
 }
 
-/* s as the inside of a JSON string. */
-static void json_text(const char *s) {
+/* s as the inside of a JSON string (workloads.h). */
+void wl_json_text(const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
     if (c == '"' || c == '\\') printf("\\%c", c);
@@ -213,7 +213,7 @@ static void report_x(const driver *d, const char *name, const char *mode, const 
            ok ? "true" : "false", extra ? extra : "");
     if (error) {
       printf(",\"error\":\"");
-      json_text(error);
+      wl_json_text(error);
       putchar('"');
     }
     printf("}\n");

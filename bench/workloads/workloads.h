@@ -100,4 +100,8 @@ int wl_peers_run(wl_peers *p, const char *name, const wl_instance *w, uint32_t w
  * after the baseline has filled expect[]. */
 void wl_roofline_bytes(const char *name, const wl_instance *w, uint64_t *in, uint64_t *out);
 
+/* Print s as the inside of a JSON string (quotes, backslashes and control
+ * characters escaped) to stdout: the driver's and the peer mode's JSON lines. */
+void wl_json_text(const char *s);
+
 #endif /* VYRE_BENCH_WORKLOADS_H */
