@@ -6,32 +6,9 @@
 
 #include "plugin/codegen/codegen.h"
 #include "plugin/runtime/fill.h"
+#include "refhost.h"
 #include "vyre/vyre_host.h"
 #include "vyre/vyre_support.h"
-
-#ifndef VYRE_TEST_BUILD_DIR
-#define VYRE_TEST_BUILD_DIR "."
-#endif
-
-static vyre_host *host;
-static vyre_backend *ref;
-
-static void setup(void) {
-  static char path[1024];
-  snprintf(path, sizeof path, "%s/host-stub/ref/.libs/libvyre-ref.so", VYRE_TEST_BUILD_DIR);
-  vyre_host_options o = {sizeof o, VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS, path, NULL};
-  vyre_error err = VYRE_ERROR_INIT;
-  ck_assert_msg(vyre_host_open(&o, &host, &err) == VYRE_OK, "host: %s", err.message);
-  ck_assert_msg(vyre_host_create(host, "reference", NULL, &ref, NULL, &err) == VYRE_OK,
-                "the reference plugin must load from the build tree: %s", err.message);
-}
-
-static void teardown(void) {
-  if (ref) ref->vt->destroy(ref);
-  ref = NULL;
-  vyre_host_close(host);
-  host = NULL;
-}
 
 /* Guard forms: none, `if (gid >= 100) return`, `if (gid >= buflen(lim))
  * return`, `if (gid < buflen(lim)) { store } end`. */
@@ -194,7 +171,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("fill");
   TCase *tc = tcase_create("core");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, refhost_setup, refhost_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_fill_matches_reference);
   tcase_add_test(tc, test_fill_refused);

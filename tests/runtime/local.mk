@@ -37,7 +37,7 @@ EXTRA_tests_runtime_check_cuda_fake_DEPENDENCIES = tests/runtime/fakecuda/libfak
 check_PROGRAMS += tests/runtime/check_fuse
 TESTS += tests/runtime/check_fuse
 tests_runtime_check_fuse_SOURCES = tests/runtime/check_fuse.c plugin/runtime/fuse.c \
-	plugin/runtime/fuse.h
+	plugin/runtime/fuse.h tests/runtime/refhost.c tests/runtime/refhost.h
 tests_runtime_check_fuse_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
 tests_runtime_check_fuse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_runtime_check_fuse_LDADD = host-stub/fuzz/libvyre-fuzz.la host-stub/fuzz/libvyre-progen.la \
@@ -51,7 +51,7 @@ EXTRA_tests_runtime_check_fuse_DEPENDENCIES = host-stub/ref/libvyre-ref.la
 check_PROGRAMS += tests/runtime/check_fill
 TESTS += tests/runtime/check_fill
 tests_runtime_check_fill_SOURCES = tests/runtime/check_fill.c plugin/runtime/fill.c \
-	plugin/runtime/fill.h
+	plugin/runtime/fill.h tests/runtime/refhost.c tests/runtime/refhost.h
 tests_runtime_check_fill_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
 tests_runtime_check_fill_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_runtime_check_fill_LDADD = host-stub/loader/libvyre-host.la plugin/codegen/libvyre-codegen.la \
