@@ -174,6 +174,61 @@ const char *vyre_reduce_name(uint32_t kind) {
   return kind < VYRE_REDUCE_COUNT_ ? reduce_names[kind] : "?";
 }
 
+const char *vyre_layout_name(uint32_t layout) {
+  return layout == VYRE_LAYOUT_ROW ? "row" : layout == VYRE_LAYOUT_COL ? "col" : "?";
+}
+
+/* The matrix types: use and component, one row per type (mat_a_f16 first). */
+static const struct {
+  uint8_t type, use, component;
+} matrix_rows[] = {
+    {VYRE_T_MAT_A_F16, VYRE_MAT_A, VYRE_T_F16},      {VYRE_T_MAT_A_BF16, VYRE_MAT_A, VYRE_T_BF16},
+    {VYRE_T_MAT_A_I8, VYRE_MAT_A, VYRE_T_I8},        {VYRE_T_MAT_A_U8, VYRE_MAT_A, VYRE_T_U8},
+    {VYRE_T_MAT_B_F16, VYRE_MAT_B, VYRE_T_F16},      {VYRE_T_MAT_B_BF16, VYRE_MAT_B, VYRE_T_BF16},
+    {VYRE_T_MAT_B_I8, VYRE_MAT_B, VYRE_T_I8},        {VYRE_T_MAT_B_U8, VYRE_MAT_B, VYRE_T_U8},
+    {VYRE_T_MAT_ACC_F32, VYRE_MAT_ACC, VYRE_T_F32},  {VYRE_T_MAT_ACC_I32, VYRE_MAT_ACC, VYRE_T_I32},
+};
+
+int vyre_type_matrix_use(uint32_t type) {
+  for (size_t i = 0; i < sizeof matrix_rows / sizeof matrix_rows[0]; i++)
+    if (matrix_rows[i].type == type) return matrix_rows[i].use;
+  return 0;
+}
+
+uint32_t vyre_type_matrix_component(uint32_t type) {
+  for (size_t i = 0; i < sizeof matrix_rows / sizeof matrix_rows[0]; i++)
+    if (matrix_rows[i].type == type) return matrix_rows[i].component;
+  return VYRE_T_VOID;
+}
+
+uint32_t vyre_type_matrix(int use, uint32_t component) {
+  for (size_t i = 0; i < sizeof matrix_rows / sizeof matrix_rows[0]; i++)
+    if (matrix_rows[i].use == use && matrix_rows[i].component == component)
+      return matrix_rows[i].type;
+  return VYRE_T_VOID;
+}
+
+int vyre_mma_shape(uint32_t component, uint32_t *m, uint32_t *n, uint32_t *k) {
+  uint32_t kk = component == VYRE_T_F16 || component == VYRE_T_BF16 ? 16u
+                : component == VYRE_T_I8 || component == VYRE_T_U8  ? 32u
+                                                                     : 0u;
+  if (m) *m = kk ? 16u : 0u;
+  if (n) *n = kk ? 16u : 0u;
+  if (k) *k = kk;
+  return kk != 0;
+}
+
+int vyre_type_matrix_dims(uint32_t type, uint32_t *rows, uint32_t *cols) {
+  int use = vyre_type_matrix_use(type);
+  uint32_t m = 16, n = 16, k = 0;
+  if (use == VYRE_MAT_A || use == VYRE_MAT_B) vyre_mma_shape(vyre_type_matrix_component(type), &m, &n, &k);
+  uint32_t r = use == VYRE_MAT_A ? m : use == VYRE_MAT_B ? k : use == VYRE_MAT_ACC ? m : 0;
+  uint32_t c = use == VYRE_MAT_A ? k : use == VYRE_MAT_B ? n : use == VYRE_MAT_ACC ? n : 0;
+  if (rows) *rows = r;
+  if (cols) *cols = c;
+  return use != 0;
+}
+
 /* Indexed by bit number: the map must be in bit order, which the
  * assertions below check row by row. */
 enum {

@@ -144,6 +144,11 @@ static vyre_status check_mod(decoder *d, uint32_t i, const vyre_op_info *info) {
       return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "barrier scope %u is unknown. Fix: use "
                   "workgroup (0) or grid (1)", i, mnem(in), in->mod);
     break;
+  case VYRE_MOD_LAYOUT:
+    if (in->mod > VYRE_LAYOUT_COL)
+      return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "tile layout %u is unknown. Fix: use "
+                  "row (0) or col (1)", i, mnem(in), in->mod);
+    break;
   case VYRE_MOD_NONE: break;
   }
   return VYRE_OK;

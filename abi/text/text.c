@@ -24,6 +24,7 @@ static void emit_inst(strbuf *b, const vyre_program *p, uint32_t i) {
   case VYRE_MOD_SCOPE:
     if (in->mod == VYRE_BARRIER_GRID) vyre__sb_append(b, " grid", 5);
     break;
+  case VYRE_MOD_LAYOUT: vyre__sb_printf(b, ".%s", vyre_layout_name(in->mod)); break;
   case VYRE_MOD_NONE: break;
   }
   if (info->op_class == VYRE_OC_CONST) {

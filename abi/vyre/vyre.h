@@ -37,7 +37,10 @@
  *        vyre_backend_options.next; extension chains (vyre_ext); the
  *        capability bits int64 and out_range (granted to 1.0-layout
  *        registrations by the host).  Later, as an extension within 1.1
- *        (no minor change): vyre_limits, "vyre.limits@1".
+ *        (no minor change): vyre_limits, "vyre.limits@1"; the
+ *        capability bits tensor_cores (the MMA ops and matrix types of
+ *        vyre_program.h) and indirect_dispatch (vyre_indirect,
+ *        "vyre.indirect@1").
  *
  * OWNERSHIP RULE (every pointer crossing the boundary)
  *   - Everything a caller passes in is borrowed for the duration of the call
@@ -161,6 +164,9 @@ typedef struct vyre_error {
 #define VYRE_CAP_BARRIER (1ull << 16)        /* workgroup barrier */
 #define VYRE_CAP_INT64 (1ull << 17)          /* u64/i64 values (not only storage) */
 #define VYRE_CAP_OUT_RANGE (1ull << 18)      /* output ranges (VYRE_BUF_OUT_RANGE) */
+#define VYRE_CAP_TENSOR_CORES (1ull << 19)   /* the MMA ops (mma_fill, mma_load, mma, mma_store) */
+#define VYRE_CAP_INDIRECT_DISPATCH (1ull << 20) /* workgroup counts read from a resident
+                                                   buffer when the dispatch runs (vyre_indirect) */
 
 /* The capabilities' names: X(NAME, identifier, words).  The identifier is
  * what people type and tools print ("grid_barrier"; `vyre info`, the
@@ -185,7 +191,9 @@ typedef struct vyre_error {
   X(ATOMICS, "atomics", "atomics")                            \
   X(BARRIER, "barrier", "workgroup barrier")               \
   X(INT64, "int64", "64-bit integer arithmetic")              \
-  X(OUT_RANGE, "out_range", "output ranges")
+  X(OUT_RANGE, "out_range", "output ranges")                  \
+  X(TENSOR_CORES, "tensor_cores", "tensor cores (MMA)")        \
+  X(INDIRECT_DISPATCH, "indirect_dispatch", "indirect dispatch")
 
 /* Identifier of capability bit `bit` (0..63: VYRE_CAP_F16 is bit 0), e.g.
  * "grid_barrier", or NULL for an unassigned bit.  Static data. */
@@ -560,6 +568,39 @@ typedef struct vyre_limits_info {
 } vyre_limits_info;
 
 /* ------------------------------------------------------------------ */
+/* Indirect dispatch: the core extension "vyre.indirect"               */
+/* (share/doc/vyre/abi.md, "Indirect dispatch")                        */
+/* ------------------------------------------------------------------ */
+/* A backend that serves it has VYRE_CAP_INDIRECT_DISPATCH, lists
+ * "vyre.indirect@1" in registration->extensions, and
+ * get_extension(VYRE_INDIRECT_NAME, 1) returns a bare vyre_extension_head.
+ * A backend that does not serve it skips a chained vyre_indirect like any
+ * unknown type (the dispatch would run its whole derived grid), so a host
+ * checks the capability or get_extension first. */
+#define VYRE_INDIRECT_NAME "vyre.indirect"
+#define VYRE_INDIRECT_VERSION 1
+#define VYRE_EXT_INDIRECT 0x56590002u
+
+/* Chained on the options of dispatch_resident or of a sequence step (a
+ * dispatch on host buffers refuses it with VYRE_INVALID_ARGUMENT): the
+ * workgroup count is not the derived grid (or options.grid) but three
+ * u32 words, x y z, read from resident buffer `buffer` at byte `offset`
+ * when the dispatch executes on the device -- after the earlier steps of
+ * its sequence, on every replay of a graph.  The derived grid (or
+ * options.grid) is the bound: the launch is sized for it when the call
+ * is made.  At execution, a count of 0 on any axis runs no invocation
+ * (not an error); a count beyond the bound on any axis runs no
+ * invocation and the call fails with VYRE_LIMIT naming the step, the
+ * count and the bound (the other steps run).  `buffer` must be one of the
+ * caller's resident buffers, offset a multiple of 4 with offset + 12 <=
+ * its size (checked when the call is made).  A chain holds at most one. */
+typedef struct vyre_indirect {
+  vyre_ext head;        /* {sizeof(vyre_indirect), VYRE_EXT_INDIRECT, next} */
+  vyre_resident buffer; /* holds the counts */
+  uint64_t offset;      /* bytes; a multiple of 4 */
+} vyre_indirect;
+
+/* ------------------------------------------------------------------ */
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
 /* Options of `create`.  Zero-initialise and set struct_size. */
@@ -689,6 +730,9 @@ VYRE_STATIC_ASSERT(offsetof(vyre_limits, max_steps) == offsetof(vyre_limits, tim
                        sizeof(vyre_limits) == offsetof(vyre_limits, max_steps) + 8,
                    "vyre_limits layout");
 VYRE_STATIC_ASSERT(sizeof(vyre_limits_info) == 16, "vyre_limits_info layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_indirect, buffer) == sizeof(vyre_ext) &&
+                       sizeof(vyre_indirect) == sizeof(vyre_ext) + 16,
+                   "vyre_indirect layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend, vt) == 8, "vyre_backend.vt");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, destroy) == 8, "vtable.destroy");
 VYRE_STATIC_ASSERT(offsetof(vyre_backend_vtable, get_extension) == 8 + 25 * sizeof(void (*)(void)), "vtable.get_extension (1.1)");

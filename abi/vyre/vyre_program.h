@@ -69,7 +69,25 @@ extern "C" {
   X(I64, "i64", 8)        \
   X(F16, "f16", 2)        \
   X(BF16, "bf16", 2)      \
-  X(F32, "f32", 4)
+  X(F32, "f32", 4)         \
+  X(MAT_A_F16, "mat_a_f16", 0)   \
+  X(MAT_A_BF16, "mat_a_bf16", 0) \
+  X(MAT_A_I8, "mat_a_i8", 0)     \
+  X(MAT_A_U8, "mat_a_u8", 0)     \
+  X(MAT_B_F16, "mat_b_f16", 0)   \
+  X(MAT_B_BF16, "mat_b_bf16", 0) \
+  X(MAT_B_I8, "mat_b_i8", 0)     \
+  X(MAT_B_U8, "mat_b_u8", 0)     \
+  X(MAT_ACC_F32, "mat_acc_f32", 0) \
+  X(MAT_ACC_I32, "mat_acc_i32", 0)
+
+/* The matrix types (mat_*) are neither value nor storage types: they are
+ * the types of matrix locals, a subgroup's tile that only the MMA ops
+ * (mma_fill, mma_load, mma, mma_store) read and write.  Use A (M x K),
+ * B (K x N) or accumulator (M x N), and the component type; the shape
+ * follows from the component (vyre_mma_shape: 16x16x16 for f16/bf16,
+ * 16x16x32 for i8/u8).  share/doc/vyre/semantics.md, "Matrix
+ * multiply-accumulate". */
 
 typedef enum vyre_type {
 #define VYRE_TYPE_ENUM_(name, text, size) VYRE_T_##name,
@@ -89,6 +107,14 @@ typedef enum vyre_type {
 #define VYRE_TM_VALUE (VYRE_TM_NUM | VYRE_TM_BOOL)
 #define VYRE_TM_U32 VYRE_TBIT(VYRE_T_U32)
 #define VYRE_TM_STORAGE (VYRE_TM_VALUE | VYRE_TBIT(VYRE_T_U8) | VYRE_TBIT(VYRE_T_U16) | VYRE_TBIT(VYRE_T_I8) | VYRE_TBIT(VYRE_T_I16) | VYRE_TBIT(VYRE_T_F16) | VYRE_TBIT(VYRE_T_BF16))
+/* MMA: the component types of A/B tiles, of accumulators, and the matrix types. */
+#define VYRE_TM_MMA_IN (VYRE_TBIT(VYRE_T_F16) | VYRE_TBIT(VYRE_T_BF16) | VYRE_TBIT(VYRE_T_I8) | VYRE_TBIT(VYRE_T_U8))
+#define VYRE_TM_MMA_ACC (VYRE_TBIT(VYRE_T_F32) | VYRE_TBIT(VYRE_T_I32))
+#define VYRE_TM_MATRIX                                                                       \
+  (VYRE_TBIT(VYRE_T_MAT_A_F16) | VYRE_TBIT(VYRE_T_MAT_A_BF16) | VYRE_TBIT(VYRE_T_MAT_A_I8) | \
+   VYRE_TBIT(VYRE_T_MAT_A_U8) | VYRE_TBIT(VYRE_T_MAT_B_F16) | VYRE_TBIT(VYRE_T_MAT_B_BF16) | \
+   VYRE_TBIT(VYRE_T_MAT_B_I8) | VYRE_TBIT(VYRE_T_MAT_B_U8) | VYRE_TBIT(VYRE_T_MAT_ACC_F32) | \
+   VYRE_TBIT(VYRE_T_MAT_ACC_I32))
 
 /* Buffer access modes. */
 #define VYRE_ACCESS_MAP(X)          \
@@ -145,7 +171,8 @@ typedef enum vyre_mod_kind {
   VYRE_MOD_AXIS,     /* 0..2 = x y z; only ops with VYRE_OPF_AXIS */
   VYRE_MOD_ORDER,    /* vyre_order */
   VYRE_MOD_REDUCE,   /* vyre_reduce */
-  VYRE_MOD_SCOPE     /* vyre_barrier_scope */
+  VYRE_MOD_SCOPE,    /* vyre_barrier_scope */
+  VYRE_MOD_LAYOUT    /* vyre_layout (mma_load, mma_store) */
 } vyre_mod_kind;
 
 /*
@@ -185,7 +212,13 @@ typedef enum vyre_mod_kind {
   X(BLOCK, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "block")                                 \
   X(RETURN, NONE, NONE, NONE, NONE, NONE, NONE, 0, 0, "return")                               \
   X(BARRIER, NONE, NONE, NONE, NONE, NONE, SCOPE, 0, 1, "barrier [workgroup|grid]")           \
-  X(TRAP, NONE, IMM, NONE, NONE, NONE, NONE, 1, 1, "trap CODE")
+  X(TRAP, NONE, IMM, NONE, NONE, NONE, NONE, 1, 1, "trap CODE")                              \
+  X(MMA_FILL, NONE, SLOT, VALUE, NONE, NONE, NONE, 2, 2, "mma_fill MATRIX %value")             \
+  X(MMA_LOAD, NONE, SLOT, BUFFER, VALUE, VALUE, LAYOUT, 4, 4,                                 \
+    "mma_load[.row|.col] MATRIX BUFFER %index %stride")                                       \
+  X(MMA, NONE, SLOT, SLOT, SLOT, SLOT, NONE, 4, 4, "mma D A B C")                              \
+  X(MMA_STORE, NONE, BUFFER, VALUE, VALUE, SLOT, LAYOUT, 4, 4,                                \
+    "mma_store[.row|.col] BUFFER %index %stride MATRIX")
 
 typedef enum vyre_op_class {
 #define VYRE_OP_CLASS_ENUM_(name, res, a, b, c, d, mod, tmin, tmax, usage) VYRE_OC_##name,
@@ -204,6 +237,8 @@ enum { VYRE_OC_COUNT_ = 0 VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ONE_) };
                                       * sit in uniform control flow */
 #define VYRE_OPF_TRANSCENDENTAL 0x4u /* an f32 transcendental: needs VYRE_CAP_TRANSCENDENTAL and
                                       * a ulp budget; rcp and sqrt are not (exact or IEEE-rounded) */
+#define VYRE_OPF_MMA 0x10u           /* a matrix multiply-accumulate op: needs
+                                      * VYRE_CAP_TENSOR_CORES; also COLLECTIVE */
 
 /* vyre_inst fields (vyre_op_fields): bits of a b c d type mod. */
 #define VYRE_FIELD_A 0x01u
@@ -308,6 +343,11 @@ enum { VYRE_OC_COUNT_ = 0 VYRE_OP_CLASS_MAP(VYRE_OP_CLASS_ONE_) };
   X(SUBGROUP_BALLOT, 144, "ballot", VYRE_OC_BALLOT, VYRE_TM_U32, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
   X(SUBGROUP_SHUFFLE, 145, "shuffle", VYRE_OC_SHUFFLE, VYRE_TM_VALUE, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE) \
   X(SUBGROUP_REDUCE, 146, "reduce", VYRE_OC_REDUCE, VYRE_TM_NUM, VYRE_OPF_SUBGROUP | VYRE_OPF_COLLECTIVE)      \
+  X(MMA_FILL, 147, "mma_fill", VYRE_OC_MMA_FILL, VYRE_TM_MMA_ACC, VYRE_OPF_MMA | VYRE_OPF_COLLECTIVE)          \
+  X(MMA_LOAD, 148, "mma_load", VYRE_OC_MMA_LOAD, VYRE_TM_MMA_IN | VYRE_TM_MMA_ACC,                            \
+    VYRE_OPF_MMA | VYRE_OPF_COLLECTIVE)                                                                        \
+  X(MMA, 149, "mma", VYRE_OC_MMA, VYRE_TM_MMA_IN, VYRE_OPF_MMA | VYRE_OPF_COLLECTIVE)                         \
+  X(MMA_STORE, 150, "mma_store", VYRE_OC_MMA_STORE, VYRE_TM_MMA_ACC, VYRE_OPF_MMA | VYRE_OPF_COLLECTIVE)       \
   X(LET, 192, "let", VYRE_OC_LET, 0, 0)                                                                        \
   X(ASSIGN, 193, "assign", VYRE_OC_ASSIGN, 0, 0)                                                               \
   X(STORE, 194, "store", VYRE_OC_STORE, 0, 0)                                                                  \
@@ -370,6 +410,16 @@ typedef enum vyre_barrier_scope {
   /* 32 bits whatever the enum options; never a value. */
   VYRE_BARRIER_SCOPE_FORCE32_ = 0x7fffffff
 } vyre_barrier_scope;
+
+/* Tile layouts in memory (vyre_inst.mod of mma_load and mma_store):
+ * element (r, c) of a tile at `index` with `stride` is element
+ * index + r * stride + c (ROW) or index + c * stride + r (COL). */
+typedef enum vyre_layout {
+  VYRE_LAYOUT_ROW = 0,
+  VYRE_LAYOUT_COL = 1,
+  /* 32 bits whatever the enum options; never a value. */
+  VYRE_LAYOUT_FORCE32_ = 0x7fffffff
+} vyre_layout;
 
 /* The on-disk structures. */
 typedef struct vyre_program_header {
@@ -473,6 +523,27 @@ const char *vyre_access_name(uint32_t access);  /* "ro", or "?" */
 int vyre_access_by_name(const char *name, size_t len);
 const char *vyre_order_name(uint32_t order);
 const char *vyre_reduce_name(uint32_t kind);
+const char *vyre_layout_name(uint32_t layout);  /* "row", "col", or "?" */
+
+/* Matrix types (mat_*): VYRE_MAT_A, _B or _ACC for a matrix type, 0 for
+ * any other type. */
+#define VYRE_MAT_A 1
+#define VYRE_MAT_B 2
+#define VYRE_MAT_ACC 3
+int vyre_type_matrix_use(uint32_t type);
+/* The component type of matrix type `type` (mat_a_bf16 -> bf16,
+ * mat_acc_i32 -> i32), or VYRE_T_VOID for a type that is not one. */
+uint32_t vyre_type_matrix_component(uint32_t type);
+/* The matrix type of (use, component), or VYRE_T_VOID when there is none. */
+uint32_t vyre_type_matrix(int use, uint32_t component);
+/* The MMA shape of A/B component type `component`: M x N x K = 16 x 16 x
+ * 16 for f16 and bf16, 16 x 16 x 32 for i8 and u8.  Returns 0 (and
+ * zeros) for any other type, else 1. */
+int vyre_mma_shape(uint32_t component, uint32_t *m, uint32_t *n, uint32_t *k);
+/* Rows and columns of a tile of matrix type `type` (A: M x K, B: K x N,
+ * accumulator: M x N; accumulators are 16 x 16).  Returns 0 for a type
+ * that is not a matrix type, else 1. */
+int vyre_type_matrix_dims(uint32_t type, uint32_t *rows, uint32_t *cols);
 const char *vyre_status_name(int status);       /* "VYRE_OK" */
 const char *vyre_status_text(int status);       /* "success" */
 
@@ -493,6 +564,7 @@ const char *vyre_status_text(int status);       /* "success" */
 #define VYRE_FEAT_WORKGROUP_MEMORY (1u << 9)
 #define VYRE_FEAT_RETURN (1u << 10)
 #define VYRE_FEAT_LOOP (1u << 11)
+#define VYRE_FEAT_MMA (1u << 12)
 
 /* Buffer roles at dispatch (share/doc/vyre/program-format.md, "Buffer declaration"). */
 typedef enum vyre_role {
