@@ -1,5 +1,6 @@
 /* async.c -- global -> workgroup copies as cp.async on sm_80+: adjacent element copies grouped into 4/8/16-byte copies, and the waits that keep the program's order (docs/codegen.md "Asynchronous staging"). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -16,13 +17,20 @@
  * y + k for consecutive constants k, form a group of up to 16 bytes,
  * written as one cp.async.
  *
- * Waits: the copies of a thread are in flight until cp.async.wait_all.
- * One is emitted before any other access to a buffer with copies in
- * flight, before a copy into the same buffer that may overlap one in
- * flight (same index root and overlapping constants, else any), before
- * every barrier (other invocations see W only after one), and at every
- * block boundary (if, else, end, loop, return, trap, an unrolled
- * iteration), so the in-flight set is always straight-line code.
+ * Waits: every cp.async is a commit group; cp.async.wait_group N (N the
+ * groups issued after the one needed) completes a copy and all older
+ * ones.  A thread waits for its copies into a buffer before it touches
+ * that buffer otherwise, before a copy that may overlap one in flight
+ * (same index root and overlapping constants, else any), and before a
+ * workgroup barrier for the copies into every buffer the code after the
+ * barrier may touch up to the next barrier at its depth (following a
+ * loop into its next iteration and out of it): other invocations see the
+ * data only after that barrier.  Copies stay in flight across a loop's
+ * back edge when the body ends with the buffers in flight it began with
+ * (else it waits for all, at the end and at the exit); every other block
+ * boundary (if, else, end, return, trap, an unrolled iteration) waits
+ * for all.  So multi-buffered programs (one buffer per stage) keep
+ * copies in flight over several stages.
  */
 
 /* Per instruction (c->cpa): */
@@ -95,7 +103,9 @@ vyre_status cg_async_analyse(cg_ctx *c) {
   c->cpa = calloc(c->n ? c->n : 1, 1);
   c->cpa_n = calloc(c->n ? c->n : 1, sizeof *c->cpa_n);
   c->async_bf16 = calloc(p->buffer_count ? p->buffer_count : 1, 1);
-  if (!uses || !c->cpa || !c->cpa_n || !c->async_bf16) {
+  c->loop_seq = calloc(c->n ? c->n : 1, sizeof *c->loop_seq);
+  c->loop_nseq = calloc(c->n ? c->n : 1, sizeof *c->loop_nseq);
+  if (!uses || !c->cpa || !c->cpa_n || !c->async_bf16 || !c->loop_seq || !c->loop_nseq) {
     free(uses);
     return VYRE_OUT_OF_MEMORY;
   }
@@ -134,6 +144,9 @@ vyre_status cg_async_analyse(cg_ctx *c) {
 }
 
 void cg_async_free(cg_ctx *c) {
+  for (uint32_t i = 0; c->loop_seq && i < c->n; i++) free(c->loop_seq[i]);
+  free(c->loop_seq);
+  free(c->loop_nseq);
   free(c->cpa);
   free(c->cpa_n);
   free(c->async_bf16);
@@ -148,28 +161,133 @@ int cg_async_skip(const cg_ctx *c, uint32_t i) {
 /* ------------------------------------------------------------------ */
 /* Waits                                                                */
 /* ------------------------------------------------------------------ */
+/* Every cp.async is its own commit group, so entry e of c->pend (oldest
+ * first) is complete once at most npend - 1 - e groups are pending. */
+static void wait_through(cg_ctx *c, uint32_t e) {
+  uint32_t newer = c->npend - 1u - e;
+  cg_emit(c, "cp.async.wait_group %u;", newer);
+  memmove(c->pend, c->pend + e + 1, newer * sizeof *c->pend);
+  c->npend = newer;
+}
+
 void cg_async_wait(cg_ctx *c) {
-  if (!c->npend) return;
-  cg_emit(c, "cp.async.wait_all;");
-  c->npend = 0;
+  if (c->npend) wait_through(c, c->npend - 1u);
 }
 
 void cg_async_touch(cg_ctx *c, uint32_t b) {
-  for (uint32_t k = 0; k < c->npend; k++)
+  for (uint32_t k = c->npend; k-- > 0;)
     if (c->pend[k].buffer == b) {
-      cg_async_wait(c);
+      wait_through(c, k);
       return;
     }
 }
 
+/* Mark the buffers instructions [from, to) may touch, up to a barrier at
+ * their own depth (1 when one ends the scan); at the end of an enclosing
+ * loop, its next iteration up to barrier `bar` too.  -1: over budget. */
+static int scan(cg_ctx *c, uint32_t from, uint32_t to, uint32_t bar, uint8_t *set,
+                uint32_t *budget) {
+  const vyre_program *p = c->p;
+  uint32_t depth = 0;
+  for (uint32_t j = from; j < to; j++) {
+    if (!(*budget)--) return -1;
+    const vyre_inst *in = &p->insts[j];
+    switch (in->op) {
+    case VYRE_OP_BARRIER:
+      if (!depth) return 1;
+      continue;
+    case VYRE_OP_LOOP:
+      if (!depth) {
+        /* its body up to its first barrier, or after it (no trip) */
+        if (scan(c, j + 1u, p->match[j], bar, set, budget) < 0) return -1;
+        j = p->match[j];
+        continue;
+      }
+      depth++;
+      continue;
+    case VYRE_OP_IF:
+    case VYRE_OP_BLOCK: depth++; continue;
+    case VYRE_OP_END:
+      if (depth) {
+        depth--;
+      } else if (p->insts[p->match[j]].op == VYRE_OP_LOOP && p->match[j] + 1u < bar) {
+        if (scan(c, p->match[j] + 1u, bar, bar, set, budget) < 0) return -1;
+      }
+      continue;
+    default: break;
+    }
+    const vyre_op_class_info *ci = vyre_op_class_lookup(c->op_class[in->op]);
+    const uint32_t f[4] = {in->a, in->b, in->c, in->d};
+    for (int k = 0; ci && k < 4; k++)
+      if (ci->operand[k] == VYRE_OPND_BUFFER && f[k] < p->buffer_count) set[f[k]] = 1;
+  }
+  return 0;
+}
+
+void cg_async_barrier(cg_ctx *c, uint32_t i) {
+  if (!c->npend) return;
+  uint32_t nb = c->p->buffer_count, budget = 1u << 16;
+  uint8_t *set = calloc(nb ? nb : 1, 1);
+  if (!set || c->p->insts[i].mod != VYRE_BARRIER_WORKGROUP ||
+      scan(c, i + 1u, c->n, i, set, &budget) < 0) {
+    free(set);
+    cg_async_wait(c);
+    return;
+  }
+  /* Copies into the buffers touched after the barrier (by any
+   * invocation: another's copy lands only once its own wait ran) */
+  for (uint32_t k = c->npend; k-- > 0;)
+    if (set[c->pend[k].buffer]) {
+      wait_through(c, k);
+      break;
+    }
+  free(set);
+}
+
+/* Entries kept across a block boundary lose their addresses (roots are
+ * values of one pass through the code). */
+static void forget_addresses(cg_ctx *c) {
+  for (uint32_t k = 0; k < c->npend; k++) c->pend[k].root = CG_NONE;
+}
+
+void cg_async_loop(cg_ctx *c, uint32_t i) {
+  forget_addresses(c);
+  c->loop_seq[i] = NULL;
+  c->loop_nseq[i] = c->npend;
+  if (!c->npend) return;
+  uint32_t *seq = malloc(c->npend * sizeof *seq);
+  if (!seq) {
+    cg_async_wait(c);
+    c->loop_nseq[i] = 0;
+    return;
+  }
+  for (uint32_t k = 0; k < c->npend; k++) seq[k] = c->pend[k].buffer;
+  c->loop_seq[i] = seq;
+}
+
+int cg_async_loop_end(cg_ctx *c, uint32_t loop) {
+  /* The waits in the body assumed the copies in flight at the loop's
+   * entry: the next iteration must start with the same (or none). */
+  int same = c->npend == c->loop_nseq[loop];
+  for (uint32_t k = 0; same && k < c->npend; k++) same = c->pend[k].buffer == c->loop_seq[loop][k];
+  free(c->loop_seq[loop]);
+  c->loop_seq[loop] = NULL;
+  if (same) {
+    forget_addresses(c);
+    return 0;
+  }
+  cg_async_wait(c);
+  return 1; /* the exit at the top still has the entry's copies: wait there too */
+}
+
 /* Record a copy of elements [k, k + n) past value `root` into buffer b,
- * after waiting when it may overlap one in flight. */
+ * after waiting for the newest one in flight it may overlap. */
 static void add_pending(cg_ctx *c, uint32_t b, uint32_t root, uint32_t k, uint32_t n) {
-  for (uint32_t j = 0; j < c->npend; j++) {
+  for (uint32_t j = c->npend; j-- > 0;) {
     cg_async_rec *r = &c->pend[j];
     if (r->buffer != b) continue;
-    if (r->root != root || !(k + n <= r->k || r->k + r->n <= k)) {
-      cg_async_wait(c);
+    if (r->root == CG_NONE || r->root != root || !(k + n <= r->k || r->k + r->n <= k)) {
+      wait_through(c, j);
       break;
     }
   }
@@ -262,19 +380,20 @@ int cg_async_store(cg_ctx *c, uint32_t s) {
   cg_line(c, "$CA%u:", l);
   copy_elements(c, b, g, wa, j, n, esize);
   cg_line(c, "$CB%u:", l);
+  cg_emit(c, "cp.async.commit_group;"); /* on both paths: group counts stay per copy */
   return 1;
 }
 
 /* bf16 subnormals in register r (two bf16) to signed zero: the flush a
- * load would have made. */
+ * load would have made.  Each half widened to f32, multiplied by 1 with
+ * .ftz (which flushes exactly the subnormals, keeps signs, infinities and
+ * NaN as NaN) and packed back (exact: the values are bf16): two of the
+ * five instructions go to the FMA pipe, not the integer one. */
 void cg_async_flush_bf16(cg_ctx *c, const char *r) {
-  const char *e = cg_t32(c), *m = cg_t32(c);
-  /* per half: exponent bits + 0x7f80 sets bit 15 exactly when the exponent is not 0 */
-  cg_emit(c, "and.b32 %s, %s, 0x7f807f80;", e, r);
-  cg_emit(c, "add.u32 %s, %s, 0x7f807f80;", e, e);
-  cg_emit(c, "shr.u32 %s, %s, 15;", e, e);
-  cg_emit(c, "and.b32 %s, %s, 0x00010001;", e, e);
-  cg_emit(c, "mul.lo.u32 %s, %s, 0x7fff;", m, e);
-  cg_emit(c, "or.b32 %s, %s, 0x80008000;", m, m);
-  cg_emit(c, "and.b32 %s, %s, %s;", r, r, m);
+  const char *lo = cg_t32(c), *hi = cg_t32(c);
+  cg_emit(c, "prmt.b32 %s, %s, 0, 0x1044;", lo, r);
+  cg_emit(c, "and.b32 %s, %s, 0xffff0000;", hi, r);
+  cg_emit(c, "mul.rn.ftz.f32 %s, %s, 0f3F800000;", lo, lo);
+  cg_emit(c, "mul.rn.ftz.f32 %s, %s, 0f3F800000;", hi, hi);
+  cg_emit(c, "cvt.rn.bf16x2.f32 %s, %s, %s;", r, hi, lo);
 }

@@ -96,8 +96,10 @@ typedef struct cg_ctx {
   uint8_t *cpa;        /* per instruction: its part in a copy group (NULL: none, below sm_80) */
   uint32_t *cpa_n;     /* per group leader: elements in the group */
   uint8_t *async_bf16; /* per buffer: bf16 copies land there unflushed */
-  cg_async_rec *pend;  /* copies in flight */
+  cg_async_rec *pend;  /* copies in flight, oldest first, one commit group each */
   uint32_t npend, cap_pend;
+  uint32_t **loop_seq; /* per LOOP: the buffers of the copies in flight at its entry */
+  uint32_t *loop_nseq;
 } cg_ctx;
 
 /* ---- the emitter (emit.c): formatter, names, type helpers, facts ---- */
@@ -186,6 +188,13 @@ int cg_async_skip(const cg_ctx *c, uint32_t i);
 int cg_async_store(cg_ctx *c, uint32_t i);
 /* Wait for every copy in flight (none: nothing emitted). */
 void cg_async_wait(cg_ctx *c);
+/* Before workgroup barrier i: wait for the copies the code after it needs. */
+void cg_async_barrier(cg_ctx *c, uint32_t i);
+/* At loop i's entry: remember the copies in flight. */
+void cg_async_loop(cg_ctx *c, uint32_t i);
+/* At the end of loop `loop`'s body: 1 when it waited for all (the exit
+ * path must then wait too: cg_async_wait after the end label). */
+int cg_async_loop_end(cg_ctx *c, uint32_t loop);
 /* Wait when copies into workgroup buffer b are in flight. */
 void cg_async_touch(cg_ctx *c, uint32_t b);
 /* Flush the two bf16 subnormals of register r to signed zero. */

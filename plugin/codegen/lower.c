@@ -149,9 +149,17 @@ static void lower_return(cg_ctx *c) {
 static void lower_statement(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   /* Copies in flight never cross a block boundary or a barrier (async.c). */
+  int exit_wait = 0;
   switch (in->op) {
-  case VYRE_OP_IF: case VYRE_OP_ELSE: case VYRE_OP_END: case VYRE_OP_LOOP: case VYRE_OP_BLOCK:
-  case VYRE_OP_RETURN: case VYRE_OP_BARRIER: case VYRE_OP_TRAP: cg_async_wait(c); break;
+  case VYRE_OP_IF: case VYRE_OP_ELSE: case VYRE_OP_BLOCK: case VYRE_OP_RETURN: case VYRE_OP_TRAP:
+    cg_async_wait(c);
+    break;
+  case VYRE_OP_END:
+    if (c->p->insts[c->p->match[i]].op == VYRE_OP_LOOP) exit_wait = cg_async_loop_end(c, c->p->match[i]);
+    else cg_async_wait(c);
+    break;
+  case VYRE_OP_LOOP: cg_async_loop(c, i); break;
+  case VYRE_OP_BARRIER: cg_async_barrier(c, i); break;
   default: break;
   }
   switch (in->op) {
@@ -162,7 +170,10 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     break;
   case VYRE_OP_IF: lower_if(c, i); break;
   case VYRE_OP_ELSE: lower_else(c, i); break;
-  case VYRE_OP_END: lower_end(c, i); break;
+  case VYRE_OP_END:
+    lower_end(c, i);
+    if (exit_wait) cg_emit(c, "cp.async.wait_group 0;");
+    break;
   case VYRE_OP_LOOP: lower_loop(c, i); break;
   case VYRE_OP_BLOCK:
     if (c->mode == CG_MODE_VEC) vec_push_pred(c, c->vpred);

@@ -181,9 +181,9 @@ START_TEST(test_cp_async) {
       /* 4 u16: 8 bytes */
       {"u16", 4, 0, "barrier", "], 8", NULL, 1},
       /* no barrier: the load of W waits */
-      {"f16", 8, 0, "", "cp.async.wait_all", NULL, 1},
+      {"f16", 8, 0, "", "cp.async.wait_group", NULL, 1},
       /* an if right after: waits at the block boundary */
-      {"i8", 16, 0, "%t = lt %lid %c16\nif %t\nend", "cp.async.wait_all", NULL, 1},
+      {"i8", 16, 0, "%t = lt %lid %c16\nif %t\nend", "cp.async.wait_group", NULL, 1},
       /* f32: a load flushes subnormals, so no copy */
       {"f32", 4, 0, "barrier", "ld.global", "cp.async", 0},
       /* the loaded value is used twice: no copy */
@@ -197,9 +197,9 @@ START_TEST(test_cp_async) {
                   "'%s'", k, cp[k].type, cp[k].n, cp[k].want);
     if (cp[k].never)
       ck_assert_msg(strstr(ptx, cp[k].never) == NULL, "copy case %zu: no '%s'", k, cp[k].never);
-    ck_assert_msg(count_of(ptx, "cp.async.wait_all") == cp[k].waits,
+    ck_assert_msg(count_of(ptx, "cp.async.wait_group") == cp[k].waits,
                   "copy case %zu: %d waits, not %d", k, cp[k].waits,
-                  count_of(ptx, "cp.async.wait_all"));
+                  count_of(ptx, "cp.async.wait_group"));
     if (cp[k].waits)
       ck_assert_msg(count_of(ptx, "cp.async.cg") + count_of(ptx, "cp.async.ca") == 1,
                     "copy case %zu: the adjacent copies are one cp.async", k);
@@ -229,13 +229,59 @@ START_TEST(test_cp_async_overlap) {
     snprintf(text + k, sizeof text - k, "barrier\n%%r = load W %%lid\nstore O %%lid %%r\n");
     vyre_program *p = from_text(text);
     char *ptx = emit(p);
-    int waits = count_of(ptx, "cp.async.wait_all");
+    int waits = count_of(ptx, "cp.async.wait_group");
     ck_assert_msg(waits == (far ? 1 : 2), "groups %s apart: %d waits (%s)", far ? "256" : "4",
                   waits, far ? "distinct ranges: one wait at the barrier"
                              : "overlapping: a wait between the groups too");
     free(ptx);
     vyre_program_free(p);
   }
+}
+END_TEST
+
+/* Three buffers, one per stage: each barrier waits only for the stage
+ * read after it (wait_group 1: the newest copy stays in flight; before
+ * the loop, the loop's body up to its first barrier is what follows), and
+ * the copies cross the back edge (the body ends with what it began with). */
+START_TEST(test_cp_async_stages) {
+  char text[16384];
+  int k = snprintf(text, sizeof text,
+                   "workgroup 32\nbuffer n uniform u32 [1]\nbuffer G ro f16\nbuffer O rw f16\n"
+                   "buffer W0 workgroup f16 [256]\nbuffer W1 workgroup f16 [256]\n"
+                   "buffer W2 workgroup f16 [256]\n%%lid = lid.x\n%%c0 = const u32 0\n"
+                   "%%c8 = const u32 8\n%%base = mul %%lid %%c8\n%%nt = load n %%c0\n");
+  int u = 0;
+#define COPY(w, ind)                                                                        \
+  for (int e = 0; e < 8; e++, u++)                                                          \
+    k += snprintf(text + k, sizeof text - k,                                                \
+                  "%s%%k%d = const u32 %d\n%s%%i%d = add %%base %%k%d\n%s%%v%d = load G %%i%d\n" \
+                  "%sstore W%d %%i%d %%v%d\n",                                              \
+                  ind, u, e, ind, u, u, ind, u, u, ind, w, u, u)
+#define READ(w, ind)                                                                        \
+  k += snprintf(text + k, sizeof text - k, "%s%%r%d = load W%d %%lid\n%sstore O %%lid %%r%d\n", \
+                ind, u, w, ind, u), u++
+  COPY(0, "");
+  COPY(1, "");
+  k += snprintf(text + k, sizeof text - k, "barrier\nloop t %%c0 %%nt\n");
+  for (int s = 0; s < 3; s++) {
+    COPY((s + 2) % 3, "  ");
+    READ(s, "  ");
+    k += snprintf(text + k, sizeof text - k, "  barrier\n");
+  }
+  snprintf(text + k, sizeof text - k, "end\n");
+#undef COPY
+#undef READ
+  vyre_program *p = from_text(text);
+  char *ptx = emit(p);
+  ck_assert_msg(count_of(ptx, "cp.async.wait_group 1;") == 4,
+                "each barrier in the loop leaves the newest stage in flight (%d wait_group 1)",
+                count_of(ptx, "cp.async.wait_group 1;"));
+  ck_assert_msg(count_of(ptx, "cp.async.wait_group 0;") == 0,
+                "no barrier waits for all, nor the loop's end (%d)",
+                count_of(ptx, "cp.async.wait_group 0;"));
+  ck_assert_msg(count_of(ptx, "cp.async.commit_group;") == 5, "one commit per 16-byte copy");
+  free(ptx);
+  vyre_program_free(p);
 }
 END_TEST
 
@@ -361,6 +407,7 @@ static Suite *mma_suite(void) {
   tcase_add_loop_test(core, test_paths, 0, (int)(sizeof cases / sizeof cases[0]));
   tcase_add_test(core, test_cp_async);
   tcase_add_test(core, test_cp_async_overlap);
+  tcase_add_test(core, test_cp_async_stages);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_refusals);
