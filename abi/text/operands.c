@@ -47,6 +47,14 @@ vyre_status vyre__asm_value_ref(assembler *a, const tok *t, uint32_t *inst, uint
   return VYRE_OK;
 }
 
+vyre_status vyre__asm_buffer_ref(assembler *a, const tok *t, uint32_t *idx) {
+  char sh[64];
+  if (!vyre__asm_map_find(&a->buffer_names, t->s, t->len, idx))
+    return FAIL(t, "unknown buffer '%s'. Fix: declare it before its use, e.g. `buffer %s rw u32`",
+                vyre__asm_show(t, sh), vyre__asm_is_ident(t) ? vyre__asm_show(t, sh) : "name");
+  return VYRE_OK;
+}
+
 vyre_status vyre__asm_type_ref(assembler *a, const tok *t, int value_only, uint32_t *type) {
   char sh[64];
   char types[96];
