@@ -188,5 +188,22 @@ class Summary(unittest.TestCase):
         self.assertIn("no PyTorch", r["reason"])
 
 
+class Report(unittest.TestCase):
+    """bench/report.py's tensor-core table from the summary lines."""
+
+    def test_table(self):
+        import report
+        recs, _ = mp.summarize(full_run("bf16") + full_run("i8", peer_ms=0.5), ["bf16", "i8"], [(64, 64, 64)])
+        lines = report.mma_table(recs + [{"case": "vyre_mma"}])
+        self.assertEqual(len([x for x in lines if x.startswith("| bf16") or x.startswith("| i8")]), 2)
+        self.assertIn("0.80x (target 0.6: met)", lines[2])
+        self.assertIn("0.50x (target 0.6: not met)", lines[3])
+        self.assertIn("TOP/s", lines[3])
+        self.assertEqual(report.mma_table([{"case": "vyre_mma"}]), [], "no summary, no table")
+        skipped, _ = mp.summarize(full_run()[:3] + [{"case": "skipped", "reason": "no PyTorch"}], ["bf16"],
+                                  [(64, 64, 64)])
+        self.assertIn("| skipped: no PyTorch | — ms", report.mma_table(skipped)[2])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
