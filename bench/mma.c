@@ -14,10 +14,11 @@
 
 /* Each entry by the name cuda.h maps it to (cuMemAlloc -> cuMemAlloc_v2). */
 #define MMA_API(X)                                                                            \
-  X(cuInit) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) \
-  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuModuleUnload) X(cuMemAlloc) X(cuMemFree)    \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD32) X(cuLaunchKernel) X(cuEventCreate)           \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuInit) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxPushCurrent) X(cuStreamCreate)  \
+  X(cuStreamSynchronize) X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuModuleUnload)       \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD32Async)    \
+  X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)                   \
+  X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString)
 
 #define DECLARE(name) static __typeof__(&name) p_##name;
 MMA_API(DECLARE)
@@ -35,9 +36,21 @@ MMA_API(DECLARE)
     }                                                                                 \
   } while (0)
 
+static CUstream stream; /* every copy, launch and event: one stream, waited on where it matters */
+
 static void die(const char *what) {
   fprintf(stderr, "mma: %s\n", what);
   exit(1);
+}
+
+static void h2d(CUdeviceptr dst, const void *src, size_t n) {
+  CK(p_cuMemcpyHtoDAsync(dst, src, n, stream));
+  CK(p_cuStreamSynchronize(stream));
+}
+
+static void d2h(void *dst, CUdeviceptr src, size_t n) {
+  CK(p_cuMemcpyDtoHAsync(dst, src, n, stream));
+  CK(p_cuStreamSynchronize(stream));
 }
 
 static char *slurp(const char *path) {
@@ -121,16 +134,17 @@ typedef struct run {
   uint32_t nwords;
 } run;
 
-/* One launch on the null stream (kernel parameters: docs/kernel-abi.md). */
+/* One launch (kernel parameters: docs/kernel-abi.md). */
 static void launch(const kernel *k, run *r) {
   void *args[] = {&r->dd, &r->da, &r->db, &r->dc, r->counts, &r->dp};
-  CK(p_cuLaunchKernel(k->fn, r->grid[0], r->grid[1], 1, k->block[0], k->block[1], k->block[2], 0, 0, args, 0));
+  CK(p_cuLaunchKernel(k->fn, r->grid[0], r->grid[1], 1, k->block[0], k->block[1], k->block[2], 0, stream, args,
+                          0));
 }
 
 static void trap_check(const kernel *k, run *r, const char *when) {
   uint32_t w[2];
-  CK(p_cuCtxSynchronize());
-  CK(p_cuMemcpyDtoH(w, r->dp + 4 * (r->nwords), 8));
+  CK(p_cuStreamSynchronize(stream));
+  d2h(w, r->dp + 4 * (r->nwords), 8);
   if (w[1]) {
     fprintf(stderr, "mma: the kernel trapped %s: code %u at instruction %u (M %u N %u K %u)\n", when, w[0],
             w[1] - 1, r->M, r->N, r->K);
@@ -139,23 +153,33 @@ static void trap_check(const kernel *k, run *r, const char *when) {
   (void)k;
 }
 
+/* A double as JSON: null when NaN or infinite (JSON has neither). */
+static const char *jnum(char *buf, size_t n, double v) {
+  if (isfinite(v))
+    snprintf(buf, n, "%.6g", v);
+  else
+    snprintf(buf, n, "null");
+  return buf;
+}
+
 /* Runs the kernel once on A, B and checks the sampled elements of C. */
 static int check(const kernel *k, run *r, const mma_prog *p, int exact, void *A, void *B, void *C) {
   fill(r->type, A, r->na, exact);
   fill(r->type, B, r->nb, exact);
-  CK(p_cuMemcpyHtoD(r->da, A, r->na * esize(r->type)));
-  CK(p_cuMemcpyHtoD(r->db, B, r->nb * esize(r->type)));
-  CK(p_cuMemsetD32(r->dc, 0x7FC00000u, r->nc)); /* NaN: an element never stored fails */
+  h2d(r->da, A, r->na * esize(r->type));
+  h2d(r->db, B, r->nb * esize(r->type));
+  CK(p_cuMemsetD32Async(r->dc, 0x7FC00000u, r->nc, stream)); /* NaN: an element never stored fails */
   launch(k, r);
   trap_check(k, r, exact ? "on the exact-data run" : "on the random-data run");
-  CK(p_cuMemcpyDtoH(C, r->dc, r->nc * 4));
+  d2h(C, r->dc, r->nc * 4);
   mma_check_result res;
+  char e1[32], e2[32];
   mma_check_sampled(r->type, r->M, r->N, r->K, A, B, C, MMA_SAMPLES, exact, &res);
   printf("{\"case\":\"vyre_mma_check\",\"path\":\"driver\",\"program\":\"%s\",\"type\":\"%s\",\"M\":%u,\"N\":%u,"
-         "\"K\":%u,\"data\":\"%s\",\"sampled\":%u,\"mismatches\":%u,\"max_abs_err\":%.6g,"
-         "\"worst_err_over_bound\":%.6g,\"rule\":\"%s\",\"ok\":%s}\n",
+         "\"K\":%u,\"data\":\"%s\",\"sampled\":%u,\"mismatches\":%u,\"max_abs_err\":%s,"
+         "\"worst_err_over_bound\":%s,\"rule\":\"%s\",\"ok\":%s}\n",
          p->path, mma_type_name(r->type), r->M, r->N, r->K, exact ? "small integers" : "random",
-         res.sampled, res.bad, res.max_abs_err, res.worst_ratio,
+         res.sampled, res.bad, jnum(e1, sizeof e1, res.max_abs_err), jnum(e2, sizeof e2, res.worst_ratio),
          r->type == MMA_I8 || exact ? "bit-exact" : "mma bound (docs/semantics.md)", res.bad ? "false" : "true");
   if (res.bad)
     fprintf(stderr, "mma: %s %ux%ux%u: %u of %u sampled elements wrong; first at C[%u][%u]: got %.9g, want %.17g\n",
@@ -202,8 +226,8 @@ static int bench(mma_type type, const char *prog_path, const char *ptx_path, uin
   CK(p_cuMemAlloc(&r.db, r.nb * esize(type)));
   CK(p_cuMemAlloc(&r.dc, r.nc * 4));
   CK(p_cuMemAlloc(&r.dp, 4 * (r.nwords + 4)));
-  CK(p_cuMemcpyHtoD(r.dd, dims, 16));
-  CK(p_cuMemcpyHtoD(r.dp, w, 4 * (r.nwords + 4)));
+  h2d(r.dd, dims, 16);
+  h2d(r.dp, w, 4 * (r.nwords + 4));
   int bad = check(&k, &r, &p, 1, A, B, C);
   bad |= check(&k, &r, &p, 0, A, B, C); /* random data, which the timed runs use */
   CUevent e0, e1;
@@ -212,9 +236,9 @@ static int bench(mma_type type, const char *prog_path, const char *ptx_path, uin
   float *ms = calloc((size_t)reps, sizeof *ms);
   for (int i = 0; i < 3; i++) launch(&k, &r);
   for (int i = 0; i < reps; i++) {
-    CK(p_cuEventRecord(e0, 0));
+    CK(p_cuEventRecord(e0, stream));
     launch(&k, &r);
-    CK(p_cuEventRecord(e1, 0));
+    CK(p_cuEventRecord(e1, stream));
     CK(p_cuEventSynchronize(e1));
     CK(p_cuEventElapsedTime(&ms[i], e0, e1));
   }
@@ -265,6 +289,7 @@ int main(int argc, char **argv) {
   CK(p_cuInit(0));
   CK(p_cuDeviceGet(&dev, 0));
   CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(p_cuCtxSetCurrent(ctx));
+  CK(p_cuCtxPushCurrent(ctx));
+  CK(p_cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   return bench(t, argv[2], argv[3], M, N, K, reps);
 }

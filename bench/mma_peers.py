@@ -98,6 +98,11 @@ def strata(side, n):
     return out
 
 
+def finite(v):
+    """v, or None (JSON null) when it is NaN or infinite."""
+    return v if math.isfinite(v) else None
+
+
 def check_float(got, want, sum_abs, k):
     """(bad, max_abs_err, worst_ratio) of sampled values (lists or tensors of
     float): bad counts elements off the exact value by more than the bound
@@ -272,7 +277,8 @@ def run_one(torch, vyre, be, t, path, size, reps):
     else:
         sampled, bad, maxerr, worst = sampled_float_check(torch, A, Bv, C, m, n, k)
         chk = dict(base, case="vyre_mma_check", path="plugin", data="random", sampled=sampled, mismatches=bad,
-                   max_abs_err=maxerr, worst_err_over_bound=worst, rule="mma bound (docs/semantics.md)",
+                   max_abs_err=finite(maxerr), worst_err_over_bound=finite(worst),
+                   rule="mma bound (docs/semantics.md)",
                    ok=bad == 0)
     out.append(chk)
     for _ in range(2):
