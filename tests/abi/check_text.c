@@ -440,7 +440,7 @@ START_TEST(text_doc_examples) {
     }
     at = end + 3;
   }
-  ck_assert_msg(examples >= 3, "found the %d program examples of docs/program-text.md", examples);
+  ck_assert_msg(examples >= 4, "found the %d program examples of docs/program-text.md (saxpy, histogram, loop, mma)", examples);
 }
 END_TEST
 
@@ -1092,6 +1092,12 @@ static const text_error_case error_cases[] = {
      10, 3, VYRE_INVALID_PROGRAM, "bounds at instruction 6 at line 9"},
     /* MMA: matrix locals, the four ops, their suffix, operand kinds and types */
     {W "local a mat_c_f32\n", 2, 9, VYRE_INVALID_PROGRAM, "'mat_c_f32' is not a type"},
+    {W "buffer x ro mat_a_f16\n", 2, 13, VYRE_INVALID_PROGRAM,
+     "mat_a_f16 is a matrix type: only a local has one (`local NAME mat_a_f16`). Fix: use bool u8"},
+    {W "%a = const mat_acc_f32 0\n", 2, 12, VYRE_INVALID_PROGRAM, "mat_acc_f32 is a matrix type"},
+    {W "%a = const f32 1.0\n%b = cast mat_acc_f32 %a\n", 3, 11, VYRE_INVALID_PROGRAM,
+     "mat_acc_f32 is a matrix type: only a local has one (`local NAME mat_acc_f32`). Fix: use bool u32"},
+    {W "%a = const i32 0\nloop k mat_acc_i32 %a %a\nend\n", 3, 8, VYRE_INVALID_PROGRAM, "mat_acc_i32 is a matrix type"},
     {W "local acc mat_acc_f32\n%a = get acc\n", 3, 10, VYRE_INVALID_PROGRAM,
      "local acc (line 2) is a matrix local (mat_acc_f32); get, let, assign and loop take value locals only"},
     {W "local acc mat_acc_f32\n%z = const f32 0.0\nlet acc %z\n", 4, 5, VYRE_INVALID_PROGRAM, "is a matrix local"},
