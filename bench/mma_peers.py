@@ -218,6 +218,21 @@ def timeit(torch, fn, reps):
     return ts[len(ts) // 2], ts[0]
 
 
+def plugin_time(be, pipe, bufs, grid, ulp, reps):
+    """(median, min) in ms of the device time the plugin reports for
+    dispatch_resident(pipe, *bufs) on `grid`, after 3 untimed calls."""
+    for _ in range(3):
+        be.dispatch_resident(pipe, *bufs, grid=grid, ulp=ulp)
+    ts = []
+    for _ in range(reps):
+        tm = be.dispatch_resident(pipe, *bufs, grid=grid, ulp=ulp, timing=True)
+        if tm.device_ns is None:
+            raise RuntimeError("the plugin's timing has no device time (%r)" % (tm,))
+        ts.append(tm.device_ns / 1e6)
+    ts.sort()
+    return ts[len(ts) // 2], ts[0]
+
+
 def sampled_float_check(torch, A, B, C, m, n, k):
     """(sampled, bad, max_abs_err, worst_ratio): bench/mma_check.c's samples,
     each against a float64 dot product on the GPU (products of bf16/f16 are
@@ -258,16 +273,11 @@ def run_one(torch, vyre, be, t, path, size, reps):
         C = torch.full((m, n), float("nan"), dtype=torch.float32, device=dev)
         ulp = 1  # float MMA is refused under strict (ulp 0)
     torch.cuda.synchronize()
-    prog = vyre.load(path)
-    pipe = be.compile(prog, ulp=ulp)
+    pipe = be.compile(vyre.load(path), ulp=ulp)
     dims = be.upload(struct.pack("<3I", m, n, k))
-    rA, rB, rC = be.import_device(A), be.import_device(Bv), be.import_device(C)
+    bufs = (dims, be.import_device(A), be.import_device(Bv), be.import_device(C))
     grid = (n // bn, m // bm, 1)
-
-    def launch(timing=False):
-        return be.dispatch_resident(pipe, dims, rA, rB, rC, grid=grid, ulp=ulp, timing=timing)
-
-    launch()
+    be.dispatch_resident(pipe, *bufs, grid=grid, ulp=ulp)
     base = {"type": t, "M": m, "N": n, "K": k}
     if t == "i8":
         ref = torch._int_mm(A, Bp)
@@ -281,20 +291,11 @@ def run_one(torch, vyre, be, t, path, size, reps):
                    rule="mma bound (docs/semantics.md)",
                    ok=bad == 0)
     out.append(chk)
-    for _ in range(2):
-        launch()
-    ts = []
-    for _ in range(reps):
-        tm = launch(timing=True)
-        if tm.device_ns is None:
-            raise RuntimeError("the plugin's timing has no device time (%r)" % (tm,))
-        ts.append(tm.device_ns / 1e6)
-    ts.sort()
-    med = ts[len(ts) // 2]
+    med, mn = plugin_time(be, pipe, bufs, grid, ulp, reps)
     out.append(dict(base, case="vyre_mma", path="plugin", program=path, grid=list(grid[:2]), reps=reps,
-                    median_ms=round(med, 4), min_ms=round(ts[0], 4),
+                    median_ms=round(med, 4), min_ms=round(mn, 4),
                     tflops=round(2.0 * m * n * k / (med * 1e-3) / 1e12, 2)))
-    for r in (rA, rB, rC, dims):
+    for r in bufs:
         r.close()
     pipe.close()
     if t == "i8":

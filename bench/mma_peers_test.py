@@ -188,6 +188,43 @@ class Summary(unittest.TestCase):
         self.assertIn("no PyTorch", r["reason"])
 
 
+class PluginPath(unittest.TestCase):
+    """The plugin calls of the GPU run (compile, upload, dispatch_resident,
+    the timing) on the reference backend with bench/mma_simple.vyre and
+    NumPy-backed resident buffers instead of imported PyTorch tensors."""
+
+    def test_reference(self):
+        build = os.environ.get("VYRE_BUILD_DIR")
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no NumPy")
+        if not build:
+            self.skipTest("VYRE_BUILD_DIR is not set (bench/mma.test sets it)")
+        sys.path.insert(0, os.path.join(build, "python"))
+        import vyre
+        import struct
+        path = os.path.join(HERE, "mma_simple.vyre")
+        bn, bm = mp.program_tile(path)
+        m, n, k = 32, 48, 32
+        a = np.array([(i % 7) - 3 for i in range(m * k)], dtype=np.float32)
+        b = np.array([(i % 5) - 2 for i in range(k * n)], dtype=np.float32)
+        with vyre.open("reference") as be:
+            pipe = be.compile(vyre.load(path), ulp=1)
+            bufs = (be.upload(struct.pack("<3I", m, n, k)),
+                    be.upload((a.view(np.uint32) >> 16).astype(np.uint16)),
+                    be.upload((b.view(np.uint32) >> 16).astype(np.uint16)),
+                    be.upload(np.full(m * n, np.nan, dtype=np.float32)))
+            med, mn = mp.plugin_time(be, pipe, bufs, (n // bn, m // bm, 1), 1, 3)
+            got = bufs[3].download()
+            for r in bufs:
+                r.close()
+            pipe.close()
+        self.assertTrue(0 < mn <= med, (mn, med))
+        want = (a.reshape(m, k).astype(np.float64) @ b.reshape(k, n)).reshape(-1)
+        self.assertTrue(np.array_equal(got, want), "C = A B exactly on the grid from the header")
+
+
 class Report(unittest.TestCase):
     """bench/report.py's tensor-core table from the summary lines."""
 
