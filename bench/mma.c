@@ -100,7 +100,7 @@ static void load(const char *path, kernel *k) {
   free(ptx);
 }
 
-/* Element type tags of the three programs. */
+/* Bytes per element of A and B. */
 static unsigned esize(mma_type t) { return t == MMA_I8 ? 1 : 2; }
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -137,11 +137,13 @@ typedef struct run {
 /* One launch (kernel parameters: docs/kernel-abi.md). */
 static void launch(const kernel *k, run *r) {
   void *args[] = {&r->dd, &r->da, &r->db, &r->dc, r->counts, &r->dp};
-  CK(p_cuLaunchKernel(k->fn, r->grid[0], r->grid[1], 1, k->block[0], k->block[1], k->block[2], 0, stream, args,
-                          0));
+  CK(p_cuLaunchKernel(k->fn, r->grid[0], r->grid[1], 1, k->block[0], k->block[1], k->block[2], 0, stream,
+                      args, 0));
 }
 
-static void trap_check(const kernel *k, run *r, const char *when) {
+/* Waits for the stream; a trap the kernel reported (docs/kernel-abi.md,
+ * the params block's trap words) ends the run with status 1. */
+static void trap_check(const run *r, const char *when) {
   uint32_t w[2];
   CK(p_cuStreamSynchronize(stream));
   d2h(w, r->dp + 4 * (r->nwords), 8);
@@ -150,7 +152,6 @@ static void trap_check(const kernel *k, run *r, const char *when) {
             w[1] - 1, r->M, r->N, r->K);
     exit(1);
   }
-  (void)k;
 }
 
 /* A double as JSON: null when NaN or infinite (JSON has neither). */
@@ -170,7 +171,7 @@ static int check(const kernel *k, run *r, const mma_prog *p, int exact, void *A,
   h2d(r->db, B, r->nb * esize(r->type));
   CK(p_cuMemsetD32Async(r->dc, 0x7FC00000u, r->nc, stream)); /* NaN: an element never stored fails */
   launch(k, r);
-  trap_check(k, r, exact ? "on the exact-data run" : "on the random-data run");
+  trap_check(r, exact ? "on the exact-data run" : "on the random-data run");
   d2h(C, r->dc, r->nc * 4);
   mma_check_result res;
   char e1[32], e2[32];
@@ -242,7 +243,7 @@ static int bench(mma_type type, const char *prog_path, const char *ptx_path, uin
     CK(p_cuEventSynchronize(e1));
     CK(p_cuEventElapsedTime(&ms[i], e0, e1));
   }
-  trap_check(&k, &r, "while timed");
+  trap_check(&r, "while timed");
   qsort(ms, (size_t)reps, sizeof *ms, cmpf);
   double med = ms[reps / 2];
   printf("{\"case\":\"vyre_mma\",\"path\":\"driver\",\"program\":\"%s\",\"type\":\"%s\",\"M\":%u,\"N\":%u,\"K\":%u,"

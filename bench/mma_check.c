@@ -81,9 +81,12 @@ int mma_prog_read(const char *path, mma_type t, mma_prog *p, char *err, size_t e
       p->role[i] = MMA_WORKGROUP;
       continue;
     }
-    static const char *const want[4][2] = {{"uniform ro", "u32"}, {"ro", NULL}, {"ro", NULL}, {"wo rw", NULL}};
-    const char *wtype = mem == 3 ? cty : mem ? ab : want[0][1];
-    if (mem >= 4 || !strstr(want[mem][0], access) || strcmp(type, wtype)) {
+    /* dims, A, B, C: the accesses each may have, and its type */
+    static const char *const accesses[4] = {" uniform ro ", " ro ", " ro ", " wo rw "};
+    const char *wtype = mem == 0 ? "u32" : mem == 3 ? cty : ab;
+    char acc[32];
+    snprintf(acc, sizeof acc, " %s ", access);
+    if (mem >= 4 || !strstr(accesses[mem], acc) || strcmp(type, wtype)) {
       snprintf(err, errlen,
                "%s: buffer %s (%s %s) is not what the harness takes: dims (uniform u32 [3]), A and B "
                "(ro %s), C (wo %s), in that order, then workgroup buffers",

@@ -87,6 +87,11 @@ static void program(void) {
   EXPECT(mma_prog_read(nogrid, MMA_I8, &p, err, sizeof err) && strstr(err, "--grid N/BN,M/BM"),
          "a program without its grid line: %s", err);
   remove(nogrid);
+  const char *rwdims = write("; --grid N/16,M/16\nbuffer dims rw u32 [3]\nbuffer A ro i8\nbuffer B ro i8\n"
+                             "buffer C rw i32\n");
+  EXPECT(mma_prog_read(rwdims, MMA_I8, &p, err, sizeof err) && strstr(err, "buffer dims (rw u32)"),
+         "dims must be uniform or ro: %s", err);
+  remove(rwdims);
   const char *five = write("; --grid N/16,M/16\nbuffer dims uniform u32 [3]\nbuffer A ro i8\nbuffer B ro i8\n"
                            "buffer C wo i32\nbuffer D wo i32\n");
   EXPECT(mma_prog_read(five, MMA_I8, &p, err, sizeof err) && strstr(err, "buffer D"), "a fifth buffer: %s", err);
