@@ -225,6 +225,102 @@ class PluginPath(unittest.TestCase):
         self.assertTrue(np.array_equal(got, want), "C = A B exactly on the grid from the header")
 
 
+class SampledChecks(unittest.TestCase):
+    """The GPU run's sampled checks (sampled_float_check, sampled_int8_check)
+    on a NumPy stand-in for the few torch calls they make."""
+
+    def setUp(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no NumPy")
+        self.np = np
+
+        class T(object):  # the tensor methods the checks call
+            def __init__(self, a):
+                self.a = np.asarray(a)
+                self.device = "cpu"
+
+            def _w(self, o):
+                return o.a if isinstance(o, T) else o
+
+            def index_select(self, dim, idx):
+                return T(np.take(self.a, idx.a, axis=dim))
+
+            def double(self):
+                return T(self.a.astype(np.float64))
+
+            def long(self):
+                return T(self.a.astype(np.int64))
+
+            def int(self):
+                return T(self.a.astype(np.int32))
+
+            def abs(self):
+                return T(np.abs(self.a))
+
+            def unsqueeze(self, d):
+                return T(np.expand_dims(self.a, d))
+
+            def sum(self, *dim):
+                return T(self.a.sum(*dim))
+
+            def max(self):
+                return T(self.a.max())
+
+            def item(self):
+                return self.a.item()
+
+            def nan_to_num(self, nan):
+                return T(np.nan_to_num(self.a, nan=nan))
+
+            def __matmul__(self, o):
+                return T(self.a @ o.a)
+
+            def __invert__(self):
+                return T(~self.a)
+
+        for name, op in (("add", "__add__"), ("radd", "__radd__"), ("sub", "__sub__"), ("mul", "__mul__"),
+                         ("rmul", "__rmul__"), ("truediv", "__truediv__"), ("mod", "__mod__"), ("le", "__le__"),
+                         ("ne", "__ne__")):
+            setattr(T, op, (lambda op: lambda self, o: T(getattr(self.a, op)(self._w(o))))(op))
+
+        class FakeTorch(object):
+            @staticmethod
+            def tensor(v, device=None):
+                return T(np.array(v))
+        self.T, self.torch = T, FakeTorch
+
+    def test_float(self):
+        np, T = self.np, self.T
+        m, n, k = 72, 72, 64
+        rng = np.random.RandomState(3)
+        A = (rng.randint(-128, 128, (m, k)) / 128.0).astype(np.float32)
+        B = (rng.randint(-128, 128, (k, n)) / 128.0).astype(np.float32)
+        C = (A @ B).astype(np.float32)  # f32 sums: inside the bound
+        sampled, bad, maxerr, worst = mp.sampled_float_check(self.torch, T(A), T(B), T(C), m, n, k)
+        self.assertEqual((sampled, bad), (4096, 0))
+        self.assertLess(worst, 1e-2)
+        C[m - 1, n - 1] += 1.0
+        C[0, 0] = np.nan
+        sampled, bad, _, worst = mp.sampled_float_check(self.torch, T(A), T(B), T(C), m, n, k)
+        self.assertGreaterEqual(bad, 2, "the last element, off, and a NaN are found")
+        self.assertEqual(worst, float("inf"))
+        _, bad, _, _ = mp.sampled_float_check(self.torch, T(A), T(B), T((A @ B).T.copy()), m, n, k)
+        self.assertGreater(bad, 2048, "a transposed C fails")
+
+    def test_int8(self):
+        np, T = self.np, self.T
+        m, n, k = 40, 48, 4096
+        A = np.full((m, k), -128, dtype=np.int8)
+        Bnk = np.full((n, k), -128, dtype=np.int8)
+        Bnk[:, 0] = 127
+        exact = (A.astype(np.int64) @ Bnk.T.astype(np.int64))
+        C = ((exact + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+        self.assertEqual(mp.sampled_int8_check(self.torch, T(A), T(Bnk), T(C), m, n), (4096, 0))
+        self.assertEqual(mp.sampled_int8_check(self.torch, T(A), T(Bnk), T(C + 1), m, n), (4096, 4096))
+
+
 class Report(unittest.TestCase):
     """bench/report.py's tensor-core table from the summary lines."""
 
