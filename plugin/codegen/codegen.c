@@ -140,6 +140,9 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
   vyre__sb_printf(out, "\t.reg .b64 %%pp, %%bp<%u>;\n\t.reg .b32 %%len<%u>;\n", nb, nb);
   vyre__sb_puts(out, "\t.reg .b32 %ltid, %ty, %tz, %lmask, %lcount, %smbase, %gidx, %minlen, %opz;\n");
   vyre__sb_puts(out, "\t.reg .b64 %ebase;\n\t.reg .pred %done;\n");
+  if (p->features & VYRE_FEAT_MMA)
+    vyre__sb_printf(out, "\t.reg .b32 %%mx<%u>, %%mlane, %%mg, %%mt, %%mt2, %%mt4, %%mr, %%mq0, %%mq1;\n",
+                    p->local_count * CG_MMA_REGS);
   if (p->shared_bytes)
     vyre__sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
 }
@@ -207,6 +210,8 @@ static void ctx_free(cg_ctx *c) {
   free(c->if_of);
   free(c->vname);
   free(c->fmts);
+  free(c->su);
+  cg_async_free(c);
   cg_analysis_free(c);
   free(c);
 }
@@ -254,10 +259,12 @@ static vyre_status ctx_new(const vyre_program *program, const cg_options *option
   c->is_counter = calloc(program->local_count ? program->local_count : 1, 1);
   c->if_of = malloc((size_t)c->n * sizeof *c->if_of);
   c->vname = calloc(c->n, sizeof *c->vname);
+  c->su = calloc(c->n ? c->n : 1, 1);
   c->vpred = CG_NONE;
-  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname) goto fail;
+  if (!c->fact_mark || !c->pred_stack || !c->is_counter || !c->if_of || !c->vname || !c->su)
+    goto fail;
   scan_program(c);
-  if (cg_analyse(c) != VYRE_OK) goto fail;
+  if (cg_analyse(c) != VYRE_OK || cg_async_analyse(c) != VYRE_OK) goto fail;
   *out = c;
   return VYRE_OK;
 
@@ -276,6 +283,7 @@ static void lower_body(cg_ctx *c, cg_kernel_info *info) {
   } else {
     c->mode = CG_MODE_GENERAL;
     c->copy = 0;
+    cg_mma_prologue(c);
     cg_lower_range(c, 0, c->n);
   }
 }
@@ -322,6 +330,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
                           "a decoded program, options and output pointers");
   memset(info, 0, sizeof *info);
   vyre_status st = check_options(options, info, err);
+  if (st == VYRE_OK) st = cg_mma_check(program, options, err);
   if (st != VYRE_OK) return st;
   cg_ctx *c;
   st = ctx_new(program, options, err, &c);

@@ -9,7 +9,7 @@
 
 /* Bumped whenever generated code changes meaning or shape: part of every
  * cache key (memory and disk). */
-#define CG_VERSION 8u
+#define CG_VERSION 9u
 
 /* "CRC-LENGTH" of the code generator's and ptxmath's sources (cksum),
  * made by the build: also part of every cache key, so a build whose

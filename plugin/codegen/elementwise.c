@@ -152,7 +152,8 @@ int cg_elementwise_eligible(cg_ctx *c) {
   const vyre_program *p = c->p;
   /* Bodies beyond CG_EW_MAX_INSTS are compute-bound anyway; eight copies
    * of them would only slow codegen and ptxas. */
-  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS)
+  if (c->wg[1] != 1 || c->wg[2] != 1 || p->shared_bytes || p->inst_count > CG_EW_MAX_INSTS ||
+      (p->features & VYRE_FEAT_MMA))
     return 0;
   size_t nb = p->buffer_count ? p->buffer_count : 1;
   c->dep = calloc(p->inst_count, 1);

@@ -1,5 +1,5 @@
 /* internal.h -- state shared by the codegen files; calls run one way, top to bottom:
- * codegen.c -> elementwise.c -> lower.c -> expr.c -> math.c, mem.c -> emit.c (analysis.c beside). */
+ * codegen.c -> elementwise.c -> lower.c -> expr.c -> math.c, mem.c, mma.c, async.c -> emit.c (analysis.c beside). */
 #ifndef VYRE_PLUGIN_CODEGEN_INTERNAL_H
 #define VYRE_PLUGIN_CODEGEN_INTERNAL_H
 
@@ -16,6 +16,7 @@
 #define CG_EPT 8    /* elements per thread of the elementwise path */
 #define CG_QUADS 2  /* CG_EPT / 4: groups of 4 consecutive elements */
 #define CG_EW_MAX_INSTS 4096u /* larger programs take the general path */
+#define CG_MMA_REGS 8u  /* .b32 registers of a matrix local (mma.c) */
 
 /* Body lowering modes. */
 enum { CG_MODE_GENERAL = 0, CG_MODE_VEC = 1 };
@@ -28,6 +29,12 @@ typedef struct cg_fact {
 } cg_fact;
 
 typedef struct cg_fmt cg_fmt; /* a parsed format string (emit.c) */
+
+/* A group of cp.async copies in flight (async.c): elements [k, k + n)
+ * past value `root` of workgroup buffer `buffer`. */
+typedef struct cg_async_rec {
+  uint32_t buffer, root, k, n;
+} cg_async_rec;
 
 typedef struct cg_ctx {
   const vyre_program *p;
@@ -84,6 +91,13 @@ typedef struct cg_ctx {
   uint8_t *vskip;      /* load already done by its group's vector load */
   uint32_t utag;       /* label tag of the unrolled loop body being lowered (0: none) */
   uint32_t utag_next;  /* the last tag handed out */
+  uint8_t *su;         /* mma.c: per value, the same in every lane of a subgroup */
+  /* async.c: cp.async copies */
+  uint8_t *cpa;        /* per instruction: its part in a copy group (NULL: none, below sm_80) */
+  uint32_t *cpa_n;     /* per group leader: elements in the group */
+  uint8_t *async_bf16; /* per buffer: bf16 copies land there unflushed */
+  cg_async_rec *pend;  /* copies in flight */
+  uint32_t npend, cap_pend;
 } cg_ctx;
 
 /* ---- the emitter (emit.c): formatter, names, type helpers, facts ---- */
@@ -151,6 +165,31 @@ void cg_raw_to_value(cg_ctx *c, uint32_t elem_type, const char *raw, const char 
 const char *cg_value_to_raw(cg_ctx *c, uint32_t elem_type, const char *val);
 /* "ld.global.u16"-style width suffix of a storage type: u8 u16 u32 u64. */
 const char *cg_raw_ty(uint32_t elem_type);
+
+/* ---- tensor cores (mma.c) ---- */
+/* UNSUPPORTED for an MMA program on a target below sm_80 or a float mma
+ * under strict; INVALID_ARGUMENT for a workgroup not a multiple of 32. */
+vyre_status cg_mma_check(const vyre_program *p, const cg_options *o, vyre_error *err);
+/* The lane registers and zeroed matrix locals, at the top of the body. */
+void cg_mma_prologue(cg_ctx *c);
+/* mma_fill, mma_load, mma, mma_store. */
+void cg_mma(cg_ctx *c, uint32_t i);
+
+/* ---- asynchronous staging (async.c) ---- */
+/* Find the copy groups (sm_80+): VYRE_OK or VYRE_OUT_OF_MEMORY; what it
+ * made is freed by cg_async_free. */
+vyre_status cg_async_analyse(cg_ctx *c);
+void cg_async_free(cg_ctx *c);
+/* 1 when instruction i emits nothing (a copy's load, a group member). */
+int cg_async_skip(const cg_ctx *c, uint32_t i);
+/* Store i as its group's cp.async: 1, or 0 when it is no group leader. */
+int cg_async_store(cg_ctx *c, uint32_t i);
+/* Wait for every copy in flight (none: nothing emitted). */
+void cg_async_wait(cg_ctx *c);
+/* Wait when copies into workgroup buffer b are in flight. */
+void cg_async_touch(cg_ctx *c, uint32_t b);
+/* Flush the two bf16 subnormals of register r to signed zero. */
+void cg_async_flush_bf16(cg_ctx *c, const char *r);
 
 /* ---- transcendentals (math.c) ---- */
 void cg_math(cg_ctx *c, uint32_t i);

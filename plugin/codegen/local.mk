@@ -5,7 +5,7 @@ noinst_LTLIBRARIES += plugin/codegen/libvyre-codegen.la
 plugin_codegen_libvyre_codegen_la_SOURCES = \
 	plugin/codegen/codegen.c plugin/codegen/elementwise.c plugin/codegen/lower.c \
 	plugin/codegen/expr.c plugin/codegen/math.c plugin/codegen/mem.c plugin/codegen/emit.c \
-	plugin/codegen/analysis.c
+	plugin/codegen/analysis.c plugin/codegen/mma.c plugin/codegen/async.c
 plugin_codegen_libvyre_codegen_la_CPPFLAGS = $(AM_CPPFLAGS) -DCG_WITH_PTXMATH
 
 # cg_source_id (codegen.h), defined in source_id.c: a checksum of every

@@ -148,10 +148,18 @@ static void lower_return(cg_ctx *c) {
 
 static void lower_statement(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
+  /* Copies in flight never cross a block boundary or a barrier (async.c). */
+  switch (in->op) {
+  case VYRE_OP_IF: case VYRE_OP_ELSE: case VYRE_OP_END: case VYRE_OP_LOOP: case VYRE_OP_BLOCK:
+  case VYRE_OP_RETURN: case VYRE_OP_BARRIER: case VYRE_OP_TRAP: cg_async_wait(c); break;
+  default: break;
+  }
   switch (in->op) {
   case VYRE_OP_LET:
   case VYRE_OP_ASSIGN: lower_assign(c, in); break;
-  case VYRE_OP_STORE: cg_store(c, i); break;
+  case VYRE_OP_STORE:
+    if (!cg_async_store(c, i)) cg_store(c, i);
+    break;
   case VYRE_OP_IF: lower_if(c, i); break;
   case VYRE_OP_ELSE: lower_else(c, i); break;
   case VYRE_OP_END: lower_end(c, i); break;
@@ -166,6 +174,10 @@ static void lower_statement(cg_ctx *c, uint32_t i) {
     else cg_emit(c, "bar.sync 0;");
     break;
   case VYRE_OP_TRAP: cg_trap(c, i); break;
+  case VYRE_OP_MMA_FILL:
+  case VYRE_OP_MMA_LOAD:
+  case VYRE_OP_MMA:
+  case VYRE_OP_MMA_STORE: cg_mma(c, i); break;
   default:
     cg_fail(c, VYRE_INTERNAL, "codegen: instruction %u: op %u has no lowering. Fix: report this "
             "as a bug", i, in->op);
@@ -220,6 +232,7 @@ static void lower_unrolled(cg_ctx *c, uint32_t i) {
   const char *name = NULL;
   for (uint32_t k = 0; k < trips && !c->st; k++) {
     uint32_t mark = c->nfacts;
+    cg_async_wait(c);
     c->utag = ++c->utag_next;
     name = cg_local(c, in->a);
     if (t == VYRE_T_U32) cg_emit(c, "mov.b32 %s, %u;", name, start + k);
@@ -234,6 +247,7 @@ static void lower_unrolled(cg_ctx *c, uint32_t i) {
 void cg_lower_range(cg_ctx *c, uint32_t from, uint32_t to) {
   const vyre_program *p = c->p;
   for (uint32_t i = from; i < to && !c->st; i++) {
+    if (cg_async_skip(c, i)) continue;
     if (p->insts[i].op == VYRE_OP_LOOP && c->mode == CG_MODE_GENERAL &&
         unrolled_size(c, i, 0) != UINT32_MAX) {
       lower_unrolled(c, i);

@@ -249,6 +249,7 @@ static int vector_load(cg_ctx *c, uint32_t i) {
 void cg_load(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, et = c->p->buffers[b].decl.elem_type;
+  cg_async_touch(c, b);
   const char *dst = cg_val(c, i);
   int direct = raw_is_value(c, i, b, et);
   if (c->mode == CG_MODE_VEC && index_is_gid(c, in->b)) {
@@ -278,6 +279,7 @@ void cg_load(cg_ctx *c, uint32_t i) {
 void cg_store(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, et = c->p->buffers[b].decl.elem_type;
+  cg_async_touch(c, b);
   /* NaN bits in workgroup memory are never observable (only f32 loads
    * read it back, and every global store canonicalises): no fix-up there. */
   const char *raw = et == VYRE_T_F32 && is_shared(c, b) ? cg_val(c, in->c)
@@ -326,6 +328,7 @@ static void cas_loop(cg_ctx *c, const char *q, const char *op, const char *ty, c
 void cg_atomic(cg_ctx *c, uint32_t i) {
   const vyre_inst *in = &c->p->insts[i];
   uint32_t b = in->a, t = in->type;
+  cg_async_touch(c, b);
   int w64 = cg_is64(t), sgn = t == VYRE_T_I32 || t == VYRE_T_I64;
   const char *r = cg_val(c, i);
   const char *addr;

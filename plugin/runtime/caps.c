@@ -19,6 +19,10 @@ static const struct {
 } table[] = {
     {VYRE_CAP_F16, NEED_SM, 53, "use a device of compute capability 5.3 or newer"},
     {VYRE_CAP_BF16, NEED_SM, 80, "use a device of compute capability 8.0 or newer"},
+    /* mma.sync m16n8k16 (f16, bf16) and m16n8k32 (s8, u8), ldmatrix, cp.async: sm_80. */
+    {VYRE_CAP_TENSOR_CORES, NEED_SM, 80,
+     "run the MMA ops on a device of compute capability 8.0 or newer (A100, H100, ...) or on "
+     "the reference backend"},
     /* Devices with another warp size are refused at open (context.c). */
     {VYRE_CAP_SUBGROUP, NEED_NOTHING, 0, "use a device with 32-lane warps"},
     {VYRE_CAP_ATOMIC64, NEED_NOTHING, 0, "use 32-bit atomics"},

@@ -37,6 +37,12 @@ static vyre_status check_program(vc_context *cx, const vyre_program *prog, const
                             "block limit %u x %u x %u. Fix: use a smaller workgroup",
                             wg[0], wg[1], wg[2], dev->ordinal, prof->max_workgroup_size[0],
                             prof->max_workgroup_size[1], prof->max_workgroup_size[2]);
+  if ((prog->features & VYRE_FEAT_MMA) && threads % 32u)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                          "invalid argument: workgroup %u x %u x %u (%llu invocations) is not a "
+                          "whole number of subgroups, which the program's MMA ops need. Fix: "
+                          "use a workgroup whose invocation count is a multiple of 32",
+                          wg[0], wg[1], wg[2], (unsigned long long)threads);
   if (threads > (uint64_t)dev->max_threads_per_block)
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "unsupported: workgroup of %llu invocations exceeds CUDA device %u's "

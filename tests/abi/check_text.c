@@ -1266,7 +1266,9 @@ static const char *const vocabulary[] = {
     "%0", "%1", "%x", "=", "[", "]", "add", "const", "u32", "f32", "i64", "bool", "end", "if",
     "else", "loop", "l0", "1", "-1", "0x1p3", "nan", ";", "#", "@1", "output", "range", "barrier",
     "grid", "\t", "\r", "\x01", "\xff", "buffer", "local", "let", "assign", "store", "workgroup",
-    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999"};
+    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999",
+    "mma", "mma_fill", "mma_load.col", "mma_store.row", "mma_load.x", "mat_acc_f32", "mat_a_i8", "mat_b_bf16",
+    "l1", "l2"};
 
 /* Text edits: deletions, insertions of words, line shuffles, truncation. */
 static char *mutate_text(corpus_rng *r, const char *text) {
@@ -1330,7 +1332,14 @@ static char *mutate_text(corpus_rng *r, const char *text) {
 
 START_TEST(text_fuzzed_sources) {
   enum { PROGRAMS = 40, EDITS = 3000 };
-  char *texts[PROGRAMS];
+  /* The random programs, and the MMA example (the generator's shapes may
+   * have no MMA op). */
+  char *texts[PROGRAMS + 1];
+  uint8_t *mma;
+  size_t mma_size;
+  assemble_ok(mma_src, &mma, &mma_size);
+  texts[PROGRAMS] = disassemble_ok(mma, mma_size);
+  free(mma);
   for (uint32_t i = 0; i < PROGRAMS; i++) {
     corpus_rng r;
     corpus_seed(&r, 300 + i);
@@ -1345,7 +1354,7 @@ START_TEST(text_fuzzed_sources) {
   corpus_seed(&r, 42);
   uint32_t accepted = 0;
   for (uint32_t k = 0; k < EDITS; k++) {
-    char *src = mutate_text(&r, texts[k % PROGRAMS]);
+    char *src = mutate_text(&r, texts[k % (PROGRAMS + 1)]);
     EXPECT(src != NULL, "out of memory");
     size_t len = strlen(src);
     uint32_t lines = 1;
@@ -1375,7 +1384,7 @@ START_TEST(text_fuzzed_sources) {
   }
   printf("fuzzed sources: %u edited texts, %u still assembled (and round-tripped), %u refused "
          "with FILE:LINE:COL and a Fix\n", EDITS, accepted, EDITS - accepted);
-  for (uint32_t i = 0; i < PROGRAMS; i++) free(texts[i]);
+  for (uint32_t i = 0; i <= PROGRAMS; i++) free(texts[i]);
 }
 END_TEST
 

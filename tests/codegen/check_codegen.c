@@ -1355,10 +1355,14 @@ START_TEST(test_progen_coverage) {
   }
   uint32_t nops;
   const vyre_op_info *ops = vyre_op_all(&nops);
+  /* The MMA ops and matrix types (locals only) are not in the generator's
+   * default mix; tests/codegen/check_mma.c covers their lowering. */
   for (uint32_t k = 0; k < nops; k++)
-    ck_assert_msg(seen[ops[k].id], "progen never generated '%s'", ops[k].mnemonic);
+    ck_assert_msg(seen[ops[k].id] || (ops[k].flags & VYRE_OPF_MMA), "progen never generated '%s'",
+                  ops[k].mnemonic);
   for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++)
-    ck_assert_msg(types[t], "progen never declared a %s buffer", vyre_type_name(t));
+    ck_assert_msg(types[t] || vyre_type_matrix_use(t), "progen never declared a %s buffer",
+                  vyre_type_name(t));
   for (uint32_t k = 0; k < VYRE_ORDER_COUNT_; k++)
     ck_assert_msg(orders[k], "progen never used order %s", vyre_order_name(k));
   for (uint32_t k = 0; k < VYRE_REDUCE_COUNT_; k++)

@@ -13,4 +13,11 @@ tests_codegen_ptxas_codegen_SOURCES = $(tests_codegen_check_codegen_SOURCES)
 tests_codegen_ptxas_codegen_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_PTXAS_ONLY
 tests_codegen_ptxas_codegen_CFLAGS = $(tests_codegen_check_codegen_CFLAGS)
 tests_codegen_ptxas_codegen_LDADD = $(tests_codegen_check_codegen_LDADD)
+# The MMA ops and cp.async staging: PTX structure, refusals, ptxas on every case.
+check_PROGRAMS += tests/codegen/check_mma
+TESTS += tests/codegen/check_mma
+tests_codegen_check_mma_SOURCES = tests/codegen/check_mma.c
+tests_codegen_check_mma_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_codegen_check_mma_LDADD = plugin/codegen/libvyre-codegen.la \
+	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la $(CHECK_LIBS)
 endif
