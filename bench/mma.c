@@ -183,7 +183,7 @@ static int check(const kernel *k, run *r, const mma_prog *p, int exact, void *A,
          res.sampled, res.bad, jnum(e1, sizeof e1, res.max_abs_err), jnum(e2, sizeof e2, res.worst_ratio),
          r->type == MMA_I8 || exact ? "bit-exact" : "mma bound (docs/semantics.md)", res.bad ? "false" : "true");
   if (res.bad)
-    fprintf(stderr, "mma: %s %ux%ux%u: %u of %u sampled elements wrong; first at C[%u][%u]: got %.9g, want %.17g\n",
+    fprintf(stderr, "mma: %s %ux%ux%u: %u of %u sampled elements wrong; first at C[%u][%u]: got %.17g, want %.17g\n",
             mma_type_name(r->type), r->M, r->N, r->K, res.bad, res.sampled, res.first_row, res.first_col,
             res.first_got, res.first_want);
   return res.bad != 0;
