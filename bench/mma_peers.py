@@ -154,7 +154,8 @@ def summarize(recs, types, sizes):
             problems = []
             drv = pick("vyre_mma", path="driver")
             plg = pick("vyre_mma", path="plugin")
-            peer = pick("torch_peer", primary=True)
+            peers = pick("torch_peer", primary=True)
+            peer = [r for r in peers if "median_ms" in r]
             checks = pick("vyre_mma_check")
             if not drv:
                 problems.append("no driver-API time")
@@ -166,7 +167,7 @@ def summarize(recs, types, sizes):
                 if not [c for c in checks if c.get("path") == "plugin"]:
                     problems.append("no plugin check")
                 if not peer:
-                    problems.append("no peer time")
+                    problems.append("no peer time" + "".join(" (%s)" % r["error"] for r in peers if "error" in r))
             for c in checks:
                 if c.get("ok") is not True:
                     problems.append("%s check failed (%s data, %s bad of %s)" % (
@@ -356,8 +357,13 @@ def gpu(a):
     with vyre.open("cuda") as be:
         for size in a.sizes:
             for t in a.types:
-                ok = run_one(torch, vyre, be, t, os.path.join(a.programs, "matmul_mma_%s.vyre" % t), size,
-                             a.reps) and ok
+                path = os.path.join(a.programs, "matmul_mma_%s.vyre" % t)
+                try:
+                    ok = run_one(torch, vyre, be, t, path, size, a.reps) and ok
+                except Exception as e:  # report it, go on with the next case; the exit status says it
+                    sys.stderr.write("mma_peers.py: %s %s through the plugin: %s: %s\n" % (
+                        t, "x".join(map(str, size)), type(e).__name__, e))
+                    ok = False
     return 0 if ok else 1
 
 

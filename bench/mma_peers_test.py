@@ -156,6 +156,14 @@ class Summary(unittest.TestCase):
         self.assertFalse(ok, "f16 has no results at all")
         self.assertIn("no driver-API time", recs[1]["checks"])
 
+    def test_peer_error(self):
+        run = [r for r in full_run() if r["case"] != "torch_peer"]
+        run.append(rec("torch_peer", peer=mp.PEERS["bf16"], primary=True, error="CUBLAS_STATUS_NOT_SUPPORTED"))
+        recs, ok = mp.summarize(run, ["bf16"], self.S)
+        self.assertFalse(ok)
+        self.assertIn("no peer time (CUBLAS_STATUS_NOT_SUPPORTED)", recs[0]["checks"])
+        self.assertNotIn("ratio", recs[0])
+
     def test_skipped_peers(self):
         run = full_run()[:3] + [{"case": "skipped", "part": "plugin and peers", "reason": "no PyTorch (x)"}]
         recs, ok = mp.summarize(run, ["bf16"], self.S)
