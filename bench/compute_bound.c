@@ -29,9 +29,16 @@ static char *slurp(const char *path) {
   return s;
 }
 
-static CUfunction load(const char *path, CUmodule *mod) {
+/* Loads the kernel of a PTX file; *words gets the size of its count-words
+ * parameter (docs/kernel-abi.md: 1 + the program's buffer count). */
+static CUfunction load(const char *path, CUmodule *mod, unsigned *words) {
   char *ptx = slurp(path);
-  char *e = strstr(ptx, ".entry ");
+  char *e = strstr(ptx, ".entry "), *c = strstr(ptx, "counts[");
+  if (!c || sscanf(c + 7, "%u", words) != 1) {
+    fprintf(stderr, "%s: no counts[] parameter (docs/kernel-abi.md)\n", path);
+    exit(1);
+  }
+  *words /= 4;
   char name[64];
   sscanf(e + 7, "%63[^(]", name);
   char log[8192] = "";
@@ -68,7 +75,12 @@ static CUdeviceptr params(const uint32_t *counts, uint32_t n, uint32_t dispatch)
 
 static int matmul(const char *tiled_ptx, const char *naive_ptx, uint32_t M, uint32_t N, uint32_t K, int reps) {
   CUmodule m1, m2;
-  CUfunction ft = load(tiled_ptx, &m1), fn = load(naive_ptx, &m2);
+  unsigned wtn, wnn;
+  CUfunction ft = load(tiled_ptx, &m1, &wtn), fn = load(naive_ptx, &m2, &wnn);
+  if (wtn != 7 || wnn != 7) {
+    fprintf(stderr, "matmul: %u and %u count words, expected 7 (dims, A, B, C, As, Bs)\n", wtn, wnn);
+    return 1;
+  }
   size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
   float *A = malloc(na * 4), *B = malloc(nb * 4), *C0 = malloc(nc * 4), *C1 = malloc(nc * 4), *C2 = malloc(nc * 4);
   for (size_t i = 0; i < na; i++) A[i] = frand();
@@ -86,7 +98,10 @@ static int matmul(const char *tiled_ptx, const char *naive_ptx, uint32_t M, uint
   uint32_t ct[6] = {3, (uint32_t)na, (uint32_t)nb, (uint32_t)nc, 2048, 2048};
   uint32_t cn[6] = {3, (uint32_t)na, (uint32_t)nb, (uint32_t)nc, 256, 256};
   CUdeviceptr pt = params(ct, 6, (uint32_t)nc), pn = params(cn, 6, (uint32_t)nc);
-  void *at[] = {&dd, &da, &db, &dc, &pt}, *an[] = {&dd, &da, &db, &dc, &pn};
+  /* the count words by value, then the params block (docs/kernel-abi.md) */
+  uint32_t wt[7] = {(uint32_t)nc, 3, (uint32_t)na, (uint32_t)nb, (uint32_t)nc, 2048, 2048};
+  uint32_t wn[7] = {(uint32_t)nc, 3, (uint32_t)na, (uint32_t)nb, (uint32_t)nc, 256, 256};
+  void *at[] = {&dd, &da, &db, &dc, wt, &pt}, *an[] = {&dd, &da, &db, &dc, wn, &pn};
   /* correctness: both from C0, bit for bit (same summation order) */
   CK(cuMemcpyHtoD(dc, C0, nc * 4));
   CK(cuLaunchKernel(ft, N / 128, M / 128, 1, 16, 16, 1, 0, 0, at, 0));
@@ -148,7 +163,12 @@ static CUdeviceptr dx;
 
 static int sum(const char *ptx, size_t n, uint32_t G, int reps) {
   CUmodule m;
-  CUfunction f = load(ptx, &m);
+  unsigned nw;
+  CUfunction f = load(ptx, &m, &nw);
+  if (nw != 5) {
+    fprintf(stderr, "sum: %u count words, expected 5 (cfg, x, partial, ws)\n", nw);
+    return 1;
+  }
   if (!sx) {
     float *x = sx = malloc(n * 4);
     for (size_t i = 0; i < n; i++) {
@@ -172,7 +192,8 @@ static int sum(const char *ptx, size_t n, uint32_t G, int reps) {
   CK(cuMemsetD32(p2, 0, 2048));
   uint32_t c1[4] = {1, (uint32_t)n, 2048, 8}, c2[4] = {1, 2048, 2048, 8};
   CUdeviceptr q1 = params(c1, 4, 2048), q2 = params(c2, 4, 2048);
-  void *a1[] = {&cfg1, &dx, &p1, &q1}, *a2[] = {&cfg2, &p1, &p2, &q2};
+  uint32_t w1[5] = {2048, 1, (uint32_t)n, 2048, 8}, w2[5] = {2048, 1, 2048, 2048, 8};
+  void *a1[] = {&cfg1, &dx, &p1, w1, &q1}, *a2[] = {&cfg2, &p1, &p2, w2, &q2};
   float got[2];
   for (int k = 0; k < 2; k++) {
     CK(cuLaunchKernel(f, G, 1, 1, 256, 1, 1, 0, 0, a1, 0));

@@ -12,7 +12,20 @@ bench_floor_LDADD = -ldl
 bench_xfer_probe_SOURCES = bench/xfer_probe.c
 bench_xfer_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 bench_xfer_probe_LDADD = -ldl -lpthread
+# The tensor-core matmuls timed through the driver (bench/mma.sh compiles
+# the same sources on the GPU machine; built here so they stay warning-free).
+noinst_PROGRAMS += bench/mma
+bench_mma_SOURCES = bench/mma.c bench/mma_check.c bench/mma_check.h
+bench_mma_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+bench_mma_LDADD = -ldl -lm
 endif
+
+# bench/mma.sh's logic that needs no GPU: the sampled check of C with a
+# CPU stand-in (mma_check_test), the Python side and the scripts (mma.test).
+check_PROGRAMS += bench/mma_check_test
+bench_mma_check_test_SOURCES = bench/mma_check_test.c bench/mma_check.c bench/mma_check.h
+bench_mma_check_test_LDADD = -lm
+TESTS += bench/mma_check_test bench/mma.test
 
 # Codegen speed (docs/codegen.md): not a test, a program to run by hand.
 noinst_PROGRAMS += bench/codegen_bench
@@ -23,4 +36,5 @@ bench_codegen_bench_LDADD = host-stub/fuzz/libvyre-progen.la plugin/codegen/libv
 # The suite's scripts and the peers' programs (bench/run.sh).
 EXTRA_DIST += bench/plot.py bench/report.py bench/compute.sh bench/peers.py bench/compare.py bench/run.sh \
 	bench/ftz_cost.cu bench/const_fma.vyre bench/compute_bound.sh bench/compute_bound.c \
-	bench/compute_bound_peers.py
+	bench/compute_bound_peers.py bench/mma.sh bench/mma_peers.py bench/mma_peers_test.py bench/mma.test \
+	bench/mma_simple.vyre

@@ -5,7 +5,8 @@ usage: report.py RESULTS_DIR [BENCHMARKS.md]
 RESULTS_DIR is what bench/run.sh wrote, kept under bench/results/.  The
 section between the markers below is replaced (appended when absent) with
 the machine, the ratio table, the workloads against their CUDA peers,
-rooflines and host-mode bounds, every workload row, and the plot.
+rooflines and host-mode bounds, every workload row, the tensor-core
+matmuls against cuBLAS (mma.jsonl, bench/mma.sh), and the plot.
 """
 import json
 import math
@@ -133,6 +134,30 @@ def roofline_table(res, recs):
     return out + [""]
 
 
+def mma_table(recs):
+    """The tensor-core matmuls: one row per "mma_summary" line of bench/mma.sh."""
+    rows = [r for r in recs if r.get("case") == "mma_summary"]
+    if not rows:
+        return []
+
+    def num(v, fmt):
+        return fmt % v if isinstance(v, (int, float)) else "—"
+    out = ["| type | M × N × K | vyre (driver API) | plugin (resident) | peer | peer time | vyre / peer | "
+           "checks |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        unit = r.get("unit", "TFLOP/s")
+        ratio = r.get("ratio")
+        out.append("| %s | %s × %s × %s | %s ms, %s %s | %s ms (%s of the driver's) | %s | %s ms, %s %s | %s%s | %s |" % (
+            r.get("type"), r.get("M"), r.get("N"), r.get("K"), num(r.get("vyre_ms"), "%.3f"),
+            num(r.get("vyre_tflops"), "%.1f"), unit, num(r.get("plugin_ms"), "%.3f"),
+            num(r.get("plugin_vs_driver"), "%.3fx"), r.get("peer", "—"), num(r.get("peer_ms"), "%.3f"),
+            num(r.get("peer_tflops"), "%.1f"), unit, num(ratio, "%.2fx"),
+            "" if not isinstance(ratio, (int, float)) else (" (target 0.6: %s)" % (
+                "met" if r.get("meets_target") else "not met")), r.get("checks", "—")))
+    return out + ["", "vyre / peer is the throughput ratio (peer time / vyre time); the checks are "
+                  "bench/mma.sh's (BENCHMARKS.md, \"Tensor cores\").", ""]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -159,6 +184,9 @@ def main():
                           if r.get("mode") != "baseline"])
     if wl:
         sec += ["Workloads (bench/workloads/README.md):", ""] + wl + [""]
+    mma = mma_table(jsonl(os.path.join(res, "mma.jsonl")))
+    if mma:
+        sec += ["Tensor cores (bench/mma.sh):", ""] + mma
     sec.append(END)
     text = open(doc).read()
     if BEGIN in text and END in text:

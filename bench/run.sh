@@ -1,9 +1,10 @@
 #!/bin/sh
-# run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py) and the workloads beside their CUDA peers; then the ratio table and the plot.
+# run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py), the workloads beside their CUDA peers and the tensor-core matmuls beside cuBLAS (bench/mma.sh); then the ratio table and the plot.
 # usage: bench/run.sh BUILD_DIR OUT_DIR [SIZES]   (SIZES: comma-separated element counts)
 # OUT_DIR gets each part's raw JSON lines (floor.jsonl, vyre.jsonl,
 # compute.jsonl, peers.jsonl, workloads.jsonl (vyre, the CUDA peers built by
-# bench/workloads/peers.sh, the rooflines), workloads_ref.jsonl), the log of each part (*.log), machine.txt,
+# bench/workloads/peers.sh, the rooflines), workloads_ref.jsonl, mma.jsonl
+# (bench/mma.sh at 4096^3; its own files in mma/)), the log of each part (*.log), machine.txt,
 # table.md (bench/compare.py) and ratios.svg (bench/plot.py).  Copy OUT_DIR
 # to bench/results/DATE-GPU/ and run bench/report.py on it to refresh
 # BENCHMARKS.md.  A part that cannot run (no PyTorch, say) is logged and
@@ -46,6 +47,9 @@ if [ -x "$build/bench/workloads/workloads" ]; then
   part workloads_ref "$build/bench/workloads/workloads" --backend reference --mode host --runs 1 \
     --baseline-runs 3 --json
 fi
+# The tensor-core matmuls (examples/matmul_mma_*.vyre) against torch.matmul
+# and torch._int_mm, checked; a failed check is logged in mma.log.
+part mma "$here/mma.sh" "$build" "$out/mma" 4096x4096x4096
 python3 "$here/compare.py" "$out/vyre.jsonl" "$out/compute.jsonl" "$out/floor.jsonl" \
   "$out/peers.jsonl" > "$out/table.md"
 python3 "$here/plot.py" "$out/ratios.svg" "$out/vyre.jsonl" "$out/compute.jsonl" "$out/peers.jsonl"

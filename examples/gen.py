@@ -20,7 +20,9 @@
 
 import json
 import math
+import operator
 import os
+import re
 import struct
 import sys
 
@@ -756,6 +758,84 @@ def gen_bytescan(w):
             "expect": [w.expect(c, "counts", "u32", u32_bytes(counts)), w.expect(c, "first", "u32", u32_bytes(first))]}])
 
 
+# The tensor-core matmuls (examples/matmul_mma_*.vyre, written by
+# examples/matmul_mma.py): C = A B, A M x K row-major, B K x N row-major
+# (bf16, f16) or N x K row-major (i8), C M x N f32 / i32.  Float MMA is
+# exact only within a bound (docs/semantics.md), so the float data are
+# multiples of 1/4 in [-8, 8): every product is a multiple of 1/16 and every
+# partial sum (at most 128 * 64) is exact in f32, whatever the order or the
+# hardware's alignment, and the result is the exact sum bit for bit.  Int8
+# MMA is exact: values across -128..127, and a case whose sums pass 2^31
+# and wrap.  The grid comes from the program's "--grid N/BN,M/BM"; a
+# program not in examples/ yet has no case (see docs/examples.md).
+MMA_SENTINEL = {"f32": "0.1", "i32": "2125315823"}  # C's initial value: an element left unwritten shows
+
+
+def mma_tile(program):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), program)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        m = re.search(r"--grid N/(\d+),M/(\d+)", f.read())
+    if not m:
+        raise SystemExit("gen.py: %s does not say its grid as \"--grid N/BN,M/BM\"" % program)
+    return int(m.group(1)), int(m.group(2))
+
+
+def mma_product(A, B, M, N, K, b_nk):
+    """C = A B exactly, Python integers (A, B as integers)."""
+    cols = [B[j * K:(j + 1) * K] if b_nk else B[j::N] for j in range(N)]
+    return [sum(map(operator.mul, A[i * K:(i + 1) * K], cols[j])) for i in range(M) for j in range(N)]
+
+
+def gen_mma(w):
+    M, N, K = 128, 256, 128
+    for t, seed in (("bf16", 1201), ("f16", 1202), ("i8", 1203)):
+        program = "matmul_mma_%s.vyre" % t
+        tile = mma_tile(program)
+        if tile is None:
+            continue
+        grid = "%d,%d" % (N // tile[0], M // tile[1])
+        r = Rng(seed)
+        c = "mma_" + t
+        if t == "i8":
+            A = [r.below(256) - 128 for _ in range(M * K)]
+            B = [r.below(256) - 128 for _ in range(N * K)]
+            A[:4], B[:4] = [-128, -128, 127, 127], [-128, 127, -128, 127]  # the extremes meet
+            C = [s32(v & MASK32) for v in mma_product(A, B, M, N, K, True)]
+            ab = pack("b", A), pack("b", B)
+            out, ctype, about = i32_bytes(C), "i32", "C = A B, int8 in (-128..127), i32 out, B N x K"
+        else:
+            A = [r.below(64) - 32 for _ in range(M * K)]  # quarters: A[i] / 4
+            B = [r.below(64) - 32 for _ in range(K * N)]
+            C = [v / 16.0 for v in mma_product(A, B, M, N, K, False)]
+            if t == "bf16":
+                ab = tuple(pack("H", [bits(v / 4.0) >> 16 for v in X]) for X in (A, B))
+            else:
+                ab = tuple(pack("e", [v / 4.0 for v in X]) for X in (A, B))
+            out, ctype, about = f32_bytes(C), "f32", "C = A B, %s quarters in [-8, 8), every partial sum exact in f32" % t
+        assert str(MMA_SENTINEL[ctype]) not in map(str, C)
+        args = ["--input", w.file(c + ".dims.in", u32_bytes([M, N, K])), "--input", w.file(c + ".A.in", ab[0]),
+                "--input", w.file(c + ".B.in", ab[1]), "--fill", "%s:%d" % (MMA_SENTINEL[ctype], M * N),
+                "--grid", grid]
+        if t != "i8":
+            args += ["--ulp", "1"]  # float MMA is refused under strict (ulp 0)
+        w.case(c, program, "%s, %d x %d times %d x %d: a %s grid" % (about, M, K, K, N, grid), [{
+            "args": args, "expect": [w.expect(c, "C", ctype, out)]}])
+        if t != "i8":
+            continue
+        # -128 * -128 = 2^14 per term: K = 131200 terms sum to 2149580800,
+        # past 2^31 - 1, which wraps to -2145386496 (modulo 2^32).
+        Kw = 131200
+        c = "mma_i8_wrap"
+        want = s32((Kw * 16384) & MASK32)
+        w.case(c, program, "A and B all -128, K = %d: every sum is %d, which wraps to %d" % (Kw, Kw * 16384, want), [{
+            "args": ["--input", w.file(c + ".dims.in", u32_bytes([128, 128, Kw])), "--fill", "-128:%d" % (128 * Kw),
+                     "--fill", "-128:%d" % (128 * Kw), "--fill", "%s:16384" % MMA_SENTINEL["i32"], "--grid",
+                     "%d,%d" % (128 // tile[0], 128 // tile[1])],
+            "expect": [w.expect(c, "C", "i32", i32_bytes([want] * 16384))]}])
+
+
 def main(argv):
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
     if len(argv) == 3 and argv[1] == "--out":
@@ -765,7 +845,7 @@ def main(argv):
         return 2
     w = Writer(out)
     for gen in (gen_saxpy, gen_f32math, gen_u32math, gen_histogram, gen_reduce, gen_scan, gen_matmul,
-                gen_matmul_tiled, gen_sum, gen_bitonic, gen_subgroup, gen_grid_scan, gen_bytescan):
+                gen_matmul_tiled, gen_sum, gen_bitonic, gen_subgroup, gen_grid_scan, gen_bytescan, gen_mma):
         gen(w)
     w.write()
     return 0
