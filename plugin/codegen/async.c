@@ -251,6 +251,7 @@ static void forget_addresses(cg_ctx *c) {
 }
 
 void cg_async_loop(cg_ctx *c, uint32_t i) {
+  if (!c->loop_seq) return; /* no copies below sm_80 */
   forget_addresses(c);
   c->loop_seq[i] = NULL;
   c->loop_nseq[i] = c->npend;
@@ -266,6 +267,7 @@ void cg_async_loop(cg_ctx *c, uint32_t i) {
 }
 
 int cg_async_loop_end(cg_ctx *c, uint32_t loop) {
+  if (!c->loop_seq) return 0;
   /* The waits in the body assumed the copies in flight at the loop's
    * entry: the next iteration must start with the same (or none). */
   int same = c->npend == c->loop_nseq[loop];

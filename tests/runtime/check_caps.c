@@ -27,13 +27,15 @@ START_TEST(test_profile_bits) {
   ck_assert_msg(caps(70, 0, 0) == (always | VYRE_CAP_F16), "sm_70 offers the base set and f16");
   ck_assert_msg(caps(75, 0, 0) == (always | VYRE_CAP_F16), "sm_75 has no bf16");
   ck_assert_msg(caps(79, 0, 0) == (always | VYRE_CAP_F16), "bf16 starts at sm_80");
-  ck_assert_msg(caps(80, 0, 0) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16), "sm_80 has bf16");
+  ck_assert_msg(caps(80, 0, 0) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TENSOR_CORES),
+                "sm_80 has bf16 and tensor cores (mma.sync)");
   ck_assert_msg(caps(52, 0, 0) == always, "f16 starts at sm_53");
   ck_assert_msg(caps(53, 0, 0) == (always | VYRE_CAP_F16), "sm_53 has f16");
-  ck_assert_msg(caps(90, 1, 0) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_GRID_BARRIER),
+  ck_assert_msg(caps(90, 1, 0) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TENSOR_CORES |
+                                   VYRE_CAP_GRID_BARRIER),
                 "cooperative launch gives the grid barrier");
-  ck_assert_msg(caps(90, 0, 1) ==
-                    (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TRANSCENDENTAL),
+  ck_assert_msg(caps(90, 0, 1) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TENSOR_CORES |
+                                   VYRE_CAP_TRANSCENDENTAL),
                 "the PTX math library gives transcendentals");
 }
 END_TEST
@@ -44,7 +46,7 @@ START_TEST(test_registration_bits) {
                  VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |
                  VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
                  VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |
-                 VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
+                 VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES;
   ck_assert_msg(vc_caps_offered(0) == reg, "registration without the math library: 0x%llx",
                 (unsigned long long)vc_caps_offered(0));
   ck_assert_msg(vc_caps_offered(1) == (reg | VYRE_CAP_TRANSCENDENTAL),
@@ -67,6 +69,9 @@ START_TEST(test_fixes) {
   } want[] = {
       {VYRE_CAP_F16, "use a device of compute capability 5.3 or newer"},
       {VYRE_CAP_BF16, "use a device of compute capability 8.0 or newer"},
+      {VYRE_CAP_TENSOR_CORES,
+       "run the MMA ops on a device of compute capability 8.0 or newer (A100, H100, ...) or on "
+       "the reference backend"},
       {VYRE_CAP_SUBGROUP, "use a device with 32-lane warps"},
       {VYRE_CAP_ATOMIC64, "use 32-bit atomics"},
       {VYRE_CAP_GRID_BARRIER,
