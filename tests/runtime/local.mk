@@ -103,6 +103,16 @@ tests_runtime_check_cuda_threads_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -l
 EXTRA_tests_runtime_check_cuda_threads_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
 	plugin/runtime/libvyre-cuda.la
 
+check_PROGRAMS += tests/runtime/check_mma_dispatch
+TESTS += tests/runtime/check_mma_dispatch
+tests_runtime_check_mma_dispatch_SOURCES = tests/runtime/check_mma_dispatch.c \
+	tests/runtime/fakeharness.c tests/runtime/fakeharness.h
+tests_runtime_check_mma_dispatch_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_runtime_check_mma_dispatch_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_runtime_check_mma_dispatch_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread
+EXTRA_tests_runtime_check_mma_dispatch_DEPENDENCIES = tests/runtime/fakecuda/libfakecuda.la \
+	plugin/runtime/libvyre-cuda.la
+
 # Runs on the GPU machine, which has no Check library: link it statically,
 # run with CK_FORK=no (CUDA does not survive fork).
 tests_runtime_check_cuda_gpu_SOURCES = tests/runtime/check_cuda_gpu.c
