@@ -11,8 +11,9 @@
  * to NaN payloads, which workgroup memory never shows: mem.c cg_store):
  * i8 u8 i16 u16 i32 u32 f16, and bf16, whose load flushes subnormals to
  * zero -- every later read of W flushes them instead (a load does;
- * mma_load from W does, cg_async_flush_bf16).  As G is never written, the
- * load may move to the store.  Copies that follow each other in program
+ * mma_load from W does, cg_async_flush_bf16).  As G is never written and
+ * no storage write lies between the load and the store, the load may move
+ * to the store.  Copies that follow each other in program
  * order, with no statement between them, at W index x + k and G index
  * y + k for consecutive constants k, form a group of up to 16 bytes,
  * written as one cp.async.
@@ -71,6 +72,16 @@ static uint32_t copy_source(const cg_ctx *c, uint32_t s, const uint32_t *uses) {
   const vyre_buffer_info *g = &p->buffers[ld->a], *w = &p->buffers[st->a];
   if (g->role == VYRE_ROLE_SHARED || g->decl.access != VYRE_ACCESS_READ_ONLY) return CG_NONE;
   if (g->decl.elem_type != w->decl.elem_type || !copy_type(w->decl.elem_type)) return CG_NONE;
+  /* The read moves from the load to the store: no write to storage
+   * memory between them (another binding may share G's memory). */
+  for (uint32_t i = st->c + 1; i < s; i++) {
+    const vyre_inst *in = &p->insts[i];
+    uint32_t cls = c->op_class[in->op];
+    if ((cls == VYRE_OC_STORE || cls == VYRE_OC_ATOMIC || cls == VYRE_OC_ATOMIC_CAS ||
+         cls == VYRE_OC_MMA_STORE) &&
+        p->buffers[in->a].role != VYRE_ROLE_SHARED)
+      return CG_NONE;
+  }
   return st->c;
 }
 

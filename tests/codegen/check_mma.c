@@ -239,6 +239,21 @@ START_TEST(test_cp_async_overlap) {
 }
 END_TEST
 
+/* A storage write between the load and its store keeps the load where it
+ * is (another binding may share the read buffer's memory): no cp.async. */
+START_TEST(test_cp_async_write_between) {
+  static const char *const text =
+      "workgroup 32\nbuffer G ro u32\nbuffer O rw u32\nbuffer W workgroup u32 [64]\n"
+      "%lid = lid.x\n%v = load G %lid\nstore O %lid %lid\nstore W %lid %v\nbarrier\n"
+      "%r = load W %lid\nstore O %lid %r\n";
+  vyre_program *p = from_text(text);
+  char *ptx = emit(p);
+  ck_assert_msg(strstr(ptx, "cp.async") == NULL, "a store to O between: the load stays a load");
+  free(ptx);
+  vyre_program_free(p);
+}
+END_TEST
+
 /* Three buffers, one per stage: each barrier waits only for the stage
  * read after it (wait_group 1: the newest copy stays in flight; before
  * the loop, the loop's body up to its first barrier is what follows), and
@@ -408,6 +423,7 @@ static Suite *mma_suite(void) {
   tcase_add_test(core, test_cp_async);
   tcase_add_test(core, test_cp_async_overlap);
   tcase_add_test(core, test_cp_async_stages);
+  tcase_add_test(core, test_cp_async_write_between);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_refusals);
