@@ -160,7 +160,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     }
     insts += c->decoded->inst_count;
     cf_result r;
-    cf_run(reference, c, &r);
+    cf_run_reference(reference, c, &r);
     if (!reference_ok(&r)) {
       say(o, "FAIL", "program %" PRIu64 ": the reference refused it: %s %s\n", i,
               vyre_status_name(r.status), r.message);
@@ -263,7 +263,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
       skipped++;
     } else {
       cf_result want, got;
-      cf_run(reference, c, &want);
+      cf_run_reference(reference, c, &want);
       cf_run(t->backend, c, &got);
       cf_diff d;
       if (!reference_ok(&want)) {

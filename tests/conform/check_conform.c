@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -473,6 +474,80 @@ START_TEST(test_compare_rules) {
   ck_assert_msg(!cf_compare(c, &ra, &rb, &d), "a named trap code must match");
   ck_assert_msg(cf_check_expected(c, &ra, &d) && !cf_check_expected(c, &rb, &d),
                 "expect trap 1: code 1 meets it, code 2 does not");
+  cf_case_free(c);
+}
+END_TEST
+
+/* Bounds on output 0 of r, as the reference's side channel writes them. */
+static void bounds_with(cf_result *r, const double *b, uint32_t n) {
+  r->bound[0] = malloc(n * sizeof *b);
+  memcpy(r->bound[0], b, n * sizeof *b);
+  r->bound_count[0] = n;
+}
+
+START_TEST(test_compare_mma_bound) {
+  cf_case *c = one_output("f32", 0);
+  /* 0: 1.0 (bound 2^-20); 1: NaN (bound 0); 2: +inf (bound 0); 3: 8.0
+   * (bound +inf: partial sums may overflow); 4..7: not from an mma. */
+  uint32_t a[8] = {0x3f800000, 0x7fc00000, 0x7f800000, 0x41000000, 4, 5, 6, 7}, b[8];
+  const double bd[8] = {0x1p-20, 0, 0, INFINITY, -1, -1, -1, -1};
+  cf_result ra, rb;
+  cf_diff d;
+  result_with(&ra, a, sizeof a);
+  bounds_with(&ra, bd, 8);
+  memcpy(b, a, sizeof a);
+  b[0] = 0x3f800008;  /* 1 + 2^-20: on the bound */
+  b[1] = 0xffc00123;  /* another NaN */
+  b[3] = 0xff800000;  /* -inf where anything but NaN goes */
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(cf_compare(c, &ra, &rb, &d), "within the MMA bound under tolerance 0: %s", d.text);
+  cf_result_free(&rb);
+  b[0] = 0x3f800009;  /* 1 + 9 2^-23: over the bound by 2^-23 */
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 0 && d.bound == 0x1p-20 &&
+                    d.over == 0x1p-23,
+                "off by more than the bound fails, with the bound and the excess: %s", d.text);
+  ck_assert_msg(strstr(d.text, "MMA bound 9.53674316e-07 by 1.1920929e-07") &&
+                    strstr(d.text, "element 0") && strstr(d.text, "expected 0x3f800000"),
+                "the report names the element, both values, the bound and the excess: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[1] = 0x3f800000;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 1 && strstr(d.text, "NaN"),
+                "an MMA NaN needs a NaN: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[2] = 0x7f7fffff;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 2 && strstr(d.text, "infinity"),
+                "an MMA infinity must be equal: %s", d.text);
+  cf_result_free(&rb);
+  b[2] = 0x7f800000;
+  b[3] = 0x7fc00000;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 3,
+                "an unconstrained element (bound +inf) is still not NaN: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[4] = 3;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 4 && d.bound < 0,
+                "an element with bound -1 keeps the usual rules: %s", d.text);
+  /* Goldens of float-MMA outputs hold within the reference's bound. */
+  memcpy(b, a, sizeof a);
+  b[0] = 0x3f800008;
+  cf_result_free(&rb);
+  result_with(&rb, b, sizeof b);
+  c->golden[0].present = 1;
+  c->golden[0].size = sizeof a;
+  c->golden[0].bytes = malloc(sizeof a);
+  memcpy(c->golden[0].bytes, a, sizeof a);
+  ck_assert_msg(!cf_check_expected(c, &rb, &d), "without a bound the golden is bit for bit");
+  ck_assert_msg(cf_check_expected_bounded(c, &rb, &ra, &d),
+                "with the reference's bound the golden holds within it: %s", d.text);
+  cf_result_free(&rb);
+  cf_result_free(&ra);
   cf_case_free(c);
 }
 END_TEST
@@ -1508,6 +1583,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_ulp_distance);
   tcase_add_test(tc, test_compare_rules);
   tcase_add_test(tc, test_compare_ranges_and_goldens);
+  tcase_add_test(tc, test_compare_mma_bound);
   tcase_add_test(tc, test_run_reference);
   suite_add_tcase(s, tc);
 
