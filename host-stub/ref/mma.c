@@ -8,58 +8,63 @@
 /* ------------------------------------------------------------------ */
 /* The exact accumulator                                               */
 /* ------------------------------------------------------------------ */
-/* A two's complement fixed-point number whose bit 0 weighs 2^-EX_LSB.
- * Every term of a float MMA is a multiple of 2^-266 (the product of two
- * bf16 subnormals 2^-133; f32 C: 2^-149) below 2^257 in magnitude (two
- * bf16 maxima), and 17 of them sum below 2^262: 704 bits hold any sum
- * exactly with room for the sign. */
+/* A fixed-point number whose bit 0 weighs 2^-EX_LSB.  Every term of a
+ * float MMA is a multiple of 2^-266 (the product of two bf16 subnormals
+ * 2^-133; f32 C: 2^-149) below 2^257 in magnitude (two bf16 maxima), and
+ * 17 of them sum below 2^262: 704 bits hold any sum exactly with room
+ * for the sign.  Terms are added without carries into signed 64-bit
+ * limbs of 32-bit digits (17 terms add less than 2^37 to a limb); the
+ * carries are propagated once, into 64-bit two's complement words, when
+ * the sum is rounded. */
 #define EX_WORDS 11
+#define EX_LIMBS (2 * EX_WORDS)
 #define EX_LSB 320
 typedef struct exact {
-  uint64_t w[EX_WORDS];
+  int64_t limb[EX_LIMBS];
 } exact;
+typedef struct exact_words {
+  uint64_t w[EX_WORDS];
+} exact_words;
 
 /* x += d (finite, exact: d is a multiple of 2^-EX_LSB). */
 static void exact_add(exact *x, double d) {
   if (d == 0.0) return;
-  int e;
-  double m = frexp(fabs(d), &e); /* |d| = m * 2^e, m in [0.5, 1) */
-  uint64_t mant = (uint64_t)ldexp(m, 53);
-  int pos = e - 53 + EX_LSB; /* the weight of mant's bit 0; >= 0 for every term */
-  uint32_t wi = (uint32_t)pos / 64u, sh = (uint32_t)pos % 64u;
-  uint64_t part[2] = {mant << sh, sh ? mant >> (64u - sh) : 0u};
-  if (d > 0) {
-    uint64_t carry = 0;
-    for (uint32_t i = wi; i < EX_WORDS; i++) {
-      uint64_t add = i - wi < 2 ? part[i - wi] : 0u;
-      uint64_t s = x->w[i] + add;
-      uint64_t c1 = s < add;
-      uint64_t s2 = s + carry;
-      carry = c1 | (s2 < s);
-      x->w[i] = s2;
-      if (i - wi >= 1 && !carry) break;
-    }
-  } else {
-    uint64_t borrow = 0;
-    for (uint32_t i = wi; i < EX_WORDS; i++) {
-      uint64_t sub = i - wi < 2 ? part[i - wi] : 0u;
-      uint64_t s = x->w[i] - sub;
-      uint64_t b1 = x->w[i] < sub;
-      uint64_t s2 = s - borrow;
-      borrow = b1 | (s < borrow);
-      x->w[i] = s2;
-      if (i - wi >= 1 && !borrow) break;
-    }
-  }
+  /* d is a normal double (every term is at least 2^-266): |d| = mant *
+   * 2^(biased exponent - 1075) with the implicit bit in mant. */
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  uint64_t mant = (bits & 0xfffffffffffffull) | 1ull << 52;
+  int pos = (int)((bits >> 52) & 0x7ffu) - 1075 + EX_LSB; /* the weight of mant's bit 0: >= 0 */
+  uint32_t li = (uint32_t)pos / 32u;
+  unsigned __int128 m = (unsigned __int128)mant << ((uint32_t)pos % 32u); /* < 2^85: 3 digits */
+  int64_t c0 = (int64_t)(uint32_t)m, c1 = (int64_t)(uint32_t)(m >> 32), c2 = (int64_t)(uint32_t)(m >> 64);
+  if (bits >> 63) c0 = -c0, c1 = -c1, c2 = -c2;
+  x->limb[li] += c0;
+  x->limb[li + 1] += c1;
+  x->limb[li + 2] += c2;
 }
 
-static int exact_bit(const exact *x, int i) { return (int)(x->w[i / 64] >> (i % 64)) & 1; }
+/* The value of x as 704-bit two's complement words. */
+static exact_words exact_normalize(const exact *x) {
+  exact_words a;
+  int64_t carry = 0;
+  for (int i = 0; i < EX_LIMBS; i++) {
+    int64_t t = x->limb[i] + carry;
+    uint64_t digit = (uint64_t)t & 0xffffffffu;
+    carry = (t - (int64_t)digit) / 4294967296; /* exact: the floor of t / 2^32 */
+    if (i % 2 == 0) a.w[i / 2] = digit;
+    else a.w[i / 2] |= digit << 32;
+  }
+  return a; /* carry is 0 or -1 (the sign), which the top words already hold */
+}
+
+static int exact_bit(const exact_words *x, int i) { return (int)(x->w[i / 64] >> (i % 64)) & 1; }
 
 /* The f32 bits of x rounded once to nearest-even: subnormals kept,
  * magnitudes from 2^128 on (after rounding) become infinities.  An exact
  * zero is +0, or -0 when `neg_zero`. */
 static uint32_t exact_round(const exact *x, int neg_zero) {
-  exact a = *x;
+  exact_words a = exact_normalize(x);
   uint32_t sign = 0;
   if (a.w[EX_WORDS - 1] >> 63) {
     sign = 0x80000000u;
@@ -76,7 +81,13 @@ static uint32_t exact_round(const exact *x, int neg_zero) {
   /* Keep 24 bits, or down to 2^-149 (subnormals). */
   int lo = h - 23 < EX_LSB - 149 ? EX_LSB - 149 : h - 23;
   uint64_t mant = 0;
-  for (int i = h; i >= lo; i--) mant = mant << 1 | (uint64_t)exact_bit(&a, i);
+  if (h >= lo) {
+    /* Bits lo .. h (at most 24) straddle at most two words. */
+    uint32_t wi = (uint32_t)lo / 64u, sh = (uint32_t)lo % 64u;
+    mant = a.w[wi] >> sh;
+    if (sh && wi + 1 < EX_WORDS) mant |= a.w[wi + 1] << (64u - sh);
+    mant &= (1ull << (h - lo + 1)) - 1u;
+  }
   /* Below the guard bit lo - 1: bits 0 .. lo - 2, whole words then part of one. */
   int guard = exact_bit(&a, lo - 1), sticky = 0, below = lo - 1;
   for (int i = 0; i < below / 64; i++) sticky |= a.w[i] != 0;
@@ -114,11 +125,10 @@ static double f32_value(uint32_t bits) {
 }
 
 /* One accumulator element of a float MMA: d = c + sum_k a[k] * b[k],
- * with a and b the k-th elements of A's row and B's column (strides in
- * elements), and its bound from c's. */
-static void float_dot(const ref_tile *A, const ref_tile *B, uint32_t i, uint32_t j,
-                      uint32_t component, uint32_t cbits, double cbound, uint32_t *dbits,
-                      double *dbound) {
+ * with a (A's row i) and b (B's column j) decoded, and its bound from
+ * c's. */
+static void float_dot(const double *a_row, const double *b_col, uint32_t cbits, double cbound,
+                      uint32_t *dbits, double *dbound) {
   const uint32_t K = 16;
   double c = f32_value(cbits);
   int nan = isnan(c), pinf = c == INFINITY, ninf = c == -INFINITY;
@@ -127,7 +137,7 @@ static void float_dot(const ref_tile *A, const ref_tile *B, uint32_t i, uint32_t
   memset(&x, 0, sizeof x);
   double mags = 0.0;
   for (uint32_t k = 0; k < K; k++) {
-    double a = half_value(A->v[i * K + k], component), b = half_value(B->v[k * 16 + j], component);
+    double a = a_row[k], b = b_col[k];
     if (isnan(a) || isnan(b) || (isinf(a) && b == 0.0) || (isinf(b) && a == 0.0)) {
       nan = 1;
       continue;
@@ -207,9 +217,14 @@ static void mma_multiply(const vyre_program *p, const vyre_inst *in, const uint3
   ref_tile out; /* D may be C */
   (void)p;
   if (in->type == VYRE_T_F16 || in->type == VYRE_T_BF16) {
+    double a[256], bt[256]; /* A by rows, B by columns, decoded once */
+    for (uint32_t e = 0; e < 256; e++) {
+      a[e] = half_value(A->v[e], in->type);
+      bt[(e % 16) * 16 + e / 16] = half_value(B->v[e], in->type);
+    }
     for (uint32_t i = 0; i < 16; i++)
       for (uint32_t j = 0; j < 16; j++)
-        float_dot(A, B, i, j, in->type, C->v[i * 16 + j], C->bound[i * 16 + j],
+        float_dot(a + i * 16, bt + j * 16, C->v[i * 16 + j], C->bound[i * 16 + j],
                   &out.v[i * 16 + j], &out.bound[i * 16 + j]);
   } else {
     /* i8 values sit sign-extended, u8 zero-extended: the products and
