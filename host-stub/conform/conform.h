@@ -247,12 +247,6 @@ typedef struct cf_result {
  * vyre.limits.  Never fails itself: the status lands in *out (free with
  * cf_result_free). */
 void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out);
-/* cf_run on the reference backend: when the program has a float mma (an
- * mma at f16 or bf16) it also chains a ref_mma_bound and keeps the bounds
- * in out->bound (docs/conformance.md, "Comparison rules"). */
-void cf_run_reference(vyre_backend *reference, const cf_case *c, cf_result *out);
-/* 1 when the program has an mma at f16 or bf16. */
-int cf_program_has_float_mma(const vyre_program *p);
 
 /* The per-dispatch limits every later cf_run chains (vyre_limits, on
  * backends that serve vyre.limits; others run unbounded): a timeout in
@@ -261,6 +255,13 @@ int cf_program_has_float_mma(const vyre_program *p);
 #define CF_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull)
 void cf_set_limits(uint64_t timeout_ns, uint64_t max_steps);
 void cf_result_free(cf_result *r);
+
+/* cf_run on the reference backend: when the program has a float mma (an
+ * mma at f16 or bf16) it also chains a ref_mma_bound and keeps the bounds
+ * in out->bound (docs/conformance.md, "Comparison rules"). */
+void cf_run_reference(vyre_backend *reference, const cf_case *c, cf_result *out);
+/* 1 when the program has an mma at f16 or bf16. */
+int cf_program_has_float_mma(const vyre_program *p);
 
 /* ULP distance between two f32 bit patterns: ±0 are equal; NaN equals
  * only NaN of the same bits and infinities only themselves (UINT64_MAX

@@ -68,38 +68,36 @@ static void fail(cf_result *out, vyre_status st, const char *msg) {
 /*
  * Allocate one bound per 4-byte element of every f32 output the dispatch
  * will return (its size from the geometry every backend derives alike),
- * set to -1, and chain them in rb on a copy of *opts.  Returns the options
- * to dispatch with: opts itself when the geometry does not derive (the
- * dispatch then fails, and there is nothing to bound) or memory runs out.
+ * set to -1, and make *cb a view of case c whose options chain rb (holding
+ * them) in front of c's chain.  Returns 1 then; 0 when the geometry does
+ * not derive (the dispatch fails, nothing to bound) or memory runs out.
  */
-static const vyre_dispatch_options *bound_options(const cf_case *c, const vyre_input *inputs,
-                                                  uint32_t n, const vyre_dispatch_options *opts,
-                                                  vyre_dispatch_options *bo, ref_mma_bound *rb,
-                                                  cf_result *out) {
+static int bound_case(const cf_case *c, const vyre_input *inputs, uint32_t n, cf_case *cb,
+                      ref_mma_bound *rb, cf_result *out) {
   const vyre_program *p = c->decoded;
   uint64_t sizes[CF_MAX_IO];
   for (uint32_t i = 0; i < n && i < CF_MAX_IO; i++) sizes[i] = inputs[i].size;
   vyre_geometry geo;
-  if (vyre_geometry_derive(p, sizes, NULL, opts, &geo, NULL) != VYRE_OK) return opts;
+  if (vyre_geometry_derive(p, sizes, NULL, &c->options, &geo, NULL) != VYRE_OK) return 0;
   for (uint32_t b = 0; b < p->buffer_count; b++) {
     int32_t o = p->buffers[b].output_index;
     if (o < 0 || o >= (int32_t)CF_MAX_IO || p->buffers[b].decl.elem_type != VYRE_T_F32) continue;
     uint64_t count = (geo.out_size[b] + 3) / 4;
     out->bound[o] = malloc((count ? count : 1) * sizeof(double));
-    if (!out->bound[o]) return opts;
+    if (!out->bound[o]) return 0;
     for (uint64_t e = 0; e < count; e++) out->bound[o][e] = -1.0;
     out->bound_count[o] = count;
   }
-  *bo = *opts;
-  bo->struct_size = sizeof *bo;
+  *cb = *c; /* shallow: the view borrows c's data for this dispatch */
   memset(rb, 0, sizeof *rb);
   rb->head.struct_size = sizeof *rb;
   rb->head.type = REF_EXT_MMA_BOUND;
-  rb->head.next = opts->struct_size >= sizeof *opts ? opts->next : NULL;
+  rb->head.next = c->options.struct_size >= sizeof c->options ? c->options.next : NULL;
   rb->output_count = p->output_count < CF_MAX_IO ? p->output_count : CF_MAX_IO;
   rb->bound = out->bound;
-  bo->next = &rb->head;
-  return bo;
+  cb->options.struct_size = sizeof cb->options;
+  cb->options.next = &rb->head;
+  return 1;
 }
 
 /* One dispatch; `bounded`: chain a ref_mma_bound (the reference only). */
@@ -115,6 +113,10 @@ static void run(vyre_backend *backend, const cf_case *c, cf_result *out, int bou
   vyre_input inputs[CF_MAX_IO];
   uint32_t n = 0;
   cf_case_inputs(c, inputs, &n);
+  cf_case cb;
+  ref_mma_bound rb;
+  if (bounded && cf_program_has_float_mma(c->decoded) && bound_case(c, inputs, n, &cb, &rb, out))
+    c = &cb;
   vyre_program_ref ref = VYRE_PROGRAM_BYTES(c->program, c->program_size);
   vyre_outputs *outs = NULL;
   vyre_error err = VYRE_ERROR_INIT;
@@ -122,10 +124,6 @@ static void run(vyre_backend *backend, const cf_case *c, cf_result *out, int bou
   vyre_dispatch_options lo;
   vyre_limits lim;
   const vyre_dispatch_options *opts = limited_options(backend, c, &lo, &lim);
-  vyre_dispatch_options bo;
-  ref_mma_bound rb;
-  if (bounded && cf_program_has_float_mma(c->decoded))
-    opts = bound_options(c, inputs, n, opts, &bo, &rb, out);
   vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, opts, &outs, NULL, &err);
   out->wall_ns = vyre__elapsed_ns(t0);
   out->status = st;
