@@ -102,7 +102,8 @@ static void registration_init(void) {
   registration.op_types = NULL; /* every op at every type its class allows */
   /* What get_extension serves (backend.c). */
   registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION) " "
-      VYRE_LIMITS_NAME "@" VC_STRINGIFY(VYRE_LIMITS_VERSION);
+      VYRE_LIMITS_NAME "@" VC_STRINGIFY(VYRE_LIMITS_VERSION) " "
+      VYRE_INDIRECT_NAME "@" VC_STRINGIFY(VYRE_INDIRECT_VERSION);
   registration.storage_types = storage;
   registration.create = create;
 }
