@@ -29,7 +29,7 @@ static const vyre_registration ref_registration = {
     .storage_types = REF_STORAGE_TYPES,
     .create = ref_backend_create,
     .op_types = NULL, /* every op at every type its class allows */
-    .extensions = "vyre.limits@1", /* VYRE_LIMITS_NAME @ VYRE_LIMITS_VERSION */
+    .extensions = "vyre.limits@1 vyre.indirect@1", /* VYRE_LIMITS_NAME, VYRE_INDIRECT_NAME */
 };
 
 #define REF_ABI_MINOR_MIN 0

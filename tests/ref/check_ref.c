@@ -182,7 +182,8 @@ START_TEST(test_registration) {
                   VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
                   VYRE_CAP_TRAP | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY |
-                  VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE;
+                  VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE |
+                  VYRE_CAP_INDIRECT_DISPATCH;
   ck_assert_msg(r->capabilities == want, "capabilities 0x%llx, expected 0x%llx (no graph replay)",
                 (unsigned long long)r->capabilities, (unsigned long long)want);
 }
@@ -1331,6 +1332,7 @@ static Suite *ref_suite(void) {
   suite_add_tcase(s, tr_ops_tcase());
   tr_add_api_tcases(s);
   tr_add_limits_tcases(s);
+  tr_add_indirect_tcases(s);
   return s;
 }
 

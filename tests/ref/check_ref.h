@@ -43,5 +43,7 @@ TCase *tr_ops_tcase(void);
 void tr_add_api_tcases(Suite *s);
 /* The limits (vyre_limits: step budget, timeout) cases (check_ref_limits.c). */
 void tr_add_limits_tcases(Suite *s);
+/* Indirect dispatch (vyre_indirect) cases (check_ref_indirect.c). */
+void tr_add_indirect_tcases(Suite *s);
 
 #endif /* VYRE_TESTS_CHECK_REF_H */
