@@ -150,7 +150,8 @@ vyre_status vyre__asm_value_ref(assembler *a, const tok *t, uint32_t *inst, uint
 /* A declared buffer's name: its index into *idx. */
 vyre_status vyre__asm_buffer_ref(assembler *a, const tok *t, uint32_t *idx);
 
-/* A type name (a value type when value_only) into *type. */
+/* A type name into *type: a storage type, or a value type when
+ * value_only; a matrix type is refused (vyre__asm_local takes those). */
 vyre_status vyre__asm_type_ref(assembler *a, const tok *t, int value_only, uint32_t *type);
 
 /* Declare a local slot named t of `type`; *slot receives it. */

@@ -440,7 +440,7 @@ START_TEST(text_doc_examples) {
     }
     at = end + 3;
   }
-  ck_assert_msg(examples >= 3, "found the %d program examples of docs/program-text.md", examples);
+  ck_assert_msg(examples >= 4, "found the %d program examples of docs/program-text.md (saxpy, histogram, loop, mma)", examples);
 }
 END_TEST
 
@@ -1092,6 +1092,12 @@ static const text_error_case error_cases[] = {
      10, 3, VYRE_INVALID_PROGRAM, "bounds at instruction 6 at line 9"},
     /* MMA: matrix locals, the four ops, their suffix, operand kinds and types */
     {W "local a mat_c_f32\n", 2, 9, VYRE_INVALID_PROGRAM, "'mat_c_f32' is not a type"},
+    {W "buffer x ro mat_a_f16\n", 2, 13, VYRE_INVALID_PROGRAM,
+     "mat_a_f16 is a matrix type: only a local has one (`local NAME mat_a_f16`). Fix: use bool u8"},
+    {W "%a = const mat_acc_f32 0\n", 2, 12, VYRE_INVALID_PROGRAM, "mat_acc_f32 is a matrix type"},
+    {W "%a = const f32 1.0\n%b = cast mat_acc_f32 %a\n", 3, 11, VYRE_INVALID_PROGRAM,
+     "mat_acc_f32 is a matrix type: only a local has one (`local NAME mat_acc_f32`). Fix: use bool u32"},
+    {W "%a = const i32 0\nloop k mat_acc_i32 %a %a\nend\n", 3, 8, VYRE_INVALID_PROGRAM, "mat_acc_i32 is a matrix type"},
     {W "local acc mat_acc_f32\n%a = get acc\n", 3, 10, VYRE_INVALID_PROGRAM,
      "local acc (line 2) is a matrix local (mat_acc_f32); get, let, assign and loop take value locals only"},
     {W "local acc mat_acc_f32\n%z = const f32 0.0\nlet acc %z\n", 4, 5, VYRE_INVALID_PROGRAM, "is a matrix local"},
@@ -1260,7 +1266,9 @@ static const char *const vocabulary[] = {
     "%0", "%1", "%x", "=", "[", "]", "add", "const", "u32", "f32", "i64", "bool", "end", "if",
     "else", "loop", "l0", "1", "-1", "0x1p3", "nan", ";", "#", "@1", "output", "range", "barrier",
     "grid", "\t", "\r", "\x01", "\xff", "buffer", "local", "let", "assign", "store", "workgroup",
-    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999"};
+    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999",
+    "mma", "mma_fill", "mma_load.col", "mma_store.row", "mma_load.x", "mat_acc_f32", "mat_a_i8", "mat_b_bf16",
+    "l1", "l2"};
 
 /* Text edits: deletions, insertions of words, line shuffles, truncation. */
 static char *mutate_text(corpus_rng *r, const char *text) {
@@ -1324,7 +1332,14 @@ static char *mutate_text(corpus_rng *r, const char *text) {
 
 START_TEST(text_fuzzed_sources) {
   enum { PROGRAMS = 40, EDITS = 3000 };
-  char *texts[PROGRAMS];
+  /* The random programs, and the MMA example (the generator's shapes may
+   * have no MMA op). */
+  char *texts[PROGRAMS + 1];
+  uint8_t *mma;
+  size_t mma_size;
+  assemble_ok(mma_src, &mma, &mma_size);
+  texts[PROGRAMS] = disassemble_ok(mma, mma_size);
+  free(mma);
   for (uint32_t i = 0; i < PROGRAMS; i++) {
     corpus_rng r;
     corpus_seed(&r, 300 + i);
@@ -1339,7 +1354,7 @@ START_TEST(text_fuzzed_sources) {
   corpus_seed(&r, 42);
   uint32_t accepted = 0;
   for (uint32_t k = 0; k < EDITS; k++) {
-    char *src = mutate_text(&r, texts[k % PROGRAMS]);
+    char *src = mutate_text(&r, texts[k % (PROGRAMS + 1)]);
     EXPECT(src != NULL, "out of memory");
     size_t len = strlen(src);
     uint32_t lines = 1;
@@ -1369,7 +1384,7 @@ START_TEST(text_fuzzed_sources) {
   }
   printf("fuzzed sources: %u edited texts, %u still assembled (and round-tripped), %u refused "
          "with FILE:LINE:COL and a Fix\n", EDITS, accepted, EDITS - accepted);
-  for (uint32_t i = 0; i < PROGRAMS; i++) free(texts[i]);
+  for (uint32_t i = 0; i <= PROGRAMS; i++) free(texts[i]);
 }
 END_TEST
 
