@@ -61,8 +61,7 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
   vyre_status st = vyre_program_decode(bytes, (size_t)size, &prog, err);
   if (st) return st;
   if ((st = check_budget(prog, o->ulp_budget, err)) || (st = check_workgroup(o->workgroup, err)) ||
-      (st = ref_mma_check_strict(prog, o->ulp_budget, err)) ||
-      (st = ref_mma_check_workgroup(prog, o->workgroup, err))) {
+      (st = ref_mma_check_strict(prog, o->ulp_budget, err))) {
     vyre_program_free(prog);
     return st;
   }

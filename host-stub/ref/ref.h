@@ -93,9 +93,7 @@ typedef struct ref_exec_stats {
  * lim->deadline_ns: VYRE_LIMIT "budget exceeded".  Returns VYRE_OK,
  * VYRE_TRAP (err names the code and instruction; buffer contents are then
  * unspecified), VYRE_LIMIT (state too large, or a budget exceeded; buffer
- * contents then unspecified), VYRE_OUT_OF_MEMORY, or VYRE_INVALID_ARGUMENT
- * (a program with MMA ops on a workgroup whose x*y*z is not a multiple of
- * 32; nothing ran).  stats may be NULL.
+ * contents then unspecified) or VYRE_OUT_OF_MEMORY.  stats may be NULL.
  * Thread-safe: launches share nothing.
  */
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
@@ -149,10 +147,6 @@ int ref_mma_tile_slots(const vyre_program *p, uint32_t **tile_of, uint32_t *coun
 /* Strict mode: a float mma (f16/bf16) under ulp budget 0 is
  * VYRE_UNSUPPORTED. */
 vyre_status ref_mma_check_strict(const vyre_program *p, uint32_t ulp_budget, vyre_error *err);
-/* A workgroup (all 0: none given) whose x*y*z is not a multiple of 32
- * for a program with MMA ops: VYRE_INVALID_ARGUMENT. */
-vyre_status ref_mma_check_workgroup(const vyre_program *p, const uint32_t wg[3],
-                                    vyre_error *err);
 
 /* ------------------------------------------------------------------ */
 /* tolerance.c: the MMA bound side channel of tolerance.h               */
