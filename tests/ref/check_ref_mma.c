@@ -564,7 +564,13 @@ START_TEST(test_mma_bound_side_channel) {
   o.grid[0] = 1;
   o.ulp_budget = 1;
   o.next = &mb.head;
-  vyre_outputs *out = tr_run_ok(be, b, in, 1, &o);
+  void *bytes;
+  size_t size;
+  tr_encode(b, &bytes, &size);
+  vyre_program_ref prog = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(be->vt->dispatch(be, &prog, in, 1, &o, &out, NULL, &err), VYRE_OK);
   double b1 = 18.0 * (0x1p-22 * 16.0 + 0x1p-126);
   double b2 = b1 + 18.0 * (0x1p-22 * (16.0 + b1 + 16.0) + 0x1p-126);
   for (uint32_t e = 0; e < 264; e++) {
@@ -573,6 +579,22 @@ START_TEST(test_mma_bound_side_channel) {
     if (e < 256 && e != 3) ck_assert_uint_eq(tr_u32_at(out, 0, e), tr_fbits(32.0f));
   }
   for (uint32_t e = 0; e < 256; e++) ck_assert_msg(bq[e] == -1.0, "i32 output q: -1 everywhere");
+  /* dispatch_into writes the same; a NULL array is skipped. */
+  static float dd[264];
+  static int32_t qq[256];
+  vyre_output_slot slots[2] = {{dd, sizeof dd, 0}, {qq, sizeof qq, 0}};
+  double bd2[264];
+  arrays[0] = NULL, arrays[1] = bd2;
+  for (int e = 0; e < 264; e++) bd2[e] = 42.0;
+  mb.output_count = 2;
+  ck_assert_int_eq(be->vt->dispatch_into(be, &prog, in, 1, &o, slots, 2, NULL, &err), VYRE_OK);
+  for (int e = 0; e < 256; e++) ck_assert_msg(bd2[e] == -1.0, "q through dispatch_into: -1");
+  ck_assert_msg(bd2[256] == 42.0, "only q's 256 words are written");
+  arrays[0] = bd2, arrays[1] = NULL;
+  ck_assert_int_eq(be->vt->dispatch_into(be, &prog, in, 1, &o, slots, 2, NULL, &err), VYRE_OK);
+  for (uint32_t e = 0; e < 264; e++)
+    ck_assert_msg(bd2[e] == bd[e], "dispatch_into: bound of d[%u] = %a, want %a", e, bd2[e], bd[e]);
+  free(bytes);
   ck_assert_msg(ref_mma_within(tr_fbits(32.0f + 0x1p-18f), tr_fbits(32.0f), b2),
                 "one f32 ulp of 32 is within the bound");
   ck_assert_msg(!ref_mma_within(tr_fbits(32.0f + 0x1p-10f), tr_fbits(32.0f), b2),
