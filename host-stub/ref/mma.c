@@ -152,14 +152,16 @@ static void float_dot(const double *a_row, const double *b_col, uint32_t cbits, 
     exact_add(&x, prod);
     mags += fabs(prod);
   }
+  /* An unconstrained C (bound +inf: a backend may hold any value there,
+   * an infinity or a NaN included) leaves D unconstrained too. */
   if (nan || (pinf && ninf)) {
     *dbits = VYRE_F32_CANONICAL_NAN;
-    *dbound = 0.0;
+    *dbound = isinf(cbound) ? INFINITY : 0.0;
     return;
   }
   if (pinf || ninf) {
     *dbits = pinf ? 0x7f800000u : 0xff800000u;
-    *dbound = 0.0;
+    *dbound = isinf(cbound) ? INFINITY : 0.0;
     return;
   }
   exact_add(&x, c);

@@ -17,7 +17,8 @@
  *     last written by an mma_store of a mat_acc_f32 tile (compare it by
  *     the usual rules: bytes, or ulps under a budget), else the element's
  *     error bound (docs/semantics.md, "Matrix multiply-accumulate"): a
- *     value >= 0, +inf when the result is unconstrained but not NaN;
+ *     value >= 0, +inf when the result is unconstrained (any value,
+ *     NaN included);
  *   - for an output of any other element type: -1.0 for each of its
  *     size / 4 (rounded down) words.
  * Written only when the dispatch succeeds.  Other backends skip the
@@ -47,9 +48,9 @@ static inline int ref_mma_within(uint32_t got, uint32_t want, double bound) {
   float g, w;
   memcpy(&g, &got, sizeof g);
   memcpy(&w, &want, sizeof w);
+  if (isinf(bound)) return 1; /* unconstrained: any value, NaN included */
   if (isnan(w)) return isnan(g);
   if (isnan(g)) return 0;
-  if (isinf(bound)) return 1;
   if (isinf(w)) return g == w;
   return fabs((double)g - (double)w) <= bound;
 }
