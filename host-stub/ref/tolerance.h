@@ -39,9 +39,9 @@ typedef struct ref_mma_bound {
 /*
  * Whether f32 result `got` (bits) is acceptable against the reference's
  * `want` (bits) under `bound`, the value the side channel wrote for the
- * element (>= 0): a NaN want takes any NaN; an infinite bound takes
- * anything but NaN; an infinite want takes only that infinity; else
- * |got - want| <= bound with got not NaN.  For elements whose bound is
+ * element (>= 0): an infinite bound takes anything, NaN included; else a
+ * NaN want takes any NaN, an infinite want takes only that infinity, and
+ * otherwise |got - want| <= bound with got not NaN.  For elements whose bound is
  * -1.0 the caller compares by its usual rules instead.  Pure.
  */
 static inline int ref_mma_within(uint32_t got, uint32_t want, double bound) {

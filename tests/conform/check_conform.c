@@ -498,7 +498,7 @@ START_TEST(test_compare_mma_bound) {
   memcpy(b, a, sizeof a);
   b[0] = 0x3f800008;  /* 1 + 2^-20: on the bound */
   b[1] = 0xffc00123;  /* another NaN */
-  b[3] = 0xff800000;  /* -inf where anything but NaN goes */
+  b[3] = 0xff800000;  /* -inf where anything goes */
   result_with(&rb, b, sizeof b);
   ck_assert_msg(cf_compare(c, &ra, &rb, &d), "within the MMA bound under tolerance 0: %s", d.text);
   cf_result_free(&rb);
@@ -526,8 +526,8 @@ START_TEST(test_compare_mma_bound) {
   b[2] = 0x7f800000;
   b[3] = 0x7fc00000;
   result_with(&rb, b, sizeof b);
-  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 3,
-                "an unconstrained element (bound +inf) is still not NaN: %s", d.text);
+  ck_assert_msg(cf_compare(c, &ra, &rb, &d),
+                "an unconstrained element (bound +inf) may even be NaN: %s", d.text);
   cf_result_free(&rb);
   memcpy(b, a, sizeof a);
   b[4] = 3;
