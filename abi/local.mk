@@ -23,13 +23,13 @@ vyreinclude_HEADERS += abi/vyre/vyre.h abi/vyre/vyre_program.h abi/vyre/vyre_sup
 # libvyre-private and libvyre-support share their support objects; no
 # convenience library contains another.
 VYRE_FORMAT_SOURCES = \
-	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c \
+	abi/format/ops.c abi/format/error.c abi/format/sha256.c abi/format/handles.c abi/format/operands.c \
 	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
-	abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
+	abi/format/mma.c abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/check.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
 	abi/format/budget.h \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
-	abi/text/directives.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
+	abi/text/directives.c abi/text/mma.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
 	abi/support/strbuf.c abi/support/strbuf.h abi/support/log.c abi/support/log.h \
 	abi/support/config.c abi/support/config.h abi/support/sized.c abi/support/sized.h \
@@ -47,9 +47,10 @@ abi_libvyre_support_la_LIBADD = -lpthread
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 1:0:1 (libvyre.so.0): the interface VYRE_1.0, and VYRE_1.1
-# which only added functions (the argument checks), so current and age
-# moved together.  A release that only adds functions puts them in a new
+# -version-info 2:0:2 (libvyre.so.0): the interface VYRE_1.0, VYRE_1.1
+# (the argument checks) and VYRE_1.1.1 (the MMA ops' tables and builder
+# calls), each of which only added functions, so current and age moved
+# together.  A release that only adds functions puts them in a new
 # map node and bumps current and age; one that removes or changes any
 # bumps current and sets age to 0 (a new SONAME).  Docs:
 # docs/architecture.md.
@@ -58,7 +59,7 @@ abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
 abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 1:0:1
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 2:0:2
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

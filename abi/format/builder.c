@@ -224,6 +224,25 @@ void vyre_b_trap(vyre_builder *b, uint32_t code) {
   vyre_b_inst(b, VYRE_OP_TRAP, 0, 0, code, 0, 0, 0);
 }
 
+/* The component type of local `slot`'s matrix type (VOID for another). */
+static uint32_t slot_component(const vyre_builder *b, uint32_t slot) {
+  return slot < b->local_count ? vyre_type_matrix_component(b->locals[slot]) : VYRE_T_VOID;
+}
+void vyre_b_mma_fill(vyre_builder *b, uint32_t slot, uint32_t value) {
+  vyre_b_inst(b, VYRE_OP_MMA_FILL, slot_component(b, slot), 0, slot, value, 0, 0);
+}
+void vyre_b_mma_load(vyre_builder *b, vyre_layout layout, uint32_t slot, uint32_t buffer,
+                     uint32_t index, uint32_t stride) {
+  vyre_b_inst(b, VYRE_OP_MMA_LOAD, slot_component(b, slot), layout, slot, buffer, index, stride);
+}
+void vyre_b_mma(vyre_builder *b, uint32_t d, uint32_t a, uint32_t bm, uint32_t c) {
+  vyre_b_inst(b, VYRE_OP_MMA, slot_component(b, a), 0, d, a, bm, c);
+}
+void vyre_b_mma_store(vyre_builder *b, vyre_layout layout, uint32_t buffer, uint32_t index,
+                      uint32_t stride, uint32_t slot) {
+  vyre_b_inst(b, VYRE_OP_MMA_STORE, slot_component(b, slot), layout, buffer, index, stride, slot);
+}
+
 static uint32_t align4(uint64_t x) { return (uint32_t)((x + 3u) & ~(uint64_t)3u); }
 
 vyre_status vyre_builder_finish(vyre_builder *b, void **bytes, size_t *size, vyre_error *err) {

@@ -246,11 +246,13 @@ vyre_status vyre__decode_buffers(decoder *d, const uint8_t *bytes) {
                   "invalid program: buffer %u '%s': access mode %u is unknown. Fix: use ro, rw, "
                   "wo, uniform or workgroup",
                   i, nm, bd->access);
-    if (bd->elem_type == VYRE_T_VOID || bd->elem_type >= VYRE_T_COUNT_)
+    if (bd->elem_type >= VYRE_T_COUNT_ || !(VYRE_TM_STORAGE & VYRE_TBIT(bd->elem_type)))
       return fail(d, VYRE_INVALID_PROGRAM,
-                  "invalid program: buffer %u '%s': element type %u is not a storage type. Fix: "
-                  "use one of %s",
-                  i, nm, bd->elem_type, TYPE_LIST(VYRE_TM_STORAGE, NULL));
+                  "invalid program: buffer %u '%s': element type %u is not a storage type%s. "
+                  "Fix: use one of %s",
+                  i, nm, bd->elem_type,
+                  vyre_type_matrix_use(bd->elem_type) ? " (only locals have matrix types)" : "",
+                  TYPE_LIST(VYRE_TM_STORAGE, NULL));
     if (bd->reserved0 || bd->reserved1 || (bd->flags & ~(VYRE_BUF_OUTPUT | VYRE_BUF_OUT_RANGE)))
       return fail(d, VYRE_INVALID_PROGRAM,
                   "invalid program: buffer %u '%s': reserved fields or unknown flags set. Fix: "

@@ -103,6 +103,15 @@ vyre_status vyre_geometry_derive(const vyre_program *p, const uint64_t *input_si
                             "Fix: choose a smaller override",
                             g->workgroup[0], g->workgroup[1], g->workgroup[2],
                             VYRE_MAX_WORKGROUP_INVOCATIONS);
+    /* The validator held the declared workgroup to this; an override too. */
+    if ((p->features & VYRE_FEAT_MMA) && inv % 32u)
+      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                            "dispatch: workgroup override %u x %u x %u is %llu invocations, not "
+                            "a multiple of 32, and the program has MMA ops (they run on whole "
+                            "subgroups of 32). Fix: choose an override whose x*y*z is a "
+                            "multiple of 32, or none",
+                            g->workgroup[0], g->workgroup[1], g->workgroup[2],
+                            (unsigned long long)inv);
   }
   uint32_t max_out = 0, max_all = 0;
   int any_out = 0;

@@ -1,4 +1,4 @@
-/* internal.h -- the program decoder's state and the stages its files share (abi/format/: decode.c <- validate.c, uniformity.c <- program.c); not installed. */
+/* internal.h -- the program decoder's state and the stages its files share (abi/format/: decode.c <- operands.c <- mma.c <- validate.c, uniformity.c <- program.c); not installed. */
 #ifndef VYRE_FORMAT_INTERNAL_H
 #define VYRE_FORMAT_INTERNAL_H
 
@@ -60,6 +60,26 @@ vyre_status vyre__decode_header(decoder *d, const uint8_t *bytes, size_t size);
  * kernel and input/output indices, workgroup memory and the features
  * the element types need. */
 vyre_status vyre__decode_buffers(decoder *d, const uint8_t *bytes);
+
+/* operands.c: the operand checks of instruction i (messages name it).
+ * vyre__operand_value: operand `which` = v names a visible earlier value;
+ * its type goes to *type.  vyre__operand_type: a value of type `got`
+ * where `want` is needed.  vyre__operand: both.  vyre__operand_buffer:
+ * buffer `buf` exists (*out).  vyre__operand_slot: local `slot` exists
+ * and, when must_be_live, has had its let or loop and is in scope. */
+vyre_status vyre__operand_value(decoder *d, uint32_t i, const char *which, uint32_t v,
+                                uint32_t *type);
+vyre_status vyre__operand_type(decoder *d, uint32_t i, const char *which, uint32_t got,
+                               uint32_t want);
+vyre_status vyre__operand(decoder *d, uint32_t i, const char *which, uint32_t v, uint32_t want);
+vyre_status vyre__operand_buffer(decoder *d, uint32_t i, uint32_t buf,
+                                 const vyre_buffer_info **out);
+vyre_status vyre__operand_slot(decoder *d, uint32_t i, uint32_t slot, int must_be_live);
+
+/* mma.c: the checks of an MMA instruction i (mma_fill, mma_load, mma,
+ * mma_store): its locals, buffer, values, type and the workgroup size;
+ * the class check of the four MMA classes in validate.c's table. */
+vyre_status vyre__check_mma(decoder *d, uint32_t i, const vyre_op_info *info);
 
 /* validate.c: the checks of instruction i against the op table and the
  * blocks, locals and values before it; sets value_type[i], features. */

@@ -72,7 +72,8 @@ uint32_t vyre_op_fields(const vyre_op_info *info) {
   uint32_t fields = 0;
   for (uint32_t k = 0; k < 4; k++)
     if (cls->operand[k] != VYRE_OPND_NONE) fields |= VYRE_FIELD_A << k;
-  if (cls->result != VYRE_RES_NONE) fields |= VYRE_FIELD_TYPE;
+  /* The MMA statements carry their component type (vyre_program.h). */
+  if (cls->result != VYRE_RES_NONE || (info->flags & VYRE_OPF_MMA)) fields |= VYRE_FIELD_TYPE;
   /* An axis class uses mod only for the ops that take an axis (lane and
    * sgsize do not). */
   if (cls->mod != VYRE_MOD_NONE && (cls->mod != VYRE_MOD_AXIS || (info->flags & VYRE_OPF_AXIS)))
@@ -112,7 +113,9 @@ uint32_t vyre_type_compute(uint32_t storage_type) {
   case VYRE_T_I16: return VYRE_T_I32;
   case VYRE_T_F16:
   case VYRE_T_BF16: return VYRE_T_F32;
-  default: return storage_type < VYRE_T_COUNT_ ? storage_type : VYRE_T_VOID;
+  default:
+    return storage_type < VYRE_T_COUNT_ && (VYRE_TM_STORAGE & VYRE_TBIT(storage_type)) ? storage_type
+                                                                                     : VYRE_T_VOID;
   }
 }
 

@@ -71,10 +71,12 @@ vyre_status vyre_program_decode(const void *bytes, size_t size, vyre_program **o
   }
   memcpy(p->local_types, b + h->local_offset, h->local_count);
   for (uint32_t s = 0; s < h->local_count; s++) {
-    if (!vyre_type_is_value(p->local_types[s])) {
+    uint32_t lt = p->local_types[s];
+    if (!vyre_type_is_value(lt) && !vyre_type_matrix_use(lt)) {
       st = fail(&d, VYRE_INVALID_PROGRAM,
-                "invalid program: local %u has type %u, not a value type. Fix: locals are %s",
-                s, p->local_types[s], TYPE_LIST(VYRE_TM_VALUE, " or "));
+                "invalid program: local %u has type %u, not a value type nor a matrix type. "
+                "Fix: locals are %s, or a matrix type (mat_a_*, mat_b_*, mat_acc_*)",
+                s, lt, TYPE_LIST(VYRE_TM_VALUE, " or "));
       goto done;
     }
   }

@@ -135,6 +135,8 @@ static vyre_status check_placement(decoder *d, uniformity *u) {
     uint32_t why = diverged_at != NONE ? diverged_at : u->cause[depth];
     const char *what = NULL;
     if (in->op == VYRE_OP_BARRIER) what = in->mod == VYRE_BARRIER_GRID ? "grid barrier" : "barrier";
+    else if (vyre_op_lookup(in->op)->flags & VYRE_OPF_MMA)
+      what = "MMA operation";
     else if (vyre_op_lookup(in->op)->flags & VYRE_OPF_COLLECTIVE)
       what = "subgroup operation";
     if (what && !here) {

@@ -3,86 +3,20 @@
 
 #include "internal.h"
 
-/* Check that operand `v` of instruction i names a visible value; its type
- * goes to *type. */
-static vyre_status value(decoder *d, uint32_t i, const char *which, uint32_t v, uint32_t *type) {
-  vyre_program *p = d->p;
-  const vyre_inst *in = &p->insts[i];
-  if (v >= i)
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "operand %s = %%%u is not an earlier instruction. Fix: operands name "
-                         "values defined before their use",
-                i, mnem(in), which, v);
-  if (p->value_type[v] == VYRE_T_VOID)
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "operand %s = %%%u is a statement (%s), not a value. Fix: name an "
-                         "expression instruction",
-                i, mnem(in), which, v, mnem(&p->insts[v]));
-  if (d->scope[v] != NONE && !d->open[d->scope[v]])
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "operand %s = %%%u was defined inside a block that has ended (at "
-                         "instruction %u). Fix: values do not escape their block; carry them "
-                         "out in a local (let/assign)",
-                i, mnem(in), which, v, d->scope[v]);
-  if (d->segment[v] != d->grid_segment)
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "operand %s = %%%u was defined before a grid barrier. Fix: values do "
-                         "not cross grid barriers; carry them in a local",
-                i, mnem(in), which, v);
-  *type = p->value_type[v];
-  return VYRE_OK;
-}
-
-static vyre_status want_type(decoder *d, uint32_t i, const char *which, uint32_t got,
-                             uint32_t want) {
-  if (got == want) return VYRE_OK;
+/* Local `slot` is not a matrix local: get, let, assign and loop take
+ * value locals only. */
+static vyre_status not_matrix(decoder *d, uint32_t i, uint32_t slot) {
+  uint32_t t = d->p->local_types[slot];
+  if (!vyre_type_matrix_use(t)) return VYRE_OK;
   return fail(d, VYRE_INVALID_PROGRAM,
-              INST_FMT "operand %s has type %s, expected %s. Fix: pass a %s value, e.g. "
-                       "convert it first with `cast %s`",
-              i, mnem(&d->p->insts[i]), which, vyre_type_name(got), vyre_type_name(want),
-              vyre_type_name(want), vyre_type_name(want));
-}
-
-static vyre_status operand(decoder *d, uint32_t i, const char *which, uint32_t v,
-                           uint32_t want) {
-  uint32_t t;
-  vyre_status st = value(d, i, which, v, &t);
-  return st ? st : want_type(d, i, which, t, want);
-}
-
-static vyre_status buffer_ref(decoder *d, uint32_t i, uint32_t buf, const vyre_buffer_info **out) {
-  if (buf >= d->p->buffer_count)
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "buffer %u does not exist (the program declares %u). Fix: name a "
-                         "declared buffer",
-                i, mnem(&d->p->insts[i]), buf, d->p->buffer_count);
-  *out = &d->p->buffers[buf];
-  return VYRE_OK;
-}
-
-static vyre_status slot_ref(decoder *d, uint32_t i, uint32_t slot, int must_be_live) {
-  vyre_program *p = d->p;
-  if (slot >= p->local_count)
-    return fail(d, VYRE_INVALID_PROGRAM,
-                INST_FMT "local %u does not exist (the program declares %u). Fix: declare the "
-                         "local",
-                i, mnem(&p->insts[i]), slot, p->local_count);
-  if (must_be_live) {
-    if (!d->local_def[slot])
-      return fail(d, VYRE_INVALID_PROGRAM,
-                  INST_FMT "local %u is used before its let. Fix: initialise it with let first",
-                  i, mnem(&p->insts[i]), slot);
-    if (d->local_scope[slot] != NONE && !d->open[d->local_scope[slot]])
-      return fail(d, VYRE_INVALID_PROGRAM,
-                  INST_FMT "local %u was declared in a block that has ended. Fix: declare it "
-                           "(let) in a block that encloses this use",
-                  i, mnem(&p->insts[i]), slot);
-  }
-  return VYRE_OK;
+              INST_FMT "local %u is a matrix local (%s); get, let, assign and loop take value "
+                       "locals only. Fix: set it with mma_fill, mma_load or mma and write it "
+                       "out with mma_store",
+              i, mnem(&d->p->insts[i]), slot, vyre_type_name(t));
 }
 
 static vyre_status define_slot(decoder *d, uint32_t i, uint32_t slot, uint8_t how) {
-  vyre_status st = slot_ref(d, i, slot, 0);
+  vyre_status st = vyre__operand_slot(d, i, slot, 0);
   if (st) return st;
   if (d->local_def[slot])
     return fail(d, VYRE_INVALID_PROGRAM,
@@ -185,8 +119,10 @@ static vyre_status check_local_get(decoder *d, uint32_t i, const vyre_op_info *i
   (void)info;
   vyre_program *p = d->p;
   const vyre_inst *in = &p->insts[i];
-  vyre_status st = slot_ref(d, i, in->a, 1);
-  if (st) return st;
+  vyre_status st;
+  if ((st = vyre__operand_slot(d, i, in->a, 0)) || (st = not_matrix(d, i, in->a)) ||
+      (st = vyre__operand_slot(d, i, in->a, 1)))
+    return st;
   if (in->type != p->local_types[in->a])
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from local %u's type %s. "
                 "Fix: use the local's type", i, mnem(in), vyre_type_name(in->type), in->a,
@@ -199,12 +135,12 @@ static vyre_status check_load(decoder *d, uint32_t i, const vyre_op_info *info) 
   const vyre_inst *in = &d->p->insts[i];
   const vyre_buffer_info *buf;
   vyre_status st;
-  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if ((st = vyre__operand_buffer(d, i, in->a, &buf))) return st;
   if (buf->decl.access == VYRE_ACCESS_WRITE_ONLY)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is write-only. Fix: declare "
                 "it rw (with the output flag if the backend should allocate it)", i, mnem(in),
                 buf->name);
-  if ((st = operand(d, i, "index", in->b, VYRE_T_U32))) return st;
+  if ((st = vyre__operand(d, i, "index", in->b, VYRE_T_U32))) return st;
   uint32_t yields = vyre_type_compute(buf->decl.elem_type);
   if (in->type != yields)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s, but loading '%s' (%s) yields %s. "
@@ -217,7 +153,7 @@ static vyre_status check_load(decoder *d, uint32_t i, const vyre_op_info *info) 
 static vyre_status check_buf_len(decoder *d, uint32_t i, const vyre_op_info *info) {
   (void)info;
   const vyre_buffer_info *buf;
-  vyre_status st = buffer_ref(d, i, d->p->insts[i].a, &buf);
+  vyre_status st = vyre__operand_buffer(d, i, d->p->insts[i].a, &buf);
   return st ? st : want_result(d, i, VYRE_T_U32, "type", "buflen is u32");
 }
 
@@ -245,7 +181,7 @@ static vyre_status check_binary(decoder *d, uint32_t i, const vyre_op_info *info
   const vyre_inst *in = &d->p->insts[i];
   uint32_t ta, tb;
   vyre_status st;
-  if ((st = value(d, i, "a", in->a, &ta)) || (st = value(d, i, "b", in->b, &tb))) return st;
+  if ((st = vyre__operand_value(d, i, "a", in->a, &ta)) || (st = vyre__operand_value(d, i, "b", in->b, &tb))) return st;
   if (ta != tb)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "operands have types %s and %s. Fix: cast "
                 "one so both match", i, mnem(in), vyre_type_name(ta), vyre_type_name(tb));
@@ -259,7 +195,7 @@ static vyre_status check_binary(decoder *d, uint32_t i, const vyre_op_info *info
 static vyre_status check_unary(decoder *d, uint32_t i, const vyre_op_info *info) {
   const vyre_inst *in = &d->p->insts[i];
   uint32_t ta;
-  vyre_status st = value(d, i, "a", in->a, &ta);
+  vyre_status st = vyre__operand_value(d, i, "a", in->a, &ta);
   if (st) return st;
   if (!type_in_mask(info, ta))
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "does not accept a %s operand. Fix: see "
@@ -273,8 +209,8 @@ static vyre_status check_select(decoder *d, uint32_t i, const vyre_op_info *info
   const vyre_inst *in = &d->p->insts[i];
   uint32_t tb, tc;
   vyre_status st;
-  if ((st = operand(d, i, "condition", in->a, VYRE_T_BOOL))) return st;
-  if ((st = value(d, i, "b", in->b, &tb)) || (st = value(d, i, "c", in->c, &tc))) return st;
+  if ((st = vyre__operand(d, i, "condition", in->a, VYRE_T_BOOL))) return st;
+  if ((st = vyre__operand_value(d, i, "b", in->b, &tb)) || (st = vyre__operand_value(d, i, "c", in->c, &tc))) return st;
   if (tb != tc || in->type != tb)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "arms have types %s and %s, result %s. Fix: "
                 "both arms and the result share one type", i, mnem(in), vyre_type_name(tb),
@@ -285,7 +221,7 @@ static vyre_status check_select(decoder *d, uint32_t i, const vyre_op_info *info
 static vyre_status check_cast(decoder *d, uint32_t i, const vyre_op_info *info) {
   const vyre_inst *in = &d->p->insts[i];
   uint32_t ta;
-  vyre_status st = value(d, i, "a", in->a, &ta);
+  vyre_status st = vyre__operand_value(d, i, "a", in->a, &ta);
   if (st) return st;
   if (!type_in_mask(info, in->type))
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "target type %s is not a value type. Fix: "
@@ -298,8 +234,8 @@ static vyre_status check_fma(decoder *d, uint32_t i, const vyre_op_info *info) {
   (void)info;
   const vyre_inst *in = &d->p->insts[i];
   vyre_status st;
-  if ((st = operand(d, i, "a", in->a, VYRE_T_F32)) || (st = operand(d, i, "b", in->b, VYRE_T_F32)) ||
-      (st = operand(d, i, "c", in->c, VYRE_T_F32)))
+  if ((st = vyre__operand(d, i, "a", in->a, VYRE_T_F32)) || (st = vyre__operand(d, i, "b", in->b, VYRE_T_F32)) ||
+      (st = vyre__operand(d, i, "c", in->c, VYRE_T_F32)))
     return st;
   return want_result(d, i, VYRE_T_F32, "result type", "fma is f32");
 }
@@ -311,7 +247,7 @@ static vyre_status check_atomic(decoder *d, uint32_t i, const vyre_op_info *info
   uint32_t t = in->type;
   const vyre_buffer_info *buf;
   vyre_status st;
-  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if ((st = vyre__operand_buffer(d, i, in->a, &buf))) return st;
   if (buf->decl.access != VYRE_ACCESS_READ_WRITE && buf->decl.access != VYRE_ACCESS_WORKGROUP)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s; atomics need rw or "
                 "workgroup. Fix: declare it rw (add the output flag for a zeroed output)", i,
@@ -324,10 +260,10 @@ static vyre_status check_atomic(decoder *d, uint32_t i, const vyre_op_info *info
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "type %s differs from buffer '%s' (%s). "
                 "Fix: set the type to the element type", i, mnem(in), vyre_type_name(t),
                 buf->name, vyre_type_name(buf->decl.elem_type));
-  if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) || (st = operand(d, i, "value", in->c, t)))
+  if ((st = vyre__operand(d, i, "index", in->b, VYRE_T_U32)) || (st = vyre__operand(d, i, "value", in->c, t)))
     return st;
   if (vyre_op_class_lookup(info->op_class)->operand[3] == VYRE_OPND_VALUE &&
-      (st = operand(d, i, "desired", in->d, t)))
+      (st = vyre__operand(d, i, "desired", in->d, t)))
     return st;
   if ((st = check_mod(d, i, info))) return st;
   need(p, VYRE_FEAT_ATOMIC, VYRE_CAP_ATOMICS);
@@ -337,7 +273,7 @@ static vyre_status check_atomic(decoder *d, uint32_t i, const vyre_op_info *info
 
 static vyre_status check_ballot(decoder *d, uint32_t i, const vyre_op_info *info) {
   (void)info;
-  vyre_status st = operand(d, i, "a", d->p->insts[i].a, VYRE_T_BOOL);
+  vyre_status st = vyre__operand(d, i, "a", d->p->insts[i].a, VYRE_T_BOOL);
   return st ? st : want_result(d, i, VYRE_T_U32, "result type", "a ballot is a u32 lane mask");
 }
 
@@ -345,8 +281,8 @@ static vyre_status check_shuffle(decoder *d, uint32_t i, const vyre_op_info *inf
   (void)info;
   const vyre_inst *in = &d->p->insts[i];
   vyre_status st;
-  if ((st = operand(d, i, "value", in->a, in->type)) ||
-      (st = operand(d, i, "lane", in->b, VYRE_T_U32)))
+  if ((st = vyre__operand(d, i, "value", in->a, in->type)) ||
+      (st = vyre__operand(d, i, "lane", in->b, VYRE_T_U32)))
     return st;
   return VYRE_OK;
 }
@@ -355,7 +291,7 @@ static vyre_status check_reduce(decoder *d, uint32_t i, const vyre_op_info *info
   const vyre_inst *in = &d->p->insts[i];
   uint32_t t = in->type;
   vyre_status st;
-  if ((st = operand(d, i, "value", in->a, t)) || (st = check_mod(d, i, info))) return st;
+  if ((st = vyre__operand(d, i, "value", in->a, t)) || (st = check_mod(d, i, info))) return st;
   if (!type_in_mask(info, t) || (t == VYRE_T_F32 && in->mod >= VYRE_REDUCE_AND))
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "reduce %s over %s is not defined. Fix: "
                 "add/min/max take integers or f32; and/or/xor take integers", i, mnem(in),
@@ -368,9 +304,11 @@ static vyre_status check_let(decoder *d, uint32_t i, const vyre_op_info *info) {
   const vyre_inst *in = &d->p->insts[i];
   uint32_t tb;
   vyre_status st;
-  if ((st = value(d, i, "value", in->b, &tb))) return st;
-  if ((st = define_slot(d, i, in->a, 1))) return st;
-  return want_type(d, i, "value", tb, d->p->local_types[in->a]);
+  if ((st = vyre__operand_value(d, i, "value", in->b, &tb))) return st;
+  if ((st = vyre__operand_slot(d, i, in->a, 0)) || (st = not_matrix(d, i, in->a)) ||
+      (st = define_slot(d, i, in->a, 1)))
+    return st;
+  return vyre__operand_type(d, i, "value", tb, d->p->local_types[in->a]);
 }
 
 static vyre_status check_assign(decoder *d, uint32_t i, const vyre_op_info *info) {
@@ -378,12 +316,14 @@ static vyre_status check_assign(decoder *d, uint32_t i, const vyre_op_info *info
   const vyre_inst *in = &d->p->insts[i];
   uint32_t tb;
   vyre_status st;
-  if ((st = slot_ref(d, i, in->a, 1))) return st;
+  if ((st = vyre__operand_slot(d, i, in->a, 0)) || (st = not_matrix(d, i, in->a)) ||
+      (st = vyre__operand_slot(d, i, in->a, 1)))
+    return st;
   if (d->local_def[in->a] == 2)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "local %u is a loop counter. Fix: loop "
                 "counters are read-only; copy it into another local", i, mnem(in), in->a);
-  if ((st = value(d, i, "value", in->b, &tb))) return st;
-  return want_type(d, i, "value", tb, d->p->local_types[in->a]);
+  if ((st = vyre__operand_value(d, i, "value", in->b, &tb))) return st;
+  return vyre__operand_type(d, i, "value", tb, d->p->local_types[in->a]);
 }
 
 static vyre_status check_store(decoder *d, uint32_t i, const vyre_op_info *info) {
@@ -391,19 +331,19 @@ static vyre_status check_store(decoder *d, uint32_t i, const vyre_op_info *info)
   const vyre_inst *in = &d->p->insts[i];
   const vyre_buffer_info *buf;
   vyre_status st;
-  if ((st = buffer_ref(d, i, in->a, &buf))) return st;
+  if ((st = vyre__operand_buffer(d, i, in->a, &buf))) return st;
   if (buf->decl.access == VYRE_ACCESS_READ_ONLY || buf->decl.access == VYRE_ACCESS_UNIFORM)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "buffer '%s' is %s. Fix: declare it rw or "
                 "wo to write it", i, mnem(in), buf->name, vyre_access_name(buf->decl.access));
-  if ((st = operand(d, i, "index", in->b, VYRE_T_U32)) ||
-      (st = operand(d, i, "value", in->c, vyre_type_compute(buf->decl.elem_type))))
+  if ((st = vyre__operand(d, i, "index", in->b, VYRE_T_U32)) ||
+      (st = vyre__operand(d, i, "value", in->c, vyre_type_compute(buf->decl.elem_type))))
     return st;
   return VYRE_OK;
 }
 
 static vyre_status check_if(decoder *d, uint32_t i, const vyre_op_info *info) {
   (void)info;
-  vyre_status st = operand(d, i, "condition", d->p->insts[i].a, VYRE_T_BOOL);
+  vyre_status st = vyre__operand(d, i, "condition", d->p->insts[i].a, VYRE_T_BOOL);
   return st ? st : push_block(d, i);
 }
 
@@ -443,12 +383,12 @@ static vyre_status check_loop(decoder *d, uint32_t i, const vyre_op_info *info) 
   vyre_program *p = d->p;
   const vyre_inst *in = &p->insts[i];
   vyre_status st;
-  if ((st = slot_ref(d, i, in->a, 0))) return st;
+  if ((st = vyre__operand_slot(d, i, in->a, 0)) || (st = not_matrix(d, i, in->a))) return st;
   uint32_t lt = p->local_types[in->a];
   if (lt != VYRE_T_U32 && lt != VYRE_T_I32)
     return fail(d, VYRE_INVALID_PROGRAM, INST_FMT "loop counter local %u is %s. Fix: loop "
                 "counters are u32 or i32", i, mnem(in), in->a, vyre_type_name(lt));
-  if ((st = operand(d, i, "start", in->b, lt)) || (st = operand(d, i, "end", in->c, lt)))
+  if ((st = vyre__operand(d, i, "start", in->b, lt)) || (st = vyre__operand(d, i, "end", in->c, lt)))
     return st;
   if ((st = push_block(d, i))) return st;
   if ((st = define_slot(d, i, in->a, 2))) return st;
@@ -489,6 +429,12 @@ static vyre_status check_trap(decoder *d, uint32_t i, const vyre_op_info *info) 
   return VYRE_OK;
 }
 
+/* The four MMA classes: the layout of mma_load and mma_store, then mma.c. */
+static vyre_status check_mma_class(decoder *d, uint32_t i, const vyre_op_info *info) {
+  vyre_status st = check_mod(d, i, info);
+  return st ? st : vyre__check_mma(d, i, info);
+}
+
 static const class_check class_checks[VYRE_OC_COUNT_] = {
     [VYRE_OC_CONST] = check_const,       [VYRE_OC_LOCAL_GET] = check_local_get,
     [VYRE_OC_LOAD] = check_load,         [VYRE_OC_BUF_LEN] = check_buf_len,
@@ -504,6 +450,8 @@ static const class_check class_checks[VYRE_OC_COUNT_] = {
     [VYRE_OC_END] = check_end,           [VYRE_OC_LOOP] = check_loop,
     [VYRE_OC_BLOCK] = check_block,       [VYRE_OC_RETURN] = check_return,
     [VYRE_OC_BARRIER] = check_barrier,   [VYRE_OC_TRAP] = check_trap,
+    [VYRE_OC_MMA_FILL] = check_mma_class, [VYRE_OC_MMA_LOAD] = check_mma_class,
+    [VYRE_OC_MMA] = check_mma_class,     [VYRE_OC_MMA_STORE] = check_mma_class,
 };
 
 /* The checks of one instruction; sets value_type[i] (contract in internal.h). */
@@ -520,6 +468,7 @@ vyre_status vyre__validate_inst(decoder *d, uint32_t i) {
   if (st) return st;
   if (info->flags & VYRE_OPF_SUBGROUP) need(p, VYRE_FEAT_SUBGROUP, VYRE_CAP_SUBGROUP);
   if (info->flags & VYRE_OPF_TRANSCENDENTAL) need(p, VYRE_FEAT_TRANSCENDENTAL, VYRE_CAP_TRANSCENDENTAL);
+  if (info->flags & VYRE_OPF_MMA) need(p, VYRE_FEAT_MMA, VYRE_CAP_TENSOR_CORES);
   /* Canonical encoding: every field the class does not use is zero. */
   uint32_t used = vyre_op_fields(info);
   if ((!(used & VYRE_FIELD_A) && in->a) || (!(used & VYRE_FIELD_B) && in->b) ||

@@ -120,8 +120,13 @@ vyre_status vyre__asm_buffer(assembler *a) {
 vyre_status vyre__asm_local(assembler *a) {
   const tok *kw = &a->t[0];
   if (a->nt != 3)
-    return FAIL(kw, "local takes a name and a type. Fix: write e.g. `local acc f32`");
+    return FAIL(kw, "local takes a name and a type. Fix: write e.g. `local acc f32` or `local c "
+                    "mat_acc_f32`");
   uint32_t type, slot;
-  vyre_status st = vyre__asm_type_ref(a, &a->t[2], 1, &type);
+  /* A matrix type (mat_acc_f32, ...) or a value type. */
+  int ty = vyre_type_by_name(a->t[2].s, a->t[2].len);
+  vyre_status st = VYRE_OK;
+  if (ty >= 0 && vyre_type_matrix_use((uint32_t)ty)) type = (uint32_t)ty;
+  else st = vyre__asm_type_ref(a, &a->t[2], 1, &type);
   return st ? st : vyre__asm_declare_local(a, &a->t[1], type, &slot);
 }

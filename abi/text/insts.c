@@ -85,12 +85,14 @@ static vyre_status want_mask(assembler *a, const tok *t, uint32_t have, uint32_t
               vyre_type_name(have));
 }
 
-static vyre_status buffer_ref(assembler *a, const tok *t, uint32_t *idx) {
+/* A matrix local where get, let, assign or loop wants a value local. */
+static vyre_status matrix_refused(assembler *a, const tok *t, const local_def *l) {
   char sh[64];
-  if (!vyre__asm_map_find(&a->buffer_names, t->s, t->len, idx))
-    return FAIL(t, "unknown buffer '%s'. Fix: declare it before its use, e.g. `buffer %s rw u32`",
-                vyre__asm_show(t, sh), vyre__asm_is_ident(t) ? vyre__asm_show(t, sh) : "name");
-  return VYRE_OK;
+  return FAIL(t,
+              "local %s (line %u) is a matrix local (%s); get, let, assign and loop take value "
+              "locals only. Fix: set it with mma_fill, mma_load or mma, write it out with "
+              "mma_store",
+              vyre__asm_show(t, sh), l->line, vyre_type_name(l->type));
 }
 
 /* A local that must be defined (let or loop) and in scope. */
@@ -102,6 +104,7 @@ static vyre_status live_local(assembler *a, const tok *t, uint32_t *slot) {
                 "`let`",
                 vyre__asm_show(t, sh), vyre__asm_is_ident(t) ? vyre__asm_show(t, sh) : "name");
   const local_def *l = &a->locals[*slot];
+  if (vyre_type_matrix_use(l->type)) return matrix_refused(a, t, l);
   if (l->state == LOCAL_DECLARED)
     return FAIL(t,
                 "local %s (declared at line %u) is used before its let. Fix: initialise it "
@@ -135,6 +138,7 @@ static const char *const reduce_names[] = {
 #undef REDUCE_NAME_
 };
 static const char *const axis_names[] = {"x", "y", "z"};
+static const char *const layout_names[] = {"row", "col"}; /* vyre_layout */
 
 /* Bind `%name =` of a value line to instruction `inst`. */
 static vyre_status bind_value(assembler *a, const tok *name, uint32_t inst) {
@@ -164,18 +168,6 @@ static vyre_status bind_value(assembler *a, const tok *name, uint32_t inst) {
   return VYRE_OK;
 }
 
-/* One instruction line being assembled: the op, its operand tokens, and
- * the fields the class parser fills. */
-typedef struct inst_line {
-  const tok *op, *arg;
-  uint32_t nargs;
-  const vyre_op_info *info;
-  const char *mn;
-  uint32_t mod, type;
-  uint32_t f[4];         /* a b c d */
-  uint32_t counter_slot; /* LOOP: the counter's local */
-} inst_line;
-
 /* Per-class operand parsers: each reads the operand tokens its class's
  * schema (VYRE_OP_CLASS_MAP) says it takes, in order, and sets the fields
  * and the result type.  Counts and suffixes were checked before. */
@@ -204,7 +196,7 @@ static vyre_status parse_local_get(assembler *a, inst_line *x) {
 static vyre_status parse_load(assembler *a, inst_line *x) {
   uint32_t ty;
   vyre_status st;
-  if ((st = buffer_ref(a, &x->arg[0], &x->f[0])) ||
+  if ((st = vyre__asm_buffer_ref(a, &x->arg[0], &x->f[0])) ||
       (st = vyre__asm_value_ref(a, &x->arg[1], &x->f[1], &ty)) ||
       (st = want_type(a, &x->arg[1], ty, VYRE_T_U32, x->op, "as index")))
     return st;
@@ -213,7 +205,7 @@ static vyre_status parse_load(assembler *a, inst_line *x) {
 }
 
 static vyre_status parse_buf_len(assembler *a, inst_line *x) {
-  vyre_status st = buffer_ref(a, &x->arg[0], &x->f[0]);
+  vyre_status st = vyre__asm_buffer_ref(a, &x->arg[0], &x->f[0]);
   if (st) return st;
   x->type = VYRE_T_U32;
   return VYRE_OK;
@@ -300,7 +292,7 @@ static vyre_status parse_atomic(assembler *a, inst_line *x) {
   char sh[64];
   uint32_t ty, tz, tw;
   vyre_status st;
-  if ((st = buffer_ref(a, &x->arg[0], &x->f[0]))) return st;
+  if ((st = vyre__asm_buffer_ref(a, &x->arg[0], &x->f[0]))) return st;
   const buf_def *bd = &a->bufs[x->f[0]];
   if (!(VYRE_TM_INT & VYRE_TBIT(bd->elem)))
     return FAIL(&x->arg[0],
@@ -361,6 +353,8 @@ static vyre_status parse_let(assembler *a, inst_line *x) {
   if ((st = vyre__asm_value_ref(a, &arg[1], &x->f[1], &ty))) return st;
   if (!vyre__asm_map_find(&a->local_names, arg[0].s, arg[0].len, &slot)) {
     if ((st = vyre__asm_declare_local(a, &arg[0], ty, &slot))) return st;
+  } else if (vyre_type_matrix_use(a->locals[slot].type)) {
+    return matrix_refused(a, &arg[0], &a->locals[slot]);
   } else if (a->locals[slot].state != LOCAL_DECLARED) {
     return FAIL(&arg[0],
                 "local %s already has its let (line %u). Fix: use `assign %s %%value` "
@@ -398,7 +392,7 @@ static vyre_status parse_store(assembler *a, inst_line *x) {
   const tok *arg = x->arg;
   uint32_t ty, tz;
   vyre_status st;
-  if ((st = buffer_ref(a, &arg[0], &x->f[0]))) return st;
+  if ((st = vyre__asm_buffer_ref(a, &arg[0], &x->f[0]))) return st;
   const buf_def *bd = &a->bufs[x->f[0]];
   if (bd->access == VYRE_ACCESS_READ_ONLY || bd->access == VYRE_ACCESS_UNIFORM)
     return FAIL(&arg[0], "buffer %s is %s and cannot be written. Fix: declare it rw or wo",
@@ -449,6 +443,7 @@ static vyre_status parse_loop(assembler *a, inst_line *x) {
   if (!vyre__asm_map_find(&a->local_names, lt->s, lt->len, &slot)) {
     if ((st = vyre__asm_declare_local(a, lt, decl_type ? decl_type : ty, &slot))) return st;
   } else {
+    if (vyre_type_matrix_use(a->locals[slot].type)) return matrix_refused(a, lt, &a->locals[slot]);
     if (a->locals[slot].state != LOCAL_DECLARED)
       return FAIL(lt,
                   "local %s already has a value (line %u); a loop counter is a fresh local. "
@@ -521,10 +516,12 @@ static const class_parse class_parsers[VYRE_OC_COUNT_] = {
     [VYRE_OC_END] = parse_end,           [VYRE_OC_LOOP] = parse_loop,
     [VYRE_OC_BLOCK] = parse_nothing,     [VYRE_OC_RETURN] = parse_nothing,
     [VYRE_OC_BARRIER] = parse_barrier,   [VYRE_OC_TRAP] = parse_trap,
+    [VYRE_OC_MMA_FILL] = vyre__asm_parse_mma, [VYRE_OC_MMA_LOAD] = vyre__asm_parse_mma,
+    [VYRE_OC_MMA] = vyre__asm_parse_mma, [VYRE_OC_MMA_STORE] = vyre__asm_parse_mma,
 };
 
 /* The .suffix of the op token, by the class's mod kind (axis, memory
- * order, reduction kind); *mod receives it. */
+ * order, reduction kind, tile layout); *mod receives it. */
 static vyre_status parse_suffix(assembler *a, const tok *op, const vyre_op_info *info,
                                 uint32_t *mod) {
   char sh[64];
@@ -555,6 +552,12 @@ static vyre_status parse_suffix(assembler *a, const tok *op, const vyre_op_info 
     if (k < 0)
       return FAIL(dot ? &suffix : op, "reduce needs its kind. Fix: write reduce.add, .min, .max, "
                                       ".and, .or or .xor");
+    *mod = (uint32_t)k;
+  } else if (kind == VYRE_MOD_LAYOUT) {
+    int k = dot ? lookup_name(layout_names, 2, suffix.s, suffix.len) : VYRE_LAYOUT_ROW;
+    if (k < 0)
+      return FAIL(&suffix, "'%s' is not a tile layout. Fix: write %s.row (the default) or %s.col",
+                  vyre__asm_show(&suffix, sh), mn, mn);
     *mod = (uint32_t)k;
   } else if (dot) {
     return FAIL(op, "%s takes no .suffix. Fix: write %s", mn, mn);
@@ -640,8 +643,8 @@ vyre_status vyre__asm_inst(assembler *a, uint32_t first, const tok *name) {
   if ((st = parse_suffix(a, x.op, x.info, &x.mod)) || (st = check_arity(a, &x)) ||
       (st = class_parsers[x.info->op_class](a, &x)))
     return st;
-  if ((st = emit(a, x.op, (vyre_op)x.info->id, is_value ? x.type : 0, x.mod, x.f[0], x.f[1], x.f[2],
-                 x.f[3], &inst)) ||
+  uint32_t type = (vyre_op_fields(x.info) & VYRE_FIELD_TYPE) ? x.type : 0;
+  if ((st = emit(a, x.op, (vyre_op)x.info->id, type, x.mod, x.f[0], x.f[1], x.f[2], x.f[3], &inst)) ||
       (st = after_emit(a, &x, inst)))
     return st;
   return name ? bind_value(a, name, inst) : VYRE_OK;

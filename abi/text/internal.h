@@ -1,4 +1,4 @@
-/* internal.h -- the assembler's state and the steps its files share (abi/text/: lex.c <- operands.c <- directives.c, insts.c <- asm.c); not installed. */
+/* internal.h -- the assembler's state and the steps its files share (abi/text/: lex.c <- operands.c <- directives.c, mma.c <- insts.c <- asm.c); not installed. */
 #ifndef VYRE_TEXT_INTERNAL_H
 #define VYRE_TEXT_INTERNAL_H
 
@@ -147,7 +147,11 @@ uint32_t vyre__asm_later_definition(const assembler *a, const tok *t);
 /* A %value operand that is visible here: its instruction and type. */
 vyre_status vyre__asm_value_ref(assembler *a, const tok *t, uint32_t *inst, uint32_t *type);
 
-/* A type name (a value type when value_only) into *type. */
+/* A declared buffer's name: its index into *idx. */
+vyre_status vyre__asm_buffer_ref(assembler *a, const tok *t, uint32_t *idx);
+
+/* A type name into *type: a storage type, or a value type when
+ * value_only; a matrix type is refused (vyre__asm_local takes those). */
 vyre_status vyre__asm_type_ref(assembler *a, const tok *t, int value_only, uint32_t *type);
 
 /* Declare a local slot named t of `type`; *slot receives it. */
@@ -161,6 +165,25 @@ vyre_status vyre__asm_parse_uint(assembler *a, const tok *t, uint64_t max, const
 vyre_status vyre__asm_workgroup(assembler *a);
 vyre_status vyre__asm_buffer(assembler *a);
 vyre_status vyre__asm_local(assembler *a);
+
+/* One instruction line being assembled: the op, its operand tokens, and
+ * the fields the class parser fills. */
+typedef struct inst_line {
+  const tok *op, *arg;
+  uint32_t nargs;
+  const vyre_op_info *info;
+  const char *mn;
+  uint32_t mod, type;
+  uint32_t f[4];         /* a b c d */
+  uint32_t counter_slot; /* LOOP: the counter's local */
+} inst_line;
+
+/* ---- mma.c ---- */
+
+/* The operands of an MMA line (mma_fill, mma_load, mma, mma_store; the
+ * count and the .row/.col suffix were checked before): x->f and x->type,
+ * the component type the locals and the buffer say. */
+vyre_status vyre__asm_parse_mma(assembler *a, inst_line *x);
 
 /* ---- insts.c ---- */
 

@@ -47,6 +47,14 @@ vyre_status vyre__asm_value_ref(assembler *a, const tok *t, uint32_t *inst, uint
   return VYRE_OK;
 }
 
+vyre_status vyre__asm_buffer_ref(assembler *a, const tok *t, uint32_t *idx) {
+  char sh[64];
+  if (!vyre__asm_map_find(&a->buffer_names, t->s, t->len, idx))
+    return FAIL(t, "unknown buffer '%s'. Fix: declare it before its use, e.g. `buffer %s rw u32`",
+                vyre__asm_show(t, sh), vyre__asm_is_ident(t) ? vyre__asm_show(t, sh) : "name");
+  return VYRE_OK;
+}
+
 vyre_status vyre__asm_type_ref(assembler *a, const tok *t, int value_only, uint32_t *type) {
   char sh[64];
   char types[96];
@@ -54,6 +62,11 @@ vyre_status vyre__asm_type_ref(assembler *a, const tok *t, int value_only, uint3
   if (ty < 0)
     return FAIL(t, "'%s' is not a type. Fix: use one of %s", vyre__asm_show(t, sh),
                 vyre_type_list(VYRE_TM_STORAGE, NULL, types, sizeof types));
+  if (vyre_type_matrix_use((uint32_t)ty))
+    return FAIL(t, "%s is a matrix type: only a local has one (`local NAME %s`). Fix: use %s",
+                vyre_type_name((uint32_t)ty), vyre_type_name((uint32_t)ty),
+                vyre_type_list(value_only ? VYRE_TM_VALUE : VYRE_TM_STORAGE, " or ", types,
+                               sizeof types));
   if (value_only && !vyre_type_is_value((uint32_t)ty))
     return FAIL(t, "%s is a storage type; values are %s. Fix: use %s (a store to a %s buffer "
                    "narrows it)",

@@ -504,14 +504,17 @@ typedef struct vyre_op_class_info {
 
 /* Schema of class `op_class`, or NULL when there is no such class.  Static data. */
 const vyre_op_class_info *vyre_op_class_lookup(uint32_t op_class);
-/* The VYRE_FIELD_* bits an instruction of this op uses; the canonical
- * encoding has every other field zero.  info must not be NULL. */
+/* The VYRE_FIELD_* bits an instruction of this op uses (the type field:
+ * every value op, and the MMA statements, which carry their component
+ * type); the canonical encoding has every other field zero.  info must
+ * not be NULL. */
 uint32_t vyre_op_fields(const vyre_op_info *info);
 
 const char *vyre_type_name(uint32_t type);     /* "f32", or "?" */
 uint32_t vyre_type_size(uint32_t type);        /* bytes in a buffer; 0 for void/unknown */
 int vyre_type_by_name(const char *name, size_t len); /* vyre_type, or -1 */
-/* The value type a load of storage type t yields (u8 -> u32, f16 -> f32...). */
+/* The value type a load of storage type t yields (u8 -> u32, f16 -> f32...);
+ * VYRE_T_VOID for a type that is not a storage type (void, mat_*). */
 uint32_t vyre_type_compute(uint32_t storage_type);
 int vyre_type_is_value(uint32_t type);
 /* The names of the types in `mask` (VYRE_TBIT bits), in type order,

@@ -235,6 +235,17 @@ void vyre_b_block(vyre_builder *b);
 void vyre_b_return(vyre_builder *b);
 void vyre_b_barrier(vyre_builder *b, vyre_barrier_scope scope);
 void vyre_b_trap(vyre_builder *b, uint32_t code);
+/* The MMA statements (vyre_program.h; vyre_b_local declares matrix
+ * locals too).  Each sets the instruction's type to the component type
+ * of its locals (the accumulator's for mma_fill and mma_store, the
+ * tile's for mma_load, A's for mma); slots are local indices, buffer a
+ * buffer index, value, index and stride value ids. */
+void vyre_b_mma_fill(vyre_builder *b, uint32_t slot, uint32_t value);
+void vyre_b_mma_load(vyre_builder *b, vyre_layout layout, uint32_t slot, uint32_t buffer,
+                     uint32_t index, uint32_t stride);
+void vyre_b_mma(vyre_builder *b, uint32_t d, uint32_t a, uint32_t bm, uint32_t c);
+void vyre_b_mma_store(vyre_builder *b, vyre_layout layout, uint32_t buffer, uint32_t index,
+                      uint32_t stride, uint32_t slot);
 uint32_t vyre_b_inst_count(const vyre_builder *b);
 
 /* Encode.  *bytes receives malloc'd memory the caller frees with free(). */

@@ -17,7 +17,7 @@ static const struct {
     {"grid-barrier", PROGEN_NO_GRID_BARRIER},     {"atomics", PROGEN_NO_ATOMICS},
     {"subgroup", PROGEN_NO_SUBGROUP},             {"workgroup-memory", PROGEN_NO_WORKGROUP_MEMORY},
     {"atomic64", PROGEN_NO_ATOMIC64},             {"f16", PROGEN_NO_F16},
-    {"bf16", PROGEN_NO_BF16},
+    {"bf16", PROGEN_NO_BF16},                     {"mma", PROGEN_NO_MMA},
 };
 
 /* fuzz --json: one object (docs/schemas/vyre-fuzz.schema.json). */
@@ -135,10 +135,13 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
       if (k == sizeof features / sizeof features[0])
         return cli_usage(self, "--without %s: unknown feature. Fix: one of transcendental, trap, "
                                "grid-barrier, atomics, subgroup, workgroup-memory, atomic64, "
-                               "f16, bf16", v);
+                               "f16, bf16, mma", v);
       o.flags |= features[k].flag;
     } else if (cli_opt_flag(argv, i, "--json")) {
       json = 1;
+      i++;
+    } else if (cli_opt_flag(argv, i, "--mma")) {
+      o.flags |= PROGEN_MMA;
       i++;
     } else if (cli_opt_flag(argv, i, "--sequences")) {
       sequences = 1;
@@ -151,6 +154,8 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
     }
   }
   if (o.ptxas_mode && sequences) return cli_usage(self, "--sequences and --ptxas exclude each other");
+  if ((o.flags & PROGEN_MMA) && ((o.flags & PROGEN_NO_MMA) || sequences))
+    return cli_usage(self, "--mma excludes --without mma and --sequences (elementwise steps)");
   if (o.ptxas_mode && (sel.backend || sel.plugin))
     return cli_usage(self, "--ptxas needs no backend (it runs the reference, codegen and ptxas)");
   if (sel.backend && sel.plugin) return cli_usage(self, "--backend and --plugin exclude each other");
@@ -189,7 +194,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
 
 const cli_command cli_cmd_fuzz = {
     "fuzz",
-    "fuzz [--backend ID | --plugin FILE | --ptxas] [--sequences] [--seed S] [--count N] "
+    "fuzz [--backend ID | --plugin FILE | --ptxas] [--mma | --sequences] [--seed S] [--count N] "
     "[--start I] [--json]",
     "differential fuzzing: random valid programs on a backend and the reference",
     "Generates random VALID, race-free programs (expression trees over every type\n"
@@ -206,7 +211,10 @@ const cli_command cli_cmd_fuzz = {
     "  --count N          programs (default 1000)\n"
     "  --start I          first program number (default 0): resume or bisect a run\n"
     "  --without FEATURE  leave out transcendental, trap, grid-barrier, atomics,\n"
-    "                     subgroup, workgroup-memory, atomic64, f16 or bf16\n"
+    "                     subgroup, workgroup-memory, atomic64, f16, bf16 or mma\n"
+    "  --mma              every program uses the MMA ops (mma_fill, mma_load, mma,\n"
+    "                     mma_store; else about one in six does when the backend\n"
+    "                     claims them); float results within the MMA bound\n"
     "  --capsules DIR     where mismatches go (default fuzz-failures/)\n"
     "  --no-minimize      keep mismatching programs as they are\n"
     "  --max-failures N   stop after N mismatches (default 10)\n"

@@ -1,10 +1,11 @@
-/* compare.c -- the comparison rules: integers and bools byte for byte, floats bit-exact or within a ULP tolerance, NaN and infinities exact. */
+/* compare.c -- the comparison rules: integers and bools byte for byte, floats bit-exact or within a ULP tolerance, NaN and infinities exact, float-MMA elements within the reference's bound. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "conform.h"
 #include "abi/support/bits.h"
+#include "host-stub/ref/tolerance.h"
 
 /* Map a non-NaN float's bits (sign bit `sign`) onto a line where adjacent
  * representable values are adjacent integers and ±0 both sit at 0. */
@@ -87,63 +88,109 @@ static void describe(char *out, size_t size, uint32_t t, uint64_t v) {
 }
 
 /*
- * Compare `got` with `want` (bytes of one output of element type t).
- * offset: the byte offset of the returned range within the buffer (for
- * element alignment).  Returns 1 when equal under the rule; else fills
- * diff (kind, element, byte, ulps, differing, text) and returns 0.
+ * An f32 element with an MMA bound (docs/semantics.md, "Matrix
+ * multiply-accumulate"): the verdict is the reference's own rule
+ * (ref_mma_within: a bound of +inf, partial sums that may overflow,
+ * accepts anything, NaN included; else a NaN matches any NaN, an
+ * infinity matches only itself, and |got - want| <= bound).  Returns 1 when within; else 0
+ * with *over (how far beyond the bound; +inf for a NaN or an infinity
+ * that differs) and a note for the report.
  */
-static int compare_bytes(uint32_t t, uint64_t offset, uint32_t tolerance, const uint8_t *want,
-                         const uint8_t *got, uint64_t size, const char *label, cf_diff *diff) {
-  uint32_t esize = vyre_type_size(t);
+static int within_bound(uint32_t want, uint32_t got, double bound, double *over, char *note,
+                        size_t size) {
+  if (ref_mma_within(got, want, bound)) return 1;
+  double w = (double)vyre__f32_from_bits(want), g = (double)vyre__f32_from_bits(got);
+  *over = INFINITY;
+  if (isnan(w)) snprintf(note, size, ", the MMA result is NaN (any NaN matches)");
+  else if (isnan(g)) snprintf(note, size, ", a NaN where the MMA result is not one (bound %.9g)", bound);
+  else if (isinf(w) || isinf(g)) snprintf(note, size, ", an MMA infinity must be equal (bound %.9g)", bound);
+  else {
+    double d = fabs(g - w);
+    *over = d - bound;
+    snprintf(note, size, ", |difference| %.9g > MMA bound %.9g by %.9g", d, bound, *over);
+  }
+  return 0;
+}
+
+/* How one output is compared: its element type, where its returned range
+ * starts, the ULP tolerance, the MMA bounds (one per 4-byte element,
+ * NULL when none). */
+typedef struct rule {
+  uint32_t t;
+  uint64_t offset;
+  uint32_t tolerance;
+  const double *bound;
+  uint64_t bound_count;
+} rule;
+
+static uint64_t float_ulps(uint32_t t, uint64_t x, uint64_t y) {
+  return t == VYRE_T_F32 ? cf_ulp_distance_f32((uint32_t)x, (uint32_t)y)
+         : t == VYRE_T_F16 ? cf_ulp_distance_f16((uint16_t)x, (uint16_t)y)
+                           : cf_ulp_distance_bf16((uint16_t)x, (uint16_t)y);
+}
+
+/*
+ * Compare `got` with `want` (bytes of one output under rule r).  Returns 1
+ * when equal under the rule; else fills diff (kind, element, byte, ulps,
+ * bound, over, differing, text) and returns 0.
+ */
+static int compare_bytes(const rule *r, const uint8_t *want, const uint8_t *got, uint64_t size,
+                         const char *label, cf_diff *diff) {
+  uint32_t t = r->t, esize = vyre_type_size(t);
   int is_float = t == VYRE_T_F32 || t == VYRE_T_F16 || t == VYRE_T_BF16;
-  if (esize == 0 || offset % esize || size % esize) {
+  const double *bound = t == VYRE_T_F32 ? r->bound : NULL;
+  if (esize == 0 || r->offset % esize || size % esize) {
     /* A byte range that cuts elements: bytes are all one can compare. */
     esize = 1;
     is_float = 0;
     t = VYRE_T_U8;
+    bound = NULL;
   }
   uint64_t n = size / esize, first = UINT64_MAX, first_ulps = 0;
   uint32_t differing = 0;
+  double first_bound = -1.0, first_over = 0.0;
+  char note[192] = "";
   for (uint64_t e = 0; e < n; e++) {
     const uint8_t *a = want + e * esize, *b = got + e * esize;
     if (memcmp(a, b, esize) == 0) continue;
-    uint64_t ulps = UINT64_MAX;
-    if (is_float && tolerance > 0) {
-      uint64_t x = get_le(a, esize), y = get_le(b, esize);
-      ulps = t == VYRE_T_F32 ? cf_ulp_distance_f32((uint32_t)x, (uint32_t)y)
-             : t == VYRE_T_F16 ? cf_ulp_distance_f16((uint16_t)x, (uint16_t)y)
-                               : cf_ulp_distance_bf16((uint16_t)x, (uint16_t)y);
-      if (ulps <= tolerance) continue;
+    uint64_t ulps = UINT64_MAX, x = get_le(a, esize), y = get_le(b, esize);
+    double eb = bound && e < r->bound_count ? bound[e] : -1.0, over = 0.0;
+    char why[192] = "";
+    if (eb >= 0) {
+      if (within_bound((uint32_t)x, (uint32_t)y, eb, &over, why, sizeof why)) continue;
     } else if (is_float) {
-      uint64_t x = get_le(a, esize), y = get_le(b, esize);
-      ulps = t == VYRE_T_F32 ? cf_ulp_distance_f32((uint32_t)x, (uint32_t)y)
-             : t == VYRE_T_F16 ? cf_ulp_distance_f16((uint16_t)x, (uint16_t)y)
-                               : cf_ulp_distance_bf16((uint16_t)x, (uint16_t)y);
+      ulps = float_ulps(t, x, y);
+      if (r->tolerance > 0 && ulps <= r->tolerance) continue;
     }
     if (first == UINT64_MAX) {
       first = e;
       first_ulps = ulps;
+      first_bound = eb;
+      first_over = over;
+      snprintf(note, sizeof note, "%s", why);
     }
     if (differing < UINT32_MAX) differing++;
   }
   if (first == UINT64_MAX) return 1;
-  char ws[96], gs[96], us[96] = "";
+  char ws[96], gs[96];
   describe(ws, sizeof ws, t, get_le(want + first * esize, esize));
   describe(gs, sizeof gs, t, get_le(got + first * esize, esize));
-  if (is_float) {
-    if (first_ulps == UINT64_MAX) snprintf(us, sizeof us, ", not comparable (NaN/inf/sign)");
-    else if (tolerance == 0) snprintf(us, sizeof us, ", %" PRIu64 " ulp, bits must match", first_ulps);
-    else snprintf(us, sizeof us, ", %" PRIu64 " ulp > tolerance %u", first_ulps, tolerance);
+  if (is_float && first_bound < 0) {
+    if (first_ulps == UINT64_MAX) snprintf(note, sizeof note, ", not comparable (NaN/inf/sign)");
+    else if (r->tolerance == 0) snprintf(note, sizeof note, ", %" PRIu64 " ulp, bits must match", first_ulps);
+    else snprintf(note, sizeof note, ", %" PRIu64 " ulp > tolerance %u", first_ulps, r->tolerance);
   }
   diff->kind = CF_DIFF_VALUE;
   diff->element = first;
   diff->byte = first * esize;
   diff->ulps = first_ulps;
+  diff->bound = first_bound;
+  diff->over = first_over;
   diff->differing = differing;
   snprintf(diff->text, sizeof diff->text,
            "%s (%s) element %" PRIu64 " (byte %" PRIu64 "): expected %s, got %s%s; %u of %" PRIu64
            " elements differ",
-           label, vyre_type_name(t), first, first * esize, ws, gs, us, differing, n);
+           label, vyre_type_name(t), first, first * esize, ws, gs, note, differing, n);
   return 0;
 }
 
@@ -180,16 +227,22 @@ static int compare_outputs(const cf_case *c, const cf_result *want, const cf_res
       offset = p->buffers[bi].decl.out_range_offset;
     char label[96];
     snprintf(label, sizeof label, "output %s", bname);
-    if (!compare_bytes(t, offset, c->tolerance, want->output[o].bytes, got->output[o].bytes,
-                       want->output[o].size, label, diff))
+    rule r = {t, offset, c->tolerance, want->bound[o], want->bound_count[o]};
+    if (!compare_bytes(&r, want->output[o].bytes, got->output[o].bytes, want->output[o].size,
+                       label, diff))
       return 0;
   }
   return 1;
 }
 
-int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf_diff *diff) {
+static void diff_init(cf_diff *diff) {
   memset(diff, 0, sizeof *diff);
   diff->output = diff->buffer = UINT32_MAX;
+  diff->bound = -1.0;
+}
+
+int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf_diff *diff) {
+  diff_init(diff);
   int codes_matter = c->expect_code_set;
   if (want->status != got->status ||
       (want->status == VYRE_TRAP && codes_matter && want->native_code != got->native_code)) {
@@ -207,8 +260,12 @@ int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf
 }
 
 int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff) {
-  memset(diff, 0, sizeof *diff);
-  diff->output = diff->buffer = UINT32_MAX;
+  return cf_check_expected_bounded(c, got, NULL, diff);
+}
+
+int cf_check_expected_bounded(const cf_case *c, const cf_result *got, const cf_result *bounds,
+                              cf_diff *diff) {
+  diff_init(diff);
   if (got->status != c->expect ||
       (c->expect == VYRE_TRAP && c->expect_code_set && got->native_code != c->expect_code)) {
     char gs[96];
@@ -246,8 +303,12 @@ int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff) {
                           ? p->buffers[i].decl.out_range_offset : 0;
     char label[96];
     snprintf(label, sizeof label, "output %s vs expect-output", p->buffers[i].name);
-    if (!compare_bytes(p->buffers[i].decl.elem_type, offset, c->tolerance, c->golden[i].bytes,
-                       got->output[o].bytes, c->golden[i].size, label, diff))
+    /* A golden of a float-MMA element holds within the reference's bound. */
+    const cf_result *br = got->bound[o] ? got : bounds;
+    rule r = {p->buffers[i].decl.elem_type, offset, c->tolerance, br ? br->bound[o] : NULL,
+              br ? br->bound_count[o] : 0};
+    if (!compare_bytes(&r, c->golden[i].bytes, got->output[o].bytes, c->golden[i].size, label,
+                       diff))
       return 0;
   }
   return 1;

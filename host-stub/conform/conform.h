@@ -239,6 +239,11 @@ typedef struct cf_result {
   uint32_t output_count;
   cf_data output[CF_MAX_IO]; /* in output order */
   uint64_t wall_ns;
+  /* cf_run_reference on a program with a float mma: per output, one bound
+   * per 4-byte element (ref_mma_bound, host-stub/ref/tolerance.h): < 0
+   * where the usual rules apply, else the MMA error bound; NULL elsewhere. */
+  double *bound[CF_MAX_IO];
+  uint64_t bound_count[CF_MAX_IO];
 } cf_result;
 
 /* Dispatch the case's program on `backend` with its inputs and options,
@@ -261,6 +266,13 @@ void cf_run_indirect(vyre_backend *backend, const cf_case *c,
 #define CF_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull)
 void cf_set_limits(uint64_t timeout_ns, uint64_t max_steps);
 void cf_result_free(cf_result *r);
+
+/* cf_run on the reference backend: when the program has a float mma (an
+ * mma at f16 or bf16) it also chains a ref_mma_bound and keeps the bounds
+ * in out->bound (docs/conformance.md, "Comparison rules"). */
+void cf_run_reference(vyre_backend *reference, const cf_case *c, cf_result *out);
+/* 1 when the program has an mma at f16 or bf16. */
+int cf_program_has_float_mma(const vyre_program *p);
 
 /* ULP distance between two f32 bit patterns: ±0 are equal; NaN equals
  * only NaN of the same bits and infinities only themselves (UINT64_MAX
@@ -286,6 +298,8 @@ typedef struct cf_diff {
   uint64_t byte;       /* byte offset within the returned bytes */
   uint64_t ulps;       /* distance for floats (UINT64_MAX: not comparable) */
   uint32_t differing;  /* elements that differ in that output */
+  double bound;        /* the first one's MMA bound, -1 when it has none */
+  double over;         /* |got - want| - bound when it has one (inf: NaN/inf differ) */
   char text[640];      /* "output out (f32) element 3 (byte 12): expected 0x.. (1.5), got 0x.. (1.5000001), 1 ulp > tolerance 0" */
 } cf_diff;
 
@@ -300,8 +314,13 @@ typedef struct cf_diff {
 int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf_diff *diff);
 
 /* Compare one result with the case's expectation (status, trap code,
- * golden outputs).  Returns 1 when it meets it; else 0 with *diff. */
+ * golden outputs).  Returns 1 when it meets it; else 0 with *diff.
+ * Golden elements with an MMA bound (got->bound, else `bounds`->bound:
+ * the reference's result of the same dispatch, may be NULL) are compared
+ * within it. */
 int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff);
+int cf_check_expected_bounded(const cf_case *c, const cf_result *got, const cf_result *bounds,
+                              cf_diff *diff);
 
 /* Element type (storage type) of output `index` of the program. */
 uint32_t cf_output_type(const vyre_program *p, uint32_t index, uint32_t *buffer);

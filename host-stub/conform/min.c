@@ -26,6 +26,25 @@ static uint32_t value_fields(uint32_t cls) {
   case VYRE_OC_ASSIGN: return B;
   case VYRE_OC_STORE: return B | C;
   case VYRE_OC_LOOP: return B | C;
+  case VYRE_OC_MMA_FILL: return B;
+  case VYRE_OC_MMA_LOAD: return C | D;
+  case VYRE_OC_MMA_STORE: return B | C;
+  default: return 0;
+  }
+}
+
+/* Which operand fields hold local slots (the MMA ops name matrix locals
+ * in several). */
+static uint32_t slot_fields(uint32_t cls) {
+  switch (cls) {
+  case VYRE_OC_LOCAL_GET:
+  case VYRE_OC_LET:
+  case VYRE_OC_ASSIGN:
+  case VYRE_OC_LOOP:
+  case VYRE_OC_MMA_FILL:
+  case VYRE_OC_MMA_LOAD: return 1;
+  case VYRE_OC_MMA: return 0xf;
+  case VYRE_OC_MMA_STORE: return 8;
   default: return 0;
   }
 }
@@ -158,10 +177,13 @@ static int encode(minimizer *m, uint32_t constify, void **bytes, size_t *size) {
   memset(m->newslot, 0xff, (p->local_count ? p->local_count : 1) * sizeof *m->newslot);
   uint8_t *used = m->slot_gone;
   memset(used, 0, p->local_count ? p->local_count : 1);
-  for (uint32_t i = 0; i < p->inst_count; i++)
-    if (!m->rm[i] && i != constify && uses_slot(op_class(p->insts[i].op)) &&
-        p->insts[i].a < p->local_count)
-      used[p->insts[i].a] = 1;
+  for (uint32_t i = 0; i < p->inst_count; i++) {
+    if (m->rm[i] || i == constify) continue;
+    vyre_inst in = p->insts[i];
+    uint32_t sf = slot_fields(op_class(in.op));
+    for (int k = 0; k < 4; k++)
+      if (((sf >> k) & 1) && *field(&in, k) < p->local_count) used[*field(&in, k)] = 1;
+  }
   vyre_builder *b = vyre_builder_new(p->header.workgroup_size[0], p->header.workgroup_size[1],
                                      p->header.workgroup_size[2]);
   if (!b) {
@@ -194,9 +216,12 @@ static int encode(minimizer *m, uint32_t constify, void **bytes, size_t *size) {
       if (*f >= p->inst_count || m->newid[*f] == UINT32_MAX) bad = 1;
       else *f = m->newid[*f];
     }
-    if (uses_slot(cls)) {
-      if (in.a >= p->local_count || m->newslot[in.a] == UINT32_MAX) bad = 1;
-      else in.a = m->newslot[in.a];
+    uint32_t sf = slot_fields(cls);
+    for (int k = 0; k < 4; k++) {
+      if (!((sf >> k) & 1)) continue;
+      uint32_t *f = field(&in, k);
+      if (*f >= p->local_count || m->newslot[*f] == UINT32_MAX) bad = 1;
+      else *f = m->newslot[*f];
     }
     vyre_b_inst(b, (vyre_op)in.op, in.type, in.mod, in.a, in.b, in.c, in.d);
   }
@@ -274,7 +299,7 @@ static int grow(minimizer *m) {
 }
 
 /* Statement units: every instruction that does something by itself
- * (stores, lets, assigns, atomics, barriers, return, trap) and every
+ * (stores, lets, assigns, atomics, barriers, return, trap, the MMA ops) and every
  * block, as [first, last] ranges in program order. */
 static uint32_t units(const vyre_program *p, uint32_t (*u)[2]) {
   uint32_t n = 0;
@@ -290,6 +315,7 @@ static uint32_t units(const vyre_program *p, uint32_t (*u)[2]) {
       break;
     case VYRE_OC_LET: case VYRE_OC_ASSIGN: case VYRE_OC_STORE: case VYRE_OC_ATOMIC:
     case VYRE_OC_ATOMIC_CAS: case VYRE_OC_BARRIER: case VYRE_OC_RETURN: case VYRE_OC_TRAP:
+    case VYRE_OC_MMA_FILL: case VYRE_OC_MMA_LOAD: case VYRE_OC_MMA: case VYRE_OC_MMA_STORE:
       u[n][0] = u[n][1] = i;
       n++;
       break;
@@ -463,7 +489,7 @@ vyre_status cf_minimize_to_capsule(cf_case *c, const cf_target *t, const cf_pair
   vyre_status st = cf_minimize(c, cf_pair_still_fails, &p, tries ? tries : 1000, &out->stats, err);
   if (st != VYRE_OK || out->stats.accepted == 0) return st;
   cf_result want, got;
-  cf_run(pair->reference, c, &want);
+  cf_run_reference(pair->reference, c, &want);
   cf_run(pair->backend, c, &got);
   cf_diff d;
   cf_compare(c, &want, &got, &d);

@@ -51,12 +51,12 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
       continue;
     }
     cf_result want, got;
-    cf_run(reference, c, &want);
+    cf_run_reference(reference, c, &want);
     cf_run(t->backend, c, &got);
     cf_diff d;
     int ok_ref = cf_check_expected(c, &want, &d);
     if (!ok_ref) fprintf(o->out, "  reference does not meet the expectation: %s\n", d.text);
-    int ok = cf_check_expected(c, &got, &d) && cf_compare(c, &want, &got, &d);
+    int ok = cf_check_expected_bounded(c, &got, &want, &d) && cf_compare(c, &want, &got, &d);
     fprintf(o->out, "  %s: ", t->id);
     cf_paint(o, ok && ok_ref ? "32" : "1;31", ok && ok_ref ? "agrees with the reference" : "MISMATCH");
     fprintf(o->out, "%s%s\n", ok ? "" : ": ", ok ? "" : d.text);

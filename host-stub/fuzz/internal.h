@@ -23,7 +23,11 @@
  *   - transcendental results only reach write-only outputs (never another
  *     op), so the ULP tolerance cannot be amplified;
  *   - every trap of a program uses one code; returns and traps come last
- *     (after every barrier and subgroup op).
+ *     (after every barrier and subgroup op);
+ *   - MMA (mma.c): each subgroup stores its tiles only into its own span
+ *     of an `mo*` output (span = 15 * stride + 16, stride >= 16), which
+ *     nothing loads: float results stay within the reference's bound,
+ *     and no subgroup's stores reach another's.
  * Otherwise (K_ANY buffers) loads, stores and atomics go anywhere, and
  * returns and traps may come mid-program; after a divergent one no barrier
  * or subgroup op follows.
@@ -40,7 +44,7 @@
 #define MAX_BUFS 16
 
 /* Buffer kinds: the race-free roles, or K_ANY (no discipline). */
-enum { K_IN, K_OUT, K_ACC, K_OWN, K_TILE, K_WACC, K_GSC, K_ANY };
+enum { K_IN, K_OUT, K_ACC, K_OWN, K_TILE, K_WACC, K_GSC, K_ANY, K_MMA };
 
 typedef struct gval {
   uint32_t id;
@@ -80,6 +84,14 @@ typedef struct gen {
   uint32_t lin, lidlin; /* value ids, UINT32_MAX when not in scope; elementwise: lin is gid.x */
   uint32_t trap_code;
   int uses_trans;
+  int mma;       /* race-free: this program has MMA sections (mma.c) */
+  int uses_fmma; /* a float mma: the program needs a ulp budget */
+  uint32_t nmma;
+  struct {
+    uint8_t comp;                  /* A/B component: f16 bf16 i8 u8 */
+    uint8_t a, b, c, tile, out;    /* gbuf indices; c and tile 0xff when absent */
+    uint32_t stride, span;         /* of the stores into out */
+  } mmas[2];
 } gen;
 
 static inline uint64_t next(gen *g) { return vyre__splitmix64(&g->rng); }
@@ -167,6 +179,15 @@ void fz_declare_any(gen *g);
 void fz_body_coverage(gen *g);
 /* PROGEN_ELEMENTWISE (elementwise.c), on fz_declare_any's buffers. */
 void fz_body_elementwise(gen *g);
+
+/* MMA (mma.c): whether program attempt g gets MMA sections (decided
+ * apart from g->rng, so programs without them are those of a run without
+ * MMA); the buffers they use; the sections, at the top level in uniform
+ * control flow after the workgroup barrier. */
+int fz_mma_wanted(const gen *g);
+void fz_declare_mma(gen *g);
+void fz_mma_stage(gen *g);    /* phase 0: fill the workgroup tiles */
+void fz_mma_sections(gen *g); /* after the workgroup barrier */
 
 /* The program's inputs (inputs.c). */
 vyre_status fz_make_inputs(gen *g, const vyre_program *p, progen_program *out, vyre_error *err);

@@ -7,7 +7,7 @@ noinst_LTLIBRARIES += host-stub/fuzz/libvyre-progen.la
 host_stub_fuzz_libvyre_progen_la_SOURCES = host-stub/fuzz/progen.c host-stub/fuzz/progen.h \
 	host-stub/fuzz/internal.h host-stub/fuzz/value.c host-stub/fuzz/stmt.c \
 	host-stub/fuzz/buffer.c host-stub/fuzz/racefree.c host-stub/fuzz/coverage.c \
-	host-stub/fuzz/elementwise.c host-stub/fuzz/inputs.c
+	host-stub/fuzz/elementwise.c host-stub/fuzz/inputs.c host-stub/fuzz/mma.c
 
 # libvyre-fuzz runs generated programs through the conformance harness
 # (host-stub/conform); whoever links it links libvyre-progen and

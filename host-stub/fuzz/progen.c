@@ -12,9 +12,15 @@ static void pick_workgroup(gen *g, const progen_options *o) {
                                        {7, 3, 1},  {256, 1, 1}, {48, 1, 1}, {16, 1, 1},
                                        {16, 3, 1}, {32, 2, 1}, {6, 5, 3}};
   static const uint32_t ew_x[] = {32, 64, 100, 128, 256, 7};
+  /* MMA: whole subgroups (a multiple of 32 invocations). */
+  static const uint32_t mma_shapes[][3] = {{32, 1, 1}, {64, 1, 1}, {128, 1, 1}, {256, 1, 1},
+                                           {8, 4, 1},  {32, 2, 1}, {16, 2, 2}, {96, 1, 1}};
   uint32_t *wg = g->wg;
   if (o && (o->workgroup[0] || o->workgroup[1] || o->workgroup[2])) {
     for (int k = 0; k < 3; k++) wg[k] = o->workgroup[k] ? o->workgroup[k] : 1;
+  } else if (g->mma) {
+    const uint32_t *s = mma_shapes[rnd(g, N(mma_shapes))];
+    for (int k = 0; k < 3; k++) wg[k] = s[k];
   } else if (ew(g)) {
     wg[0] = ew_x[rnd(g, N(ew_x))];
     wg[1] = wg[2] = 1;
@@ -49,7 +55,9 @@ static vyre_status attempt(gen *g, const progen_options *o, progen_program *out,
   g->max_insts = o && o->max_insts ? o->max_insts : rf(g) ? 60 + rnd(g, 140) : 80;
   g->elements = o && o->elements ? o->elements : 64;
   g->trap_code = 1 + rnd(g, 1000);
+  g->mma = rf(g) && fz_mma_wanted(g);
   pick_workgroup(g, o);
+  if (g->mma && g->wgs % 32) g->mma = 0; /* a workgroup override that is not whole subgroups */
   if (rf(g)) {
     fz_declare_race_free(g);
     fz_body_race_free(g);
@@ -62,7 +70,7 @@ static vyre_status attempt(gen *g, const progen_options *o, progen_program *out,
   vyre_program *p = NULL;
   if (st == VYRE_OK) st = vyre_program_decode(out->bytes, out->size, &p, err);
   if (st == VYRE_OK) {
-    out->ulp_budget = g->uses_trans ? 1 : 0;
+    out->ulp_budget = g->uses_trans || g->uses_fmma ? 1 : 0;
     st = fz_make_inputs(g, p, out, err);
   }
   vyre_program_free(p);

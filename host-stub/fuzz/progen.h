@@ -22,7 +22,12 @@
  *   - loads and stores in and out of bounds, atomics with every op and
  *     memory order, workgroup and grid barriers, subgroup ballot/shuffle/
  *     reduce in uniform control flow, return and trap;
- *   - 1-D, 2-D and 3-D workgroups, some leaving a partial last warp.
+ *   - 1-D, 2-D and 3-D workgroups, some leaving a partial last warp;
+ *   - race-free shape only: MMA sections (mma_fill, mma_load, mma,
+ *     mma_store at every type and layout, tiles from storage and from
+ *     workgroup memory after the barrier, K loops, indices and strides
+ *     past the end or differing across lanes) in uniform control flow, in
+ *     workgroups of a multiple of 32 invocations.
  *
  * Shapes (at most one of these three):
  *   - default: anything valid goes (stores and atomics anywhere, returns
@@ -62,6 +67,10 @@
 #define PROGEN_NO_STORAGE_TYPES (1u << 10) /* only 4- and 8-byte element types */
 #define PROGEN_NO_RETURN (1u << 11)
 #define PROGEN_NO_BARRIER (1u << 12)
+#define PROGEN_NO_MMA (1u << 13) /* no mma_fill, mma_load, mma, mma_store */
+/* Race-free shape: every program has MMA sections (else about one in six
+ * has, unless PROGEN_NO_MMA). */
+#define PROGEN_MMA (1u << 19)
 /* Shapes (see above). */
 #define PROGEN_RACE_FREE (1u << 16)
 #define PROGEN_ELEMENTWISE (1u << 17)
@@ -79,7 +88,7 @@ typedef struct progen_program {
   size_t size;
   vyre_input *inputs;  /* one per program input, in input order; data malloc'd */
   uint32_t input_count;
-  uint32_t ulp_budget; /* 1 when it uses a transcendental, else 0 (strict) */
+  uint32_t ulp_budget; /* 1 when it uses a transcendental or a float mma, else 0 (strict) */
 } progen_program;
 
 /*

@@ -61,6 +61,7 @@ void fz_declare_race_free(gen *g) {
       fb->op = commutative[rnd(g, N(commutative))];
     }
   }
+  if (g->mma) fz_declare_mma(g);
   if (!has(g, PROGEN_NO_GRID_BARRIER) && chance(g, 12))
     fz_add_buf(g, "gsc", UINT32_MAX, K_GSC, VYRE_ACCESS_READ_WRITE, fz_storage_type(g),
             g->invocations, 0);
@@ -68,6 +69,7 @@ void fz_declare_race_free(gen *g) {
 
 void fz_body_race_free(gen *g) {
   fz_lin(g);
+  if (g->mma) fz_mma_stage(g);
   int wmem = 0, grid = 0;
   for (uint32_t k = 0; k < g->nb; k++) {
     wmem |= g->buf[k].kind == K_TILE || g->buf[k].kind == K_WACC;
@@ -79,6 +81,7 @@ void fz_body_race_free(gen *g) {
     vyre_b_barrier(g->b, VYRE_BARRIER_WORKGROUP);
     fz_stmts(g, 2 + rnd(g, 4), 0);
   }
+  if (g->mma) fz_mma_sections(g);
   if (grid) {
     /* Make sure something crosses the barrier through gsc. */
     for (uint32_t k = 0; k < g->nb; k++)

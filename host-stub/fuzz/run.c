@@ -24,6 +24,9 @@ uint32_t fz_flags_for(const cf_offer *offer) {
     if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_SUBGROUP;
   if (!(offer->caps & VYRE_CAP_WORKGROUP_MEMORY) || !(offer->caps & VYRE_CAP_BARRIER))
     f |= PROGEN_NO_WORKGROUP_MEMORY;
+  if (!(offer->caps & VYRE_CAP_TENSOR_CORES)) f |= PROGEN_NO_MMA;
+  for (uint32_t op = VYRE_OP_MMA_FILL; op <= VYRE_OP_MMA_STORE; op++)
+    if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_MMA;
   if (!(offer->caps & VYRE_CAP_F16) || !((offer->storage_types >> VYRE_T_F16) & 1)) f |= PROGEN_NO_F16;
   if (!(offer->caps & VYRE_CAP_BF16) || !((offer->storage_types >> VYRE_T_BF16) & 1)) f |= PROGEN_NO_BF16;
   return f;
@@ -35,6 +38,7 @@ vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_progra
   progen_options po;
   memset(&po, 0, sizeof po);
   po.flags = (flags & ~(PROGEN_RACE_FREE | PROGEN_ELEMENTWISE | PROGEN_DECL_VARIETY)) | PROGEN_RACE_FREE;
+  if (po.flags & PROGEN_NO_MMA) po.flags &= ~PROGEN_MMA;
   progen_program pp;
   uint64_t mixed = seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull;
   vyre_status st = fz_progen_generate(mixed, &po, &pp, err);
@@ -137,6 +141,8 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     return 2;
   }
   if (fz_ptxas_open(o->ptxas, arch, dir, &bt, err) != VYRE_OK) return 2;
+  /* MMA needs sm_80 codegen: only when asked for (--mma). */
+  uint32_t flags = o->flags & PROGEN_MMA ? o->flags : o->flags | PROGEN_NO_MMA;
   uint32_t bad = 0, traps = 0, unsupported = 0;
   uint64_t insts = 0;
   double t0 = vyre__now_seconds();
@@ -145,7 +151,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     fz_program fp;
     ran++;
     vyre_error e = VYRE_ERROR_INIT;
-    if (fz_generate(o->seed, i, o->flags, &fp, &e) != VYRE_OK) {
+    if (fz_generate(o->seed, i, flags, &fp, &e) != VYRE_OK) {
       say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
       bad++;
       continue;
@@ -160,7 +166,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     }
     insts += c->decoded->inst_count;
     cf_result r;
-    cf_run(reference, c, &r);
+    cf_run_reference(reference, c, &r);
     if (!reference_ok(&r)) {
       say(o, "FAIL", "program %" PRIu64 ": the reference refused it: %s %s\n", i,
               vyre_status_name(r.status), r.message);
@@ -208,7 +214,7 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
     o->summary->skipped = unsupported;
     o->summary->kernels = kernels;
     o->summary->ptxas_failures = failures;
-    o->summary->flags = o->flags;
+    o->summary->flags = flags;
     o->summary->stopped = bad >= (o->max_failures ? o->max_failures : 10);
     o->summary->seconds = dt;
   }
@@ -221,17 +227,31 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
   return bad || failures ? 1 : 0;
 }
 
-int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_error *err) {
-  if (o->ptxas_mode) return run_ptxas(o, reference, err);
+/* Whether t can be fuzzed under o (else err says why: no instance, or
+ * --mma on a backend that does not claim the MMA ops); *flags receives
+ * the generator flags of the run. */
+static int fuzzable(const fz_options *o, const cf_target *t, uint32_t *flags, vyre_error *err) {
   if (!t || !t->backend) {
     /* Nothing was fuzzed: a failure, not a pass (issue 13). */
     vyre_error_set(err, VYRE_UNSUPPORTED, 0, "backend %s%s%s%s cannot be fuzzed: %s",
                    t && t->id[0] ? t->id : "?", t && t->path[0] ? " (" : "",
                    t && t->path[0] ? t->path : "", t && t->path[0] ? ")" : "",
                    t && t->reason[0] ? t->reason : "no instance. Fix: `vyre list` shows why");
-    return 2;
+    return 0;
   }
-  uint32_t flags = o->flags | fz_flags_for(&t->offer);
+  *flags = o->flags | fz_flags_for(&t->offer);
+  if (!(*flags & PROGEN_MMA) || !(*flags & PROGEN_NO_MMA)) return 1;
+  vyre_error_set(err, VYRE_UNSUPPORTED, 0, "backend %s does not claim the MMA ops (mma_fill, "
+                 "mma_load, mma, mma_store and the tensor_cores capability), so --mma has "
+                 "nothing to run. Fix: fuzz a backend that claims them (CUDA: compute "
+                 "capability 8.0 or later), or drop --mma", t->id);
+  return 0;
+}
+
+int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_error *err) {
+  if (o->ptxas_mode) return run_ptxas(o, reference, err);
+  uint32_t flags = 0;
+  if (!fuzzable(o, t, &flags, err)) return 2;
   uint32_t mismatches = 0, traps = 0, skipped = 0, errors = 0, refused = 0;
   uint32_t max_fail = o->max_failures ? o->max_failures : 10;
   uint64_t done = 0;
@@ -263,7 +283,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
       skipped++;
     } else {
       cf_result want, got;
-      cf_run(reference, c, &want);
+      cf_run_reference(reference, c, &want);
       cf_run(t->backend, c, &got);
       cf_diff d;
       if (!reference_ok(&want)) {

@@ -193,6 +193,7 @@ static int loadable(gen *g, const gbuf *fb, int uni) {
   case K_GSC: return !uni && g->phase == 2;
   case K_OWN: return !uni;
   case K_ACC: return 0; /* contended: what it holds depends on the order of the atomics */
+  case K_MMA: return 0; /* MMA tiles: float ones only bounded, and no lane sees another's */
   default: return fb->readable && (!uni || is_ro(fb->access));
   }
 }

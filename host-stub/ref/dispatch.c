@@ -60,7 +60,8 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
   vyre_program *prog = NULL;
   vyre_status st = vyre_program_decode(bytes, (size_t)size, &prog, err);
   if (st) return st;
-  if ((st = check_budget(prog, o->ulp_budget, err)) || (st = check_workgroup(o->workgroup, err))) {
+  if ((st = check_budget(prog, o->ulp_budget, err)) || (st = check_workgroup(o->workgroup, err)) ||
+      (st = ref_mma_check_strict(prog, o->ulp_budget, err))) {
     vyre_program_free(prog);
     return st;
   }
@@ -181,8 +182,8 @@ static void count_exec(ref_backend *b, const ref_exec_stats *stats, uint64_t ns,
 vyre_status ref_job_run(ref_backend *b, ref_job *job, vyre_error *err) {
   ref_exec_stats stats;
   job->t_run_start = vyre__now_ns();
-  vyre_status st = ref_execute(job->plan->prog, &job->geo, job->mem, job->iterations, b->threads,
-                               &job->lim, &stats, err);
+  vyre_status st = ref_mma_execute(job->plan->prog, &job->geo, job->mem, job->iterations,
+                                   b->threads, &job->lim, &stats, job->bounds, err);
   job->t_run_end = vyre__now_ns();
   count_exec(b, &stats, job->t_run_end - job->t_run_start, st);
   return st;
@@ -253,6 +254,7 @@ vyre_status ref_dispatch(ref_backend *b, const vyre_program_ref *program,
   *out = NULL;
   ref_job job;
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &job, err);
+  if (!st) st = ref_mma_bound_find(options, &job.bounds, err);
   if (!st) st = ref_job_run(b, &job, err);
   if (!st) st = ref_job_outputs(b, &job, out, err);
   if (!st) job_timing(&job, timing);
@@ -267,6 +269,7 @@ vyre_status ref_dispatch_into(ref_backend *b, const vyre_program_ref *program,
                               uint32_t output_count, vyre_timing *timing, vyre_error *err) {
   ref_job job;
   vyre_status st = ref_job_stage(b, program, inputs, input_count, options, &job, err);
+  if (!st) st = ref_mma_bound_find(options, &job.bounds, err);
   if (st) goto done;
   const vyre_program *p = job.plan->prog;
   if (output_count != p->output_count || (output_count && !outputs)) {

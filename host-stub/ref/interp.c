@@ -44,12 +44,15 @@ typedef struct launch {
   int grid;       /* grid barriers */
   size_t shared_stride;
   uint32_t segment;
+  ref_mma_ctx mma; /* matrix locals: nmat tiles per subgroup; the bound shadow */
+  uint32_t nmat, wg_tiles;
   /* Kept across grid barriers (grid programs only), per invocation of
    * the grid and per workgroup. */
   uint64_t *locals_all;
   uint32_t *pc_all;
   uint8_t *state_all;
   uint8_t *shared_all;
+  ref_tile *tiles_all;
   atomic_uint_fast64_t next; /* next unclaimed workgroup */
   atomic_int stop;           /* a trap or a limit: everybody stops */
   atomic_int why;            /* WHY_*: the first reason to stop */
@@ -70,6 +73,7 @@ typedef struct worker {
   uint64_t *vals;
   uint64_t *locals;
   uint8_t *shared;
+  ref_tile *tiles;
   inv *invs;
   uint64_t steps; /* counted, not yet flushed into L->steps */
   pthread_t thread;
@@ -184,17 +188,24 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v,
       val[pc] = idx < count ? ref_atomic_elem(base, in->op, in->type, idx, val[in->c],
                                               in->op == VYRE_OP_ATOMIC_CAS ? val[in->d] : 0)
                             : 0;
+      if (L->mma.shadow && L->mma.shadow[in->a] && idx < count)
+        ref_mma_shadow_set(L->mma.shadow[in->a], idx, -1.0);
       break;
     }
     case C(BALLOT):
     case C(SHUFFLE):
-    case C(REDUCE): v->pc = pc; RET(INV_WAIT);
+    case C(REDUCE):
+    case C(MMA_FILL): case C(MMA_LOAD): case C(MMA): case C(MMA_STORE):
+      v->pc = pc;
+      RET(INV_WAIT);
     case C(LET):
     case C(ASSIGN): loc[in->a] = val[in->b]; break;
     case C(STORE): {
       uint32_t idx = (uint32_t)val[in->b];
       base = buffer_at(L, shared, in->a, &count);
       if (idx < count) ref_store_elem(base, p->buffers[in->a].decl.elem_type, idx, val[in->c]);
+      if (L->mma.shadow && L->mma.shadow[in->a] && idx < count)
+        ref_mma_shadow_set(L->mma.shadow[in->a], idx, -1.0);
       break;
     }
     case C(IF):
@@ -252,7 +263,7 @@ static int run_inv(launch *L, const uint32_t wgid[3], uint8_t *shared, inv *v,
 
 /* Resolve the collective at `pc` for the invocations waiting there; the
  * others count as inactive lanes. */
-static void resolve(launch *L, inv *invs, uint32_t pc) {
+static void resolve(launch *L, uint8_t *shared, ref_tile *tiles, inv *invs, uint32_t pc) {
   const vyre_program *p = L->p;
   const vyre_inst *in = &p->insts[pc];
   uint32_t n = L->wg_inv;
@@ -263,7 +274,15 @@ static void resolve(launch *L, inv *invs, uint32_t pc) {
       int active[REF_SUBGROUP];
       for (uint32_t k = 0; k < REF_SUBGROUP; k++)
         active[k] = k < lanes && sg[k].state == INV_WAIT && sg[k].pc == pc;
-      if (in->op == VYRE_OP_SUBGROUP_BALLOT) {
+      if (vyre_op_lookup(in->op)->flags & VYRE_OPF_MMA) {
+        /* Once per subgroup, with lane 0's index and stride (uniform
+         * control flow keeps it active; else the first active lane's). */
+        uint32_t k = 0;
+        while (k < lanes && !active[k]) k++;
+        if (k < lanes)
+          ref_mma_run(&L->mma, shared, tiles + (size_t)(base / REF_SUBGROUP) * L->nmat, in,
+                      sg[k].vals);
+      } else if (in->op == VYRE_OP_SUBGROUP_BALLOT) {
         uint64_t mask = 0;
         for (uint32_t k = 0; k < lanes; k++)
           if (active[k] && sg[k].vals[in->a]) mask |= 1ull << k;
@@ -342,6 +361,8 @@ static int run_workgroup(worker *w, uint64_t wl) {
   uint8_t *shared = L->grid ? L->shared_all + wl * L->shared_stride : w->shared;
   /* Zero at the start of the workgroup; across grid barriers it lives on. */
   if (p->shared_bytes && L->segment == 0) memset(shared, 0, p->shared_bytes);
+  ref_tile *tiles = L->grid ? L->tiles_all + wl * L->wg_tiles : w->tiles;
+  if (L->wg_tiles && L->segment == 0) memset(tiles, 0, L->wg_tiles * sizeof *tiles);
   uint32_t ninst = p->inst_count, nloc = p->local_count;
   /* Each invocation costs a step when its launch starts it. */
   if (L->segment == 0) w->steps += L->wg_inv;
@@ -378,7 +399,7 @@ static int run_workgroup(worker *w, uint64_t wl) {
     for (uint32_t i = 0; i < L->wg_inv; i++)
       if (invs[i].state == INV_WAIT && invs[i].pc < pc) pc = invs[i].pc;
     if (pc == UINT32_MAX) break;
-    resolve(L, invs, pc);
+    resolve(L, shared, tiles, invs, pc);
   }
   if (L->grid)
     for (uint32_t i = 0; i < L->wg_inv; i++) inv_park(L, wl, i, &invs[i], invs[i].state);
@@ -416,14 +437,18 @@ static void clock_between(launch *L, uint64_t *last_q) {
   if (vyre__deadline_passed(L->deadline)) stop_for(L, WHY_TIME);
 }
 
+/* Free one worker's scratch and zero it. */
+static void worker_clear(worker *w) {
+  free(w->vals);
+  free(w->locals);
+  free(w->shared);
+  free(w->invs);
+  free(w->tiles);
+  memset(w, 0, sizeof *w);
+}
+
 static void workers_free(worker *ws, uint32_t n) {
-  if (!ws) return;
-  for (uint32_t i = 0; i < n; i++) {
-    free(ws[i].vals);
-    free(ws[i].locals);
-    free(ws[i].shared);
-    free(ws[i].invs);
-  }
+  for (uint32_t i = 0; ws && i < n; i++) worker_clear(&ws[i]);
   free(ws);
 }
 
@@ -476,11 +501,13 @@ static vyre_status state_bytes(const launch *L, uint64_t per_inv_state, double *
                                double *grid_bytes, vyre_error *err) {
   const vyre_program *p = L->p;
   const vyre_geometry *g = L->g;
+  double tiles = (double)L->wg_tiles * sizeof(ref_tile);
   *worker_bytes = (double)per_inv_state * p->inst_count * 8.0 +
                   (L->grid ? 0.0 : (double)per_inv_state * p->local_count * 8.0) +
-                  (L->grid ? 0.0 : (double)L->shared_stride) + (double)L->wg_inv * sizeof(inv);
+                  (L->grid ? 0.0 : (double)L->shared_stride + tiles) +
+                  (double)L->wg_inv * sizeof(inv);
   *grid_bytes = L->grid ? (double)g->invocations * (p->local_count * 8.0 + 5.0) +
-                              (double)L->wg_total * L->shared_stride
+                              (double)L->wg_total * ((double)L->shared_stride + tiles)
                         : 0.0;
   if (*worker_bytes + *grid_bytes > (double)REF_MAX_STATE_BYTES)
     return vyre_error_set(err, VYRE_LIMIT, 0,
@@ -523,7 +550,10 @@ static worker *workers_alloc(launch *L, uint64_t per_inv_state, uint32_t *nthrea
     ws[i].locals = calloc(nlocs ? nlocs : 1, sizeof *ws[i].locals);
     ws[i].shared = L->grid ? NULL : calloc(L->shared_stride ? L->shared_stride : 1, 1);
     ws[i].invs = calloc(L->wg_inv, sizeof *ws[i].invs);
-    if (!ws[i].vals || !ws[i].locals || (!L->grid && !ws[i].shared) || !ws[i].invs) break;
+    ws[i].tiles = L->grid || !L->wg_tiles ? NULL : malloc(L->wg_tiles * sizeof *ws[i].tiles);
+    if (!ws[i].vals || !ws[i].locals || (!L->grid && !ws[i].shared) || !ws[i].invs ||
+        (!L->grid && L->wg_tiles && !ws[i].tiles))
+      break;
     ok++;
   }
   if (!ok) {
@@ -532,13 +562,7 @@ static worker *workers_alloc(launch *L, uint64_t per_inv_state, uint32_t *nthrea
   }
   /* Fewer threads when memory ran short. */
   if (ok < *nthreads) {
-    for (uint32_t i = ok; i < *nthreads; i++) {
-      free(ws[i].vals);
-      free(ws[i].locals);
-      free(ws[i].shared);
-      free(ws[i].invs);
-      memset(&ws[i], 0, sizeof ws[i]);
-    }
+    for (uint32_t i = ok; i < *nthreads; i++) worker_clear(&ws[i]);
     *nthreads = ok;
   }
   return ws;
@@ -549,6 +573,7 @@ static void grid_free(launch *L) {
   free(L->pc_all);
   free(L->state_all);
   free(L->shared_all);
+  free(L->tiles_all);
 }
 
 /* The state kept across grid barriers; -1 when out of memory. */
@@ -558,7 +583,9 @@ static int grid_alloc(launch *L) {
   L->pc_all = calloc(g->invocations, sizeof *L->pc_all);
   L->state_all = calloc(g->invocations, 1);
   L->shared_all = calloc(L->wg_total * L->shared_stride + 1, 1);
-  return L->locals_all && L->pc_all && L->state_all && L->shared_all ? 0 : -1;
+  L->tiles_all = L->wg_tiles ? malloc(L->wg_total * L->wg_tiles * sizeof *L->tiles_all) : NULL;
+  return L->locals_all && L->pc_all && L->state_all && L->shared_all &&
+                 (L->tiles_all || !L->wg_tiles) ? 0 : -1;
 }
 
 /* Run `iterations` launches (each in grid segments) until done or
@@ -619,14 +646,24 @@ static vyre_status launch_status(const launch *L, const ref_limits *lim, vyre_er
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
                         uint32_t iterations, uint32_t threads, const ref_limits *lim,
                         ref_exec_stats *stats, vyre_error *err) {
+  return ref_execute_bounds(p, g, mem, iterations, threads, lim, stats, NULL, err);
+}
+
+vyre_status ref_execute_bounds(const vyre_program *p, const vyre_geometry *g,
+                               uint8_t *const *mem, uint32_t iterations, uint32_t threads,
+                               const ref_limits *lim, ref_exec_stats *stats,
+                               double *const *shadow, vyre_error *err) {
   if (stats) memset(stats, 0, sizeof *stats);
   if (g->invocations == 0 || iterations == 0) return VYRE_OK; /* nothing to launch */
   launch L;
   launch_init(&L, p, g, mem, lim);
+  L.mma = (ref_mma_ctx){p, g, mem, shadow, NULL};
+  if (ref_mma_tile_slots(p, &L.mma.tile_of, &L.nmat) != 0) goto fail_workers;
+  L.wg_tiles = (L.wg_inv + REF_SUBGROUP - 1) / REF_SUBGROUP * L.nmat;
   uint64_t per_inv_state = L.lockstep ? L.wg_inv : 1;
   double worker_bytes, grid_bytes;
   vyre_status st = state_bytes(&L, per_inv_state, &worker_bytes, &grid_bytes, err);
-  if (st != VYRE_OK) return st;
+  if (st != VYRE_OK) goto fail_state;
   uint32_t nthreads = thread_count(&L, threads, worker_bytes, grid_bytes);
   worker *ws = workers_alloc(&L, per_inv_state, &nthreads);
   if (!ws) goto fail_workers;
@@ -644,12 +681,15 @@ vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *
   pthread_mutex_destroy(&L.trap_lock);
   grid_free(&L);
   workers_free(ws, nthreads);
+fail_state:
+  free(L.mma.tile_of);
   return st;
 
 fail_grid:
   grid_free(&L);
   workers_free(ws, nthreads);
 fail_workers:
+  free(L.mma.tile_of);
   return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                         "dispatch: out of host memory for the interpreter state of %llu "
                         "invocations. Fix: use a smaller grid, or free memory",

@@ -10,6 +10,9 @@ host_stub_ref_libvyre_ref_la_SOURCES = \
 	host-stub/ref/async.c \
 	host-stub/ref/interp.c \
 	host-stub/ref/scalar.c \
+	host-stub/ref/mma.c \
+	host-stub/ref/tolerance.c \
+	host-stub/ref/tolerance.h \
 	host-stub/ref/util.c
 # f32 results round once per op: nothing may be contracted into an fma.
 # Buffers are reinterpreted between element types: no strict aliasing.

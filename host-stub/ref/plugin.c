@@ -10,8 +10,8 @@ static const uint16_t ref_ops[] = {
 #undef REF_OP_ID_
 };
 
-/* Every storage type, bool through f32. */
-#define REF_STORAGE_TYPES (((1ull << VYRE_T_COUNT_) - 1u) & ~(1ull << VYRE_T_VOID))
+/* Every storage type, bool through f32 (not the matrix types: locals only). */
+#define REF_STORAGE_TYPES ((uint64_t)VYRE_TM_STORAGE)
 
 /* The one registration: immutable, it serves every minor (the host
  * records the negotiated one), so the entry is thread-safe. */

@@ -26,7 +26,8 @@
    VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |     \
    VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |            \
    VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |             \
-   VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_INDIRECT_DISPATCH)
+   VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES |     \
+   VYRE_CAP_INDIRECT_DISPATCH)
 
 /* ------------------------------------------------------------------ */
 /* scalar.c: the meaning of every op on one value (docs/semantics.md).  */
@@ -99,6 +100,69 @@ typedef struct ref_exec_stats {
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
                         uint32_t iterations, uint32_t threads, const ref_limits *lim,
                         ref_exec_stats *stats, vyre_error *err);
+
+/* As ref_execute; shadow (NULL: none) holds, per buffer, NULL or one
+ * double per 4-byte element that each write sets: an mma_store of a
+ * mat_acc_f32 tile to the element's error bound, any other store or
+ * atomic to -1.0 (the MMA bound side channel, tolerance.h). */
+vyre_status ref_execute_bounds(const vyre_program *p, const vyre_geometry *g,
+                               uint8_t *const *mem, uint32_t iterations, uint32_t threads,
+                               const ref_limits *lim, ref_exec_stats *stats,
+                               double *const *shadow, vyre_error *err);
+
+/* ------------------------------------------------------------------ */
+/* mma.c: the MMA ops (docs/semantics.md, "Matrix multiply-accumulate") */
+/* ------------------------------------------------------------------ */
+#define REF_TILE_ELEMS 512u /* the largest tile: A of i8/u8, 16 x 32 */
+/* One matrix local of one subgroup; all zeros is the starting tile. */
+typedef struct ref_tile {
+  /* Element (r, c) at r * cols + c: f16/bf16 bits, i8 sign- and u8
+   * zero-extended, f32 bits (NaN canonical, subnormals kept), i32. */
+  uint32_t v[REF_TILE_ELEMS];
+  double bound[256]; /* mat_acc_f32: each element's error bound */
+} ref_tile;
+
+/* What the MMA ops of one launch see: its program, geometry, buffers
+ * (ref_execute's mem), bound shadow (ref_execute_bounds, or NULL), and
+ * the tile of each local slot (ref_mma_tile_slots). */
+typedef struct ref_mma_ctx {
+  const vyre_program *p;
+  const vyre_geometry *g;
+  uint8_t *const *mem;
+  double *const *shadow;
+  uint32_t *tile_of;
+} ref_mma_ctx;
+
+/* Execute MMA op `in` (mma_fill, mma_load, mma, mma_store) once for one
+ * subgroup of a workgroup whose workgroup memory is `shared`: tiles are
+ * the subgroup's, vals the values of the lane whose index and stride
+ * count (lane 0).  Not thread-safe on the same tiles. */
+void ref_mma_run(const ref_mma_ctx *x, uint8_t *shared, ref_tile *tiles, const vyre_inst *in,
+                 const uint64_t *vals);
+/* shadow[index] = v, a relaxed atomic store. */
+void ref_mma_shadow_set(double *shadow, uint64_t index, double v);
+/* The matrix locals of p: *count of them, and *tile_of (malloc'd, one
+ * entry per local: its tile, or UINT32_MAX) when *count > 0, else NULL.
+ * Returns -1 when out of memory. */
+int ref_mma_tile_slots(const vyre_program *p, uint32_t **tile_of, uint32_t *count);
+/* Strict mode: a float mma (f16/bf16) under ulp budget 0 is
+ * VYRE_UNSUPPORTED. */
+vyre_status ref_mma_check_strict(const vyre_program *p, uint32_t ulp_budget, vyre_error *err);
+
+/* ------------------------------------------------------------------ */
+/* tolerance.c: the MMA bound side channel of tolerance.h               */
+/* ------------------------------------------------------------------ */
+struct ref_mma_bound;
+/* The ref_mma_bound (tolerance.h) chained on o into *out (NULL: none);
+ * VYRE_INVALID_ARGUMENT for a malformed chain or a duplicate. */
+vyre_status ref_mma_bound_find(const vyre_dispatch_options *o, const struct ref_mma_bound **out,
+                               vyre_error *err);
+/* ref_execute, and with mb (NULL: none) fill its arrays for p's outputs
+ * when the run succeeds (tolerance.h says what). */
+vyre_status ref_mma_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
+                            uint32_t iterations, uint32_t threads, const ref_limits *lim,
+                            ref_exec_stats *stats, const struct ref_mma_bound *mb,
+                            vyre_error *err);
 
 /* ------------------------------------------------------------------ */
 /* The backend instance (backend.c, resident.c, dispatch.c, async.c).  */
@@ -282,6 +346,7 @@ typedef struct ref_job {
   uint32_t iterations;
   ref_limits lim;
   uint64_t t_entry, t_staged, t_run_start, t_run_end;
+  const struct ref_mma_bound *bounds; /* host dispatch: tolerance.h's side channel, or NULL */
 } ref_job;
 
 vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,

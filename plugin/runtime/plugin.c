@@ -86,8 +86,7 @@ static void registration_init(void) {
     if ((all[i].flags & VYRE_OPF_TRANSCENDENTAL) && !math) continue;
     reg_ops[k++] = all[i].id;
   }
-  uint64_t storage = 0;
-  for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++) storage |= 1ull << t;
+  uint64_t storage = VYRE_TM_STORAGE; /* bool through f32; matrix types are for locals only */
   registration.struct_size = sizeof registration;
   registration.abi_major = VYRE_ABI_MAJOR;
   registration.abi_minor = VYRE_ABI_MINOR; /* the layout; the host records the negotiated one */

@@ -7,7 +7,10 @@ from .errors import check, invalid, make
 
 # vyre_type, in VYRE_TYPE_MAP's order (the library's names are the truth;
 # tests/python/test_layout.py compares).
-TYPES = ["void", "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "bf16", "f32"]
+# The mat_* types are those of matrix locals only (the MMA ops).
+TYPES = ["void", "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "bf16", "f32",
+         "mat_a_f16", "mat_a_bf16", "mat_a_i8", "mat_a_u8", "mat_b_f16", "mat_b_bf16", "mat_b_i8",
+         "mat_b_u8", "mat_acc_f32", "mat_acc_i32"]
 ACCESS = ["ro", "rw", "wo", "uniform", "workgroup"]
 ROLES = ["input", "inout", "output", "shared"]
 

@@ -307,7 +307,13 @@ START_TEST(type_names) {
       {"u16", 2, VYRE_T_U32, 0},   {"u32", 4, VYRE_T_U32, 1},   {"u64", 8, VYRE_T_U64, 1},
       {"i8", 1, VYRE_T_I32, 0},    {"i16", 2, VYRE_T_I32, 0},   {"i32", 4, VYRE_T_I32, 1},
       {"i64", 8, VYRE_T_I64, 1},   {"f16", 2, VYRE_T_F32, 0},   {"bf16", 2, VYRE_T_F32, 0},
-      {"f32", 4, VYRE_T_F32, 1}};
+      {"f32", 4, VYRE_T_F32, 1},
+      /* Matrix types: no size, no load, not values (the types of matrix locals). */
+      {"mat_a_f16", 0, VYRE_T_VOID, 0},   {"mat_a_bf16", 0, VYRE_T_VOID, 0},
+      {"mat_a_i8", 0, VYRE_T_VOID, 0},    {"mat_a_u8", 0, VYRE_T_VOID, 0},
+      {"mat_b_f16", 0, VYRE_T_VOID, 0},   {"mat_b_bf16", 0, VYRE_T_VOID, 0},
+      {"mat_b_i8", 0, VYRE_T_VOID, 0},    {"mat_b_u8", 0, VYRE_T_VOID, 0},
+      {"mat_acc_f32", 0, VYRE_T_VOID, 0}, {"mat_acc_i32", 0, VYRE_T_VOID, 0}};
   for (uint32_t t = 0; t < VYRE_T_COUNT_; t++) {
     ck_assert_str_eq(vyre_type_name(t), want[t].name);
     EXPECT(vyre_type_size(t) == want[t].size, "%s is %u bytes in a buffer", want[t].name,
@@ -319,7 +325,10 @@ START_TEST(type_names) {
     int by = vyre_type_by_name(want[t].name, strlen(want[t].name));
     EXPECT(by == (t ? (int)t : -1), "'%s' names type %u (void is not nameable), got %d",
                   want[t].name, t, by);
-    EXPECT(((VYRE_TM_STORAGE >> t) & 1u) == (t != 0), "%s is a storage type", want[t].name);
+    int matrix = (VYRE_TM_MATRIX >> t) & 1u;
+    EXPECT(((VYRE_TM_STORAGE >> t) & 1u) == (t != 0 && !matrix), "%s is a storage type",
+           want[t].name);
+    EXPECT((vyre_type_matrix_use(t) != 0) == matrix, "%s is a matrix type", want[t].name);
   }
   ck_assert_str_eq(vyre_type_name(VYRE_T_COUNT_), "?");
   ck_assert_int_eq(vyre_type_size(99), 0);
@@ -382,12 +391,17 @@ START_TEST(op_table_matches_map) {
     if (i) EXPECT(all[i - 1].id < op->id, "the op table is in ascending id order (%s %u then %s %u)",
                          all[i - 1].name, all[i - 1].id, op->name, op->id);
     EXPECT(op->op_class < VYRE_OC_COUNT_, "op %s has a known class", op->name);
-    EXPECT((op->type_mask & ~VYRE_TM_VALUE) == 0, "op %s accepts only value types", op->name);
+    int mma = (op->flags & VYRE_OPF_MMA) != 0;
+    EXPECT((op->type_mask & ~(mma ? VYRE_TM_MMA_IN | VYRE_TM_MMA_ACC : VYRE_TM_VALUE)) == 0,
+           "op %s accepts only value types (MMA ops: their component types)", op->name);
     EXPECT((op->flags & ~(VYRE_OPF_AXIS | VYRE_OPF_SUBGROUP | VYRE_OPF_TRANSCENDENTAL |
-                          VYRE_OPF_COLLECTIVE)) == 0,
+                          VYRE_OPF_COLLECTIVE | VYRE_OPF_MMA)) == 0,
            "op %s has only known flags", op->name);
-    EXPECT(!(op->flags & VYRE_OPF_COLLECTIVE) || (op->flags & VYRE_OPF_SUBGROUP),
-           "collectives are subgroup ops (%s)", op->name);
+    EXPECT(!(op->flags & VYRE_OPF_COLLECTIVE) || (op->flags & (VYRE_OPF_SUBGROUP | VYRE_OPF_MMA)),
+           "collectives are subgroup or MMA ops (%s)", op->name);
+    EXPECT(mma == (op->op_class >= VYRE_OC_MMA_FILL && op->op_class <= VYRE_OC_MMA_STORE) &&
+               (!mma || (op->flags & VYRE_OPF_COLLECTIVE)),
+           "the MMA ops are the MMA classes' and collective (%s)", op->name);
     EXPECT(!(op->flags & VYRE_OPF_AXIS) || op->op_class == VYRE_OC_BUILTIN,
            "only builtins take an axis (%s)", op->name);
     EXPECT(!(op->flags & VYRE_OPF_TRANSCENDENTAL) ||
@@ -452,7 +466,7 @@ START_TEST(op_class_schema) {
   ck_assert_ptr_null(vyre_op_class_lookup(VYRE_OC_COUNT_));
   ck_assert_ptr_null(vyre_op_class_lookup(UINT32_MAX));
   ck_assert_int_eq(VYRE_OC_CONST, 0);
-  ck_assert_int_eq(VYRE_OC_TRAP, VYRE_OC_COUNT_ - 1);
+  ck_assert_int_eq(VYRE_OC_MMA_STORE, VYRE_OC_COUNT_ - 1);
   int seen_statement = 0;
   for (uint32_t c = 0; c < VYRE_OC_COUNT_; c++) {
     const vyre_op_class_info *k = vyre_op_class_lookup(c);
@@ -470,6 +484,47 @@ START_TEST(op_class_schema) {
   ck_assert_uint_eq(vyre_op_fields(lane), VYRE_FIELD_TYPE);
   ck_assert_uint_eq(vyre_op_fields(cas), 0x3fu);
   ck_assert_uint_eq(vyre_op_fields(st), VYRE_FIELD_A | VYRE_FIELD_B | VYRE_FIELD_C);
+  /* The MMA statements carry a type (their component); loads and stores a layout. */
+  ck_assert_uint_eq(vyre_op_fields(vyre_op_lookup(VYRE_OP_MMA_FILL)),
+                    VYRE_FIELD_A | VYRE_FIELD_B | VYRE_FIELD_TYPE);
+  ck_assert_uint_eq(vyre_op_fields(vyre_op_lookup(VYRE_OP_MMA_LOAD)), 0x3fu);
+  ck_assert_uint_eq(vyre_op_fields(vyre_op_lookup(VYRE_OP_MMA)), 0x1fu);
+  ck_assert_uint_eq(vyre_op_fields(vyre_op_lookup(VYRE_OP_MMA_STORE)), 0x3fu);
+}
+END_TEST
+
+/* The matrix types' tables (vyre_program.h): use, component, shape, dims. */
+START_TEST(matrix_types) {
+  static const struct {
+    uint32_t type, component, rows, cols;
+    int use;
+  } want[] = {
+      {VYRE_T_MAT_A_F16, VYRE_T_F16, 16, 16, VYRE_MAT_A},     {VYRE_T_MAT_A_BF16, VYRE_T_BF16, 16, 16, VYRE_MAT_A},
+      {VYRE_T_MAT_A_I8, VYRE_T_I8, 16, 32, VYRE_MAT_A},       {VYRE_T_MAT_A_U8, VYRE_T_U8, 16, 32, VYRE_MAT_A},
+      {VYRE_T_MAT_B_F16, VYRE_T_F16, 16, 16, VYRE_MAT_B},     {VYRE_T_MAT_B_BF16, VYRE_T_BF16, 16, 16, VYRE_MAT_B},
+      {VYRE_T_MAT_B_I8, VYRE_T_I8, 32, 16, VYRE_MAT_B},       {VYRE_T_MAT_B_U8, VYRE_T_U8, 32, 16, VYRE_MAT_B},
+      {VYRE_T_MAT_ACC_F32, VYRE_T_F32, 16, 16, VYRE_MAT_ACC}, {VYRE_T_MAT_ACC_I32, VYRE_T_I32, 16, 16, VYRE_MAT_ACC},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    uint32_t t = want[i].type, r = 0, c = 0;
+    EXPECT(vyre_type_matrix_use(t) == want[i].use, "%s: use", vyre_type_name(t));
+    EXPECT(vyre_type_matrix_component(t) == want[i].component, "%s: component", vyre_type_name(t));
+    EXPECT(vyre_type_matrix(want[i].use, want[i].component) == t, "%s: by use and component",
+           vyre_type_name(t));
+    EXPECT(vyre_type_matrix_dims(t, &r, &c) == 1 && r == want[i].rows && c == want[i].cols,
+           "%s is %u x %u, got %u x %u", vyre_type_name(t), want[i].rows, want[i].cols, r, c);
+  }
+  uint32_t m, n, k, r = 7, c = 7;
+  EXPECT(vyre_mma_shape(VYRE_T_BF16, &m, &n, &k) == 1 && m == 16 && n == 16 && k == 16, "bf16 16x16x16");
+  EXPECT(vyre_mma_shape(VYRE_T_U8, &m, &n, &k) == 1 && m == 16 && n == 16 && k == 32, "u8 16x16x32");
+  EXPECT(vyre_mma_shape(VYRE_T_F32, &m, &n, &k) == 0 && m == 0 && n == 0 && k == 0, "f32 is no input");
+  EXPECT(vyre_type_matrix_use(VYRE_T_F32) == 0 && vyre_type_matrix_component(VYRE_T_F32) == VYRE_T_VOID &&
+             vyre_type_matrix(VYRE_MAT_ACC, VYRE_T_F16) == VYRE_T_VOID &&
+             vyre_type_matrix_dims(VYRE_T_U32, &r, &c) == 0 && r == 0 && c == 0,
+         "value types are no matrix types");
+  ck_assert_str_eq(vyre_layout_name(VYRE_LAYOUT_ROW), "row");
+  ck_assert_str_eq(vyre_layout_name(VYRE_LAYOUT_COL), "col");
+  ck_assert_str_eq(vyre_layout_name(2), "?");
 }
 END_TEST
 
@@ -491,6 +546,8 @@ START_TEST(capability_names) {
   }
   ck_assert_str_eq(vyre_capability_name(4), "grid_barrier");
   ck_assert_str_eq(vyre_capability_text(4), "grid barrier");
+  ck_assert_str_eq(vyre_capability_name(19), "tensor_cores");
+  ck_assert_str_eq(vyre_capability_name(20), "indirect_dispatch");
   ck_assert_ptr_null(vyre_capability_name(sizeof rows / sizeof rows[0]));
   ck_assert_ptr_null(vyre_capability_text(63));
   ck_assert_ptr_null(vyre_capability_name(UINT32_MAX));
@@ -618,6 +675,7 @@ static Suite *abi_suite(void) {
   tcase_add_test(tc, op_lookup_rejects_unassigned);
   tcase_add_test(tc, op_transcendental_set);
   tcase_add_test(tc, op_class_schema);
+  tcase_add_test(tc, matrix_types);
   tcase_add_test(tc, capability_names);
   tcase_add_test(tc, library_version);
   suite_add_tcase(s, tc);

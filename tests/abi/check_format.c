@@ -956,6 +956,44 @@ START_TEST(geometry_no_outputs_and_zero) {
 }
 END_TEST
 
+/* A program with MMA ops takes only workgroup overrides of a multiple
+ * of 32 invocations (INVALID_ARGUMENT on every backend, which all derive
+ * their geometry here); other programs take any. */
+START_TEST(geometry_mma_workgroup) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_I32, 256, 0);
+  uint32_t acc = vyre_b_local(b, VYRE_T_MAT_ACC_I32);
+  vyre_b_mma_fill(b, acc, vyre_b_i32(b, 7));
+  uint32_t z = vyre_b_u32(b, 0);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, o, z, vyre_b_u32(b, 16), acc);
+  uint8_t *bytes;
+  size_t size;
+  fmt_finish(b, &bytes, &size);
+  vyre_program *p = fmt_decode_ok(bytes, size);
+  free(bytes);
+  vyre_program *plain = geometry_program(64);
+  vyre_geometry g;
+  vyre_error err = VYRE_ERROR_INIT;
+  static const uint32_t wg[][3] = {{48, 1, 1}, {8, 2, 1}, {32, 1, 1}, {16, 2, 3}, {0, 0, 0}};
+  for (size_t k = 0; k < sizeof wg / sizeof wg[0]; k++) {
+    vyre_dispatch_options opt = {sizeof opt, 0, {wg[k][0], wg[k][1], wg[k][2]}, {0, 0, 0}, 0, 0, NULL};
+    int ok = (wg[k][0] * wg[k][1] * wg[k][2]) % 32 == 0;
+    vyre_status st = vyre_geometry_derive(p, NULL, NULL, &opt, &g, &err);
+    EXPECT(st == (ok ? VYRE_OK : VYRE_INVALID_ARGUMENT), "override %u x %u x %u: %s", wg[k][0],
+           wg[k][1], wg[k][2], err.message);
+    if (!ok)
+      EXPECT(strstr(err.message, "not a multiple of 32, and the program has MMA ops") &&
+                 strstr(err.message, "Fix:"),
+             "the message says why: %s", err.message);
+    uint64_t in[3] = {400, 2 * 5000, 16};
+    EXPECT(vyre_geometry_derive(plain, in, NULL, &opt, &g, &err) == VYRE_OK,
+           "a program without MMA ops takes override %u x %u x %u", wg[k][0], wg[k][1], wg[k][2]);
+  }
+  vyre_program_free(plain);
+  vyre_program_free(p);
+}
+END_TEST
+
 START_TEST(geometry_overrides) {
   vyre_program *p = geometry_program(64);
   vyre_geometry g;
@@ -1085,6 +1123,7 @@ static Suite *format_suite(void) {
   tcase_add_test(tc, geometry_sizes);
   tcase_add_test(tc, geometry_no_outputs_and_zero);
   tcase_add_test(tc, geometry_overrides);
+  tcase_add_test(tc, geometry_mma_workgroup);
   tcase_add_test(tc, geometry_resident);
   tcase_add_test(tc, geometry_errors);
   suite_add_tcase(s, tc);

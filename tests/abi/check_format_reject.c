@@ -16,7 +16,7 @@
  *  vyre_program_decode out == NULL (INVALID_ARGUMENT)                   reject_arguments
  *                      bytes NULL with size > 0 (INVALID_ARGUMENT)      reject_arguments
  *                      out of host memory (3 places)                    -- (needs malloc fault injection; not covered)
- *                      local type not a value type                      E1a E1b
+ *                      local type not a value or matrix type            E1a E1b E1c
  *                      blocks still open at the end                     E2a E2b
  *  check_header        shorter than the header                          H1a H1b H1c
  *                      bad magic                                        H2
@@ -34,7 +34,7 @@
  *                      name not an identifier                           B2a B2b
  *                      duplicate name                                   B3
  *                      unknown access                                   B4
- *                      element type void / unknown                      B5a B5b
+ *                      element type void / unknown / a matrix type      B5a B5b B5c
  *                      reserved fields / unknown flags                  B6a B6b B6c
  *                      workgroup with binding/flags/count 0/range       B7a B7b B7c B7d
  *                      workgroup memory over 48 KiB (LIMIT)             B8a B8b
@@ -90,6 +90,27 @@
  *    BARRIER           unknown scope                                    BR1
  *                      grid barrier not at the top level                BR2
  *    (all)             unused operand/type/mod field set                UFa..UFi
+ *  not_matrix          get/let/assign/loop on a matrix local            MX1 MX2 MX3 MX4
+ *  (value ops)         const/cast/load at a matrix type                 MX5 MX6 MX7
+ *  mma.c matrix_slot   not a matrix local / the wrong use               MM1 MM2 MA3 MA4 MS3
+ *                      local does not exist                             MM5
+ *    MMA_FILL          value not the component type                     MM3
+ *                      type not the component                           MM4
+ *    MMA_LOAD          write-only buffer                                ML1
+ *                      buffer element type not the component            ML2
+ *                      index / stride not u32                           ML3 ML4
+ *                      unknown layout                                   ML5
+ *                      type not the component                           ML6
+ *    MMA               A and B components differ                        MA1
+ *                      C/D not the inputs' accumulator                  MA2 MA6
+ *                      type not the A/B component                       MA5
+ *    MMA_STORE         ro / uniform buffer                              MS1 MS2
+ *                      buffer element type not the component            MS4
+ *                      stride not u32                                   MS5
+ *                      type not the component                           MS6
+ *    (all four)        workgroup not a multiple of 32 invocations       MW1
+ *                      unused field set                                 MF1 MF2
+ *  analyse_uniformity  MMA op in divergent control flow                 MU1
  *  analyse_uniformity  out of host memory                               -- (not covered)
  *                      loop left early by a divergent return/trap       UN1a UN1b
  *                      after a divergent return/trap                    UN2a UN2b
@@ -190,7 +211,9 @@ DECL_PATCH(p_decl0_size64, 0, d.name_size = 64)
 DECL_PATCH(p_decl0_size3, 0, d.name_size = 3)
 DECL_PATCH(p_decl0_access5, 0, d.access = 5)
 DECL_PATCH(p_decl0_elem0, 0, d.elem_type = 0)
-DECL_PATCH(p_decl0_elem13, 0, d.elem_type = 13)
+DECL_PATCH(p_decl0_elem_unknown, 0, d.elem_type = VYRE_T_COUNT_)
+DECL_PATCH(p_decl0_elem_matrix, 0, d.elem_type = VYRE_T_MAT_A_F16)
+HEADER_PATCH(p_wg48, h.workgroup_size[0] = 48)
 DECL_PATCH(p_decl0_res0, 0, d.reserved0 = 1)
 DECL_PATCH(p_decl0_res1, 0, d.reserved1 = 1)
 DECL_PATCH(p_decl0_flag4, 0, d.flags |= 4)
@@ -264,6 +287,7 @@ static void b_wo_f32(vyre_builder *b) { BUF("w", WRITE_ONLY, F32, 4, 0); vyre_b_
 
 static void b_local_void(vyre_builder *b) { vyre_b_local(b, T(VOID)); vyre_b_return(b); }
 static void b_local_u8(vyre_builder *b) { vyre_b_local(b, T(U8)); vyre_b_return(b); }
+static void b_local_99(vyre_builder *b) { vyre_b_local(b, (vyre_type)99); vyre_b_return(b); }
 static void b_open_if(vyre_builder *b) { vyre_b_if(b, vyre_b_bool(b, 1)); }
 static void b_open_loop_in_block(vyre_builder *b) {
   uint32_t s = vyre_b_local(b, T(U32));
@@ -563,11 +587,122 @@ static void b_reduce_in_else_of_divergent_if(vyre_builder *b) {
   vyre_b_end(b);
 }
 
+/* MMA: slot 0 is the local the op names first (see each builder). */
+#define MAT(x) vyre_b_local(b, VYRE_T_MAT_##x)
+static void b_get_matrix(vyre_builder *b) { vyre_b_get(b, MAT(ACC_F32)); }
+static void b_let_matrix(vyre_builder *b) { vyre_b_let(b, MAT(ACC_F32), vyre_b_f32(b, 0)); }
+static void b_assign_matrix(vyre_builder *b) { vyre_b_assign(b, MAT(ACC_F32), vyre_b_f32(b, 0)); }
+static void b_loop_matrix(vyre_builder *b) {
+  vyre_b_loop(b, MAT(ACC_I32), vyre_b_i32(b, 0), vyre_b_i32(b, 4));
+  vyre_b_end(b);
+}
+static void b_const_matrix(vyre_builder *b) { RAW(CONST, T(MAT_ACC_F32), 0, 0, 0, 0, 0); }
+static void b_cast_matrix(vyre_builder *b) { vyre_b_cast(b, T(MAT_ACC_F32), vyre_b_f32(b, 1)); }
+static void b_load_matrix(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F32, 0, 0);
+  RAW(LOAD, T(MAT_ACC_F32), 0, r, CU32(0), 0, 0);
+}
+static void b_fill_value_local(vyre_builder *b) {
+  uint32_t s = vyre_b_local(b, T(F32));
+  RAW(MMA_FILL, T(F32), 0, s, vyre_b_f32(b, 0), 0, 0);
+}
+static void b_fill_a_tile(vyre_builder *b) { vyre_b_mma_fill(b, MAT(A_F16), vyre_b_f32(b, 0)); }
+static void b_fill_value_type(vyre_builder *b) { vyre_b_mma_fill(b, MAT(ACC_F32), vyre_b_i32(b, 0)); }
+static void b_fill_inst_type(vyre_builder *b) {
+  uint32_t s = MAT(ACC_F32);
+  RAW(MMA_FILL, T(I32), 0, s, vyre_b_f32(b, 0), 0, 0);
+}
+static void b_fill_no_local(vyre_builder *b) { RAW(MMA_FILL, T(F32), 0, 3, vyre_b_f32(b, 0), 0, 0); }
+static void b_mma_load_wo(vyre_builder *b) {
+  uint32_t w = BUF("w", WRITE_ONLY, F16, 256, 0), s = MAT(A_F16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, w, CU32(0), CU32(16));
+}
+static void b_mma_load_elem(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F32, 0, 0), s = MAT(A_F16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, CU32(0), CU32(16));
+}
+static void b_mma_load_index(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(A_F16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, vyre_b_i32(b, 0), CU32(16));
+}
+static void b_mma_load_stride(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(B_F16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_COL, s, r, CU32(0), vyre_b_f32(b, 16));
+}
+static void b_mma_load_layout(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(A_F16);
+  vyre_b_mma_load(b, (vyre_layout)2, s, r, CU32(0), CU32(16));
+}
+static void b_mma_load_type(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(A_F16);
+  RAW(MMA_LOAD, T(F32), 0, s, r, CU32(0), CU32(16));
+}
+/* mma D A B C over locals 0 1 2 3 of the given types. */
+static void mma4(vyre_builder *b, vyre_type d, vyre_type a, vyre_type bm, vyre_type c) {
+  uint32_t sd = vyre_b_local(b, d), sa = vyre_b_local(b, a), sb = vyre_b_local(b, bm);
+  vyre_b_mma(b, sd, sa, sb, vyre_b_local(b, c));
+}
+static void b_mma_mixed(vyre_builder *b) { mma4(b, T(MAT_ACC_F32), T(MAT_A_F16), T(MAT_B_BF16), T(MAT_ACC_F32)); }
+static void b_mma_acc(vyre_builder *b) { mma4(b, T(MAT_ACC_I32), T(MAT_A_F16), T(MAT_B_F16), T(MAT_ACC_I32)); }
+static void b_mma_d_is_a(vyre_builder *b) {
+  uint32_t a = MAT(A_F16), bm = MAT(B_F16), c = MAT(ACC_F32);
+  vyre_b_mma(b, a, a, bm, c);
+}
+static void b_mma_b_is_a(vyre_builder *b) {
+  uint32_t c = MAT(ACC_F32), a = MAT(A_F16);
+  vyre_b_mma(b, c, a, a, c);
+}
+static void b_mma_type(vyre_builder *b) {
+  uint32_t c = MAT(ACC_F32), a = MAT(A_F16), bm = MAT(B_F16);
+  RAW(MMA, T(F32), 0, c, a, bm, c);
+}
+static void b_mma_c_differs(vyre_builder *b) { mma4(b, T(MAT_ACC_F32), T(MAT_A_I8), T(MAT_B_I8), T(MAT_ACC_I32)); }
+static void b_mma_store_ro(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F32, 0, 0), s = MAT(ACC_F32);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, r, CU32(0), CU32(16), s);
+}
+static void b_mma_store_uniform(vyre_builder *b) {
+  uint32_t r = BUF("r", UNIFORM, F32, 0, 0), s = MAT(ACC_F32);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, r, CU32(0), CU32(16), s);
+}
+static void b_mma_store_a(vyre_builder *b) {
+  uint32_t s = MAT(A_F16), o = BUF("o", WRITE_ONLY, F16, 256, 0);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, o, CU32(0), CU32(16), s);
+}
+static void b_mma_store_elem(vyre_builder *b) {
+  uint32_t s = MAT(ACC_F32), o = BUF("o", WRITE_ONLY, I32, 256, 0);
+  vyre_b_mma_store(b, VYRE_LAYOUT_COL, o, CU32(0), CU32(16), s);
+}
+static void b_mma_store_stride(vyre_builder *b) {
+  uint32_t s = MAT(ACC_I32), o = BUF("o", WRITE_ONLY, I32, 256, 0);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, o, CU32(0), vyre_b_u64(b, 16), s);
+}
+static void b_mma_store_type(vyre_builder *b) {
+  uint32_t s = MAT(ACC_I32), o = BUF("o", WRITE_ONLY, I32, 256, 0);
+  RAW(MMA_STORE, T(F32), 0, o, CU32(0), CU32(16), s);
+}
+static void b_fill_ok(vyre_builder *b) { vyre_b_mma_fill(b, MAT(ACC_F32), vyre_b_f32(b, 0)); }
+static void b_fill_field_c(vyre_builder *b) {
+  uint32_t s = MAT(ACC_F32);
+  RAW(MMA_FILL, T(F32), 0, s, vyre_b_f32(b, 0), 1, 0);
+}
+static void b_mma_mod(vyre_builder *b) {
+  uint32_t c = MAT(ACC_F32), a = MAT(A_F16), bm = MAT(B_F16);
+  RAW(MMA, T(F16), 1, c, a, bm, c);
+}
+static void b_mma_in_divergent_if(vyre_builder *b) {
+  uint32_t s = MAT(ACC_I32);
+  vyre_b_if(b, divergent_cond(b));         /* 0 1 2 3 */
+  vyre_b_mma_fill(b, s, vyre_b_i32(b, 1)); /* 4 5 */
+  vyre_b_end(b);
+}
+
 #define INV VYRE_INVALID_PROGRAM
 #define LIM VYRE_LIMIT
 static const reject_case cases[] = {
     {"E1a", b_local_void, NULL, INV, -1, "local 0 has type 0, not a value type"},
     {"E1b", b_local_u8, NULL, INV, -1, "local 0 has type 2, not a value type"},
+    {"E1c", b_local_99, NULL, INV, -1, "local 0 has type 99, not a value type nor a matrix type"},
     {"E2a", b_open_if, NULL, INV, 1, "1 block(s) still open at the end (innermost opened at instruction 1)"},
     {"E2b", b_open_loop_in_block, NULL, INV, 2, "2 block(s) still open"},
     {"H1a", b_return, p_size63, INV, -1, "63 bytes is shorter than the 64-byte header"},
@@ -603,7 +738,9 @@ static const reject_case cases[] = {
     {"B3", b_name_dup, NULL, INV, -1, "buffers 0 and 1 are both named 'x'"},
     {"B4", b_ro_u32, p_decl0_access5, INV, -1, "access mode 5 is unknown"},
     {"B5a", b_ro_u32, p_decl0_elem0, INV, -1, "element type 0 is not a storage type"},
-    {"B5b", b_ro_u32, p_decl0_elem13, INV, -1, "element type 13 is not a storage type"},
+    {"B5b", b_ro_u32, p_decl0_elem_unknown, INV, -1, "is not a storage type. Fix"},
+    {"B5c", b_ro_u32, p_decl0_elem_matrix, INV, -1,
+     "element type 13 is not a storage type (only locals have matrix types)"},
     {"B6a", b_ro_u32, p_decl0_res0, INV, -1, "reserved fields or unknown flags"},
     {"B6b", b_ro_u32, p_decl0_res1, INV, -1, "reserved fields or unknown flags"},
     {"B6c", b_ro_u32, p_decl0_flag4, INV, -1, "reserved fields or unknown flags"},
@@ -729,6 +866,52 @@ static const reject_case cases[] = {
      "bounds at instruction 2"},
     {"UN3c", b_barrier_divergent_local, NULL, INV, 8, "bounds at instruction 7"},
     {"UN3d", b_reduce_in_else_of_divergent_if, NULL, INV, 6, "bounds at instruction 3"},
+    {"MX1", b_get_matrix, NULL, INV, 0,
+     "local 0 is a matrix local (mat_acc_f32); get, let, assign and loop take value locals only"},
+    {"MX2", b_let_matrix, NULL, INV, 1, "local 0 is a matrix local (mat_acc_f32)"},
+    {"MX3", b_assign_matrix, NULL, INV, 1, "local 0 is a matrix local (mat_acc_f32)"},
+    {"MX4", b_loop_matrix, NULL, INV, 2, "local 0 is a matrix local (mat_acc_i32)"},
+    {"MX5", b_const_matrix, NULL, INV, 0, "type 21 is not a value type"},
+    {"MX6", b_cast_matrix, NULL, INV, 1, "target type mat_acc_f32 is not a value type"},
+    {"MX7", b_load_matrix, NULL, INV, 1, "type mat_acc_f32, but loading 'r' (f32) yields f32"},
+    {"MM1", b_fill_value_local, NULL, INV, 1, "operand a = local 0 is f32, not a matrix local"},
+    {"MM2", b_fill_a_tile, NULL, INV, 1,
+     "operand a = local 0 is mat_a_f16, but it must be an accumulator"},
+    {"MM3", b_fill_value_type, NULL, INV, 1, "operand value has type i32, expected f32"},
+    {"MM4", b_fill_inst_type, NULL, INV, 1,
+     "type i32 differs from the accumulator's component type f32"},
+    {"MM5", b_fill_no_local, NULL, INV, 1, "local 3 does not exist"},
+    {"ML1", b_mma_load_wo, NULL, INV, 2, "buffer 'w' is write-only"},
+    {"ML2", b_mma_load_elem, NULL, INV, 2,
+     "buffer 'r' holds f32, but local 0 (mat_a_f16) has f16 elements"},
+    {"ML3", b_mma_load_index, NULL, INV, 2, "operand index has type i32, expected u32"},
+    {"ML4", b_mma_load_stride, NULL, INV, 2, "operand stride has type f32, expected u32"},
+    {"ML5", b_mma_load_layout, NULL, INV, 2, "tile layout 2 is unknown"},
+    {"ML6", b_mma_load_type, NULL, INV, 2, "type f32 differs from the tile's component type f16"},
+    {"MA1", b_mma_mixed, NULL, INV, 0, "A (local 1) is mat_a_f16 but B (local 2) is mat_b_bf16"},
+    {"MA2", b_mma_acc, NULL, INV, 0,
+     "D (local 0) is mat_acc_i32 and C (local 3) is mat_acc_i32, but f16 inputs accumulate "
+     "into mat_acc_f32"},
+    {"MA3", b_mma_d_is_a, NULL, INV, 0,
+     "operand D = local 0 is mat_a_f16, but it must be an accumulator"},
+    {"MA4", b_mma_b_is_a, NULL, INV, 0, "operand B = local 1 is mat_a_f16, but it must be a B tile"},
+    {"MA5", b_mma_type, NULL, INV, 0, "type f32 differs from A and B's component type f16"},
+    {"MA6", b_mma_c_differs, NULL, INV, 0, "C (local 3) is mat_acc_i32, but i8 inputs"},
+    {"MS1", b_mma_store_ro, NULL, INV, 2, "buffer 'r' is ro"},
+    {"MS2", b_mma_store_uniform, NULL, INV, 2, "buffer 'r' is uniform"},
+    {"MS3", b_mma_store_a, NULL, INV, 2,
+     "operand d = local 0 is mat_a_f16, but it must be an accumulator"},
+    {"MS4", b_mma_store_elem, NULL, INV, 2,
+     "buffer 'o' holds i32, but local 0 (mat_acc_f32) has f32 elements"},
+    {"MS5", b_mma_store_stride, NULL, INV, 2, "operand stride has type u64, expected u32"},
+    {"MS6", b_mma_store_type, NULL, INV, 2,
+     "type f32 differs from the accumulator's component type i32"},
+    {"MW1", b_fill_ok, p_wg48, INV, 1,
+     "the workgroup 48 x 1 x 1 has 48 invocations, not a multiple of 32"},
+    {"MF1", b_fill_field_c, NULL, INV, 1, "field it does not use"},
+    {"MF2", b_mma_mod, NULL, INV, 0, "field it does not use"},
+    {"MU1", b_mma_in_divergent_if, NULL, INV, 5,
+     "MMA operation in control flow that differs between invocations"},
 };
 
 /* "instruction N" as a whole number somewhere in the message. */
@@ -860,10 +1043,46 @@ START_TEST(uniform_accepts) {
 }
 END_TEST
 
+/* A valid MMA program: accepted in uniform control flow (a loop over
+ * K with uniform bounds, an if on a workgroup id), with the MMA feature
+ * and the tensor_cores capability, and neither the subgroup one nor a
+ * let for the matrix locals. */
+START_TEST(mma_accepts) {
+  vyre_builder *b = vyre_builder_new(32, 2, 1);
+  uint32_t x = BUF("x", READ_ONLY, BF16, 0, 0), y = BUF("y", WORKGROUP, BF16, 512, 0);
+  uint32_t o = BUF("o", READ_WRITE, F32, 0, 0);
+  uint32_t acc = MAT(ACC_F32), a = MAT(A_BF16), bm = MAT(B_BF16), k = vyre_b_local(b, T(U32));
+  vyre_b_mma_fill(b, acc, vyre_b_f32(b, 0));
+  vyre_b_loop(b, k, CU32(0), vyre_b_buflen(b, x));
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, a, x, vyre_b_get(b, k), CU32(16));
+  vyre_b_mma_load(b, VYRE_LAYOUT_COL, bm, y, CU32(0), CU32(16));
+  vyre_b_mma(b, acc, a, bm, acc);
+  vyre_b_end(b);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0), CU32(0)));
+  vyre_b_mma_store(b, VYRE_LAYOUT_COL, o, CU32(0), CU32(16), acc);
+  vyre_b_end(b);
+  uint8_t *bytes;
+  size_t size;
+  fmt_finish(b, &bytes, &size);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_program *p = NULL;
+  vyre_status st = vyre_program_decode(bytes, size, &p, &err);
+  EXPECT(st == VYRE_OK, "the MMA program is accepted: %s", err.message);
+  if (p) {
+    EXPECT((p->features & VYRE_FEAT_MMA) && (p->required_caps & VYRE_CAP_TENSOR_CORES),
+           "an MMA program needs the MMA feature and tensor_cores");
+    EXPECT(!(p->required_caps & VYRE_CAP_SUBGROUP), "MMA ops do not need the subgroup capability");
+  }
+  vyre_program_free(p);
+  free(bytes);
+}
+END_TEST
+
 TCase *format_reject_tcase(void) {
   TCase *tc = tcase_create("errors");
   tcase_add_loop_test(tc, reject_row, 0, (int)(sizeof cases / sizeof cases[0]));
   tcase_add_test(tc, reject_arguments);
   tcase_add_test(tc, uniform_accepts);
+  tcase_add_test(tc, mma_accepts);
   return tc;
 }

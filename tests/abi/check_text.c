@@ -193,6 +193,95 @@ START_TEST(text_matches_builder) {
 }
 END_TEST
 
+/* One 16x16 f32 tile of C = A x B from f16 inputs (the example of
+ * docs/program-text.md, "Matrix multiply-accumulate"): the text and the
+ * builder encode it identically, and the disassembly declares the
+ * matrix locals and spells the layouts. */
+static const char mma_src[] =
+    "workgroup 32\n"
+    "buffer a ro f16          ; A: 16 x K, row-major\n"
+    "buffer b ro f16          ; B: K x 16, row-major\n"
+    "buffer c wo f32 [256]    ; C: 16 x 16\n"
+    "local acc mat_acc_f32\n"
+    "local ta mat_a_f16\n"
+    "local tb mat_b_f16\n"
+    "%zero = const f32 0.0\n"
+    "mma_fill acc %zero\n"
+    "%len = buflen a\n"
+    "%c16 = const u32 16\n"
+    "%c256 = const u32 256\n"
+    "%k = div %len %c16\n"
+    "%steps = div %len %c256\n"
+    "%start = const u32 0\n"
+    "loop s %start %steps\n"
+    "  %s = get s\n"
+    "  %ai = mul %s %c16\n"
+    "  mma_load ta a %ai %k\n"
+    "  %bi = mul %s %c256\n"
+    "  mma_load.row tb b %bi %c16\n"
+    "  mma acc ta tb acc\n"
+    "end\n"
+    "mma_store c %start %c16 acc\n";
+
+static void mma_built(uint8_t **bytes, size_t *size) {
+  vyre_builder *b = vyre_builder_new(32, 1, 1);
+  uint32_t a = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F16, 0, 0);
+  uint32_t bb = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F16, 0, 0);
+  uint32_t c = vyre_b_buffer(b, "c", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_F32, 256, 0);
+  uint32_t acc = vyre_b_local(b, VYRE_T_MAT_ACC_F32), ta = vyre_b_local(b, VYRE_T_MAT_A_F16);
+  uint32_t tb = vyre_b_local(b, VYRE_T_MAT_B_F16);
+  vyre_b_mma_fill(b, acc, vyre_b_f32(b, 0.0f));
+  uint32_t len = vyre_b_buflen(b, a), c16 = vyre_b_u32(b, 16), c256 = vyre_b_u32(b, 256);
+  uint32_t k = vyre_b_bin(b, VYRE_OP_DIV, len, c16), steps = vyre_b_bin(b, VYRE_OP_DIV, len, c256);
+  uint32_t start = vyre_b_u32(b, 0), s = vyre_b_local(b, VYRE_T_U32);
+  vyre_b_loop(b, s, start, steps);
+  uint32_t sv = vyre_b_get(b, s);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, ta, a, vyre_b_bin(b, VYRE_OP_MUL, sv, c16), k);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, tb, bb, vyre_b_bin(b, VYRE_OP_MUL, sv, c256), c16);
+  vyre_b_mma(b, acc, ta, tb, acc);
+  vyre_b_end(b);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, c, start, c16, acc);
+  finish(b, bytes, size);
+}
+
+START_TEST(text_mma_matches_builder) {
+  uint8_t *from_text, *from_builder;
+  size_t text_size, builder_size;
+  assemble_ok(mma_src, &from_text, &text_size);
+  mma_built(&from_builder, &builder_size);
+  ck_assert_msg(text_size == builder_size && memcmp(from_text, from_builder, text_size) == 0,
+                "the text and the builder encode the MMA program identically");
+  vyre_program *p = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(vyre_program_decode(from_text, text_size, &p, &err), VYRE_OK);
+  /* The text form leaves the type unwritten; the assembler set the components. */
+  static const struct { uint32_t inst, op, type, mod; } want[] = {
+      {1, VYRE_OP_MMA_FILL, VYRE_T_F32, 0},   {11, VYRE_OP_MMA_LOAD, VYRE_T_F16, VYRE_LAYOUT_ROW},
+      {13, VYRE_OP_MMA_LOAD, VYRE_T_F16, 0}, {14, VYRE_OP_MMA, VYRE_T_F16, 0},
+      {16, VYRE_OP_MMA_STORE, VYRE_T_F32, 0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const vyre_inst *in = &p->insts[want[i].inst];
+    EXPECT(in->op == want[i].op && in->type == want[i].type && in->mod == want[i].mod,
+           "instruction %u is %s with type %s", want[i].inst, vyre_op_lookup(want[i].op)->mnemonic,
+           vyre_type_name(want[i].type));
+  }
+  EXPECT((p->required_caps & VYRE_CAP_TENSOR_CORES) && (p->features & VYRE_FEAT_MMA),
+         "the program needs tensor_cores");
+  vyre_program_free(p);
+  char *text = disassemble_ok(from_text, text_size);
+  static const char *const lines[] = {"local l0 mat_acc_f32\n", "local l1 mat_a_f16\n",
+                                      "local l2 mat_b_f16\n", "mma_fill l0 %0\n",
+                                      "  mma_load.row l1 a %10 %5\n", "  mma_load.row l2 b %12 %3\n",
+                                      "  mma l0 l1 l2 l0\n", "mma_store.row c %7 %3 l0\n"};
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+    EXPECT(strstr(text, lines[i]) != NULL, "the disassembly has \"%s\":\n%s", lines[i], text);
+  check_round_trip(from_text, text_size, "mma");
+  free(text);
+  free(from_text);
+  free(from_builder);
+}
+END_TEST
+
 START_TEST(text_forms_that_mean_the_same) {
   /* Pairs of sources that must give the same image. */
   static const char *const pairs[][2] = {
@@ -217,6 +306,8 @@ START_TEST(text_forms_that_mean_the_same) {
       {"workgroup 1\n%a = const i32 1\nloop c %a %a\nend", "workgroup 1\n%a = const i32 1\nloop c i32 %a %a\nend"},
       {"workgroup 1\nlocal c i32\n%a = const i32 1\nloop c %a %a\nend",
        "workgroup 1\nprogram named\nlocal c i32\n%a = const i32 1\nloop c i32 %a %a\nend"},
+      {"workgroup 32\nbuffer x ro i8\nlocal t mat_b_i8\n%i = const u32 0\nmma_load t x %i %i",
+       "workgroup 32\nbuffer x ro i8\nlocal t mat_b_i8\n%i = const u32 0\nmma_load.row t x %i %i"},
   };
   for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
     uint8_t *a, *b;
@@ -349,7 +440,7 @@ START_TEST(text_doc_examples) {
     }
     at = end + 3;
   }
-  ck_assert_msg(examples >= 3, "found the %d program examples of docs/program-text.md", examples);
+  ck_assert_msg(examples >= 4, "found the %d program examples of docs/program-text.md (saxpy, histogram, loop, mma)", examples);
 }
 END_TEST
 
@@ -410,6 +501,63 @@ static uint32_t buffer_for(vyre_builder *b, uint32_t access, uint32_t elem, uint
   return vyre_b_buffer(b, "buf", UINT32_MAX, (vyre_access)access, (vyre_type)elem, count, flags);
 }
 
+/* The MMA ops: every matrix type against every storage type, access and
+ * layout (loads and stores), every A x B x accumulator (mma), both
+ * accumulators (fill); accepted exactly where docs/program-format.md says. */
+static void mma_combos(combo_stats *cs, const vyre_op_info *op) {
+  char what[96];
+  for (uint32_t m = 1; m < VYRE_T_COUNT_; m++) {
+    int use = vyre_type_matrix_use(m);
+    uint32_t comp = vyre_type_matrix_component(m);
+    if (!use) continue;
+    if (op->op_class == VYRE_OC_MMA_FILL) {
+      for (uint32_t k = 0; k < sizeof value_types; k++) {
+        uint32_t t = value_types[k];
+        vyre_builder *b = new_b();
+        uint32_t s = vyre_b_local(b, (vyre_type)m);
+        vyre_b_inst(b, VYRE_OP_MMA_FILL, t, 0, s, vyre_b_const(b, (vyre_type)t, sample_bits(t, 2)), 0, 0);
+        snprintf(what, sizeof what, "mma_fill %s %s", vyre_type_name(m), vyre_type_name(t));
+        EXPECT(combo(cs, b, op->id, what) == (use == VYRE_MAT_ACC && t == comp),
+               "%s accepted iff an accumulator filled with its component", what);
+      }
+    } else if (op->op_class == VYRE_OC_MMA && use == VYRE_MAT_A) {
+      for (uint32_t bt = 1; bt < VYRE_T_COUNT_; bt++)
+        for (uint32_t ct = 1; ct < VYRE_T_COUNT_; ct++) {
+          if (vyre_type_matrix_use(bt) != VYRE_MAT_B || vyre_type_matrix_use(ct) != VYRE_MAT_ACC) continue;
+          vyre_builder *b = new_b();
+          uint32_t d = vyre_b_local(b, (vyre_type)ct), a = vyre_b_local(b, (vyre_type)m);
+          uint32_t bm = vyre_b_local(b, (vyre_type)bt);
+          vyre_b_mma(b, d, a, bm, d);
+          uint32_t acc = comp == VYRE_T_F16 || comp == VYRE_T_BF16 ? VYRE_T_F32 : VYRE_T_I32;
+          snprintf(what, sizeof what, "mma %s %s %s", vyre_type_name(ct), vyre_type_name(m), vyre_type_name(bt));
+          EXPECT(combo(cs, b, op->id, what) ==
+                     (vyre_type_matrix_component(bt) == comp && vyre_type_matrix_component(ct) == acc),
+                 "%s accepted iff A and B agree and the accumulator is theirs", what);
+        }
+    } else if (op->op_class == VYRE_OC_MMA_LOAD || op->op_class == VYRE_OC_MMA_STORE) {
+      int load = op->op_class == VYRE_OC_MMA_LOAD;
+      for (uint32_t acc = 0; acc < VYRE_ACCESS_COUNT_; acc++)
+        for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
+          if (!(VYRE_TM_STORAGE & VYRE_TBIT(t))) continue;
+          int want = t == comp && (load ? acc != VYRE_ACCESS_WRITE_ONLY
+                                        : use == VYRE_MAT_ACC && acc != VYRE_ACCESS_READ_ONLY &&
+                                              acc != VYRE_ACCESS_UNIFORM);
+          for (uint32_t layout = 0; layout < (want ? 2u : 1u); layout++) {
+            vyre_builder *b = new_b();
+            uint32_t buf = buffer_for(b, acc, t, 0), s = vyre_b_local(b, (vyre_type)m);
+            uint32_t i = vyre_b_u32(b, 0), stride = vyre_b_u32(b, 16);
+            if (load) vyre_b_mma_load(b, (vyre_layout)layout, s, buf, i, stride);
+            else vyre_b_mma_store(b, (vyre_layout)layout, buf, i, stride, s);
+            snprintf(what, sizeof what, "%s.%s %s %s %s", op->mnemonic, vyre_layout_name(layout),
+                     vyre_type_name(m), vyre_access_name(acc), vyre_type_name(t));
+            EXPECT(combo(cs, b, op->id, what) == want, "%s accepted iff the buffer holds the "
+                   "component and the access allows it", what);
+          }
+        }
+    }
+  }
+}
+
 START_TEST(text_every_op_and_type) {
   static combo_stats cs;
   memset(&cs, 0, sizeof cs);
@@ -449,6 +597,7 @@ START_TEST(text_every_op_and_type) {
       for (uint32_t acc = 0; acc < VYRE_ACCESS_COUNT_; acc++)
         for (uint32_t t = 1; t < VYRE_T_COUNT_; t++)
           for (uint32_t flags = 0; flags <= (acc == VYRE_ACCESS_READ_WRITE ? 1u : 0u); flags++) {
+            if (!(VYRE_TM_STORAGE & VYRE_TBIT(t))) continue; /* matrix types: mma_combos */
             vyre_builder *b = new_b();
             uint32_t buf = buffer_for(b, acc, t, flags);
             uint32_t i = vyre_b_u32(b, 3);
@@ -595,6 +744,10 @@ START_TEST(text_every_op_and_type) {
         EXPECT(combo(&cs, b, op->id, what) == (code != VYRE_OP_BARRIER || k < 2), "%s %u", what, k);
       }
       break;
+    case VYRE_OC_MMA_FILL:
+    case VYRE_OC_MMA_LOAD:
+    case VYRE_OC_MMA:
+    case VYRE_OC_MMA_STORE: mma_combos(&cs, op); break;
     }
   }
   uint32_t missing = 0;
@@ -937,6 +1090,62 @@ static const text_error_case error_cases[] = {
      5, 3, VYRE_INVALID_PROGRAM, "barrier inside the loop at instruction 1 at line 4, which a return in divergent control flow (instruction 6 at line 9) leaves early"},
     {W "local acc u32\n%z = const u32 0\nlet acc %z\n%g = gid.x\nassign acc %g\n%v = get acc\n%c = lt %v %z\nif %c\n  barrier\nend\n",
      10, 3, VYRE_INVALID_PROGRAM, "bounds at instruction 6 at line 9"},
+    /* MMA: matrix locals, the four ops, their suffix, operand kinds and types */
+    {W "local a mat_c_f32\n", 2, 9, VYRE_INVALID_PROGRAM, "'mat_c_f32' is not a type"},
+    {W "buffer x ro mat_a_f16\n", 2, 13, VYRE_INVALID_PROGRAM,
+     "mat_a_f16 is a matrix type: only a local has one (`local NAME mat_a_f16`). Fix: use bool u8"},
+    {W "%a = const mat_acc_f32 0\n", 2, 12, VYRE_INVALID_PROGRAM, "mat_acc_f32 is a matrix type"},
+    {W "%a = const f32 1.0\n%b = cast mat_acc_f32 %a\n", 3, 11, VYRE_INVALID_PROGRAM,
+     "mat_acc_f32 is a matrix type: only a local has one (`local NAME mat_acc_f32`). Fix: use bool u32"},
+    {W "%a = const i32 0\nloop k mat_acc_i32 %a %a\nend\n", 3, 8, VYRE_INVALID_PROGRAM, "mat_acc_i32 is a matrix type"},
+    {W "local acc mat_acc_f32\n%a = get acc\n", 3, 10, VYRE_INVALID_PROGRAM,
+     "local acc (line 2) is a matrix local (mat_acc_f32); get, let, assign and loop take value locals only"},
+    {W "local acc mat_acc_f32\n%z = const f32 0.0\nlet acc %z\n", 4, 5, VYRE_INVALID_PROGRAM, "is a matrix local"},
+    {W "local acc mat_acc_f32\n%z = const f32 0.0\nassign acc %z\n", 4, 8, VYRE_INVALID_PROGRAM, "is a matrix local"},
+    {W "local k mat_acc_i32\n%z = const i32 0\nloop k %z %z\nend\n", 4, 6, VYRE_INVALID_PROGRAM, "local k (line 2) is a matrix local"},
+    {W "local acc mat_acc_f32\n%z = const f32 0.0\nmma_fill.row acc %z\n", 4, 1, VYRE_INVALID_PROGRAM, "mma_fill takes no .suffix"},
+    {W "buffer x ro f16\nlocal a mat_a_f16\n%i = const u32 0\nmma_load.diag a x %i %i\n", 5, 10, VYRE_INVALID_PROGRAM,
+     "'diag' is not a tile layout. Fix: write mma_load.row (the default) or mma_load.col"},
+    {W "local v f32\n%z = const f32 0.0\nmma_fill v %z\n", 4, 10, VYRE_INVALID_PROGRAM,
+     "local v is f32, not a matrix local; mma_fill takes matrix locals"},
+    {W "%z = const f32 0.0\nmma_fill acc %z\n", 3, 10, VYRE_INVALID_PROGRAM, "unknown local acc; mma_fill takes matrix locals"},
+    {W "local a mat_a_f16\n%z = const f32 0.0\nmma_fill a %z\n", 4, 10, VYRE_INVALID_PROGRAM,
+     "local a is mat_a_f16, but mma_fill needs an accumulator (mat_acc_f32 or mat_acc_i32) here"},
+    {W "local acc mat_acc_i32\n%z = const f32 0.0\nmma_fill acc %z\n", 4, 14, VYRE_INVALID_PROGRAM,
+     "%z is f32, but mma_fill needs i32 (the accumulator's component type)"},
+    {W "local acc mat_acc_f32\n%z = const f32 0.0\n%x = mma_fill acc %z\n", 4, 1, VYRE_INVALID_PROGRAM, "mma_fill yields no value"},
+    {W "buffer x ro f32\nlocal a mat_a_f16\n%i = const u32 0\nmma_load a x %i %i\n", 5, 12, VYRE_INVALID_PROGRAM,
+     "buffer x holds f32, but a (mat_a_f16) has f16 elements"},
+    {W "buffer x ro f16\nlocal a mat_a_f16\n%i = const i32 0\n%s = const u32 16\nmma_load a x %i %s\n", 6, 14,
+     VYRE_INVALID_PROGRAM, "%i is i32, but mma_load needs u32 as index"},
+    {W "buffer x ro f16\nlocal a mat_a_f16\n%i = const i32 0\n%s = const u32 16\nmma_load.col a x %s %i\n", 6, 21,
+     VYRE_INVALID_PROGRAM, "%i is i32, but mma_load needs u32 as stride"},
+    {W "buffer x wo f16 [256]\nlocal a mat_a_f16\n%i = const u32 0\nmma_load a x %i %i\n", 5, 12, VYRE_INVALID_PROGRAM,
+     "buffer x is write-only and cannot be read"},
+    {W "local a mat_a_f16\nlocal b mat_b_f16\n%i = const u32 0\nmma_load a b %i %i\n", 5, 12, VYRE_INVALID_PROGRAM,
+     "unknown buffer 'b'"},
+    {W "buffer x ro f16\n%i = const u32 0\nmma_load %i x %i %i\n", 4, 10, VYRE_INVALID_PROGRAM,
+     "unknown local %i; mma_load takes matrix locals"},
+    {W "buffer x ro f16\nlocal a mat_a_f16\nmma_load a x\n", 4, 1, VYRE_INVALID_PROGRAM,
+     "mma_load takes 4 operands, found 2. Fix: write `mma_load[.row|.col] MATRIX BUFFER %index %stride`"},
+    {W "local c mat_acc_f32\nlocal a mat_a_f16\nlocal b mat_b_bf16\nmma c a b c\n", 5, 9, VYRE_INVALID_PROGRAM,
+     "b is mat_b_bf16 but a is mat_a_f16; A and B share one component type"},
+    {W "local c mat_acc_i32\nlocal a mat_a_bf16\nlocal b mat_b_bf16\nmma c a b c\n", 5, 5, VYRE_INVALID_PROGRAM,
+     "c is mat_acc_i32, but bf16 inputs accumulate into mat_acc_f32"},
+    {W "local c mat_acc_f32\nlocal a mat_a_f16\nlocal b mat_b_f16\nmma c b a c\n", 5, 7, VYRE_INVALID_PROGRAM,
+     "local b is mat_b_f16, but mma needs an A tile (mat_a_*) here"},
+    {W "local c mat_acc_f32\nlocal a mat_a_f16\nlocal b mat_b_f16\nmma c a b\n", 5, 1, VYRE_INVALID_PROGRAM,
+     "mma takes 4 operands, found 3. Fix: write `mma D A B C`"},
+    {W "buffer o ro f32\nlocal c mat_acc_f32\n%i = const u32 0\nmma_store o %i %i c\n", 5, 11, VYRE_INVALID_PROGRAM,
+     "buffer o is ro and cannot be written"},
+    {W "buffer o rw f16\nlocal a mat_a_f16\n%i = const u32 0\nmma_store o %i %i a\n", 5, 19, VYRE_INVALID_PROGRAM,
+     "local a is mat_a_f16, but mma_store needs an accumulator"},
+    {W "buffer o rw i32\nlocal c mat_acc_f32\n%i = const u32 0\nmma_store.col o %i %i c\n", 5, 15, VYRE_INVALID_PROGRAM,
+     "buffer o holds i32, but c (mat_acc_f32) has f32 elements"},
+    {"workgroup 48\nlocal c mat_acc_f32\n%z = const f32 0.0\nmma_fill c %z\n", 4, 1, VYRE_INVALID_PROGRAM,
+     "instruction 1 (mma_fill): the workgroup 48 x 1 x 1 has 48 invocations, not a multiple of 32"},
+    {W "local c mat_acc_f32\n%g = gid.x\n%z = const u32 3\n%c = lt %g %z\nif %c\n  %f = const f32 1.0\n  mma_fill c %f\nend\n",
+     8, 3, VYRE_INVALID_PROGRAM, "MMA operation in control flow that differs between invocations"},
 };
 #undef W
 
@@ -1057,7 +1266,9 @@ static const char *const vocabulary[] = {
     "%0", "%1", "%x", "=", "[", "]", "add", "const", "u32", "f32", "i64", "bool", "end", "if",
     "else", "loop", "l0", "1", "-1", "0x1p3", "nan", ";", "#", "@1", "output", "range", "barrier",
     "grid", "\t", "\r", "\x01", "\xff", "buffer", "local", "let", "assign", "store", "workgroup",
-    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999"};
+    "return", "trap", "gid.x", "atomic_add.seq_cst", "reduce.min", "%", "%%", "[]", "0x", "99999999999999999999",
+    "mma", "mma_fill", "mma_load.col", "mma_store.row", "mma_load.x", "mat_acc_f32", "mat_a_i8", "mat_b_bf16",
+    "l1", "l2"};
 
 /* Text edits: deletions, insertions of words, line shuffles, truncation. */
 static char *mutate_text(corpus_rng *r, const char *text) {
@@ -1121,7 +1332,14 @@ static char *mutate_text(corpus_rng *r, const char *text) {
 
 START_TEST(text_fuzzed_sources) {
   enum { PROGRAMS = 40, EDITS = 3000 };
-  char *texts[PROGRAMS];
+  /* The random programs, and the MMA example (the generator's shapes may
+   * have no MMA op). */
+  char *texts[PROGRAMS + 1];
+  uint8_t *mma;
+  size_t mma_size;
+  assemble_ok(mma_src, &mma, &mma_size);
+  texts[PROGRAMS] = disassemble_ok(mma, mma_size);
+  free(mma);
   for (uint32_t i = 0; i < PROGRAMS; i++) {
     corpus_rng r;
     corpus_seed(&r, 300 + i);
@@ -1136,7 +1354,7 @@ START_TEST(text_fuzzed_sources) {
   corpus_seed(&r, 42);
   uint32_t accepted = 0;
   for (uint32_t k = 0; k < EDITS; k++) {
-    char *src = mutate_text(&r, texts[k % PROGRAMS]);
+    char *src = mutate_text(&r, texts[k % (PROGRAMS + 1)]);
     EXPECT(src != NULL, "out of memory");
     size_t len = strlen(src);
     uint32_t lines = 1;
@@ -1166,7 +1384,7 @@ START_TEST(text_fuzzed_sources) {
   }
   printf("fuzzed sources: %u edited texts, %u still assembled (and round-tripped), %u refused "
          "with FILE:LINE:COL and a Fix\n", EDITS, accepted, EDITS - accepted);
-  for (uint32_t i = 0; i < PROGRAMS; i++) free(texts[i]);
+  for (uint32_t i = 0; i <= PROGRAMS; i++) free(texts[i]);
 }
 END_TEST
 
@@ -1209,6 +1427,7 @@ static Suite *text_suite(void) {
   Suite *s = suite_create("text");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, text_matches_builder);
+  tcase_add_test(tc, text_mma_matches_builder);
   tcase_add_test(tc, text_forms_that_mean_the_same);
   tcase_add_test(tc, text_names_and_scopes);
   tcase_add_test(tc, text_api_arguments);

@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -476,6 +477,80 @@ START_TEST(test_compare_rules) {
   ck_assert_msg(!cf_compare(c, &ra, &rb, &d), "a named trap code must match");
   ck_assert_msg(cf_check_expected(c, &ra, &d) && !cf_check_expected(c, &rb, &d),
                 "expect trap 1: code 1 meets it, code 2 does not");
+  cf_case_free(c);
+}
+END_TEST
+
+/* Bounds on output 0 of r, as the reference's side channel writes them. */
+static void bounds_with(cf_result *r, const double *b, uint32_t n) {
+  r->bound[0] = malloc(n * sizeof *b);
+  memcpy(r->bound[0], b, n * sizeof *b);
+  r->bound_count[0] = n;
+}
+
+START_TEST(test_compare_mma_bound) {
+  cf_case *c = one_output("f32", 0);
+  /* 0: 1.0 (bound 2^-20); 1: NaN (bound 0); 2: +inf (bound 0); 3: 8.0
+   * (bound +inf: partial sums may overflow); 4..7: not from an mma. */
+  uint32_t a[8] = {0x3f800000, 0x7fc00000, 0x7f800000, 0x41000000, 4, 5, 6, 7}, b[8];
+  const double bd[8] = {0x1p-20, 0, 0, INFINITY, -1, -1, -1, -1};
+  cf_result ra, rb;
+  cf_diff d;
+  result_with(&ra, a, sizeof a);
+  bounds_with(&ra, bd, 8);
+  memcpy(b, a, sizeof a);
+  b[0] = 0x3f800008;  /* 1 + 2^-20: on the bound */
+  b[1] = 0xffc00123;  /* another NaN */
+  b[3] = 0xff800000;  /* -inf where anything goes */
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(cf_compare(c, &ra, &rb, &d), "within the MMA bound under tolerance 0: %s", d.text);
+  cf_result_free(&rb);
+  b[0] = 0x3f800009;  /* 1 + 9 2^-23: over the bound by 2^-23 */
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 0 && d.bound == 0x1p-20 &&
+                    d.over == 0x1p-23,
+                "off by more than the bound fails, with the bound and the excess: %s", d.text);
+  ck_assert_msg(strstr(d.text, "MMA bound 9.53674316e-07 by 1.1920929e-07") &&
+                    strstr(d.text, "element 0") && strstr(d.text, "expected 0x3f800000"),
+                "the report names the element, both values, the bound and the excess: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[1] = 0x3f800000;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 1 && strstr(d.text, "NaN"),
+                "an MMA NaN needs a NaN: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[2] = 0x7f7fffff;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 2 && strstr(d.text, "infinity"),
+                "an MMA infinity must be equal: %s", d.text);
+  cf_result_free(&rb);
+  b[2] = 0x7f800000;
+  b[3] = 0x7fc00000;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(cf_compare(c, &ra, &rb, &d),
+                "an unconstrained element (bound +inf) may even be NaN: %s", d.text);
+  cf_result_free(&rb);
+  memcpy(b, a, sizeof a);
+  b[4] = 3;
+  result_with(&rb, b, sizeof b);
+  ck_assert_msg(!cf_compare(c, &ra, &rb, &d) && d.element == 4 && d.bound < 0,
+                "an element with bound -1 keeps the usual rules: %s", d.text);
+  /* Goldens of float-MMA outputs hold within the reference's bound. */
+  memcpy(b, a, sizeof a);
+  b[0] = 0x3f800008;
+  cf_result_free(&rb);
+  result_with(&rb, b, sizeof b);
+  c->golden[0].present = 1;
+  c->golden[0].size = sizeof a;
+  c->golden[0].bytes = malloc(sizeof a);
+  memcpy(c->golden[0].bytes, a, sizeof a);
+  ck_assert_msg(!cf_check_expected(c, &rb, &d), "without a bound the golden is bit for bit");
+  ck_assert_msg(cf_check_expected_bounded(c, &rb, &ra, &d),
+                "with the reference's bound the golden holds within it: %s", d.text);
+  cf_result_free(&rb);
+  cf_result_free(&ra);
   cf_case_free(c);
 }
 END_TEST
@@ -1366,7 +1441,7 @@ END_TEST
 
 START_TEST(test_fuzz_flags) {
   uint32_t flags = PROGEN_NO_ATOMICS | PROGEN_NO_SUBGROUP | PROGEN_NO_F16 | PROGEN_NO_BF16 | PROGEN_NO_TRANSCENDENTAL |
-                   PROGEN_NO_GRID_BARRIER | PROGEN_NO_TRAP | PROGEN_NO_WORKGROUP_MEMORY;
+                   PROGEN_NO_GRID_BARRIER | PROGEN_NO_TRAP | PROGEN_NO_WORKGROUP_MEMORY | PROGEN_NO_MMA;
   for (uint64_t i = 0; i < 300; i++) {
     fz_program a;
     vyre_error err = VYRE_ERROR_INIT;
@@ -1375,7 +1450,7 @@ START_TEST(test_fuzz_flags) {
     ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
     uint32_t bad = VYRE_FEAT_ATOMIC | VYRE_FEAT_SUBGROUP | VYRE_FEAT_F16 | VYRE_FEAT_BF16 |
                    VYRE_FEAT_TRANSCENDENTAL | VYRE_FEAT_GRID_BARRIER | VYRE_FEAT_TRAP |
-                   VYRE_FEAT_WORKGROUP_MEMORY | VYRE_FEAT_BARRIER;
+                   VYRE_FEAT_WORKGROUP_MEMORY | VYRE_FEAT_BARRIER | VYRE_FEAT_MMA;
     ck_assert_msg((p->features & bad) == 0, "program %llu uses excluded features %#x",
                   (unsigned long long)i, p->features & bad);
     ck_assert_msg(a.options.ulp_budget == 0, "no transcendental, strict budget");
@@ -1397,7 +1472,7 @@ START_TEST(test_fuzz_flags) {
   uint32_t want = VYRE_FEAT_ATOMIC | VYRE_FEAT_ATOMIC64 | VYRE_FEAT_SUBGROUP | VYRE_FEAT_F16 |
                   VYRE_FEAT_BF16 | VYRE_FEAT_TRANSCENDENTAL | VYRE_FEAT_GRID_BARRIER |
                   VYRE_FEAT_TRAP | VYRE_FEAT_WORKGROUP_MEMORY | VYRE_FEAT_BARRIER |
-                  VYRE_FEAT_RETURN | VYRE_FEAT_LOOP;
+                  VYRE_FEAT_RETURN | VYRE_FEAT_LOOP | VYRE_FEAT_MMA;
   ck_assert_msg((seen & want) == want, "400 programs reach every feature (missing %#x)", want & ~seen);
 }
 END_TEST
@@ -1408,7 +1483,8 @@ END_TEST
  * contended accumulator `acc` is never loaded (its contents depend on the
  * order of the atomics); workgroup memory (`tile`, `wacc`) is loaded only
  * after a workgroup barrier and grid scratch (`gsc`) only after a grid
- * barrier.  NULL, or what is broken. */
+ * barrier; MMA outputs (`mo*`) are never loaded, MMA workgroup tiles
+ * (`mt*`) only after the barrier.  NULL, or what is broken. */
 static const char *race_free_rule_broken(const void *bytes, size_t size) {
   vyre_program *p = NULL;
   vyre_error err = VYRE_ERROR_INIT;
@@ -1421,9 +1497,14 @@ static const char *race_free_rule_broken(const void *bytes, size_t size) {
       wg_barrier = 1;
       grid_barrier |= in->mod == VYRE_BARRIER_GRID;
     }
+    if (in->op == VYRE_OP_MMA_LOAD && !strncmp(p->buffers[in->b].name, "mt", 2) && !wg_barrier)
+      broken = "an mma_load of a workgroup tile before the barrier";
+    if (in->op == VYRE_OP_MMA_LOAD && !strncmp(p->buffers[in->b].name, "mo", 2))
+      broken = "an mma_load of an MMA output";
     if (in->op != VYRE_OP_LOAD) continue;
     const char *name = p->buffers[in->a].name;
     if (strcmp(name, "acc") == 0) broken = "a load of the contended accumulator acc";
+    else if (strncmp(name, "mo", 2) == 0) broken = "a load of an MMA output (float ones are only bounded)";
     else if ((!strcmp(name, "tile") || !strcmp(name, "wacc")) && !wg_barrier)
       broken = "a load of workgroup memory before the barrier";
     else if (!strcmp(name, "gsc") && !grid_barrier)
@@ -1469,6 +1550,115 @@ START_TEST(test_fuzz_race_free_on_reference) {
 }
 END_TEST
 
+/* Output k's f32 element e of r moved `by` away (bits re-read as f32). */
+static void move_f32(cf_result *r, uint32_t k, uint64_t e, double by) {
+  float v;
+  memcpy(&v, r->output[k].bytes + 4 * e, 4);
+  v = (float)((double)v + by);
+  memcpy(r->output[k].bytes + 4 * e, &v, 4);
+}
+
+/* The first finite float-MMA element of r (finite bound), or 0. */
+static int first_bounded(const cf_result *r, uint32_t *k, uint64_t *e) {
+  for (*k = 0; *k < r->output_count; (*k)++) {
+    for (*e = 0; r->bound[*k] && *e < r->bound_count[*k] && *e < r->output[*k].size / 4; (*e)++) {
+      float v;
+      memcpy(&v, r->output[*k].bytes + 4 * *e, 4);
+      double b = r->bound[*k][*e];
+      if (b > 0 && isfinite(b) && isfinite(v) && fabs(v) < 1e30) return 1;
+    }
+  }
+  return 0;
+}
+
+/* --mma: every program has MMA sections in whole subgroups, keeps the
+ * race-free rules, and together they reach the four ops, the four A/B
+ * types, both layouts, workgroup tiles and K loops.  On the reference
+ * against itself they agree; moving a float-MMA element past its bound is
+ * a mismatch, half the bound is not; an integer MMA output off by one is. */
+START_TEST(test_fuzz_mma) {
+  vyre_backend *ref = reference();
+  uint32_t ops = 0, comps = 0, layouts = 0, wg_tile = 0, in_loop = 0, caught = 0, kept = 0,
+           caught_int = 0;
+  for (uint64_t i = 0; i < 120; i++) {
+    fz_program a;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert_msg(fz_generate(7, i, PROGEN_MMA, &a, &err) == VYRE_OK, "program %llu: %s",
+                  (unsigned long long)i, err.message);
+    vyre_program *p = NULL;
+    ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
+    const uint32_t *wg = p->header.workgroup_size;
+    ck_assert_msg((p->features & VYRE_FEAT_MMA) && (wg[0] * wg[1] * wg[2]) % 32 == 0,
+                  "program %llu has MMA ops, in whole subgroups", (unsigned long long)i);
+    const char *broken = race_free_rule_broken(a.bytes, a.size);
+    ck_assert_msg(!broken, "program %llu: %s", (unsigned long long)i, broken ? broken : "");
+    int fl = cf_program_has_float_mma(p), in_t = 0;
+    ck_assert_msg(!fl || a.options.ulp_budget >= 1, "a float mma carries a ulp budget");
+    for (uint32_t k = 0; k < p->inst_count; k++) {
+      const vyre_inst *in = &p->insts[k];
+      if (in->op < VYRE_OP_MMA_FILL || in->op > VYRE_OP_MMA_STORE) continue;
+      ops |= 1u << (in->op - VYRE_OP_MMA_FILL);
+      if (in->op == VYRE_OP_MMA) {
+        comps |= VYRE_TBIT(in->type);
+        in_t |= in->type == VYRE_T_I8 || in->type == VYRE_T_U8;
+        in_loop |= p->depth[k] > 0;
+      }
+      if (in->op == VYRE_OP_MMA_LOAD || in->op == VYRE_OP_MMA_STORE) layouts |= 1u << in->mod;
+      if (in->op == VYRE_OP_MMA_LOAD)
+        wg_tile |= p->buffers[in->b].decl.access == VYRE_ACCESS_WORKGROUP;
+    }
+    cf_case *c = NULL;
+    ck_assert(cf_case_from_program(a.bytes, a.size, a.inputs, &a.options, "p", "fuzz", &c, &err) == VYRE_OK);
+    cf_result want, got;
+    cf_diff d;
+    cf_run_reference(ref, c, &want);
+    cf_run(ref, c, &got);
+    ck_assert_msg(want.status == VYRE_OK || want.status == VYRE_TRAP, "program %llu runs: %s",
+                  (unsigned long long)i, want.message);
+    ck_assert_msg(cf_compare(c, &want, &got, &d), "program %llu agrees with itself: %s",
+                  (unsigned long long)i, d.text);
+    uint32_t k;
+    uint64_t e;
+    if (want.status == VYRE_OK && first_bounded(&want, &k, &e)) {
+      double b = want.bound[k][e];
+      move_f32(&got, k, e, b / 2);
+      kept += cf_compare(c, &want, &got, &d);
+      move_f32(&got, k, e, 2 * b);
+      int miss = !cf_compare(c, &want, &got, &d);
+      ck_assert_msg(miss && d.bound == b && strstr(d.text, "MMA bound"),
+                    "program %llu: 2.5 bounds off is a mismatch naming the bound: %s",
+                    (unsigned long long)i, d.text);
+      caught++;
+    }
+    for (uint32_t b = 0; in_t && want.status == VYRE_OK && b < p->buffer_count; b++) {
+      int32_t o = p->buffers[b].output_index;
+      if (o < 0 || strncmp(p->buffers[b].name, "mo", 2) || p->buffers[b].decl.elem_type != VYRE_T_I32)
+        continue;
+      got.output[o].bytes[0] ^= 1;
+      ck_assert_msg(!cf_compare(c, &want, &got, &d), "an integer MMA result off by one is a mismatch");
+      got.output[o].bytes[0] ^= 1;
+      caught_int++;
+      break;
+    }
+    cf_result_free(&want);
+    cf_result_free(&got);
+    cf_case_free(c);
+    vyre_program_free(p);
+    fz_program_free(&a);
+  }
+  ck_assert_msg(ops == 0xf, "the four MMA ops (got %#x)", ops);
+  ck_assert_msg(comps == (VYRE_TBIT(VYRE_T_F16) | VYRE_TBIT(VYRE_T_BF16) | VYRE_TBIT(VYRE_T_I8) |
+                          VYRE_TBIT(VYRE_T_U8)),
+                "mma at every A/B type (got %#x)", comps);
+  ck_assert_msg(layouts == 3 && wg_tile && in_loop, "both layouts (%#x), workgroup tiles (%u), "
+                "K loops (%u)", layouts, wg_tile, in_loop);
+  ck_assert_msg(caught >= 10 && kept >= caught / 2 && caught_int >= 10,
+                "mutations: %u float beyond the bound caught, %u within it kept, %u integer caught",
+                caught, kept, caught_int);
+  ref->vt->destroy(ref);
+}
+END_TEST
+
 START_TEST(test_fuzz_flags_for_offer) {
   cf_offer o;
   memset(&o, 0, sizeof o);
@@ -1498,7 +1688,7 @@ START_TEST(test_ptxas_batches) {
   uint32_t with_math = 0;
   for (uint64_t i = 0; i < 30; i++) {
     fz_program a;
-    ck_assert(fz_generate(2, i, 0, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate(2, i, PROGEN_NO_MMA, &a, &err) == VYRE_OK);
     vyre_program *p = NULL;
     ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
     with_math += (p->features & VYRE_FEAT_TRANSCENDENTAL) != 0;
@@ -1552,6 +1742,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_ulp_distance);
   tcase_add_test(tc, test_compare_rules);
   tcase_add_test(tc, test_compare_ranges_and_goldens);
+  tcase_add_test(tc, test_compare_mma_bound);
   tcase_add_test(tc, test_run_reference);
   tcase_add_test(tc, test_run_indirect);
   suite_add_tcase(s, tc);
@@ -1600,6 +1791,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  tcase_add_test(tc, test_fuzz_mma);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,10 +1,18 @@
-/* conform_mutant.c -- test plugins wrapping the reference backend: one with a planted bug (programs using `mulhi` get bit 0 of their first output byte flipped), and with -DMUTANT_SMALL a small backend that claims and runs only a few ops and types. */
+/* conform_mutant.c -- test plugins wrapping the reference backend: one with a planted bug (programs using `mulhi` get bit 0 of their first output byte flipped; with $VYRE_MUTANT_MMA, MMA results moved beyond or within the bound), and with -DMUTANT_SMALL a small backend that claims and runs only a few ops and types. */
 /*
  * `vyre conform --plugin .../libconform_mutant.so` and `vyre fuzz --plugin
  * ...` must find, capsule and minimize exactly that bug (tests/conform/conform.test,
  * tests/fuzz/fuzz.test).  The plugin dlopens the reference plugin
  * ($VYRE_MUTANT_INNER, else the build tree's) and forwards to it; like any
  * plugin it exports only the descriptor and the entry.
+ *
+ * $VYRE_MUTANT_MMA (the mutant only) plants an MMA bug instead, learning
+ * from the reference's bound side channel (host-stub/ref/tolerance.h)
+ * which f32 elements a float mma wrote: `over` moves the first finite one
+ * with a finite bound to twice the bound away (and a little more, so that
+ * it is more than the bound in f32), `within` to about half the bound away
+ * (a correct backend may do that), `int` adds 1 to element 0 of the first
+ * i32 output of a program with an integer mma.
  *
  * -DMUTANT_SMALL (libconform_small.so, id "small") is a backend as small
  * as ABI 1.1 lets one be described: the ops of small_ops only, add and
@@ -14,6 +22,7 @@
  * harness that ran it on a case beyond its claims would see a failure.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +31,7 @@
 #include "vyre/vyre.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"
+#include "host-stub/ref/tolerance.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -107,6 +117,84 @@ static const char *small_refuses(const vyre_program *p) {
 }
 #endif
 
+#ifndef MUTANT_SMALL
+/* The MMA bug of $VYRE_MUTANT_MMA: 0 none, 1 over, 2 within, 3 int. */
+static int mma_mode(void) {
+  const char *m = getenv("VYRE_MUTANT_MMA");
+  if (!m) return 0;
+  return !strcmp(m, "over") ? 1 : !strcmp(m, "within") ? 2 : !strcmp(m, "int") ? 3 : 0;
+}
+
+/* f32 v moved by `by` (> 0) away from itself, at least by more than `by`
+ * when over, at most by `by` when not. */
+static float moved(float v, double bound, int over) {
+  if (over) {
+    float x = (float)((double)v + 2.0 * bound);
+    while (fabs((double)x - (double)v) <= bound) x = nextafterf(x, INFINITY);
+    return x;
+  }
+  float x = (float)((double)v + bound / 2.0);
+  return fabs((double)x - (double)v) <= bound ? x : v;
+}
+
+/* Dispatch on the reference with the bounds chained; then move the first
+ * float-MMA element (over/within) or bump the first i32 output (int). */
+static vyre_status mma_dispatch(mutant *m, int mode, const vyre_program *p,
+                                const vyre_program_ref *program, const vyre_input *inputs,
+                                uint32_t input_count, const vyre_dispatch_options *options,
+                                vyre_outputs **out, vyre_timing *timing, vyre_error *err) {
+  double *bound[VYRE_MAX_BUFFERS] = {0};
+  vyre_dispatch_options o = {0};
+  if (options) memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+  o.struct_size = sizeof o;
+  ref_mma_bound rb = {{sizeof rb, REF_EXT_MMA_BOUND, o.next}, p->output_count, 0, bound};
+  o.next = &rb.head;
+  /* Sizes are known once the outputs are: dispatch twice (the reference is deterministic). */
+  vyre_status st = m->inner->vt->dispatch(m->inner, program, inputs, input_count, &o, out, timing, err);
+  if (st != VYRE_OK) return st;
+  for (uint32_t k = 0; k < (*out)->count && k < VYRE_MAX_BUFFERS; k++)
+    bound[k] = calloc((*out)->items[k].size / 4 + 1, sizeof(double));
+  m->inner->vt->outputs_free(m->inner, *out);
+  *out = NULL;
+  st = m->inner->vt->dispatch(m->inner, program, inputs, input_count, &o, out, timing, err);
+  for (uint32_t b = 0; st == VYRE_OK && b < p->buffer_count; b++) {
+    int32_t k = p->buffers[b].output_index;
+    if (k < 0 || (uint32_t)k >= (*out)->count || !bound[k]) continue;
+    uint8_t *d = (*out)->items[k].data;
+    uint64_t n = (*out)->items[k].size / 4;
+    if (mode == 3 && p->buffers[b].decl.elem_type == VYRE_T_I32 && n) {
+      uint32_t x;
+      memcpy(&x, d, 4);
+      x += 1;
+      memcpy(d, &x, 4);
+      break;
+    }
+    if (mode == 3 || p->buffers[b].decl.elem_type != VYRE_T_F32) continue;
+    uint64_t e = 0;
+    float v = 0;
+    for (; e < n; e++) {
+      memcpy(&v, d + 4 * e, 4);
+      if (bound[k][e] >= 0 && isfinite(bound[k][e]) && isfinite(v)) break;
+    }
+    if (e == n) continue;
+    v = moved(v, bound[k][e], mode == 1);
+    memcpy(d + 4 * e, &v, 4);
+    break;
+  }
+  for (uint32_t k = 0; k < VYRE_MAX_BUFFERS; k++) free(bound[k]);
+  return st;
+}
+
+/* Whether p has an mma at f16/bf16 (float) or i8/u8 (int). */
+static int has_mma(const vyre_program *p, int want_float) {
+  for (uint32_t i = 0; i < p->inst_count; i++)
+    if (p->insts[i].op == VYRE_OP_MMA &&
+        (p->insts[i].type == VYRE_T_F16 || p->insts[i].type == VYRE_T_BF16) == want_float)
+      return 1;
+  return 0;
+}
+#endif
+
 static vyre_status m_dispatch(vyre_backend *self, const vyre_program_ref *program,
                               const vyre_input *inputs, uint32_t input_count,
                               const vyre_dispatch_options *options, vyre_outputs **out,
@@ -122,6 +210,21 @@ static vyre_status m_dispatch(vyre_backend *self, const vyre_program_ref *progra
     if (why)
       return vyre_error_set(err, VYRE_UNSUPPORTED, 0, "small: the program uses %s. Fix: run it "
                             "on another backend", why);
+  }
+#else
+  int mode = mma_mode();
+  if (mode && program && program->bytes) {
+    vyre_program *q = NULL;
+    vyre_status dst = vyre_program_decode(program->bytes, program->size, &q, err);
+    if (dst != VYRE_OK) return dst;
+    /* The MMA bug alone: no mulhi bit flip beside it. */
+    vyre_status st = has_mma(q, mode != 3)
+                         ? mma_dispatch(m, mode, q, program, inputs, input_count, options, out,
+                                        timing, err)
+                         : m->inner->vt->dispatch(m->inner, program, inputs, input_count, options,
+                                                  out, timing, err);
+    vyre_program_free(q);
+    return st;
   }
 #endif
   vyre_status st = m->inner->vt->dispatch(m->inner, program, inputs, input_count, options, out,

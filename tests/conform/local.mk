@@ -9,7 +9,7 @@ tests_conform_libconform_mutant_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMUTANT_INNER_DEFAULT='"$(abs_top_builddir)/host-stub/ref/.libs/libvyre-ref.so"'
 tests_conform_libconform_mutant_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
-tests_conform_libconform_mutant_la_LIBADD = abi/libvyre-private.la -ldl -lpthread
+tests_conform_libconform_mutant_la_LIBADD = abi/libvyre-private.la -ldl -lpthread -lm
 
 # A small backend from the same source (-DMUTANT_SMALL): a few ops, add
 # and mul at u32 only, neither int64 nor out_range; it refuses programs

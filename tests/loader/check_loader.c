@@ -1352,8 +1352,10 @@ START_TEST(test_names) {
   }
   ck_assert_str_eq(vyre_host_capability_name(17), "int64");
   ck_assert_str_eq(vyre_host_capability_name(18), "out_range");
-  ck_assert_msg(vyre_host_capability_name(19) == NULL && vyre_host_capability_name(63) == NULL,
-                "bits past VYRE_CAP_OUT_RANGE are unknown to this host");
+  ck_assert_str_eq(vyre_host_capability_name(19), "tensor_cores");
+  ck_assert_str_eq(vyre_host_capability_name(20), "indirect_dispatch");
+  ck_assert_msg(vyre_host_capability_name(21) == NULL && vyre_host_capability_name(63) == NULL,
+                "bits past VYRE_CAP_INDIRECT_DISPATCH are unknown to this host");
   /* The version: the host's ABI (this build's minor), either pointer NULL. */
   uint32_t major = 99, minor = 99;
   const char *v = vyre_host_version(&major, &minor);

@@ -109,6 +109,8 @@ class Layout(unittest.TestCase):
         for t, name in enumerate(program.TYPES):
             if t:
                 self.assertEqual(_lib.vyre_type_name(t).decode(), name)
+        # ... and it is complete: the next number names no type.
+        self.assertEqual(_lib.vyre_type_name(len(program.TYPES)).decode(), "?")
         for a, name in enumerate(program.ACCESS):
             self.assertEqual(_lib.vyre_access_name(a).decode(), name)
         self.assertEqual(len(_lib.STATUS_NAMES), 16, _lib.STATUS_NAMES)

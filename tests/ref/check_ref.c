@@ -175,15 +175,15 @@ START_TEST(test_registration) {
     ck_assert_msg(seen == 1, "op %s is listed %d times (want once)", ops[i].mnemonic, seen);
   }
   for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++)
-    ck_assert_msg(r->storage_types & (1ull << t), "storage type %s is supported",
-                  vyre_type_name(t));
+    ck_assert_msg(!(r->storage_types & (1ull << t)) == !!vyre_type_matrix_use(t),
+                  "storage type %s is supported (matrix types are none)", vyre_type_name(t));
   ck_assert_msg(!(r->storage_types & 1u), "void is not a storage type");
   uint64_t want = VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 |
                   VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT |
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
                   VYRE_CAP_TRAP | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY |
                   VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE |
-                  VYRE_CAP_INDIRECT_DISPATCH;
+                  VYRE_CAP_TENSOR_CORES | VYRE_CAP_INDIRECT_DISPATCH;
   ck_assert_msg(r->capabilities == want, "capabilities 0x%llx, expected 0x%llx (no graph replay)",
                 (unsigned long long)r->capabilities, (unsigned long long)want);
 }
@@ -1332,6 +1332,7 @@ static Suite *ref_suite(void) {
   suite_add_tcase(s, tr_ops_tcase());
   tr_add_api_tcases(s);
   tr_add_limits_tcases(s);
+  tr_add_mma_tcases(s);
   tr_add_indirect_tcases(s);
   return s;
 }

@@ -43,6 +43,8 @@ TCase *tr_ops_tcase(void);
 void tr_add_api_tcases(Suite *s);
 /* The limits (vyre_limits: step budget, timeout) cases (check_ref_limits.c). */
 void tr_add_limits_tcases(Suite *s);
+/* The MMA ops, their bound side channel and refusals (check_ref_mma.c). */
+void tr_add_mma_tcases(Suite *s);
 /* Indirect dispatch (vyre_indirect) cases (check_ref_indirect.c). */
 void tr_add_indirect_tcases(Suite *s);
 
