@@ -2,7 +2,7 @@
 noinst_PROGRAMS += bench/workloads/workloads
 noinst_HEADERS += bench/workloads/workloads.h bench/workloads/peers.h bench/workloads/peers_logic.h
 bench_workloads_workloads_SOURCES = bench/workloads/workloads.c bench/workloads/suite.c \
-	bench/workloads/pool.c bench/workloads/peer.c
+	bench/workloads/pool.c bench/workloads/peer.c bench/workloads/survivors.c
 # The programs are read from the source tree at run time (--dir overrides).
 bench_workloads_workloads_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_WORKLOADS_DIR='"$(abs_top_srcdir)/bench/workloads"'
@@ -13,7 +13,8 @@ WORKLOADS_VYRE = bench/workloads/clear.vyre bench/workloads/rule_eval.vyre \
 	bench/workloads/bitmap_scatter.vyre bench/workloads/offset_agg.vyre \
 	bench/workloads/entropy.vyre bench/workloads/quantified.vyre \
 	bench/workloads/compaction.vyre bench/workloads/reach.vyre \
-	bench/workloads/fused_filter.vyre bench/workloads/int4_linear.vyre
+	bench/workloads/fused_filter.vyre bench/workloads/int4_linear.vyre \
+	bench/workloads/survivors_compact.vyre bench/workloads/survivors_process.vyre
 # The CUDA peers: built by peers.sh with nvcc on a GPU machine (bench/run.sh
 # runs it), never by make (the build needs no CUDA toolkit).
 EXTRA_DIST += bench/workloads/README.md bench/workloads/workloads.test bench/workloads/offset_agg.test \

@@ -21,7 +21,8 @@
 static const char usage[] =
     "usage: workloads [--backend ID] [--device N] [--json] [--only NAME[,NAME...]]\n"
     "                 [--runs N] [--baseline-runs N] [--scale F] [--threads N]\n"
-    "                 [--mode host|resident|both|baseline] [--dir DIR] [--peer PATH|none] [--list]\n"
+    "                 [--mode host|resident|both|baseline|indirect] [--dir DIR] [--peer PATH|none]\n"
+    "                 [--list]\n"
     "Runs each workload of bench/workloads/README.md on a vyre backend (default: the\n"
     "best) and as a multithreaded C baseline, checks the backend's outputs against the\n"
     "baseline's, and reports wall p50/p95 per dispatch and the speedup.\n"
@@ -29,8 +30,9 @@ static const char usage[] =
     "  --baseline-runs N timed baseline runs (default 10)\n"
     "  --scale F         fraction of the full size, 0 < F <= 1 (default 1)\n"
     "  --threads N       baseline threads (default: the online CPUs)\n"
-    "  --mode M          host (dispatch from host memory), resident, both (default), or\n"
-    "                    baseline (the C baseline alone)\n"
+    "  --mode M          host (dispatch from host memory), resident, both (default),\n"
+    "                    baseline (the C baseline alone), or indirect (the survivors\n"
+    "                    workload alone: indirect dispatch against a count read back)\n"
     "  --dir DIR         where NAME.vyre are (default " VYRE_WORKLOADS_DIR ",\n"
     "                    else ./bench/workloads when that is missing)\n"
     "  --peer PATH       the CUDA peers (bench/workloads/peers.sh builds them; default\n"
@@ -41,7 +43,7 @@ typedef struct args {
   const char *backend, *only, *dir, *peer;
   uint32_t device, runs, baseline_runs, threads;
   double scale;
-  int json, host, resident, list, dir_given, peer_given;
+  int json, host, resident, indirect, list, dir_given, peer_given;
 } args;
 
 typedef struct stats {
@@ -170,6 +172,16 @@ static int assemble(driver *d, const char *name, const wl_instance *w, void **by
     fprintf(stderr, "workloads: %s\n", d->err.message);
   }
   return st == VYRE_OK ? 0 : -1;
+}
+
+/* The survivors workload's programs (survivors.c), with ${N} = n. */
+static int surv_assemble(void *user, const char *name, uint64_t n, void **bytes, size_t *size) {
+  wl_instance w;
+  memset(&w, 0, sizeof w);
+  w.var_name[0] = "N";
+  w.var_value[0] = n;
+  w.var_count = 1;
+  return assemble(user, name, &w, bytes, size);
 }
 
 static int check_outputs(const wl_workload *wl, const wl_instance *w, void *const *got,
@@ -579,8 +591,10 @@ static int parse_args(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--mode")) {
       a->host = !strcmp(v, "host") || !strcmp(v, "both");
       a->resident = !strcmp(v, "resident") || !strcmp(v, "both");
-      if (!a->host && !a->resident && strcmp(v, "baseline")) {
-        fprintf(stderr, "workloads: --mode takes host, resident, both or baseline, not '%s'\n", v);
+      a->indirect = !strcmp(v, "indirect");
+      if (!a->host && !a->resident && !a->indirect && strcmp(v, "baseline")) {
+        fprintf(stderr, "workloads: --mode takes host, resident, both, baseline or indirect, not "
+                        "'%s'\n", v);
         return -1;
       }
       i++;
@@ -666,7 +680,11 @@ int main(int argc, char **argv) {
   }
   if (d.a.host || d.a.resident)
     d.peers = wl_peers_open(d.a.peer, d.a.peer_given, d.cpu, d.id, d.a.device, d.a.json);
-  for (uint32_t k = 0; k < wl_suite_count; k++)
+  if (d.a.indirect) {
+    wl_surv_env se = {d.b, d.id, d.a.json, d.cpu, d.a.runs, d.a.scale, surv_assemble, &d};
+    if (wl_survivors_run(&se)) d.failures++;
+  }
+  for (uint32_t k = 0; k < wl_suite_count && !d.a.indirect; k++)
     if (selected(d.a.only, wl_suite[k].name)) run_workload(&d, &wl_suite[k]);
   peer_summary(&d);
   rc = d.failures ? 1 : 0;

@@ -100,6 +100,31 @@ int wl_peers_run(wl_peers *p, const char *name, const wl_instance *w, uint32_t w
  * after the baseline has filled expect[]. */
 void wl_roofline_bytes(const char *name, const wl_instance *w, uint64_t *in, uint64_t *out);
 
+/* ------------------------------------------------------------------ */
+/* Indirect dispatch: survivors (survivors.c)                          */
+/* ------------------------------------------------------------------ */
+struct vyre_backend;
+
+/* What the survivors workload needs of the driver. */
+typedef struct wl_surv_env {
+  struct vyre_backend *b;
+  const char *id; /* the backend's id, for the report */
+  int json, cpu;  /* JSON lines; a CPU backend (1 run, no warm-up by default) */
+  uint32_t runs;  /* timed runs per mode; 0: the driver's default */
+  double scale;   /* of 2^20 records */
+  /* NAME.vyre assembled with ${N} = n: 0, or -1 (said on stderr). */
+  int (*assemble)(void *user, const char *name, uint64_t n, void **bytes, size_t *size);
+  void *user;
+} wl_surv_env;
+
+/* Compact 2^20 x scale records (1 in 16 survive) and process the
+ * survivors, timed (a) as one dispatch_sequence whose process step is
+ * indirect and (b) with the count read back and the process step sized on
+ * the host; both checked against the C baseline; one JSON line (or text
+ * row) per mode and a summary with the time the round trip costs.  0, or
+ * -1 when a run failed or an output differed (stderr says why). */
+int wl_survivors_run(const wl_surv_env *e);
+
 /* Print s as the inside of a JSON string (quotes, backslashes and control
  * characters escaped) to stdout: the driver's and the peer mode's JSON lines. */
 void wl_json_text(const char *s);

@@ -111,6 +111,9 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
     vyre__sb_printf(&b, ";@ grid %u %u %u\n", o->grid[0], o->grid[1] ? o->grid[1] : 1,
                   o->grid[2] ? o->grid[2] : 1);
   if (o->fixpoint_iterations) vyre__sb_printf(&b, ";@ fixpoint %u\n", o->fixpoint_iterations);
+  if (c->indirect)
+    vyre__sb_printf(&b, ";@ indirect %s %llu\n", p->buffers[c->indirect_buffer].name,
+                    (unsigned long long)c->indirect_offset);
   /* Every capability the case needs, the derived ones included (reading
    * them back as `requires` changes nothing), so a reader sees them. */
   cf_needs needs;

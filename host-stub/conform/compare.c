@@ -90,9 +90,9 @@ static void describe(char *out, size_t size, uint32_t t, uint64_t v) {
 /*
  * An f32 element with an MMA bound (docs/semantics.md, "Matrix
  * multiply-accumulate"): the verdict is the reference's own rule
- * (ref_mma_within: a NaN matches any NaN; a bound of +inf, partial sums
- * that may overflow, accepts anything but NaN; an infinity matches only
- * itself; else |got - want| <= bound).  Returns 1 when within; else 0
+ * (ref_mma_within: a bound of +inf, partial sums that may overflow,
+ * accepts anything, NaN included; else a NaN matches any NaN, an
+ * infinity matches only itself, and |got - want| <= bound).  Returns 1 when within; else 0
  * with *over (how far beyond the bound; +inf for a NaN or an infinity
  * that differs) and a note for the report.
  */

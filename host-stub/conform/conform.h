@@ -86,6 +86,10 @@ typedef struct cf_case {
   int expect_code_set; /* with VYRE_TRAP: the trap code must match */
   int64_t expect_code;
   uint64_t extra_caps; /* `requires` on top of what the program needs */
+  int indirect;        /* `indirect BUFFER OFFSET`: run through resident buffers and
+                          dispatch_resident with a vyre_indirect on that buffer */
+  uint32_t indirect_buffer; /* the buffer (declaration index) holding the counts */
+  uint64_t indirect_offset; /* byte offset of the counts in it */
   int focus_set;       /* `ops` given: a failure counts against these ops only */
   uint64_t focus[4];   /* op-id bit set (cf_opset layout) */
 
@@ -247,6 +251,13 @@ typedef struct cf_result {
  * vyre.limits.  Never fails itself: the status lands in *out (free with
  * cf_result_free). */
 void cf_run(vyre_backend *backend, const cf_case *c, cf_result *out);
+/* cf_run of a case with `indirect` (indirect.c): every non-workgroup
+ * buffer a resident one of the derived size (inputs uploaded, the rest
+ * zero), dispatch_resident with `options` and a vyre_indirect on the
+ * case's counts buffer chained in front of their chain, the outputs'
+ * readback ranges downloaded; the resident buffers are freed. */
+void cf_run_indirect(vyre_backend *backend, const cf_case *c,
+                     const vyre_dispatch_options *options, cf_result *out);
 
 /* The per-dispatch limits every later cf_run chains (vyre_limits, on
  * backends that serve vyre.limits; others run unbounded): a timeout in

@@ -198,6 +198,29 @@ static vyre_status d_requires(cf_parse_ctx *px, cf_pending *pd, const directive_
   return VYRE_OK;
 }
 
+/* indirect BUFFER OFFSET: the case runs as an indirect dispatch whose
+ * counts are the words of BUFFER (an input, or any buffer the dispatch
+ * binds) at byte OFFSET; it needs resident buffers and indirect_dispatch. */
+static vyre_status d_indirect(cf_parse_ctx *px, cf_pending *pd, const directive_row *row,
+                              const cf_tok *t, uint32_t n) {
+  (void)pd;
+  (void)n;
+  cf_case *c = px->c;
+  int bi = find_buffer(c->decoded, &t[1]);
+  uint32_t off;
+  if (cf_tok_u32(&t[2], &off) != 0) return usage(px, row);
+  if (bi < 0 || c->decoded->buffers[bi].role == VYRE_ROLE_SHARED)
+    return cf_parse_error(px, VYRE_INVALID_ARGUMENT,
+                          "no storage buffer named '%.*s' to hold the counts. Fix: name a "
+                          "buffer the program declares (not a workgroup one)",
+                          (int)t[1].n, t[1].s);
+  c->indirect = 1;
+  c->indirect_buffer = (uint32_t)bi;
+  c->indirect_offset = off;
+  c->extra_caps |= VYRE_CAP_RESIDENT | VYRE_CAP_INDIRECT_DISPATCH;
+  return VYRE_OK;
+}
+
 /* ops MNEMONIC...: the ops under test */
 static vyre_status d_ops(cf_parse_ctx *px, cf_pending *pd, const directive_row *row,
                          const cf_tok *t, uint32_t n) {
@@ -281,6 +304,9 @@ static const directive_row directives[] = {
     {"workgroup", d_dims, 1, 3, DIMS("workgroup")},
     {"grid", d_dims, 1, 3, DIMS("grid")},
     {"requires", d_requires, 0, ANY, NULL},
+    {"indirect", d_indirect, 2, 2,
+     "`indirect` names the buffer holding the counts and their byte offset. Fix: `;@ indirect "
+     "BUFFER 0`"},
     {"ops", d_ops, 1, ANY, "`ops` names the ops under test. Fix: `;@ ops add`"},
     {"capsule", d_capsule, 0, ANY, NULL},
     {"program-sha256", d_sha, 1, 1,

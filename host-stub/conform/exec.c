@@ -124,6 +124,11 @@ static void run(vyre_backend *backend, const cf_case *c, cf_result *out, int bou
   vyre_dispatch_options lo;
   vyre_limits lim;
   const vyre_dispatch_options *opts = limited_options(backend, c, &lo, &lim);
+  if (c->indirect) {
+    cf_run_indirect(backend, c, opts, out);
+    out->wall_ns = vyre__elapsed_ns(t0);
+    return;
+  }
   vyre_status st = backend->vt->dispatch(backend, &ref, inputs, n, opts, &outs, NULL, &err);
   out->wall_ns = vyre__elapsed_ns(t0);
   out->status = st;

@@ -10,6 +10,7 @@ host_stub_conform_libvyre_conform_la_SOURCES = \
 	host-stub/conform/report.c \
 	host-stub/conform/min.c \
 	host-stub/conform/exec.c \
+	host-stub/conform/indirect.c \
 	host-stub/conform/capsule.c \
 	host-stub/conform/cert.c \
 	host-stub/conform/coverage.c \

@@ -28,12 +28,14 @@ static vyre_status ref_bad_self(vyre_error *err, const char *what) {
                         what);
 }
 
-/* The one extension the reference serves: the core limits (vyre.h),
- * both of them. */
+/* The extensions the reference serves: the core limits (vyre.h), both of
+ * them, and indirect dispatch (a bare head; indirect.c does the work). */
 static const vyre_limits_info ref_limits_info = {
     .head = {sizeof(vyre_limits_info), VYRE_LIMITS_VERSION},
     .enforced = VYRE_LIMITS_TIMEOUT | VYRE_LIMITS_STEPS,
 };
+static const vyre_extension_head ref_indirect_info = {sizeof(vyre_extension_head),
+                                                      VYRE_INDIRECT_VERSION};
 
 static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint32_t version,
                                      const void **out, vyre_error *err) {
@@ -48,11 +50,17 @@ static vyre_status ref_get_extension(vyre_backend *self, const char *name, uint3
     *out = &ref_limits_info;
     return VYRE_OK;
   }
+  if (name && strcmp(name, VYRE_INDIRECT_NAME) == 0 && version >= 1 &&
+      version <= VYRE_INDIRECT_VERSION) {
+    *out = &ref_indirect_info;
+    return VYRE_OK;
+  }
   return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
-                        "get_extension: the reference backend serves only %s@%u ('%s' "
+                        "get_extension: the reference backend serves only %s@%u and %s@%u ('%s' "
                         "revision %u asked). Fix: check the backend's registration->extensions "
                         "(`vyre info`) before asking",
-                        VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, name ? name : "(null)", version);
+                        VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, VYRE_INDIRECT_NAME,
+                        VYRE_INDIRECT_VERSION, name ? name : "(null)", version);
 }
 
 static const char *const metric_names[REF_M_COUNT_] = {

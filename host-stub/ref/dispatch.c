@@ -61,8 +61,7 @@ static vyre_status decode_plan(const void *bytes, uint64_t size, const vyre_disp
   vyre_status st = vyre_program_decode(bytes, (size_t)size, &prog, err);
   if (st) return st;
   if ((st = check_budget(prog, o->ulp_budget, err)) || (st = check_workgroup(o->workgroup, err)) ||
-      (st = ref_mma_check_strict(prog, o->ulp_budget, err)) ||
-      (st = ref_mma_check_workgroup(prog, o->workgroup, err))) {
+      (st = ref_mma_check_strict(prog, o->ulp_budget, err))) {
     vyre_program_free(prog);
     return st;
   }
@@ -135,6 +134,7 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
   memset(job, 0, sizeof *job);
   job->t_entry = vyre__now_ns();
   vyre_status st = ref_read_options(options, &job->options, &job->lim, job->t_entry, err);
+  if (!st) st = ref_indirect_refuse(options, "dispatch", err);
   if (st) return st;
   if ((st = plan_get(b, program, &job->options, &job->plan, err))) return st;
   const vyre_program *p = job->plan->prog;
@@ -366,11 +366,15 @@ vyre_status ref_dispatch_resident(ref_backend *b, const vyre_program_ref *progra
   }
   pthread_rwlock_rdlock(&b->store_lock);
   st = bind_resident(b, plan->prog, buffers, buffer_count, &opts, mem, geo, err);
+  const uint8_t *counts = NULL;
+  if (!st) st = ref_indirect_bind(b, options, "dispatch_resident", &counts, err);
   if (!st) {
     ref_exec_stats stats;
     uint64_t t1 = vyre__now_ns();
-    st = ref_execute(plan->prog, geo, mem, opts.fixpoint_iterations ? opts.fixpoint_iterations : 1u,
-                     b->threads, &lim, &stats, err);
+    int over;
+    st = ref_indirect_execute(plan->prog, geo, mem,
+                              opts.fixpoint_iterations ? opts.fixpoint_iterations : 1u, counts, -1,
+                              b->threads, &lim, &stats, &over, err);
     uint64_t t2 = vyre__now_ns();
     count_exec(b, &stats, t2 - t1, st);
     if (!st) ref_timing_report(timing, t0, t1, t2 - t1, t2);
@@ -381,6 +385,41 @@ done:
   ref_plan_unref(plan);
   count_dispatch(b, st);
   return st;
+}
+
+/* A checked sequence's steps, `rounds` times (store_lock held).  An
+ * indirect count past its bound fails the call but not the other steps:
+ * the first such report is kept and the run goes on; any other failure
+ * stops it.  *exec_ns: the time spent executing. */
+static vyre_status run_rounds(ref_backend *b, ref_plan **plans, const vyre_geometry *geos,
+                              uint8_t **mems, const uint32_t *iters, const ref_limits *lims,
+                              const uint8_t **counts, uint32_t step_count, uint32_t rounds,
+                              uint64_t *exec_ns, vyre_error *err) {
+  vyre_error over_err = VYRE_ERROR_INIT;
+  for (uint32_t r = 0; r < rounds; r++) {
+    for (uint32_t s = 0; s < step_count; s++) {
+      ref_exec_stats stats;
+      uint64_t e0 = vyre__now_ns();
+      int over;
+      vyre_error one = VYRE_ERROR_INIT;
+      vyre_status st = ref_indirect_execute(
+          plans[s]->prog, &geos[s], mems + (size_t)s * VYRE_MAX_BUFFERS, iters[s], counts[s],
+          step_count > 1 ? (int)s : -1, b->threads, &lims[s], &stats, &over, &one);
+      uint64_t e1 = vyre__now_ns();
+      *exec_ns += e1 - e0;
+      count_exec(b, &stats, e1 - e0, st);
+      if (st && over) {
+        if (!over_err.status) over_err = one;
+      } else if (st) {
+        vyre_error_copy(err, &one);
+        vyre_error_prefix(err, "dispatch_sequence: step %u of round %u", s, r);
+        return st;
+      }
+    }
+  }
+  /* Like a trap: the caller then performs no reads. */
+  if (over_err.status) vyre_error_copy(err, &over_err);
+  return (vyre_status)over_err.status;
 }
 
 vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *steps,
@@ -398,8 +437,9 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
   vyre_geometry *geos = calloc(step_count ? step_count : 1, sizeof *geos);
   uint8_t **mems = calloc((size_t)(step_count ? step_count : 1) * VYRE_MAX_BUFFERS, sizeof *mems);
   uint32_t *iters = calloc(step_count ? step_count : 1, sizeof *iters);
+  const uint8_t **counts = calloc(step_count ? step_count : 1, sizeof *counts);
   ref_limits *lims = calloc(step_count ? step_count : 1, sizeof *lims);
-  if (!plans || !geos || !mems || !iters || !lims) {
+  if (!plans || !geos || !mems || !iters || !lims || !counts) {
     st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                         "dispatch_sequence: out of host memory for %u steps. Fix: free memory or "
                         "split the sequence",
@@ -423,6 +463,7 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
     if (!st)
       st = bind_resident(b, plans[s]->prog, step.buffers, step.buffer_count, &opts,
                          mems + (size_t)s * VYRE_MAX_BUFFERS, &geos[s], err);
+    if (!st) st = ref_indirect_bind(b, step.options, "dispatch_sequence", &counts[s], err);
     if (!st) iters[s] = opts.fixpoint_iterations ? opts.fixpoint_iterations : 1u;
     if (st) vyre_error_prefix(err, "dispatch_sequence: step %u", s);
   }
@@ -446,18 +487,8 @@ vyre_status ref_dispatch_sequence(ref_backend *b, const vyre_sequence_step *step
   }
   uint64_t t1 = vyre__now_ns(), exec_ns = 0;
   uint32_t rounds = repeat ? repeat : 1u;
-  for (uint32_t r = 0; r < rounds && !st; r++) {
-    for (uint32_t s = 0; s < step_count && !st; s++) {
-      ref_exec_stats stats;
-      uint64_t e0 = vyre__now_ns();
-      st = ref_execute(plans[s]->prog, &geos[s], mems + (size_t)s * VYRE_MAX_BUFFERS, iters[s],
-                       b->threads, &lims[s], &stats, err);
-      uint64_t e1 = vyre__now_ns();
-      exec_ns += e1 - e0;
-      count_exec(b, &stats, e1 - e0, st);
-      if (st) vyre_error_prefix(err, "dispatch_sequence: step %u of round %u", s, r);
-    }
-  }
+  if (!st) st = run_rounds(b, plans, geos, mems, iters, lims, counts, step_count, rounds,
+                          &exec_ns, err);
   uint64_t moved = 0;
   for (uint32_t i = 0; i < read_count && !st; i++) {
     uint64_t total;
@@ -478,6 +509,7 @@ fail_alloc:
   free(mems);
   free(iters);
   free(lims);
+  free(counts);
   count_dispatch(b, st);
   return st;
 }

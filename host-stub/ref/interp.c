@@ -654,8 +654,6 @@ vyre_status ref_execute_bounds(const vyre_program *p, const vyre_geometry *g,
                                const ref_limits *lim, ref_exec_stats *stats,
                                double *const *shadow, vyre_error *err) {
   if (stats) memset(stats, 0, sizeof *stats);
-  vyre_status st = ref_mma_check_workgroup(p, g->workgroup, err);
-  if (st != VYRE_OK) return st;
   if (g->invocations == 0 || iterations == 0) return VYRE_OK; /* nothing to launch */
   launch L;
   launch_init(&L, p, g, mem, lim);
@@ -664,7 +662,7 @@ vyre_status ref_execute_bounds(const vyre_program *p, const vyre_geometry *g,
   L.wg_tiles = (L.wg_inv + REF_SUBGROUP - 1) / REF_SUBGROUP * L.nmat;
   uint64_t per_inv_state = L.lockstep ? L.wg_inv : 1;
   double worker_bytes, grid_bytes;
-  st = state_bytes(&L, per_inv_state, &worker_bytes, &grid_bytes, err);
+  vyre_status st = state_bytes(&L, per_inv_state, &worker_bytes, &grid_bytes, err);
   if (st != VYRE_OK) goto fail_state;
   uint32_t nthreads = thread_count(&L, threads, worker_bytes, grid_bytes);
   worker *ws = workers_alloc(&L, per_inv_state, &nthreads);

@@ -6,6 +6,7 @@ host_stub_ref_libvyre_ref_la_SOURCES = \
 	host-stub/ref/backend.c \
 	host-stub/ref/resident.c \
 	host-stub/ref/dispatch.c \
+	host-stub/ref/indirect.c \
 	host-stub/ref/async.c \
 	host-stub/ref/interp.c \
 	host-stub/ref/scalar.c \

@@ -1,4 +1,4 @@
-/* mma.c -- the MMA ops of the reference interpreter: subgroup tiles, loads and stores by layout, integer MMA wrapped mod 2^32, float MMA summed exactly and rounded once with its error bound, and the dispatch rules of strict mode and workgroup size. */
+/* mma.c -- the MMA ops of the reference interpreter: subgroup tiles, loads and stores by layout, integer MMA wrapped mod 2^32, float MMA summed exactly and rounded once with its error bound, and the strict-mode rule. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +152,16 @@ static void float_dot(const double *a_row, const double *b_col, uint32_t cbits, 
     exact_add(&x, prod);
     mags += fabs(prod);
   }
+  /* An unconstrained C (bound +inf: a backend may hold any value there,
+   * an infinity or a NaN included) leaves D unconstrained too. */
   if (nan || (pinf && ninf)) {
     *dbits = VYRE_F32_CANONICAL_NAN;
-    *dbound = 0.0;
+    *dbound = isinf(cbound) ? INFINITY : 0.0;
     return;
   }
   if (pinf || ninf) {
     *dbits = pinf ? 0x7f800000u : 0xff800000u;
-    *dbound = 0.0;
+    *dbound = isinf(cbound) ? INFINITY : 0.0;
     return;
   }
   exact_add(&x, c);
@@ -307,12 +309,6 @@ int ref_mma_tile_slots(const vyre_program *p, uint32_t **tile_of, uint32_t *coun
 /* ------------------------------------------------------------------ */
 /* Dispatch rules                                                      */
 /* ------------------------------------------------------------------ */
-static int has_mma(const vyre_program *p) {
-  for (uint32_t i = 0; i < p->inst_count; i++)
-    if (vyre_op_lookup(p->insts[i].op)->flags & VYRE_OPF_MMA) return 1;
-  return 0;
-}
-
 vyre_status ref_mma_check_strict(const vyre_program *p, uint32_t ulp_budget, vyre_error *err) {
   if (ulp_budget) return VYRE_OK;
   for (uint32_t i = 0; i < p->inst_count; i++) {
@@ -326,17 +322,4 @@ vyre_status ref_mma_check_strict(const vyre_program *p, uint32_t ulp_budget, vyr
                             i, vyre_type_name(in->type));
   }
   return VYRE_OK;
-}
-
-vyre_status ref_mma_check_workgroup(const vyre_program *p, const uint32_t wg[3],
-                                    vyre_error *err) {
-  if (!wg[0] && !wg[1] && !wg[2]) return VYRE_OK;
-  uint64_t n = (uint64_t)(wg[0] ? wg[0] : 1u) * (wg[1] ? wg[1] : 1u) * (wg[2] ? wg[2] : 1u);
-  if (n % REF_SUBGROUP == 0 || !has_mma(p)) return VYRE_OK;
-  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                        "dispatch: the workgroup %u x %u x %u has %llu invocations, not a "
-                        "multiple of %u, and the program has MMA ops (a tile belongs to a whole "
-                        "subgroup). Fix: use a workgroup (override) whose x*y*z is a multiple "
-                        "of %u",
-                        wg[0], wg[1], wg[2], (unsigned long long)n, REF_SUBGROUP, REF_SUBGROUP);
 }

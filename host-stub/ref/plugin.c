@@ -10,8 +10,8 @@ static const uint16_t ref_ops[] = {
 #undef REF_OP_ID_
 };
 
-/* Every storage type, bool through f32 (the matrix types are none). */
-#define REF_STORAGE_TYPES (((1ull << VYRE_T_COUNT_) - 1u) & ~(1ull << VYRE_T_VOID) & ~(uint64_t)VYRE_TM_MATRIX)
+/* Every storage type, bool through f32 (not the matrix types: locals only). */
+#define REF_STORAGE_TYPES ((uint64_t)VYRE_TM_STORAGE)
 
 /* The one registration: immutable, it serves every minor (the host
  * records the negotiated one), so the entry is thread-safe. */
@@ -29,7 +29,7 @@ static const vyre_registration ref_registration = {
     .storage_types = REF_STORAGE_TYPES,
     .create = ref_backend_create,
     .op_types = NULL, /* every op at every type its class allows */
-    .extensions = "vyre.limits@1", /* VYRE_LIMITS_NAME @ VYRE_LIMITS_VERSION */
+    .extensions = "vyre.limits@1 vyre.indirect@1", /* VYRE_LIMITS_NAME, VYRE_INDIRECT_NAME */
 };
 
 #define REF_ABI_MINOR_MIN 0

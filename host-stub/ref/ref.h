@@ -26,7 +26,8 @@
    VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |     \
    VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |            \
    VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |             \
-   VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES)
+   VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES |     \
+   VYRE_CAP_INDIRECT_DISPATCH)
 
 /* ------------------------------------------------------------------ */
 /* scalar.c: the meaning of every op on one value (docs/semantics.md).  */
@@ -93,9 +94,7 @@ typedef struct ref_exec_stats {
  * lim->deadline_ns: VYRE_LIMIT "budget exceeded".  Returns VYRE_OK,
  * VYRE_TRAP (err names the code and instruction; buffer contents are then
  * unspecified), VYRE_LIMIT (state too large, or a budget exceeded; buffer
- * contents then unspecified), VYRE_OUT_OF_MEMORY, or VYRE_INVALID_ARGUMENT
- * (a program with MMA ops on a workgroup whose x*y*z is not a multiple of
- * 32; nothing ran).  stats may be NULL.
+ * contents then unspecified) or VYRE_OUT_OF_MEMORY.  stats may be NULL.
  * Thread-safe: launches share nothing.
  */
 vyre_status ref_execute(const vyre_program *p, const vyre_geometry *g, uint8_t *const *mem,
@@ -149,10 +148,6 @@ int ref_mma_tile_slots(const vyre_program *p, uint32_t **tile_of, uint32_t *coun
 /* Strict mode: a float mma (f16/bf16) under ulp budget 0 is
  * VYRE_UNSUPPORTED. */
 vyre_status ref_mma_check_strict(const vyre_program *p, uint32_t ulp_budget, vyre_error *err);
-/* A workgroup (all 0: none given) whose x*y*z is not a multiple of 32
- * for a program with MMA ops: VYRE_INVALID_ARGUMENT. */
-vyre_status ref_mma_check_workgroup(const vyre_program *p, const uint32_t wg[3],
-                                    vyre_error *err);
 
 /* ------------------------------------------------------------------ */
 /* tolerance.c: the MMA bound side channel of tolerance.h               */
@@ -269,6 +264,27 @@ vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_opti
  * contracts of abi/vyre/vyre.h on the instance b, which backend.c has
  * checked; docs/reference-backend.md says what the reference does where
  * vyre.h leaves a choice. */
+
+/* indirect.c: indirect dispatch (vyre_indirect, vyre.h) of a resident
+ * dispatch or sequence step; the caller holds store_lock shared. */
+/* The vyre_indirect chained on `o`, checked: NULL *counts when there is
+ * none, else the address of its three u32 counts in the resident buffer.
+ * A second one, a short one or a bad offset: VYRE_INVALID_ARGUMENT; a
+ * handle that is not live: VYRE_INVALID_HANDLE; each naming `what`. */
+vyre_status ref_indirect_bind(ref_backend *b, const vyre_dispatch_options *o, const char *what,
+                              const uint8_t **counts, vyre_error *err);
+/* A host dispatch: a chained vyre_indirect is VYRE_INVALID_ARGUMENT. */
+vyre_status ref_indirect_refuse(const vyre_dispatch_options *o, const char *what,
+                                vyre_error *err);
+/* Run `iterations` launches of p over g (as ref_execute), each one on the
+ * grid the counts hold when it starts (counts NULL: g's grid): a 0 runs
+ * nothing; past g's grid on an axis: nothing, VYRE_LIMIT naming `step`
+ * (-1: none), the count and the bound, and *over = 1 (else 0).  An empty
+ * g runs nothing and reads no count (the CUDA backend launches nothing). */
+vyre_status ref_indirect_execute(const vyre_program *p, const vyre_geometry *g,
+                                 uint8_t *const *mem, uint32_t iterations, const uint8_t *counts,
+                                 int step, uint32_t threads, const ref_limits *lim,
+                                 ref_exec_stats *stats, int *over, vyre_error *err);
 
 /* resident.c */
 vyre_status ref_resident_alloc(ref_backend *b, uint64_t size, vyre_resident *out,

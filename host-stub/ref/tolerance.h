@@ -17,7 +17,8 @@
  *     last written by an mma_store of a mat_acc_f32 tile (compare it by
  *     the usual rules: bytes, or ulps under a budget), else the element's
  *     error bound (docs/semantics.md, "Matrix multiply-accumulate"): a
- *     value >= 0, +inf when the result is unconstrained but not NaN;
+ *     value >= 0, +inf when the result is unconstrained (any value,
+ *     NaN included);
  *   - for an output of any other element type: -1.0 for each of its
  *     size / 4 (rounded down) words.
  * Written only when the dispatch succeeds.  Other backends skip the
@@ -38,18 +39,18 @@ typedef struct ref_mma_bound {
 /*
  * Whether f32 result `got` (bits) is acceptable against the reference's
  * `want` (bits) under `bound`, the value the side channel wrote for the
- * element (>= 0): a NaN want takes any NaN; an infinite bound takes
- * anything but NaN; an infinite want takes only that infinity; else
- * |got - want| <= bound with got not NaN.  For elements whose bound is
+ * element (>= 0): an infinite bound takes anything, NaN included; else a
+ * NaN want takes any NaN, an infinite want takes only that infinity, and
+ * otherwise |got - want| <= bound with got not NaN.  For elements whose bound is
  * -1.0 the caller compares by its usual rules instead.  Pure.
  */
 static inline int ref_mma_within(uint32_t got, uint32_t want, double bound) {
   float g, w;
   memcpy(&g, &got, sizeof g);
   memcpy(&w, &want, sizeof w);
+  if (isinf(bound)) return 1; /* unconstrained: any value, NaN included */
   if (isnan(w)) return isnan(g);
   if (isnan(g)) return 0;
-  if (isinf(bound)) return 1;
   if (isinf(w)) return g == w;
   return fabs((double)g - (double)w) <= bound;
 }

@@ -72,10 +72,66 @@ static void zero_shared(cg_ctx *c) {
   cg_emit(c, "bar.sync 0;");
 }
 
+/* Indirect dispatch: read the three counts; past the launched grid on
+ * any axis, thread 0 of workgroup (0,0,0) claims the trap words (as a
+ * trap would: the first claim wins) and every workgroup leaves; else a
+ * workgroup at or past the count on any axis leaves.  Before the
+ * workgroup-memory clear and its barrier: whole workgroups exit. */
+static void indirect_prologue(cg_ctx *c) {
+  static const char axes[] = "xyz";
+  uint32_t nb = c->p->buffer_count;
+  cg_emit(c, "ld.param.u64 %%ip, [indirect];");
+  cg_emit(c, "cvta.to.global.u64 %%ip, %%ip;");
+  for (int k = 0; k < 3; k++) cg_emit(c, "ld.global.u32 %%ic%d, [%%ip+%d];", k, 4 * k);
+  /* %ic3: the first axis past its bound (z, y, x checked: x wins), or -1. */
+  cg_emit(c, "mov.u32 %%ic3, -1;");
+  for (int k = 2; k >= 0; k--) {
+    cg_emit(c, "mov.u32 %%ic4, %%nctaid.%c;", axes[k]);
+    cg_emit(c, "setp.gt.u32 %%iq0, %%ic%d, %%ic4;", k);
+    cg_emit(c, "@%%iq0 mov.u32 %%ic3, %d;", k);
+  }
+  cg_emit(c, "setp.eq.u32 %%iq0, %%ic3, -1;");
+  cg_emit(c, "@%%iq0 bra $INDIRECT_IN;");
+  cg_emit(c, "mov.u32 %%ic4, %%ctaid.x;");
+  cg_emit(c, "mov.u32 %%ic5, %%ctaid.y;");
+  cg_emit(c, "or.b32 %%ic4, %%ic4, %%ic5;");
+  cg_emit(c, "mov.u32 %%ic5, %%ctaid.z;");
+  cg_emit(c, "or.b32 %%ic4, %%ic4, %%ic5;");
+  cg_emit(c, "mov.u32 %%ic5, %%tid.x;");
+  cg_emit(c, "or.b32 %%ic4, %%ic4, %%ic5;");
+  cg_emit(c, "mov.u32 %%ic5, %%tid.y;");
+  cg_emit(c, "or.b32 %%ic4, %%ic4, %%ic5;");
+  cg_emit(c, "mov.u32 %%ic5, %%tid.z;");
+  cg_emit(c, "or.b32 %%ic4, %%ic4, %%ic5;");
+  cg_emit(c, "setp.ne.u32 %%iq0, %%ic4, 0;");
+  cg_emit(c, "@%%iq0 exit;");
+  cg_emit(c, "add.u32 %%ic4, %%ic3, %u;", CG_INDIRECT_TRAP);
+  cg_emit(c, "atom.global.cas.b32 %%ic5, [%%pp+%u], 0, %%ic4;", 4u * (nb + 2u));
+  cg_emit(c, "setp.ne.u32 %%iq0, %%ic5, 0;");
+  cg_emit(c, "@%%iq0 exit;");
+  /* The count of that axis: x, else y, else z. */
+  cg_emit(c, "setp.eq.u32 %%iq0, %%ic3, 1;");
+  cg_emit(c, "selp.b32 %%ic5, %%ic1, %%ic2, %%iq0;");
+  cg_emit(c, "setp.eq.u32 %%iq0, %%ic3, 0;");
+  cg_emit(c, "selp.b32 %%ic5, %%ic0, %%ic5, %%iq0;");
+  cg_emit(c, "st.global.u32 [%%pp+%u], %%ic5;", 4u * (nb + 1u));
+  cg_emit(c, "exit;");
+  cg_line(c, "$INDIRECT_IN:");
+  for (int k = 0; k < 3; k++) {
+    cg_emit(c, "mov.u32 %%ic4, %%ctaid.%c;", axes[k]);
+    cg_emit(c, "setp.ge.u32 %%iq0, %%ic4, %%ic%d;", k);
+    cg_emit(c, "@%%iq0 exit;");
+  }
+  /* The grid barrier counts the workgroups that run (mem.c). */
+  cg_emit(c, "mul.lo.u32 %%icn, %%ic0, %%ic1;");
+  cg_emit(c, "mul.lo.u32 %%icn, %%icn, %%ic2;");
+}
+
 static void emit_prologue(cg_ctx *c) {
   const vyre_program *p = c->p;
   cg_emit(c, "ld.param.u64 %%pp, [params];");
   cg_emit(c, "cvta.to.global.u64 %%pp, %%pp;");
+  if (c->o->flags & CG_INDIRECT) indirect_prologue(c);
   for (uint32_t b = 0; b < p->buffer_count; b++) {
     const vyre_buffer_info *bi = &p->buffers[b];
     if (bi->role == VYRE_ROLE_SHARED) continue;
@@ -128,7 +184,10 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
   /* The count words by value (constant bank: no memory round trip before
    * the first load); the params block only for trap and grid words. */
   vyre__sb_printf(out, "\t.param .align 4 .b8 counts[%u],\n", 4u * (1u + p->buffer_count));
-  vyre__sb_puts(out, "\t.param .u64 params\n)\n");
+  if (c->o->flags & CG_INDIRECT)
+    vyre__sb_puts(out, "\t.param .u64 params,\n\t.param .u64 indirect\n)\n");
+  else
+    vyre__sb_puts(out, "\t.param .u64 params\n)\n");
   vyre__sb_printf(out, ".reqntid %u, %u, %u\n{\n", c->wg[0], c->wg[1], c->wg[2]);
   uint32_t nv = c->n * c->ncopies, nl = (p->local_count ? p->local_count : 1) * c->ncopies;
   vyre__sb_printf(out, "\t.reg .b32 %%v<%u>;\n\t.reg .b64 %%w<%u>;\n\t.reg .pred %%p<%u>;\n", nv, nv, nv);
@@ -143,6 +202,8 @@ static void assemble_header(cg_ctx *c, strbuf *out, const cg_kernel_info *info) 
   if (p->features & VYRE_FEAT_MMA)
     vyre__sb_printf(out, "\t.reg .b32 %%mx<%u>, %%mlane, %%mg, %%mt, %%mt2, %%mt4, %%mr, %%mq0, %%mq1;\n",
                     p->local_count * CG_MMA_REGS);
+  if (c->o->flags & CG_INDIRECT)
+    vyre__sb_puts(out, "\t.reg .b64 %ip;\n\t.reg .b32 %ic<6>, %icn;\n\t.reg .pred %iq0;\n");
   if (p->shared_bytes)
     vyre__sb_printf(out, "\t.shared .align 16 .b8 vyre_smem[%u];\n", (p->shared_bytes + 15u) & ~15u);
 }
@@ -192,7 +253,8 @@ static void kernel_info(const cg_ctx *c, cg_kernel_info *info) {
   info->grid_mode = CG_GRID_LOGICAL;
   info->elements_per_thread = 1;
   info->uses_grid_barrier = c->ngrid != 0;
-  info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0;
+  /* Indirect: the trap words report an over-bound count. */
+  info->uses_trap = (program->features & VYRE_FEAT_TRAP) != 0 || (c->o->flags & CG_INDIRECT);
 }
 
 /* Frees a context and everything it holds; fields never allocated are
@@ -275,7 +337,7 @@ fail:
 
 /* The body after the prologue: the elementwise path or the general one. */
 static void lower_body(cg_ctx *c, cg_kernel_info *info) {
-  if (!(c->o->flags & CG_NO_FASTPATH) && cg_elementwise_eligible(c)) {
+  if (!(c->o->flags & (CG_NO_FASTPATH | CG_INDIRECT)) && cg_elementwise_eligible(c)) {
     vyre__sb_reserve(&c->body, (size_t)c->n * 48u * CG_EPT);
     info->grid_mode = CG_GRID_ELEMENTWISE;
     info->elements_per_thread = CG_EPT;
@@ -355,7 +417,7 @@ vyre_status cg_emit_ptx(const vyre_program *program, const cg_options *options, 
 }
 
 int cg_elementwise_query(const vyre_program *program, const cg_options *options) {
-  if (!program || !options || (options->flags & CG_NO_FASTPATH)) return 0;
+  if (!program || !options || (options->flags & (CG_NO_FASTPATH | CG_INDIRECT))) return 0;
   cg_kernel_info info;
   memset(&info, 0, sizeof info);
   if (check_options(options, &info, NULL) != VYRE_OK) return 0;

@@ -19,6 +19,19 @@ extern const char cg_source_id[];
 
 /* cg_options.flags */
 #define CG_NO_FASTPATH (1u << 0) /* never use the vectorised elementwise path */
+/* Indirect dispatch (vyre_indirect): one more kernel parameter, `indirect`,
+ * a .u64 pointer to three u32 workgroup counts (x, y, z) read when the
+ * kernel starts; workgroups at or past the count on any axis exit at once,
+ * and a count past the launched grid on any axis runs nothing and is
+ * reported in the trap words (CG_INDIRECT_TRAP).  Implies the general
+ * (logical grid) path and info.uses_trap (docs/kernel-abi.md). */
+#define CG_INDIRECT (1u << 1)
+
+/* The trap instruction word an over-bound indirect count leaves: this +
+ * the axis (0 x, 1 y, 2 z, the first past its bound); the trap code word
+ * then holds that axis's count.  Above any instruction index + 1
+ * (VYRE_MAX_INSTS), so a program trap never reads as one. */
+#define CG_INDIRECT_TRAP 0xFFFFFFF0u
 
 typedef struct cg_options {
   uint32_t sm_major, sm_minor;   /* target compute capability, e.g. 9, 0 */

@@ -534,11 +534,15 @@ void cg_grid_barrier(cg_ctx *c, uint32_t i) {
   cg_emit(c, "fence.acq_rel.gpu;");
   cg_emit(c, "ld.relaxed.gpu.global.u32 %s, [%%pp+%u];", g, gen);
   cg_emit(c, "atom.acq_rel.gpu.global.add.u32 %s, [%%pp+%u], 1;", o, cnt);
-  cg_emit(c, "mov.u32 %s, %%nctaid.x;", n);
-  cg_emit(c, "mov.u32 %s, %%nctaid.y;", m);
-  cg_emit(c, "mul.lo.u32 %s, %s, %s;", n, n, m);
-  cg_emit(c, "mov.u32 %s, %%nctaid.z;", m);
-  cg_emit(c, "mul.lo.u32 %s, %s, %s;", n, n, m);
+  if (c->o->flags & CG_INDIRECT) {
+    cg_emit(c, "mov.u32 %s, %%icn;", n); /* indirect: the workgroups that run */
+  } else {
+    cg_emit(c, "mov.u32 %s, %%nctaid.x;", n);
+    cg_emit(c, "mov.u32 %s, %%nctaid.y;", m);
+    cg_emit(c, "mul.lo.u32 %s, %s, %s;", n, n, m);
+    cg_emit(c, "mov.u32 %s, %%nctaid.z;", m);
+    cg_emit(c, "mul.lo.u32 %s, %s, %s;", n, n, m);
+  }
   cg_emit(c, "sub.u32 %s, %s, 1;", n, n);
   cg_emit(c, "setp.eq.u32 %s, %s, %s;", ql, o, n);
   cg_emit(c, "@!%s bra $GBS%u;", ql, k);

@@ -44,6 +44,7 @@ static const struct {
     {VYRE_CAP_GRAPH_REPLAY, NEED_NOTHING, 0, NULL},
     {VYRE_CAP_INT64, NEED_NOTHING, 0, NULL},
     {VYRE_CAP_OUT_RANGE, NEED_NOTHING, 0, NULL},
+    {VYRE_CAP_INDIRECT_DISPATCH, NEED_NOTHING, 0, NULL}, /* vyre_indirect (sequence.c) */
 };
 
 uint64_t vc_caps_of(const vc_caps_device *d) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "abi/format/budget.h"
+#include "indirect.h"
 #include "split.h"
 #include "util.h"
 
@@ -166,7 +167,7 @@ static vyre_status job_prepare(vc_dispatcher *d, const vyre_program_ref *ref,
   j->d = d;
   j->t_entry = t_entry;
   vc_launcher_in_flight(d->lx, 1);
-  vyre_status st = vc_pipeline_resolve(d->pipelines, ref, o, &j->L.plan, err);
+  vyre_status st = vc_pipeline_resolve(d->pipelines, ref, o, 0, &j->L.plan, err);
   if (st != VYRE_OK) goto fail;
   uint64_t sizes[VYRE_MAX_BUFFERS];
   st = check_inputs(vc_plan_kernel(j->L.plan)->program, inputs, input_count, sizes, err);
@@ -190,6 +191,7 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   vyre_limits lim;
   if (st == VYRE_OK) st = vc_host_stream_read(options, "dispatch", &host, err);
   if (st == VYRE_OK) st = vyre__limits_read(options, "dispatch", &lim, err);
+  if (st == VYRE_OK) st = vc_indirect_refuse(options, "dispatch", err);
   if (st == VYRE_OK) st = vc_check_timing(timing, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;

@@ -63,7 +63,8 @@ void vc_fuser_destroy(vc_fuser *f) {
 static int candidate(const vc_launch *L, const vyre_sequence_step *sp) {
   const cg_kernel_info *ki = &L->k->info;
   if (ki->grid_mode != CG_GRID_ELEMENTWISE || L->iterations != 1 || ki->uses_trap ||
-      ki->uses_grid_barrier || !L->grid[0] || sp->buffer_count != ki->kernel_buffers)
+      L->indirect || ki->uses_grid_barrier || !L->grid[0] ||
+      sp->buffer_count != ki->kernel_buffers)
     return 0;
   for (uint32_t a = 0; a < sp->buffer_count; a++)
     for (uint32_t b = a + 1; b < sp->buffer_count; b++)

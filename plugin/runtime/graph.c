@@ -138,6 +138,8 @@ void vc_graph_key(const vc_launch *Ls, uint32_t n, const vyre_sequence_step *ste
     vyre_sha256_update(&ctx, &L->iterations, sizeof L->iterations);
     vyre_sha256_update(&ctx, L->ptrs, L->k->info.kernel_buffers * sizeof L->ptrs[0]);
     vyre_sha256_update(&ctx, steps[i].buffers, steps[i].buffer_count * sizeof(vyre_resident));
+    vyre_sha256_update(&ctx, &L->indirect, sizeof L->indirect);
+    vyre_sha256_update(&ctx, &L->indirect_handle, sizeof L->indirect_handle);
     vyre_sha256_update(&ctx, (const void *)(uintptr_t)L->params_host.ptr,
                        (size_t)L->params_words * 4u);
   }
@@ -274,7 +276,7 @@ vyre_status vc_graph_capture(vc_graphcache *c, vc_launch *Ls, uint32_t n,
   *out = NULL;
   vc_graph *g = calloc(1, sizeof *g);
   uint32_t handles = 0;
-  for (uint32_t i = 0; i < n; i++) handles += steps[i].buffer_count;
+  for (uint32_t i = 0; i < n; i++) handles += steps[i].buffer_count + (Ls[i].indirect != 0);
   if (g) {
     g->plans = calloc(n, sizeof *g->plans);
     g->params_dev = calloc(n, sizeof *g->params_dev);
@@ -291,6 +293,8 @@ vyre_status vc_graph_capture(vc_graphcache *c, vc_launch *Ls, uint32_t n,
   for (uint32_t i = 0; i < n; i++) {
     for (uint32_t k = 0; k < steps[i].buffer_count; k++)
       g->handles[g->handle_count++] = steps[i].buffers[k];
+    /* Freeing the counts' buffer forgets the graph too. */
+    if (Ls[i].indirect) g->handles[g->handle_count++] = Ls[i].indirect_handle;
     /* The graph keeps the plans its kernels use. */
     g->plans[i] = Ls[i].plan;
     vc_plan_ref(g->plans[i]);

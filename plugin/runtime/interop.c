@@ -23,6 +23,10 @@ static const vyre_limits_info limits_info = {
     .enforced = VYRE_LIMITS_TIMEOUT,
 };
 
+/* Indirect dispatch (vyre.h): a bare head; the work is in sequence.c. */
+static const vyre_extension_head indirect_info = {sizeof(vyre_extension_head),
+                                                  VYRE_INDIRECT_VERSION};
+
 vyre_status vc_interop_lookup(const vyre_cuda_interop *table, const char *name,
                               uint32_t version, const void **out, vyre_error *err) {
   if (!out)
@@ -44,13 +48,24 @@ vyre_status vc_interop_lookup(const vyre_cuda_interop *table, const char *name,
     *out = &limits_info;
     return VYRE_OK;
   }
+  if (strcmp(name, VYRE_INDIRECT_NAME) == 0) {
+    if (version < 1 || version > VYRE_INDIRECT_VERSION)
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
+                            "get_extension: %s revision %u is not served (this plugin serves "
+                            "revision 1 to %u). Fix: ask for a revision in that range, or "
+                            "update the plugin",
+                            name, version, VYRE_INDIRECT_VERSION);
+    *out = &indirect_info;
+    return VYRE_OK;
+  }
   if (strcmp(name, VYRE_CUDA_INTEROP_NAME) != 0)
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "get_extension: the CUDA backend does not serve '%s' (it serves "
-                          "%s@%u and %s@%u). Fix: check registration->extensions (`vyre info`) "
-                          "before asking",
+                          "%s@%u, %s@%u and %s@%u). Fix: check registration->extensions (`vyre "
+                          "info`) before asking",
                           name, VYRE_CUDA_INTEROP_NAME, VYRE_CUDA_INTEROP_VERSION,
-                          VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION);
+                          VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, VYRE_INDIRECT_NAME,
+                          VYRE_INDIRECT_VERSION);
   if (version < 1 || version > VYRE_CUDA_INTEROP_VERSION)
     return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
                           "get_extension: %s revision %u is not served (this plugin serves "

@@ -147,9 +147,20 @@ vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, 
       (const uint32_t *)(uintptr_t)L->params_host.ptr + L->params_words + trap_word(L);
   uint32_t code = back[0], inst1 = back[1];
   if (!inst1) return VYRE_OK;
-  atomic_fetch_add(&lx->traps, 1);
   char where[48] = "";
   if (step >= 0) snprintf(where, sizeof where, " in sequence step %d", step);
+  if (L->indirect && inst1 >= CG_INDIRECT_TRAP && inst1 - CG_INDIRECT_TRAP < 3u) {
+    uint32_t axis = inst1 - CG_INDIRECT_TRAP;
+    return vyre_error_set(err, VYRE_LIMIT, (int64_t)code,
+                          "indirect dispatch%s: workgroup count %u on axis %c exceeds the bound "
+                          "%u x %u x %u the launch was sized for (the derived grid or "
+                          "options.grid); no invocation of this dispatch ran (kernel %s). Fix: "
+                          "keep the counts within the bound, or dispatch with a larger grid "
+                          "(options.grid)",
+                          where, code, "xyz"[axis], L->grid[0], L->grid[1], L->grid[2],
+                          L->k->info.entry);
+  }
+  atomic_fetch_add(&lx->traps, 1);
   return vyre_error_set(err, VYRE_TRAP, (int64_t)code,
                         "program trapped%s: trap code %u at instruction %u (kernel %s); the "
                         "outputs are discarded and the backend stays usable. Fix: the program "
@@ -162,7 +173,7 @@ vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, 
  * buffer the word size divides (resident buffers always are aligned). */
 static int fill_of(const vc_launch *L, CUdeviceptr *dst, uint64_t *words) {
   const vc_fill *f = &L->k->fill;
-  if (!f->is_fill) return 0;
+  if (!f->is_fill || L->indirect) return 0; /* the count decides what runs */
   *dst = L->ptrs[f->kernel_index];
   /* The count words as the kernel would get them: a chunk of a split
    * dispatch has its own (split.c). */
@@ -197,8 +208,8 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   /* A fill is idempotent: one memset stands for every fixpoint iteration. */
   if (fill_of(L, &fill_dst, &fill_words))
     return enqueue_fill(lx, L, fill_dst, fill_words, s, count, err);
-  CUdeviceptr vals[VYRE_MAX_BUFFERS + 1];
-  void *args[VYRE_MAX_BUFFERS + 2];
+  CUdeviceptr vals[VYRE_MAX_BUFFERS + 2];
+  void *args[VYRE_MAX_BUFFERS + 3];
   uint32_t n = p->info.kernel_buffers;
   for (uint32_t i = 0; i < n; i++) {
     vals[i] = L->ptrs[i];
@@ -209,6 +220,10 @@ vyre_status vc_launch_enqueue(vc_launcher *lx, const vc_launch *L, CUstream s, i
   args[n] = (void *)(uintptr_t)L->params_host.ptr;
   vals[n] = (CUdeviceptr)L->params_dev.ptr;
   args[n + 1] = &vals[n];
+  /* indirect: the counts' address (docs/kernel-abi.md); the kernel reads
+   * them when it runs, so a graph node replays with the current ones. */
+  vals[n + 1] = L->indirect;
+  args[n + 2] = &vals[n + 1];
   for (uint32_t it = 0; it < L->iterations; it++) {
     CUresult r;
     /* 2^30 fixpoint launches take long to enqueue: with a deadline the

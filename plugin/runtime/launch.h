@@ -32,6 +32,9 @@ typedef struct vc_launch {
   uint64_t deadline, timeout_ns; /* vyre_limits (0: none): enqueueing a long
                                     fixpoint stops past the deadline */
   CUdeviceptr ptrs[VYRE_MAX_BUFFERS]; /* by kernel_index */
+  CUdeviceptr indirect;                /* indirect dispatch: the three counts (the
+                                          kernel's `indirect` parameter); 0: none */
+  vyre_resident indirect_handle;       /* the resident buffer holding them */
   uint32_t params_words;
   vc_block params_dev;  /* kernels with trap or grid words only; else empty */
   vc_block params_host; /* pinned: the words (the counts argument, the block as
@@ -76,8 +79,9 @@ void vc_launcher_count_replays(vc_launcher *lx, uint64_t launches, uint64_t fast
                                uint64_t fills);
 /* Enqueue the trap words' readback on s (kernels with a trap). */
 vyre_status vc_launch_read_trap(vc_launcher *lx, const vc_launch *L, CUstream s, vyre_error *err);
-/* After completion: VYRE_TRAP when the kernel recorded a trap (step >= 0
- * names the sequence step). */
+/* After completion: VYRE_TRAP when the kernel recorded a trap, VYRE_LIMIT
+ * when an indirect count was past the launched grid (nothing ran); step
+ * >= 0 names the sequence step. */
 vyre_status vc_launch_check_trap(vc_launcher *lx, const vc_launch *L, int step, vyre_error *err);
 /* Release the params blocks and the plan reference. */
 void vc_launch_release(vc_launcher *lx, vc_launch *L);

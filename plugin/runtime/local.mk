@@ -10,7 +10,7 @@ plugin_runtime_libvyre_cuda_la_SOURCES = \
 	plugin/runtime/pools.c plugin/runtime/pools.h \
 	plugin/runtime/staging.c plugin/runtime/staging.h plugin/runtime/split.c plugin/runtime/split.h plugin/runtime/crew.c plugin/runtime/crew.h plugin/runtime/deferred.c plugin/runtime/deferred.h \
 	plugin/runtime/resident.c plugin/runtime/resident.h plugin/runtime/interop.c plugin/runtime/interop.h \
-	plugin/runtime/hoststream.c plugin/runtime/hoststream.h \
+	plugin/runtime/hoststream.c plugin/runtime/hoststream.h plugin/runtime/indirect.c plugin/runtime/indirect.h \
 	plugin/runtime/diskcache.c plugin/runtime/diskcache.h plugin/runtime/jit.c plugin/runtime/jit.h \
 	plugin/runtime/modcache.c plugin/runtime/modcache.h \
 	plugin/runtime/program.c plugin/runtime/program.h plugin/runtime/pipeline.c plugin/runtime/pipeline.h \

@@ -13,6 +13,7 @@
 typedef struct vc_pipeline_obj {
   vc_plan *plan;
   vc_plan *nofast; /* the same program without the elementwise fast path */
+  vc_plan *indirect; /* the same program with the indirect prologue (CG_INDIRECT) */
   pthread_mutex_t lock;
 } vc_pipeline_obj;
 
@@ -28,8 +29,35 @@ int vc_pipeline_live(vc_pipelines *pl, vyre_pipeline pipeline) {
   return pipeline && vyre_handles_get(&pl->table, pipeline) != NULL;
 }
 
+/* The pipeline's variant *slot compiled with `flags` (once, under the
+ * pipeline's lock), one reference into *out. */
+static vyre_status variant(vc_pipelines *pl, vc_pipeline_obj *pipe, vc_plan **slot,
+                           uint32_t flags, vc_plan **out, vyre_error *err) {
+  const vc_kernel *pk = vc_plan_kernel(pipe->plan);
+  pthread_mutex_lock(&pipe->lock);
+  vyre_status st = VYRE_OK;
+  if (!*slot) {
+    vyre_program *prog = NULL;
+    st = vc_program_decode(pk->program->bytes, pk->program->size, &prog, err);
+    if (st == VYRE_OK) {
+      vyre_dispatch_options po;
+      memset(&po, 0, sizeof po);
+      memcpy(po.workgroup, pk->cg.workgroup, sizeof po.workgroup);
+      po.ulp_budget = pk->cg.ulp_budget;
+      st = vc_program_plan(pl->cx, pl->plans, prog, &po, flags, slot, err);
+    }
+  }
+  if (st == VYRE_OK) {
+    vc_plan_ref(*slot);
+    *out = *slot;
+  }
+  pthread_mutex_unlock(&pipe->lock);
+  return st;
+}
+
 vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
-                                const vyre_dispatch_options *o, vc_plan **out, vyre_error *err) {
+                                const vyre_dispatch_options *o, uint32_t flags, vc_plan **out,
+                                vyre_error *err) {
   *out = NULL;
   vyre_status arg_st = vyre_check_program_ref(ref, "dispatch", err);
   if (arg_st != VYRE_OK) return arg_st;
@@ -53,38 +81,24 @@ vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
                               "with that workgroup, or drop the override",
                               wg[0], wg[1], wg[2], pw[0], pw[1], pw[2]);
     }
+    /* An indirect dispatch runs the variant with the prologue (a pipeline
+     * made without it still serves: the flag is part of the plan key). */
+    if (flags & CG_INDIRECT) return variant(pl, pipe, &pipe->indirect, flags, out, err);
     if (!vc_has_grid_override(o) || pk->info.grid_mode != CG_GRID_ELEMENTWISE) {
       vc_plan_ref(pipe->plan);
       *out = pipe->plan;
       return VYRE_OK;
     }
-    pthread_mutex_lock(&pipe->lock);
-    vyre_status st = VYRE_OK;
-    if (!pipe->nofast) {
-      vyre_program *prog = NULL;
-      st = vc_program_decode(pk->program->bytes, pk->program->size, &prog, err);
-      if (st == VYRE_OK) {
-        vyre_dispatch_options po;
-        memset(&po, 0, sizeof po);
-        memcpy(po.workgroup, pw, sizeof po.workgroup);
-        po.ulp_budget = pk->cg.ulp_budget;
-        st = vc_program_plan(pl->cx, pl->plans, prog, &po, CG_NO_FASTPATH, &pipe->nofast, err);
-      }
-    }
-    if (st == VYRE_OK) {
-      vc_plan_ref(pipe->nofast);
-      *out = pipe->nofast;
-    }
-    pthread_mutex_unlock(&pipe->lock);
-    return st;
+    return variant(pl, pipe, &pipe->nofast, CG_NO_FASTPATH, out, err);
   }
-  return vc_program_plan_bytes(pl->cx, pl->plans, ref->bytes, ref->size, o, 0, out, err);
+  return vc_program_plan_bytes(pl->cx, pl->plans, ref->bytes, ref->size, o, flags, out, err);
 }
 
 static void pipeline_free(vc_pipelines *pl, vc_pipeline_obj *p) {
   if (!p) return;
   if (p->plan) vc_plan_unref(pl->plans, p->plan);
   if (p->nofast) vc_plan_unref(pl->plans, p->nofast);
+  if (p->indirect) vc_plan_unref(pl->plans, p->indirect);
   pthread_mutex_destroy(&p->lock);
   free(p);
 }

@@ -34,9 +34,12 @@ int vc_pipeline_live(vc_pipelines *pl, vyre_pipeline pipeline);
  * The plan a dispatch runs: the pipeline's (checked against the
  * workgroup override; a grid override on an elementwise kernel gets a
  * variant without the fast path, compiled once), or compiled (cached)
- * from the reference's bytes.  *out holds one reference.  Context current.
+ * from the reference's bytes.  flags: CG_INDIRECT | CG_NO_FASTPATH for an
+ * indirect dispatch (a pipeline gets that variant, compiled once), else 0.
+ * *out holds one reference.  Context current.
  */
 vyre_status vc_pipeline_resolve(vc_pipelines *pl, const vyre_program_ref *ref,
-                                const vyre_dispatch_options *o, vc_plan **out, vyre_error *err);
+                                const vyre_dispatch_options *o, uint32_t flags, vc_plan **out,
+                                vyre_error *err);
 
 #endif /* VYRE_PLUGIN_CUDA_PIPELINE_H */

@@ -86,8 +86,7 @@ static void registration_init(void) {
     if ((all[i].flags & VYRE_OPF_TRANSCENDENTAL) && !math) continue;
     reg_ops[k++] = all[i].id;
   }
-  uint64_t storage = 0;
-  for (uint32_t t = VYRE_T_BOOL; t < VYRE_T_COUNT_; t++) storage |= 1ull << t;
+  uint64_t storage = VYRE_TM_STORAGE; /* bool through f32; matrix types are for locals only */
   registration.struct_size = sizeof registration;
   registration.abi_major = VYRE_ABI_MAJOR;
   registration.abi_minor = VYRE_ABI_MINOR; /* the layout; the host records the negotiated one */
@@ -102,7 +101,8 @@ static void registration_init(void) {
   registration.op_types = NULL; /* every op at every type its class allows */
   /* What get_extension serves (backend.c). */
   registration.extensions = VYRE_CUDA_INTEROP_NAME "@" VC_STRINGIFY(VYRE_CUDA_INTEROP_VERSION) " "
-      VYRE_LIMITS_NAME "@" VC_STRINGIFY(VYRE_LIMITS_VERSION);
+      VYRE_LIMITS_NAME "@" VC_STRINGIFY(VYRE_LIMITS_VERSION) " "
+      VYRE_INDIRECT_NAME "@" VC_STRINGIFY(VYRE_INDIRECT_VERSION);
   registration.storage_types = storage;
   registration.create = create;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi/format/budget.h"
+#include "indirect.h"
 #include "util.h"
 
 void vc_sequencer_init(vc_sequencer *q, vc_context *cx, vc_mempool *devpool,
@@ -84,10 +85,20 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
                           "the stream its first step chains (%s). Fix: chain the stream on "
                           "step 0's options only",
                           what, i, (void *)hs.stream, R->host.set ? "another one" : "none");
+  const vyre_indirect *ind;
+  st = vc_indirect_read(sp->options, what, &ind, err);
+  if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
   vc_options_read(sp->options, &o);
   vc_launch *L = &R->Ls[i];
-  st = vc_pipeline_resolve(q->pipelines, sp->program, &o, &L->plan, err);
+  if (ind) {
+    st = vc_indirect_resolve(q->resident, ind, what, &L->indirect, err);
+    if (st != VYRE_OK) return st;
+    L->indirect_handle = ind->buffer;
+  }
+  /* Indirect: the kernel with the count prologue, on the logical grid. */
+  uint32_t flags = ind ? CG_INDIRECT | CG_NO_FASTPATH : 0u;
+  st = vc_pipeline_resolve(q->pipelines, sp->program, &o, flags, &L->plan, err);
   if (st != VYRE_OK) return st;
   const vyre_program *prog = vc_plan_kernel(L->plan)->program;
   if (sp->buffer_count != prog->kernel_buffer_count || (sp->buffer_count && !sp->buffers))

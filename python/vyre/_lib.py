@@ -248,6 +248,16 @@ class Descriptor(C.Structure):
 # vyre_cuda.h
 # ---------------------------------------------------------------------------
 
+INDIRECT_NAME = b"vyre.indirect"
+INDIRECT_VERSION = 1
+EXT_INDIRECT = 0x56590002
+
+
+class Indirect(C.Structure):
+    """vyre_indirect (vyre.h): the workgroup count read from a resident buffer."""
+    _fields_ = [("head", Ext), ("buffer", C.c_uint64), ("offset", C.c_uint64)]
+
+
 CUDA_INTEROP_NAME = b"vyre.cuda.interop"
 CUDA_INTEROP_VERSION = 1
 EXT_CUDA_STREAM = 0x43550001

@@ -148,11 +148,13 @@ class Backend(Handle):
                               C.cast(program._image, C.c_void_p), program.size, 0)
         return ref, program
 
-    def _options(self, workgroup=None, grid=None, fixpoint=None, ulp=None, stream=None):
+    def _options(self, workgroup=None, grid=None, fixpoint=None, ulp=None, stream=None,
+                 indirect=None):
         """(DispatchOptions or None, keepalive) for the call's options; stream
-        (a CUstream as an int) chains vyre_cuda_stream."""
+        (a CUstream as an int) chains vyre_cuda_stream; indirect (a Resident,
+        or (Resident, byte offset)) chains vyre_indirect."""
         if workgroup is None and grid is None and fixpoint is None and ulp is None and \
-                stream is None:
+                stream is None and indirect is None:
             return None, None
         o = _lib.DispatchOptions()
         o.struct_size = C.sizeof(o)
@@ -171,7 +173,21 @@ class Backend(Handle):
             link.head.type = _lib.EXT_CUDA_STREAM
             link.stream = stream or None
             o.next = C.pointer(link.head)
-        return o, link
+        ind = None
+        if indirect is not None:
+            buf, off = (indirect, 0) if isinstance(indirect, Resident) else \
+                (tuple(indirect) + (0,))[:2] if isinstance(indirect, (tuple, list)) else (None, 0)
+            if not isinstance(buf, Resident) or not isinstance(off, int) or off < 0:
+                raise invalid("indirect %r is not a Resident or (Resident, byte offset). Fix: "
+                              "pass the resident buffer holding the three u32 counts x y z"
+                              % (indirect,))
+            ind = _lib.Indirect()
+            ind.head.struct_size = C.sizeof(ind)
+            ind.head.type = _lib.EXT_INDIRECT
+            ind.head.next = o.next
+            ind.buffer, ind.offset = buf._h(), off
+            o.next = C.pointer(ind.head)
+        return o, (link, ind)
 
     @staticmethod
     def _stream_handle(stream):
@@ -439,7 +455,7 @@ class Backend(Handle):
         return hs
 
     def dispatch_resident(self, program, *buffers, workgroup=None, grid=None, fixpoint=None,
-                          ulp=None, timing=False, stream=None):
+                          ulp=None, timing=False, stream=None, indirect=None):
         """Run `program` over resident buffers and wait; returns None (a Timing
         with timing=True).
 
@@ -451,6 +467,10 @@ class Backend(Handle):
         they are (nothing is zeroed).  stream: the CUDA stream to order the
         call on; by default the framework's current stream of the first
         device array (torch.cuda.current_stream(), cupy's current stream).
+        indirect: a Resident, or (Resident, byte offset), holding three u32
+        workgroup counts x y z that the dispatch reads when it runs, within
+        the bound the derived grid (or grid=) sets (docs/abi.md, "Indirect
+        dispatch"; the backend must offer "indirect_dispatch").
         """
         self._live()
         self._need("dispatch_resident")
@@ -459,7 +479,7 @@ class Backend(Handle):
         temps = []
         try:
             hs = self._resident_handles(prog, buffers, s, temps)
-            opts, link = self._options(workgroup, grid, fixpoint, ulp, s)
+            opts, link = self._options(workgroup, grid, fixpoint, ulp, s, indirect)
             t = _new_timing() if timing else None
             err = _lib.new_error()
             check(self._vt.dispatch_resident(self._b, C.byref(ref), hs, len(buffers),

@@ -325,11 +325,15 @@ class Step(object):
     """One step of a resident sequence: program (Program or Pipeline) over
     `buffers` (Resident buffers or device arrays, one per non-workgroup
     buffer in declaration order), with the dispatch options workgroup,
-    grid, fixpoint and ulp."""
+    grid, fixpoint and ulp, and indirect: a Resident, or (Resident, byte
+    offset), whose three u32 words x y z are the step's workgroup count,
+    read when the step runs (after the steps before it)."""
 
-    def __init__(self, program, buffers, workgroup=None, grid=None, fixpoint=None, ulp=None):
+    def __init__(self, program, buffers, workgroup=None, grid=None, fixpoint=None, ulp=None,
+                 indirect=None):
         self.program, self.buffers = program, list(buffers)
-        self.options = dict(workgroup=workgroup, grid=grid, fixpoint=fixpoint, ulp=ulp)
+        self.options = dict(workgroup=workgroup, grid=grid, fixpoint=fixpoint, ulp=ulp,
+                            indirect=indirect)
 
 
 def _triple(v, what):

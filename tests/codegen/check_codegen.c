@@ -787,6 +787,56 @@ START_TEST(test_trap_and_return) {
 }
 END_TEST
 
+/* CG_INDIRECT (indirect dispatch): the `indirect` parameter, the prologue
+ * that reads the counts, lets workgroups past them leave and reports an
+ * over-bound count in the trap words; the general path; the grid barrier
+ * waits for the workgroups that run. */
+START_TEST(test_indirect_prologue) {
+  vyre_program *sx = saxpy(VYRE_T_F32);
+  cg_kernel_info info;
+  char *ptx = emit(sx, &info, 0);
+  HASNT(ptx, "indirect");
+  ck_assert_msg(info.grid_mode == CG_GRID_ELEMENTWISE && info.uses_trap == 0,
+                "without the flag saxpy stays on the elementwise path, no trap words");
+  free(ptx);
+  ptx = emit(sx, &info, CG_INDIRECT);
+  ck_assert_msg(info.grid_mode == CG_GRID_LOGICAL,
+                "an indirect kernel runs the logical grid (workgroups are what the count counts)");
+  ck_assert_msg(info.uses_trap == 1, "an indirect kernel reports an over-bound count in its trap words");
+  HAS(ptx, "\t.param .u64 params,\n\t.param .u64 indirect\n)");
+  HAS(ptx, "ld.global.u32 %ic0, [%ip+0];");
+  HAS(ptx, "ld.global.u32 %ic2, [%ip+8];");
+  HAS(ptx, "setp.gt.u32 %iq0, %ic0, %ic4;");
+  HAS(ptx, "setp.ge.u32 %iq0, %ic4, %ic2;");
+  /* saxpy: 3 buffers -> trap words 4 and 5 (bytes 16 and 20). */
+  HAS(ptx, "atom.global.cas.b32 %ic5, [%pp+20], 0, %ic4;");
+  HAS(ptx, "st.global.u32 [%pp+16], %ic5;");
+  char add[64];
+  snprintf(add, sizeof add, "add.u32 %%ic4, %%ic3, %u;", CG_INDIRECT_TRAP);
+  HAS(ptx, add);
+  ck_assert_msg(cg_elementwise_query(sx, &(cg_options){9, 0, 4, {256, 1, 1}, CG_INDIRECT}) == 0,
+                "the elementwise query agrees: no fast path under CG_INDIRECT");
+  free(ptx);
+  vyre_program_free(sx);
+  /* The grid barrier counts the workgroups of the count, not of the launch. */
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  vyre_b_store(b, o, vyre_b_gid(b, 0), vyre_b_u32(b, 1));
+  vyre_b_barrier(b, VYRE_BARRIER_GRID);
+  vyre_b_store(b, o, vyre_b_gid(b, 0), vyre_b_u32(b, 2));
+  vyre_program *gp = finish(b);
+  ptx = emit(gp, &info, CG_INDIRECT);
+  HAS(ptx, "mul.lo.u32 %icn, %icn, %ic2;");
+  HAS(ptx, ", %icn;");
+  free(ptx);
+  ptx = emit(gp, &info, 0);
+  HASNT(ptx, "%icn");
+  HAS(ptx, "%nctaid.z;");
+  free(ptx);
+  vyre_program_free(gp);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* errors                                                              */
 /* ------------------------------------------------------------------ */
@@ -1402,6 +1452,7 @@ END_TEST
 typedef struct ptx_ctx {
   batch *bts;
   uint32_t nbt;
+  uint32_t seen;
 } ptx_ctx;
 
 static void ptx_cb(void *ctx, const vyre_program *p, const char *what) {
@@ -1409,6 +1460,9 @@ static void ptx_cb(void *ctx, const vyre_program *p, const char *what) {
   for (uint32_t k = 0; k < pc->nbt; k++) batch_add(&pc->bts[k], p, what, 0);
   /* The logical path of elementwise programs too. */
   for (uint32_t k = 0; k < pc->nbt; k++) batch_add(&pc->bts[k], p, what, CG_NO_FASTPATH);
+  /* The indirect prologue (every 8th program). */
+  if (pc->seen++ % 8 == 0)
+    for (uint32_t k = 0; k < pc->nbt; k++) batch_add(&pc->bts[k], p, what, CG_INDIRECT);
 }
 
 static const char *ptxas_path(void) {
@@ -1434,7 +1488,7 @@ START_TEST(test_ptxas_suite) {
   batch_init(&bts[0], ptxas, "sm_90", 9, 0, dir, 1);
   batch_init(&bts[1], ptxas, "sm_75", 7, 5, dir, 1);
   batch_init(&bts[2], ptxas, "sm_75", 7, 0, dir, 0); /* .target sm_70 text */
-  ptx_ctx pc = {bts, 3};
+  ptx_ctx pc = {bts, 3, 0};
   suite(ptx_cb, &pc);
   uint32_t failures = 0, total = 0, spills = 0;
   for (int k = 0; k < 3; k++) {
@@ -1557,6 +1611,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(core, test_early_exit_guard);
   tcase_add_test(core, test_atomics_subgroups_barriers);
   tcase_add_test(core, test_trap_and_return);
+  tcase_add_test(core, test_indirect_prologue);
   tcase_add_test(core, test_workgroup_layout);
   tcase_add_test(core, test_unroll);
   tcase_add_test(core, test_ranges_and_vectors);

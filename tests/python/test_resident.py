@@ -90,6 +90,26 @@ class ResidentTest(RefCase):
             with self.assertRaises(vyre.InvalidArgument):
                 self.be.sequence([])
 
+    def test_indirect(self):
+        # Thread 0 of each workgroup of 4 marks it; the grid (bound) is 8,
+        # the count is read from a resident buffer when the step runs.
+        p = vyre.assemble("workgroup 4\nbuffer o rw u32 [8]\n%l = lid.x\n%z = const u32 0\n"
+                          "%f = eq %l %z\nif %f\n  %w = wgid.x\n  %one = const u32 1\n"
+                          "  store o %w %one\nend\n")
+        self.assertIn("indirect_dispatch", self.be.capabilities)
+        with self.be.alloc(32, dtype="uint32") as o, \
+                self.be.upload(np.uint32([7, 3, 1, 1])) as cnt:
+            self.be.dispatch_resident(p, o, grid=8, indirect=(cnt, 4))
+            self.assertEqual(o.download().tolist(), [1, 1, 1, 0, 0, 0, 0, 0])
+            cnt.upload(np.uint32([9, 1, 1]), offset=4)
+            with self.assertRaises(vyre.LimitExceeded) as cm:
+                self.be.sequence([vyre.Step(p, [o], grid=8, indirect=(cnt, 4))])
+            self.assertIn("count 9 on axis x", cm.exception.message)
+            with self.assertRaises(vyre.InvalidArgument):
+                self.be.dispatch_resident(p, o, grid=8, indirect=(cnt, 2))
+            with self.assertRaises(vyre.InvalidArgument):
+                self.be.dispatch_resident(p, o, indirect="cnt")
+
     def test_foreign_handles(self):
         with vyre.open("reference") as other:
             r = other.alloc(16)

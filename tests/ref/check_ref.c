@@ -183,7 +183,7 @@ START_TEST(test_registration) {
                   VYRE_CAP_SEQUENCE | VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT |
                   VYRE_CAP_TRAP | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY |
                   VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE |
-                  VYRE_CAP_TENSOR_CORES;
+                  VYRE_CAP_TENSOR_CORES | VYRE_CAP_INDIRECT_DISPATCH;
   ck_assert_msg(r->capabilities == want, "capabilities 0x%llx, expected 0x%llx (no graph replay)",
                 (unsigned long long)r->capabilities, (unsigned long long)want);
 }
@@ -1333,6 +1333,7 @@ static Suite *ref_suite(void) {
   tr_add_api_tcases(s);
   tr_add_limits_tcases(s);
   tr_add_mma_tcases(s);
+  tr_add_indirect_tcases(s);
   return s;
 }
 

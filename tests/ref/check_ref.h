@@ -45,5 +45,7 @@ void tr_add_api_tcases(Suite *s);
 void tr_add_limits_tcases(Suite *s);
 /* The MMA ops, their bound side channel and refusals (check_ref_mma.c). */
 void tr_add_mma_tcases(Suite *s);
+/* Indirect dispatch (vyre_indirect) cases (check_ref_indirect.c). */
+void tr_add_indirect_tcases(Suite *s);
 
 #endif /* VYRE_TESTS_CHECK_REF_H */

@@ -564,7 +564,13 @@ START_TEST(test_mma_bound_side_channel) {
   o.grid[0] = 1;
   o.ulp_budget = 1;
   o.next = &mb.head;
-  vyre_outputs *out = tr_run_ok(be, b, in, 1, &o);
+  void *bytes;
+  size_t size;
+  tr_encode(b, &bytes, &size);
+  vyre_program_ref prog = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(be->vt->dispatch(be, &prog, in, 1, &o, &out, NULL, &err), VYRE_OK);
   double b1 = 18.0 * (0x1p-22 * 16.0 + 0x1p-126);
   double b2 = b1 + 18.0 * (0x1p-22 * (16.0 + b1 + 16.0) + 0x1p-126);
   for (uint32_t e = 0; e < 264; e++) {
@@ -573,14 +579,81 @@ START_TEST(test_mma_bound_side_channel) {
     if (e < 256 && e != 3) ck_assert_uint_eq(tr_u32_at(out, 0, e), tr_fbits(32.0f));
   }
   for (uint32_t e = 0; e < 256; e++) ck_assert_msg(bq[e] == -1.0, "i32 output q: -1 everywhere");
+  /* dispatch_into writes the same; a NULL array is skipped. */
+  static float dd[264];
+  static int32_t qq[256];
+  vyre_output_slot slots[2] = {{dd, sizeof dd, 0}, {qq, sizeof qq, 0}};
+  double bd2[264];
+  arrays[0] = NULL, arrays[1] = bd2;
+  for (int e = 0; e < 264; e++) bd2[e] = 42.0;
+  mb.output_count = 2;
+  ck_assert_int_eq(be->vt->dispatch_into(be, &prog, in, 1, &o, slots, 2, NULL, &err), VYRE_OK);
+  for (int e = 0; e < 256; e++) ck_assert_msg(bd2[e] == -1.0, "q through dispatch_into: -1");
+  ck_assert_msg(bd2[256] == 42.0, "only q's 256 words are written");
+  arrays[0] = bd2, arrays[1] = NULL;
+  ck_assert_int_eq(be->vt->dispatch_into(be, &prog, in, 1, &o, slots, 2, NULL, &err), VYRE_OK);
+  for (uint32_t e = 0; e < 264; e++)
+    ck_assert_msg(bd2[e] == bd[e], "dispatch_into: bound of d[%u] = %a, want %a", e, bd2[e], bd[e]);
+  free(bytes);
   ck_assert_msg(ref_mma_within(tr_fbits(32.0f + 0x1p-18f), tr_fbits(32.0f), b2),
                 "one f32 ulp of 32 is within the bound");
   ck_assert_msg(!ref_mma_within(tr_fbits(32.0f + 0x1p-10f), tr_fbits(32.0f), b2),
                 "2^-10 is not");
   ck_assert_msg(ref_mma_within(0x7fc00001u, VYRE_F32_CANONICAL_NAN, 0.0), "NaN matches NaN");
   ck_assert_msg(ref_mma_within(tr_fbits(1e30f), 0x7f800000u, INFINITY), "unconstrained");
-  ck_assert_msg(!ref_mma_within(VYRE_F32_CANONICAL_NAN, 0x7f800000u, INFINITY), "but not NaN");
+  ck_assert_msg(ref_mma_within(VYRE_F32_CANONICAL_NAN, 0x7f800000u, INFINITY),
+                "NaN too: overflowing partial sums of both signs meet");
   ck_assert_msg(!ref_mma_within(tr_fbits(1e30f), 0x7f800000u, 0.0), "inf must be equal");
+  be->vt->outputs_free(be, out);
+  be->vt->destroy(be);
+}
+END_TEST
+
+/* An unconstrained accumulator (S > 2^127) stays unconstrained through a
+ * later mma, even one whose terms are infinite: a backend may hold a
+ * finite value, an infinity or a NaN there, so the reference's "that
+ * infinity exactly" would hold it to a value it need not have. */
+START_TEST(test_mma_unconstrained_chain) {
+  vyre_backend *be = tr_new_backend();
+  uint16_t in_a[256], in_b[256];
+  for (int e = 0; e < 256; e++) in_a[e] = bf(0x1p120f), in_b[e] = bf(0x1p4f);
+  vyre_builder *b = vyre_builder_new(32, 1, 1);
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_BF16, 0, 0);
+  uint32_t B = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_BF16, 0, 0);
+  uint32_t D = vyre_b_buffer(b, "d", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_F32, 512, 0);
+  uint32_t la = vyre_b_local(b, VYRE_T_MAT_A_BF16), lb = vyre_b_local(b, VYRE_T_MAT_B_BF16);
+  uint32_t acc = vyre_b_local(b, VYRE_T_MAT_ACC_F32);
+  uint32_t z = vyre_b_u32(b, 0), s = vyre_b_u32(b, 16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, la, A, z, s);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, lb, B, z, s);
+  vyre_b_mma_fill(b, acc, vyre_b_f32(b, 0.0f));
+  vyre_b_mma(b, acc, la, lb, acc); /* 16 * 2^124 = 2^128: S > 2^127 */
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, D, z, s, acc);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, lb, B, vyre_b_u32(b, 256), s); /* past the end: zeros... */
+  vyre_b_mma(b, acc, la, lb, acc); /* ... so only C counts: still unconstrained */
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, D, vyre_b_u32(b, 256), s, acc);
+  vyre_input in[2] = {{in_a, sizeof in_a}, {in_b, sizeof in_b}};
+  double bd[512];
+  double *arrays[1] = {bd};
+  ref_mma_bound mb = {{sizeof mb, REF_EXT_MMA_BOUND, NULL}, 1, 0, arrays};
+  vyre_dispatch_options o = tr_opts();
+  o.grid[0] = 1;
+  o.ulp_budget = 1;
+  o.next = &mb.head;
+  void *bytes;
+  size_t size;
+  tr_encode(b, &bytes, &size);
+  vyre_program_ref prog = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_outputs *out = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(be->vt->dispatch(be, &prog, in, 2, &o, &out, NULL, &err), VYRE_OK);
+  for (uint32_t e = 0; e < 512; e++) {
+    ck_assert_msg(isinf(bd[e]), "bound of d[%u] = %a, want +inf", e, bd[e]);
+    ck_assert_uint_eq(tr_u32_at(out, 0, e), 0x7f800000u); /* the reference's own value */
+  }
+  ck_assert_msg(ref_mma_within(VYRE_F32_CANONICAL_NAN, 0x7f800000u, bd[300]), "any value");
+  ck_assert_msg(ref_mma_within(tr_fbits(-1.0f), 0x7f800000u, bd[300]), "any value");
+  free(bytes);
   be->vt->outputs_free(be, out);
   be->vt->destroy(be);
 }
@@ -689,6 +762,7 @@ void tr_add_mma_tcases(Suite *s) {
   TCase *tc = tcase_create("mma");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_mma_registration);
+  tcase_add_test(tc, test_mma_unconstrained_chain);
   tcase_add_test(tc, test_mma_layouts_every_type);
   tcase_add_test(tc, test_mma_out_of_range);
   tcase_add_test(tc, test_mma_lane0_subgroups_k_loop);

@@ -15,7 +15,7 @@ static const uint64_t always = VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 | VYRE_CAP_
                                VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
                                VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY |
                                VYRE_CAP_ATOMICS | VYRE_CAP_BARRIER | VYRE_CAP_INT64 |
-                               VYRE_CAP_OUT_RANGE;
+                               VYRE_CAP_OUT_RANGE | VYRE_CAP_INDIRECT_DISPATCH;
 
 static uint64_t caps(uint32_t sm, int cooperative, int math) {
   const vc_caps_device d = {sm, cooperative, math};
@@ -46,7 +46,8 @@ START_TEST(test_registration_bits) {
                  VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |
                  VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |
                  VYRE_CAP_GRAPH_REPLAY | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |
-                 VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES;
+                 VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES |
+                 VYRE_CAP_INDIRECT_DISPATCH; /* indirect dispatch: every device */
   ck_assert_msg(vc_caps_offered(0) == reg, "registration without the math library: 0x%llx",
                 (unsigned long long)vc_caps_offered(0));
   ck_assert_msg(vc_caps_offered(1) == (reg | VYRE_CAP_TRANSCENDENTAL),

@@ -20,6 +20,7 @@ static Suite *suite(void) {
   fake_devices_tests(fake_tcase(s, "devices", 120));
   fake_fusion_tests(fake_tcase(s, "fusion", 60));
   fake_fill_tests(fake_tcase(s, "fill", 60));
+  fake_indirect_tests(fake_tcase(s, "indirect", 60));
   return s;
 }
 

@@ -979,6 +979,171 @@ START_TEST(test_grid_barrier) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Indirect dispatch (vyre_indirect): the kernel prologue on the device */
+/* ------------------------------------------------------------------ */
+/* Thread 0 of each workgroup of 64 adds 1 to o[wgid.x + 4 * wgid.y]. */
+static prog prog_mark(void) {
+  vyre_builder *b = vyre_builder_new(64, 1, 1);
+  uint32_t o = vyre_b_buffer(b, "o", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  vyre_b_if(b, vyre_b_bin(b, VYRE_OP_EQ, vyre_b_builtin(b, VYRE_OP_LOCAL_ID, 0), vyre_b_u32(b, 0)));
+  uint32_t i = vyre_b_bin(b, VYRE_OP_ADD, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0),
+                          vyre_b_bin(b, VYRE_OP_MUL, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 1),
+                                     vyre_b_u32(b, 4)));
+  vyre_b_store(b, o, i, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, o, i), vyre_b_u32(b, 1)));
+  vyre_b_end(b);
+  return finish(b, "indirect mark");
+}
+
+/* c[1] += 1: the count an earlier step writes. */
+static prog prog_bump(void) {
+  vyre_builder *b = vyre_builder_new(1, 1, 1);
+  uint32_t c = vyre_b_buffer(b, "c", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_U32, 0, 0);
+  uint32_t one = vyre_b_u32(b, 1);
+  vyre_b_store(b, c, one, vyre_b_bin(b, VYRE_OP_ADD, vyre_b_load(b, c, one), one));
+  return finish(b, "indirect bump");
+}
+
+typedef struct ind_run {
+  vyre_resident o, cnt;
+  vyre_indirect ind;
+  vyre_dispatch_options opts; /* grid 4 x 3 x 1, the chain */
+} ind_run;
+
+static void ind_open(vyre_backend *be, ind_run *r, uint64_t o_bytes, const uint32_t c[4]) {
+  vyre_error err = VYRE_ERROR_INIT;
+  memset(r, 0, sizeof *r);
+  ck_assert_int_eq(be->vt->resident_alloc(be, o_bytes, &r->o, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->resident_alloc(be, 16, &r->cnt, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->resident_upload(be, r->cnt, c, 16, &err), VYRE_OK);
+  void *zero = calloc(1, (size_t)o_bytes);
+  ck_assert_int_eq(be->vt->resident_upload(be, r->o, zero, o_bytes, &err), VYRE_OK);
+  free(zero);
+  r->ind.head.struct_size = sizeof r->ind;
+  r->ind.head.type = VYRE_EXT_INDIRECT;
+  r->ind.buffer = r->cnt;
+  r->ind.offset = 4;
+  r->opts.struct_size = sizeof r->opts;
+  r->opts.grid[0] = 4;
+  r->opts.grid[1] = 3;
+  r->opts.grid[2] = 1;
+  r->opts.next = &r->ind.head;
+}
+
+static void ind_close(vyre_backend *be, ind_run *r, void *o, uint64_t o_bytes) {
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(be->vt->resident_download(be, r->o, o, o_bytes, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->resident_free(be, r->o, &err), VYRE_OK);
+  ck_assert_int_eq(be->vt->resident_free(be, r->cnt, &err), VYRE_OK);
+}
+
+/* prog_mark with counts x y z on the 4 x 3 bound: status, marks, message. */
+static vyre_status ind_mark(vyre_backend *be, const prog *mark, const uint32_t xyz[3],
+                            uint32_t o[12], vyre_error *err) {
+  const uint32_t c[4] = {0, xyz[0], xyz[1], xyz[2]};
+  ind_run r;
+  ind_open(be, &r, 48, c);
+  vyre_program_ref pr = ref_of(mark);
+  vyre_status st = be->vt->dispatch_resident(be, &pr, &r.o, 1, &r.opts, NULL, err);
+  ind_close(be, &r, o, 48);
+  return st;
+}
+
+/* `calls` sequences of (bump the count, mark indirect) x repeat, from a
+ * count of 0 x 1 x 1: each replay reads the count the bump before it wrote. */
+static vyre_status ind_replay(vyre_backend *be, const prog *mark, const prog *bump,
+                              uint32_t calls, uint32_t o[12], vyre_error *err) {
+  const uint32_t c[4] = {0, 0, 1, 1};
+  ind_run r;
+  ind_open(be, &r, 48, c);
+  vyre_program_ref mref = ref_of(mark), bref = ref_of(bump);
+  vyre_dispatch_options one = {.struct_size = sizeof one, .grid = {1, 1, 1}};
+  vyre_sequence_step steps[2] = {
+      {.struct_size = sizeof steps[0], .program = &bref, .buffers = &r.cnt, .buffer_count = 1,
+       .options = &one},
+      {.struct_size = sizeof steps[0], .program = &mref, .buffers = &r.o, .buffer_count = 1,
+       .options = &r.opts}};
+  vyre_status st = VYRE_OK;
+  for (uint32_t k = 0; k < calls; k++)
+    st = be->vt->dispatch_sequence(be, steps, 2, 3, NULL, 0, NULL, err);
+  ind_close(be, &r, o, 48);
+  return st;
+}
+
+/* prog_grid over n invocations, `wgs` of its workgroups by the count. */
+static vyre_status ind_grid(vyre_backend *be, const prog *g, uint32_t n, uint32_t wgs,
+                            uint32_t *out, vyre_error *err) {
+  const uint32_t c[4] = {0, wgs, 1, 1};
+  ind_run r;
+  ind_open(be, &r, (uint64_t)n * 4u, c);
+  vyre_resident bufs[2];
+  ck_assert_int_eq(be->vt->resident_alloc(be, (uint64_t)n * 4u, &bufs[0], err), VYRE_OK);
+  uint32_t *zero = calloc(n, 4);
+  ck_assert_int_eq(be->vt->resident_upload(be, bufs[0], zero, (uint64_t)n * 4u, err), VYRE_OK);
+  free(zero);
+  bufs[1] = r.o;
+  memset(r.opts.grid, 0, sizeof r.opts.grid);
+  vyre_program_ref pr = ref_of(g);
+  vyre_status st = be->vt->dispatch_resident(be, &pr, bufs, 2, &r.opts, NULL, err);
+  vyre_error e2 = VYRE_ERROR_INIT;
+  ck_assert_int_eq(be->vt->resident_free(be, bufs[0], &e2), VYRE_OK);
+  ind_close(be, &r, out, (uint64_t)n * 4u);
+  return st;
+}
+
+START_TEST(test_indirect) {
+  ck_assert_msg(cuda_reg->capabilities & VYRE_CAP_INDIRECT_DISPATCH, "CUDA offers it");
+  prog mark = prog_mark(), bump = prog_bump();
+  static const uint32_t counts[][3] = {{2, 2, 1}, {1, 1, 1}, {0, 3, 1}, {4, 3, 0}, {4, 3, 1},
+                                       {3, 1, 1}, {5, 1, 1}, {4, 4, 1}, {1, 1, 2}};
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+    uint32_t a[12], c[12];
+    vyre_error ea = VYRE_ERROR_INIT, ec = VYRE_ERROR_INIT;
+    vyre_status sa = ind_mark(ref, &mark, counts[k], a, &ea);
+    vyre_status sc = ind_mark(cuda, &mark, counts[k], c, &ec);
+    ck_assert_msg(sa == sc, "counts %u %u %u: reference %d (%s), CUDA %d (%s)", counts[k][0],
+                  counts[k][1], counts[k][2], sa, ea.message, sc, ec.message);
+    ck_assert_msg(memcmp(a, c, sizeof a) == 0, "counts %u %u %u: the workgroups that ran differ",
+                  counts[k][0], counts[k][1], counts[k][2]);
+    if (sc == VYRE_LIMIT)
+      ck_assert_msg(strstr(ec.message, "on axis") && strstr(ec.message, "4 x 3 x 1"), "%s",
+                    ec.message);
+  }
+  /* Replays read the count every time; the second call reuses the graph
+   * (its last two replays are past the bound: VYRE_LIMIT on both). */
+  uint32_t a[12], c[12];
+  vyre_error ea = VYRE_ERROR_INIT, ec = VYRE_ERROR_INIT;
+  uint64_t hits = metric(cuda, "graph.hits");
+  vyre_status sa = ind_replay(ref, &mark, &bump, 2, a, &ea);
+  vyre_status sc = ind_replay(cuda, &mark, &bump, 2, c, &ec);
+  ck_assert_msg(sa == VYRE_LIMIT && sc == VYRE_LIMIT, "reference %s / CUDA %s", ea.message,
+                ec.message);
+  ck_assert_msg(strstr(ec.message, "step 1"), "%s", ec.message);
+  ck_assert_msg(memcmp(a, c, sizeof a) == 0 && c[0] == 4 && c[1] == 3 && c[2] == 2 && c[3] == 1,
+                "counts 1, 2, 3 then 4: o[0..3] = 4 3 2 1 (CUDA %u %u %u %u)", c[0], c[1], c[2],
+                c[3]);
+  ck_assert_msg(metric(cuda, "graph.hits") > hits, "the second call replays the cached graph");
+  /* A grid barrier waits only for the workgroups the count runs. */
+  vyre_device_profile p = {.struct_size = sizeof p};
+  ck_assert_int_eq(cuda->vt->device_profile(cuda, &p, &ec), VYRE_OK);
+  if (p.capabilities & VYRE_CAP_GRID_BARRIER) {
+    uint32_t blocks = p.compute_units < 16 ? p.compute_units : 16, n = 128 * blocks;
+    prog g = prog_grid(n);
+    uint32_t *ga = calloc(n, 4), *gc = calloc(n, 4);
+    sa = ind_grid(ref, &g, n, blocks / 2, ga, &ea);
+    sc = ind_grid(cuda, &g, n, blocks / 2, gc, &ec);
+    ck_assert_msg(sa == VYRE_OK && sc == VYRE_OK, "%s / %s", ea.message, ec.message);
+    ck_assert_msg(memcmp(ga, gc, (size_t)n * 4) == 0, "grid barrier under a partial count");
+    free(ga);
+    free(gc);
+    free(g.bytes);
+  }
+  n_features += 3;
+  free(mark.bytes);
+  free(bump.bytes);
+}
+END_TEST
+
 START_TEST(test_trap) {
   prog t = prog_trap();
   vyre_program_ref r = ref_of(&t);
@@ -1666,6 +1831,7 @@ static Suite *suite(void) {
   tcase_add_test(feat, test_fixpoint);
   tcase_add_test(feat, test_grid_barrier);
   tcase_add_test(feat, test_trap);
+  tcase_add_test(feat, test_indirect);
   tcase_add_test(feat, test_disk_cache);
   suite_add_tcase(s, feat);
   TCase *interop = tcase_create("interop");

@@ -25,7 +25,8 @@ tests_runtime_check_cuda_fake_SOURCES = tests/runtime/check_cuda_fake.c \
 	tests/runtime/cuda_fake/errors.c tests/runtime/cuda_fake/timeouts.c \
 	tests/runtime/cuda_fake/sweep.c tests/runtime/cuda_fake/devices.c \
 	tests/runtime/cuda_fake/jit.c \
-	tests/runtime/cuda_fake/fusion.c tests/runtime/cuda_fake/fill.c
+	tests/runtime/cuda_fake/fusion.c tests/runtime/cuda_fake/fill.c \
+	tests/runtime/cuda_fake/indirect.c
 tests_runtime_check_cuda_fake_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_runtime_check_cuda_fake_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_runtime_check_cuda_fake_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl -lpthread

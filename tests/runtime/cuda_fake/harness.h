@@ -105,6 +105,7 @@ void fake_devices_tests(TCase *tc);  /* devices.c */
 void fake_jit_tests(TCase *tc);      /* jit.c */
 void fake_fusion_tests(TCase *tc);   /* fusion.c */
 void fake_fill_tests(TCase *tc);     /* fill.c */
+void fake_indirect_tests(TCase *tc); /* indirect.c */
 
 /* A new instance on the default device; create must return `want`. */
 vyre_backend *mk_status(vyre_status want, vyre_error *err);

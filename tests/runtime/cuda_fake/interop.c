@@ -44,9 +44,9 @@ static void host_stream_destroy(CUcontext ctx, CUstream s) {
 }
 
 START_TEST(test_interop_extension) {
-  ck_assert_msg(reg->extensions &&
-                    strcmp(reg->extensions, "vyre.cuda.interop@1 vyre.limits@1") == 0,
-                "registration.extensions lists the interop and limits extensions (%s)",
+  ck_assert_msg(reg->extensions && strcmp(reg->extensions, "vyre.cuda.interop@1 vyre.limits@1 "
+                                                           "vyre.indirect@1") == 0,
+                "registration.extensions lists the interop, limits and indirect extensions (%s)",
                 reg->extensions ? reg->extensions : "NULL");
   vyre_backend *b = mk();
   vyre_error err = VYRE_ERROR_INIT;
