@@ -30,7 +30,8 @@ jsonl=$out/mma.jsonl
 fail=0
 say() { echo "mma.sh: $*" | tee -a "$log" >&2; }
 
-"${CC:-gcc}" -O2 -std=c11 -Wall -Wextra "$here/mma.c" "$here/mma_check.c" -I"$here" -I"$cuda/include" \
+# shellcheck disable=SC2086 # CC may carry flags
+${CC:-gcc} -O2 -std=c11 -Wall -Wextra "$here/mma.c" "$here/mma_check.c" -I"$here" -I"$cuda/include" \
   -ldl -lm -o "$out/mma" 2>> "$log" || { say "building bench/mma.c failed (see $log)"; exit 1; }
 
 for t in $types; do

@@ -763,7 +763,7 @@ def gen_bytescan(w):
 # (bf16, f16) or N x K row-major (i8), C M x N f32 / i32.  Float MMA is
 # exact only within a bound (docs/semantics.md), so the float data are
 # multiples of 1/4 in [-8, 8): every product is a multiple of 1/16 and every
-# partial sum (at most 128 * 64) is exact in f32, whatever the order or the
+# partial sum (at most 64 * 64) is exact in f32, whatever the order or the
 # hardware's alignment, and the result is the exact sum bit for bit.  Int8
 # MMA is exact: values across -128..127, and a case whose sums pass 2^31
 # and wrap.  The grid comes from the program's "--grid N/BN,M/BM"; a
@@ -789,8 +789,10 @@ def mma_product(A, B, M, N, K, b_nk):
 
 
 def gen_mma(w):
-    M, N, K = 128, 256, 128
-    for t, seed in (("bf16", 1201), ("f16", 1202), ("i8", 1203)):
+    # Two workgroups of each program's tile (bf16/f16: 128 x 256, i8: 128 x
+    # 128), K = 4 of their K slices.
+    for t, seed, (M, N, K) in (("bf16", 1201, (256, 256, 64)), ("f16", 1202, (256, 256, 64)),
+                               ("i8", 1203, (128, 256, 256))):
         program = "matmul_mma_%s.vyre" % t
         tile = mma_tile(program)
         if tile is None:

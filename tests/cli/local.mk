@@ -15,7 +15,8 @@ EXTRA_DIST += docs/examples.md examples/gen.py examples/check.py examples/data \
 	examples/saxpy.vyre examples/f32math.vyre examples/u32math.vyre examples/histogram.vyre \
 	examples/reduce.vyre examples/scan.vyre examples/matmul.vyre examples/bitonic_step.vyre \
 	examples/bitonic_sort.vyre examples/subgroup.vyre examples/grid_scan.vyre examples/bytescan.vyre \
-	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre
+	examples/matmul_tiled.vyre examples/matmul_tiled.py examples/sum.vyre \
+	examples/matmul_mma_bf16.vyre examples/matmul_mma_f16.vyre examples/matmul_mma_i8.vyre examples/matmul_mma.py
 
 # The JSON writer behind every --json (abi/support/json.c), as the CLI uses it.
 if HAVE_CHECK
