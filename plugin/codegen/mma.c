@@ -325,10 +325,9 @@ static void vector_access(cg_ctx *c, const tile *t, int store) {
 /* The general path: every element on its own, at its exact 64-bit
  * offset, read as 0 (stored nowhere) at or beyond the buffer's count. */
 static void element_access(cg_ctx *c, const tile *t, int store) {
-  const char *n = cg_t64(c), *x = cg_t64(c), *s8 = cg_t64(c);
+  const char *n = cg_t64(c), *x = cg_t64(c);
   cg_emit(c, "cvt.u64.u32 %s, %s;", n, cg_len(c, t->b));
   cg_emit(c, "cvt.u64.u32 %s, %s;", x, t->ix);
-  cg_emit(c, "mul.wide.u32 %s, %s, 8;", s8, t->st);
   for (uint32_t j = 0; j < t->m.nregs; j++) {
     const char *parts[4];
     for (uint32_t e = 0; e < t->m.per_reg; e++) {
@@ -343,8 +342,13 @@ static void element_access(cg_ctx *c, const tile *t, int store) {
       cg_emit(c, "cvt.u64.u32 %s, %s;", cw, p.cl);
       cg_emit(c, "add.u64 %s, %s, %s;", o, o, cw);
       if (p.ck) cg_emit(c, "add.u64 %s, %s, %u;", o, o, p.ck);
-      /* rk is 0, 8 or 16: multiples of stride * 8 */
-      for (uint32_t r = 0; r < p.rk; r += 8) cg_emit(c, "add.u64 %s, %s, %s;", o, o, s8);
+      /* + rk * stride: rk is any constant below 32 (with the layout
+       * swapped it is the column part: an element offset e, 8 or 16 more) */
+      if (p.rk) {
+        const char *rw = cg_t64(c);
+        cg_emit(c, "mul.wide.u32 %s, %s, %u;", rw, t->st, p.rk);
+        cg_emit(c, "add.u64 %s, %s, %s;", o, o, rw);
+      }
       cg_emit(c, "setp.lt.u64 %s, %s, %s;", q, o, n);
       const char *o32 = cg_t32(c);
       cg_emit(c, "cvt.u32.u64 %s, %s;", o32, o);
