@@ -12,9 +12,10 @@ usage:
       elements against a float64 dot product, within the MMA bound of
       docs/semantics.md), then the peer on the same tensors:
       torch.matmul(A, B) (bf16 or f16 in and out; B K x N row-major) and
-      torch._int_mm(A, B) (int8 in, int32 out; B K x N row-major, plus the
-      same call on B as the N x K tensor's transposed view, the bytes vyre
-      reads).  CUDA events, 3 warm-up calls, the median of REPS.  One JSON
+      torch._int_mm(A, B) (int8 in, int32 out), compared with B as the
+      N x K tensor's transposed view (the bytes vyre reads, and cuBLAS's
+      fast layout) and also timed with B a K x N row-major tensor (a
+      slower cuBLAS path: 6x on an H200), reported but not compared.  CUDA events, 3 warm-up calls, the median of REPS.  One JSON
       line per result.  Without PyTorch or a GPU it prints one "skipped"
       line saying why and exits 0.  Exit 1 when a check failed.
   mma_peers.py --summarize FILE [--types ...] [--sizes ...]
@@ -38,7 +39,7 @@ TYPES = ("bf16", "f16", "i8")
 TARGET = 0.6
 SAMPLES = 4096
 PEERS = {"bf16": "torch.matmul bf16 (bf16 out)", "f16": "torch.matmul f16 (f16 out)",
-         "i8": "torch._int_mm int8 (int32 out, B K x N row-major)"}
+         "i8": "torch._int_mm int8 (int32 out, B the transposed view of vyre's N x K B)"}
 
 
 def parse_size(s):
@@ -318,9 +319,9 @@ def run_one(torch, vyre, be, t, path, size, reps):
         r.close()
     pipe.close()
     if t == "i8":
-        peers = [(PEERS[t], True, lambda: torch._int_mm(A, Bp)),
-                 ("torch._int_mm int8 (B the transposed view of vyre's N x K B)", False,
-                  lambda: torch._int_mm(A, Bv.t()))]
+        peers = [(PEERS[t], True, lambda: torch._int_mm(A, Bv.t())),
+                 ("torch._int_mm int8 (int32 out, B K x N row-major)", False,
+                  lambda: torch._int_mm(A, Bp))]
     else:
         peers = [(PEERS[t], True, lambda: torch.matmul(A, Bp))]
     for name, primary, fn in peers:

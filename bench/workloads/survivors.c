@@ -8,7 +8,7 @@
 #include "vyre/vyre_host.h"
 #include "workloads.h"
 
-#define SURV_WG 64u /* survivors_process.vyre's workgroup */
+#define SURV_WG 1024u /* survivors_process.vyre's workgroup */
 #define SURV_THRESHOLD 0x10000000u /* values below it survive: 1 in 16 */
 
 /* What one run holds: the data, the baseline's answer, the backend's
