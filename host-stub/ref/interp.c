@@ -361,7 +361,9 @@ static int run_workgroup(worker *w, uint64_t wl) {
   uint8_t *shared = L->grid ? L->shared_all + wl * L->shared_stride : w->shared;
   /* Zero at the start of the workgroup; across grid barriers it lives on. */
   if (p->shared_bytes && L->segment == 0) memset(shared, 0, p->shared_bytes);
-  ref_tile *tiles = L->grid ? L->tiles_all + wl * L->wg_tiles : w->tiles;
+  /* (No pointer arithmetic on a NULL tiles_all: a program without matrix
+   * locals has none.) */
+  ref_tile *tiles = !L->wg_tiles ? NULL : L->grid ? L->tiles_all + wl * L->wg_tiles : w->tiles;
   if (L->wg_tiles && L->segment == 0) memset(tiles, 0, L->wg_tiles * sizeof *tiles);
   uint32_t ninst = p->inst_count, nloc = p->local_count;
   /* Each invocation costs a step when its launch starts it. */
