@@ -52,6 +52,19 @@ static int buffer_line(char *line, char **name, char **access, char **type, uint
   return 0;
 }
 
+/* A `local NAME mat_a_X` or `mat_b_X` line whose X is not the run's type
+ * `ab`: -1 with the message (the tiles say the program's type when its A
+ * and B are integer buffers of the bits).  Other lines: 0. */
+static int tile_line(const char *text, const char *ab, const char *path, char *err, size_t errlen) {
+  char name[128], type[64];
+  if (sscanf(text, " local %127s %63s", name, type) != 2) return 0;
+  if (strncmp(type, "mat_a_", 6) && strncmp(type, "mat_b_", 6)) return 0;
+  if (!strcmp(type + 6, ab)) return 0;
+  snprintf(err, errlen, "%s: local %s is %s, but a %s run takes mat_a_%s and mat_b_%s tiles", path, name, type,
+           ab, ab, ab);
+  return -1;
+}
+
 int mma_prog_read(const char *path, mma_type t, mma_prog *p, char *err, size_t errlen) {
   memset(p, 0, sizeof *p);
   snprintf(p->path, sizeof p->path, "%s", path);
@@ -69,6 +82,10 @@ int mma_prog_read(const char *path, mma_type t, mma_prog *p, char *err, size_t e
     if (g && !p->bn && sscanf(g, "--grid N/%u,M/%u", &p->bn, &p->bm) != 2) p->bn = p->bm = 0;
     char *name, *access, *type;
     uint32_t count;
+    if (tile_line(line, ab, path, err, errlen)) {
+      rc = -1;
+      break;
+    }
     if (buffer_line(line, &name, &access, &type, &count)) continue;
     if (p->nbuffers == MMA_MAX_BUFFERS) {
       snprintf(err, errlen, "%s: more than %d buffers", path, MMA_MAX_BUFFERS);
@@ -86,11 +103,14 @@ int mma_prog_read(const char *path, mma_type t, mma_prog *p, char *err, size_t e
     const char *wtype = mem == 0 ? "u32" : mem == 3 ? cty : ab;
     char acc[32];
     snprintf(acc, sizeof acc, " %s ", access);
-    if (mem >= 4 || !strstr(accesses[mem], acc) || strcmp(type, wtype)) {
+    /* A and B may hold the tiles' bits in integer buffers of their size */
+    int bits = (mem == 1 || mem == 2) &&
+               (t == MMA_I8 ? !strcmp(type, "u8") : !strcmp(type, "u16") || !strcmp(type, "i16"));
+    if (mem >= 4 || !strstr(accesses[mem], acc) || (strcmp(type, wtype) && !bits)) {
       snprintf(err, errlen,
                "%s: buffer %s (%s %s) is not what the harness takes: dims (uniform u32 [3]), A and B "
-               "(ro %s), C (wo %s), in that order, then workgroup buffers",
-               path, name, access, type, ab, cty);
+               "(ro %s, or %s holding its bits), C (wo %s), in that order, then workgroup buffers",
+               path, name, access, type, ab, t == MMA_I8 ? "u8" : "u16 or i16", cty);
       rc = -1;
       break;
     }

@@ -83,6 +83,21 @@ static void program(void) {
   EXPECT(mma_prog_read(ok, MMA_F16, &p, err, sizeof err) && strstr(err, "buffer A (ro bf16)"),
          "an f16 run of a bf16 program is refused: %s", err);
   remove(ok);
+  /* bf16 bits in u16 buffers: the tiles say the type */
+  const char *bits = write("; --grid N/16,M/16\nworkgroup 32\nbuffer dims uniform u32 [3]\nbuffer A ro u16\n"
+                           "buffer B ro i16\nbuffer C wo f32\nbuffer As workgroup u16 [256]\n"
+                           "local a mat_a_bf16\nlocal b mat_b_bf16\nlocal c mat_acc_f32\n");
+  EXPECT(!mma_prog_read(bits, MMA_BF16, &p, err, sizeof err) && p.role[1] == MMA_A && p.role[2] == MMA_B,
+         "a bf16 program of u16 and i16 buffers reads: %s", err);
+  EXPECT(mma_prog_read(bits, MMA_F16, &p, err, sizeof err) && strstr(err, "local a is mat_a_bf16"),
+         "an f16 run of it is refused by its tiles: %s", err);
+  EXPECT(mma_prog_read(bits, MMA_I8, &p, err, sizeof err), "an i8 run of it is refused: %s", err);
+  remove(bits);
+  const char *u32ab = write("; --grid N/16,M/16\nbuffer dims uniform u32 [3]\nbuffer A ro u32\nbuffer B ro u32\n"
+                            "buffer C wo f32\n");
+  EXPECT(mma_prog_read(u32ab, MMA_BF16, &p, err, sizeof err) && strstr(err, "buffer A (ro u32)"),
+         "u32 is not bf16's bits: %s", err);
+  remove(u32ab);
   const char *nogrid = write("buffer dims uniform u32 [3]\nbuffer A ro i8\nbuffer B ro i8\nbuffer C wo i32\n");
   EXPECT(mma_prog_read(nogrid, MMA_I8, &p, err, sizeof err) && strstr(err, "--grid N/BN,M/BM"),
          "a program without its grid line: %s", err);

@@ -17,9 +17,14 @@ CONFIG = {
     "i8": dict(BM=128, BN=128, WM=64, WN=32, BK=64, S=2),
 }
 
+# --fill values of 2 and 3 in A's and B's buffers: the numbers (i8) or,
+# in the u16 buffers of bf16 and f16, their bits.
+TWO_THREE = {"bf16": (0x4000, 0x4040), "f16": (0x4000, 0x4200), "i8": (2, 3)}
+
 
 def gen(t, BM, BN, WM, WN, BK, S):
     i8 = t == "i8"
+    st = t if i8 else "u16"        # storage of A, B and their slices: the tile's bits
     esz = 1 if i8 else 2
     CH = 16 // esz                 # elements per 16-byte copy
     KS = 32 if i8 else 16          # K of one mma
@@ -46,7 +51,10 @@ def gen(t, BM, BN, WM, WN, BK, S):
         w("""; matmul_mma_%s.vyre -- C = A * B on tensor cores: A is M x K row-major %s,
 ; B is K x N row-major %s, C is M x N row-major f32.  Each element is the
 ; exact sum of the products within the MMA error bound of docs/semantics.md
-; (16-term steps, K / 16 of them, each step's bound added).""" % (t, t, t))
+; (16-term steps, K / 16 of them, each step's bound added).
+; A and B hold %s bits in u16 buffers (the bytes a caller passes are those of
+; %s arrays): the u16 copies into workgroup memory are bit copies (a %s load
+; would widen to f32), and mma_load reads the bits as %s.""" % (t, t, t, t, t, t, t))
     w(""";
 ; Tiling: a workgroup of 256 invocations (8 subgroups, %d x %d) computes a
 ; %d x %d block of C; subgroup s computes rows (s / %d) * %d + 0..%d and columns
@@ -66,23 +74,24 @@ def gen(t, BM, BN, WM, WN, BK, S):
 ; Inputs, in declaration order: dims (3 u32: M, N, K), A (M*K %s),
 ; B (%s %s), C (M*N %s, overwritten).
 ; The grid is 2-D: --grid N/%d,M/%d.
-;   vyre run examples/matmul_mma_%s.vyre --backend reference --fill 256:3 --fill 2:65536 --fill 3:65536 --fill 0:65536 --grid %d,%d%s
-; (M = N = K = 256: every element of C is 256 * 2 * 3 = 1536)""" % (
+;   vyre run examples/matmul_mma_%s.vyre --backend reference --fill 256:3 --fill %s:65536 --fill %s:65536 --fill 0:65536 --grid %d,%d%s
+; (M = N = K = 256: every element of C is 256 * 2 * 3 = 1536%s)""" % (
         WGM, WGN, BM, BN, WGN, WM, WM - 1, WGN, WN, WN - 1, MI, NJ, BK, BM, BK, CH, S, S - 1,
-        MI * NJ, KS, BM, BN, BK, t, "N*K" if i8 else "K*N", t, ctype, BN, BM, t, 256 // BN,
-        256 // BM, "" if i8 else " --ulp 1"))
+        MI * NJ, KS, BM, BN, BK, t, "N*K" if i8 else "K*N", t, ctype, BN, BM, t,
+        TWO_THREE[t][0], TWO_THREE[t][1], 256 // BN, 256 // BM, "" if i8 else " --ulp 1",
+        "" if i8 else "; the fills are the bits of %s 2 and 3" % t))
     w("workgroup 256")
     w("buffer dims uniform u32 [3]")
-    w("buffer A ro %s" % t)
-    w("buffer B ro %s" % t)
+    w("buffer A ro %s" % st)
+    w("buffer B ro %s" % st)
     w("buffer C rw %s" % ctype)
     for s in range(S):
-        w("buffer As%d workgroup %s [%d]   ; A[m0 + r][k0 + c] at r * %d + c" % (s, t, asz, AP))
+        w("buffer As%d workgroup %s [%d]   ; A[m0 + r][k0 + c] at r * %d + c" % (s, st, asz, AP))
     for s in range(S):
         if i8:
-            w("buffer Bs%d workgroup %s [%d]   ; B[n0 + r][k0 + c] at r * %d + c" % (s, t, bsz, AP))
+            w("buffer Bs%d workgroup %s [%d]   ; B[n0 + r][k0 + c] at r * %d + c" % (s, st, bsz, AP))
         else:
-            w("buffer Bs%d workgroup %s [%d]   ; B[k0 + r][n0 + c] at r * %d + c" % (s, t, bsz, BP))
+            w("buffer Bs%d workgroup %s [%d]   ; B[k0 + r][n0 + c] at r * %d + c" % (s, st, bsz, BP))
     for i in range(MI):
         for j in range(NJ):
             w("local acc%d_%d %s" % (i, j, acc))

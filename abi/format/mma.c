@@ -42,17 +42,21 @@ static vyre_status component_type(decoder *d, uint32_t i, uint32_t want, const c
               vyre_type_name(want));
 }
 
-/* The buffer of a tile holds the tile's component type. */
+/* The buffer of a tile holds the tile's component type or an integer
+ * storage type of its size (vyre_mma_buffer_types): the bits are moved. */
 static vyre_status tile_buffer(decoder *d, uint32_t i, const vyre_buffer_info *buf,
                                uint32_t slot, uint32_t type) {
   uint32_t comp = vyre_type_matrix_component(type);
-  if (buf->decl.elem_type == comp) return VYRE_OK;
+  uint32_t ok = vyre_mma_buffer_types(comp);
+  if (buf->decl.elem_type < 32 && (ok & VYRE_TBIT(buf->decl.elem_type))) return VYRE_OK;
+  char list[96];
   return fail(d, VYRE_INVALID_PROGRAM,
               INST_FMT "buffer '%s' holds %s, but local %u (%s) has %s elements. Fix: use a "
-                       "%s buffer, or a matrix local of component %s",
+                       "%s buffer (its bits are moved as %s), or a matrix local whose "
+                       "component a %s buffer can hold",
               i, mnem(&d->p->insts[i]), buf->name, vyre_type_name(buf->decl.elem_type), slot,
-              vyre_type_name(type), vyre_type_name(comp), vyre_type_name(comp),
-              vyre_type_name(buf->decl.elem_type));
+              vyre_type_name(type), vyre_type_name(comp), vyre_type_list(ok, " or ", list, sizeof list),
+              vyre_type_name(comp), vyre_type_name(buf->decl.elem_type));
 }
 
 /* mma_fill SLOT %value: an accumulator and a value of its component. */

@@ -221,6 +221,18 @@ int vyre_mma_shape(uint32_t component, uint32_t *m, uint32_t *n, uint32_t *k) {
   return kk != 0;
 }
 
+uint32_t vyre_mma_buffer_types(uint32_t component) {
+  switch (component) {
+  case VYRE_T_F16:
+  case VYRE_T_BF16: return VYRE_TBIT(component) | VYRE_TBIT(VYRE_T_U16) | VYRE_TBIT(VYRE_T_I16);
+  case VYRE_T_I8:
+  case VYRE_T_U8: return VYRE_TBIT(VYRE_T_I8) | VYRE_TBIT(VYRE_T_U8);
+  case VYRE_T_F32: return VYRE_TBIT(VYRE_T_F32) | VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_I32);
+  case VYRE_T_I32: return VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_U32);
+  default: return 0;
+  }
+}
+
 int vyre_type_matrix_dims(uint32_t type, uint32_t *rows, uint32_t *cols) {
   int use = vyre_type_matrix_use(type);
   uint32_t m = 16, n = 16, k = 0;

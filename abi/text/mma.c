@@ -42,8 +42,9 @@ static vyre_status typed_value(assembler *a, const inst_line *x, const tok *t, u
               vyre_type_name(want), vyre_type_name(want));
 }
 
-/* Token t names a buffer holding the component type of tile `type`
- * (local token lt), readable (mma_load) or writable (mma_store). */
+/* Token t names a buffer holding the component type of tile `type` (local
+ * token lt) or an integer type of its size (vyre_mma_buffer_types),
+ * readable (mma_load) or writable (mma_store). */
 static vyre_status tile_buffer(assembler *a, const inst_line *x, const tok *t, int writes,
                                const tok *lt, uint32_t type, uint32_t *idx) {
   char sh[64], sl[64];
@@ -57,11 +58,15 @@ static vyre_status tile_buffer(assembler *a, const inst_line *x, const tok *t, i
     return FAIL(t, "buffer %s is %s and cannot be written. Fix: declare it rw or wo",
                 vyre__asm_show(t, sh), vyre_access_name(bd->access));
   uint32_t comp = vyre_type_matrix_component(type);
-  if (bd->elem != comp)
+  uint32_t ok = vyre_mma_buffer_types(comp);
+  char list[96];
+  if (bd->elem >= 32 || !(ok & VYRE_TBIT(bd->elem)))
     return FAIL(t, "buffer %s holds %s, but %s (%s) has %s elements; %s moves them unconverted. "
-                   "Fix: use a %s buffer, or a matrix local of component %s",
+                   "Fix: use a %s buffer (its bits are moved as %s), or a matrix local whose "
+                   "component a %s buffer can hold",
                 vyre__asm_show(t, sh), vyre_type_name(bd->elem), vyre__asm_show(lt, sl),
-                vyre_type_name(type), vyre_type_name(comp), x->mn, vyre_type_name(comp),
+                vyre_type_name(type), vyre_type_name(comp), x->mn,
+                vyre_type_list(ok, " or ", list, sizeof list), vyre_type_name(comp),
                 vyre_type_name(bd->elem));
   return VYRE_OK;
 }

@@ -183,12 +183,15 @@ void ref_mma_shadow_set(double *shadow, uint64_t index, double v) {
 /* The buffer an mma_load or mma_store names, as its workgroup sees it. */
 typedef struct ref_mma_buf {
   uint8_t *base;
-  uint32_t elem;  /* storage type */
+  uint32_t elem;  /* the tile's component: the buffer holds it or an integer
+                     type of its size, read as the component's bits */
   uint32_t count; /* elements */
   double *shadow; /* its bound shadow, or NULL */
 } ref_mma_buf;
 
-/* Buffer element `e` of `buf` as a tile element. */
+/* Buffer element `e` of `buf` as a tile element: its bits as the
+ * component buf->elem, whatever integer type of that size the buffer
+ * declares (vyre_mma_buffer_types). */
 static uint32_t load_elem(const ref_mma_buf *buf, uint64_t e) {
   if (e >= buf->count) return 0;
   switch (buf->elem) {
@@ -252,7 +255,8 @@ void ref_mma_run(const ref_mma_ctx *x, uint8_t *shared, ref_tile *tiles, const v
   if (in->op == VYRE_OP_MMA_LOAD || in->op == VYRE_OP_MMA_STORE) {
     const vyre_buffer_info *bi = &p->buffers[b];
     bufv.base = bi->role == VYRE_ROLE_SHARED ? shared + bi->shared_offset : x->mem[b];
-    bufv.elem = bi->decl.elem_type;
+    bufv.elem = in->type; /* a u16 buffer of a bf16 tile holds bf16 bits; a u32 one of an
+                             f32 accumulator f32 bits (NaN canonicalised as from f32) */
     bufv.count = x->g->buffer_elems[b];
     bufv.shadow = x->shadow ? x->shadow[b] : NULL;
   }

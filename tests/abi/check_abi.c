@@ -517,6 +517,16 @@ START_TEST(matrix_types) {
   uint32_t m, n, k, r = 7, c = 7;
   EXPECT(vyre_mma_shape(VYRE_T_BF16, &m, &n, &k) == 1 && m == 16 && n == 16 && k == 16, "bf16 16x16x16");
   EXPECT(vyre_mma_shape(VYRE_T_U8, &m, &n, &k) == 1 && m == 16 && n == 16 && k == 32, "u8 16x16x32");
+#define TB(t) VYRE_TBIT(VYRE_T_##t)
+  EXPECT(vyre_mma_buffer_types(VYRE_T_BF16) == (TB(BF16) | TB(U16) | TB(I16)), "bf16 tiles: bf16 u16 i16");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_F16) == (TB(F16) | TB(U16) | TB(I16)), "f16 tiles: f16 u16 i16");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_U8) == (TB(U8) | TB(I8)), "u8 tiles: u8 i8");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_I8) == (TB(U8) | TB(I8)), "i8 tiles: u8 i8");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_F32) == (TB(F32) | TB(U32) | TB(I32)), "f32 accumulators: f32 u32 i32");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_I32) == (TB(I32) | TB(U32)), "i32 accumulators: i32 u32");
+  EXPECT(vyre_mma_buffer_types(VYRE_T_U16) == 0 && vyre_mma_buffer_types(VYRE_T_MAT_A_F16) == 0,
+         "no component, no buffers");
+#undef TB
   EXPECT(vyre_mma_shape(VYRE_T_F32, &m, &n, &k) == 0 && m == 0 && n == 0 && k == 0, "f32 is no input");
   EXPECT(vyre_type_matrix_use(VYRE_T_F32) == 0 && vyre_type_matrix_component(VYRE_T_F32) == VYRE_T_VOID &&
              vyre_type_matrix(VYRE_MAT_ACC, VYRE_T_F16) == VYRE_T_VOID &&

@@ -621,6 +621,18 @@ static void b_mma_load_elem(vyre_builder *b) {
   uint32_t r = BUF("r", READ_ONLY, F32, 0, 0), s = MAT(A_F16);
   vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, CU32(0), CU32(16));
 }
+static void b_mma_load_wide(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, U32, 0, 0), s = MAT(A_BF16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, CU32(0), CU32(16));
+}
+static void b_mma_load_float16(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(B_BF16);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, CU32(0), CU32(16));
+}
+static void b_mma_load_acc_i16(vyre_builder *b) {
+  uint32_t r = BUF("r", READ_ONLY, I16, 0, 0), s = MAT(ACC_F32);
+  vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, CU32(0), CU32(16));
+}
 static void b_mma_load_index(vyre_builder *b) {
   uint32_t r = BUF("r", READ_ONLY, F16, 0, 0), s = MAT(A_F16);
   vyre_b_mma_load(b, VYRE_LAYOUT_ROW, s, r, vyre_b_i32(b, 0), CU32(16));
@@ -670,8 +682,12 @@ static void b_mma_store_a(vyre_builder *b) {
   vyre_b_mma_store(b, VYRE_LAYOUT_ROW, o, CU32(0), CU32(16), s);
 }
 static void b_mma_store_elem(vyre_builder *b) {
-  uint32_t s = MAT(ACC_F32), o = BUF("o", WRITE_ONLY, I32, 256, 0);
+  uint32_t s = MAT(ACC_F32), o = BUF("o", WRITE_ONLY, U16, 256, 0);
   vyre_b_mma_store(b, VYRE_LAYOUT_COL, o, CU32(0), CU32(16), s);
+}
+static void b_mma_store_i32_f32(vyre_builder *b) {
+  uint32_t s = MAT(ACC_I32), o = BUF("o", WRITE_ONLY, F32, 256, 0);
+  vyre_b_mma_store(b, VYRE_LAYOUT_ROW, o, CU32(0), CU32(16), s);
 }
 static void b_mma_store_stride(vyre_builder *b) {
   uint32_t s = MAT(ACC_I32), o = BUF("o", WRITE_ONLY, I32, 256, 0);
@@ -884,6 +900,14 @@ static const reject_case cases[] = {
     {"ML1", b_mma_load_wo, NULL, INV, 2, "buffer 'w' is write-only"},
     {"ML2", b_mma_load_elem, NULL, INV, 2,
      "buffer 'r' holds f32, but local 0 (mat_a_f16) has f16 elements"},
+    {"ML7", b_mma_load_wide, NULL, INV, 2,
+     "buffer 'r' holds u32, but local 0 (mat_a_bf16) has bf16 elements. Fix: use a u16 i16 or "
+     "bf16 buffer (its bits are moved as bf16)"},
+    {"ML8", b_mma_load_float16, NULL, INV, 2,
+     "buffer 'r' holds f16, but local 0 (mat_b_bf16) has bf16 elements"},
+    {"ML9", b_mma_load_acc_i16, NULL, INV, 2,
+     "buffer 'r' holds i16, but local 0 (mat_acc_f32) has f32 elements. Fix: use a u32 i32 or "
+     "f32 buffer"},
     {"ML3", b_mma_load_index, NULL, INV, 2, "operand index has type i32, expected u32"},
     {"ML4", b_mma_load_stride, NULL, INV, 2, "operand stride has type f32, expected u32"},
     {"ML5", b_mma_load_layout, NULL, INV, 2, "tile layout 2 is unknown"},
@@ -902,7 +926,10 @@ static const reject_case cases[] = {
     {"MS3", b_mma_store_a, NULL, INV, 2,
      "operand d = local 0 is mat_a_f16, but it must be an accumulator"},
     {"MS4", b_mma_store_elem, NULL, INV, 2,
-     "buffer 'o' holds i32, but local 0 (mat_acc_f32) has f32 elements"},
+     "buffer 'o' holds u16, but local 0 (mat_acc_f32) has f32 elements"},
+    {"MS7", b_mma_store_i32_f32, NULL, INV, 2,
+     "buffer 'o' holds f32, but local 0 (mat_acc_i32) has i32 elements. Fix: use a u32 or i32 "
+     "buffer"},
     {"MS5", b_mma_store_stride, NULL, INV, 2, "operand stride has type u64, expected u32"},
     {"MS6", b_mma_store_type, NULL, INV, 2,
      "type f32 differs from the accumulator's component type i32"},

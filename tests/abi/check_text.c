@@ -539,7 +539,11 @@ static void mma_combos(combo_stats *cs, const vyre_op_info *op) {
       for (uint32_t acc = 0; acc < VYRE_ACCESS_COUNT_; acc++)
         for (uint32_t t = 1; t < VYRE_T_COUNT_; t++) {
           if (!(VYRE_TM_STORAGE & VYRE_TBIT(t))) continue;
-          int want = t == comp && (load ? acc != VYRE_ACCESS_WRITE_ONLY
+          /* The component, or an integer storage type of its size (bits moved). */
+          int holds = vyre_type_size(t) == vyre_type_size(comp) &&
+                      (t == comp || t == VYRE_T_U8 || t == VYRE_T_U16 || t == VYRE_T_U32 ||
+                       t == VYRE_T_I8 || t == VYRE_T_I16 || t == VYRE_T_I32);
+          int want = holds && (load ? acc != VYRE_ACCESS_WRITE_ONLY
                                         : use == VYRE_MAT_ACC && acc != VYRE_ACCESS_READ_ONLY &&
                                               acc != VYRE_ACCESS_UNIFORM);
           for (uint32_t layout = 0; layout < (want ? 2u : 1u); layout++) {
@@ -551,7 +555,7 @@ static void mma_combos(combo_stats *cs, const vyre_op_info *op) {
             snprintf(what, sizeof what, "%s.%s %s %s %s", op->mnemonic, vyre_layout_name(layout),
                      vyre_type_name(m), vyre_access_name(acc), vyre_type_name(t));
             EXPECT(combo(cs, b, op->id, what) == want, "%s accepted iff the buffer holds the "
-                   "component and the access allows it", what);
+                   "component or an integer of its size and the access allows it", what);
           }
         }
     }
@@ -1136,12 +1140,19 @@ static const text_error_case error_cases[] = {
      "local b is mat_b_f16, but mma needs an A tile (mat_a_*) here"},
     {W "local c mat_acc_f32\nlocal a mat_a_f16\nlocal b mat_b_f16\nmma c a b\n", 5, 1, VYRE_INVALID_PROGRAM,
      "mma takes 4 operands, found 3. Fix: write `mma D A B C`"},
+    {W "buffer x ro u32\nlocal a mat_a_bf16\n%i = const u32 0\nmma_load a x %i %i\n", 5, 12, VYRE_INVALID_PROGRAM,
+     "buffer x holds u32, but a (mat_a_bf16) has bf16 elements; mma_load moves them unconverted. Fix: use a "
+     "u16 i16 or bf16 buffer (its bits are moved as bf16)"},
+    {W "buffer x ro f16\nlocal a mat_a_bf16\n%i = const u32 0\nmma_load a x %i %i\n", 5, 12, VYRE_INVALID_PROGRAM,
+     "buffer x holds f16, but a (mat_a_bf16) has bf16 elements"},
+    {W "buffer o rw f32\nlocal c mat_acc_i32\n%i = const u32 0\nmma_store o %i %i c\n", 5, 11, VYRE_INVALID_PROGRAM,
+     "Fix: use a u32 or i32 buffer (its bits are moved as i32)"},
     {W "buffer o ro f32\nlocal c mat_acc_f32\n%i = const u32 0\nmma_store o %i %i c\n", 5, 11, VYRE_INVALID_PROGRAM,
      "buffer o is ro and cannot be written"},
     {W "buffer o rw f16\nlocal a mat_a_f16\n%i = const u32 0\nmma_store o %i %i a\n", 5, 19, VYRE_INVALID_PROGRAM,
      "local a is mat_a_f16, but mma_store needs an accumulator"},
-    {W "buffer o rw i32\nlocal c mat_acc_f32\n%i = const u32 0\nmma_store.col o %i %i c\n", 5, 15, VYRE_INVALID_PROGRAM,
-     "buffer o holds i32, but c (mat_acc_f32) has f32 elements"},
+    {W "buffer o rw u16\nlocal c mat_acc_f32\n%i = const u32 0\nmma_store.col o %i %i c\n", 5, 15, VYRE_INVALID_PROGRAM,
+     "buffer o holds u16, but c (mat_acc_f32) has f32 elements"},
     {"workgroup 48\nlocal c mat_acc_f32\n%z = const f32 0.0\nmma_fill c %z\n", 4, 1, VYRE_INVALID_PROGRAM,
      "instruction 1 (mma_fill): the workgroup 48 x 1 x 1 has 48 invocations, not a multiple of 32"},
     {W "local c mat_acc_f32\n%g = gid.x\n%z = const u32 3\n%c = lt %g %z\nif %c\n  %f = const f32 1.0\n  mma_fill c %f\nend\n",

@@ -89,16 +89,18 @@ static const mcase cases[] = {
 /* The text of case k: A and B (16 x 16 x K tiles, stride `stride`) into
  * a and b, D = A * B + C with C from mma_fill, D stored to C (row, with
  * stride 24: the v2 path) and, col, to C2 (the element path). */
-static char *case_text(const mcase *m) {
+static char *case_text_as(const mcase *m, const char *buf, const char *accbuf, int grouped) {
   int i8 = m->comp[1] == '8';
   const char *acc = i8 ? "i32" : "f32";
+  if (!buf) buf = m->comp;
+  if (!accbuf) accbuf = acc;
   char *t = malloc(8192);
   int n = snprintf(t, 8192,
                    "workgroup 64\nbuffer A ro %s\nbuffer B ro %s\nbuffer C rw %s\nbuffer C2 rw %s\n",
-                   m->comp, m->comp, acc, acc);
+                   buf, buf, accbuf, accbuf);
   if (m->shared)
     n += snprintf(t + n, 8192 - n, "buffer As workgroup %s [2048]\nbuffer Bs workgroup %s [2048]\n",
-                  m->comp, m->comp);
+                  buf, buf);
   n += snprintf(t + n, 8192 - n,
                 "local a mat_a_%s\nlocal b mat_b_%s\nlocal acc mat_acc_%s\n"
                 "%%c0 = const u32 0\n%%c1 = const u32 1\n%%s = const u32 %u\n%%s24 = const u32 24\n"
@@ -108,10 +110,16 @@ static char *case_text(const mcase *m) {
     /* stage: every invocation copies 8 adjacent elements of A and of B */
     n += snprintf(t + n, 8192 - n, "%%c8 = const u32 8\n%%base = mul %%lid %%c8\n");
     for (int e = 0; e < 8; e++)
-      n += snprintf(t + n, 8192 - n,
-                    "%%k%d = const u32 %d\n%%gi%d = add %%base %%k%d\n%%va%d = load A %%gi%d\n"
-                    "store As %%gi%d %%va%d\n%%vb%d = load B %%gi%d\nstore Bs %%gi%d %%vb%d\n",
-                    e, e, e, e, e, e, e, e, e, e, e, e);
+      n += snprintf(t + n, 8192 - n, "%%k%d = const u32 %d\n%%gi%d = add %%base %%k%d\n", e, e, e, e);
+    /* interleaved A, B copies (each its own), or with `grouped` the 8 of
+     * A then the 8 of B (cp.async groups of 16 bytes or less) */
+    for (int h = 0; h < (grouped ? 2 : 1); h++)
+      for (int e = 0; e < 8; e++) {
+        if (!grouped || h == 0)
+          n += snprintf(t + n, 8192 - n, "%%va%d = load A %%gi%d\nstore As %%gi%d %%va%d\n", e, e, e, e);
+        if (!grouped || h == 1)
+          n += snprintf(t + n, 8192 - n, "%%vb%d = load B %%gi%d\nstore Bs %%gi%d %%vb%d\n", e, e, e, e);
+      }
     n += snprintf(t + n, 8192 - n, "barrier\n");
   }
   const char *src_a = m->shared ? "As" : "A", *src_b = m->shared ? "Bs" : "B";
@@ -122,6 +130,53 @@ static char *case_text(const mcase *m) {
                 m->la, src_a, m->lb, src_b);
   return t;
 }
+
+static char *case_text(const mcase *m) { return case_text_as(m, NULL, NULL, 0); }
+
+/* Tiles in integer buffers of the component's size (A, B and the staging
+ * buffers `buf`, C and C2 `accbuf`): the same paths, and u16 copies of a
+ * bf16 tile (staged in cp.async groups) are bit copies, so its mma_load
+ * flushes nothing (no cvt.rn.bf16x2.f32); the bf16-staged case beside it
+ * does. */
+typedef struct rcase {
+  mcase m;
+  const char *buf, *accbuf;
+} rcase;
+
+static const rcase raw_cases[] = {
+    {{"bf16", 1, "row", "col", 40, 0, {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}, {"cvt.rn.bf16x2.f32", "ld.shared.u16"}}, "u16", "u32"},
+    {{"bf16", 1, "row", "col", 40, 0, {"cp.async.cg.shared.global", "cvt.rn.bf16x2.f32"}, {0}}, "bf16", "f32"},
+    {{"bf16", 1, "row", "col", 33, 0, {"cp.async", "bra.uni $MG", "ldmatrix", "ld.shared.u16"}, {"cvt.rn.bf16x2.f32"}}, "i16", "i32"},
+    {{"f16", 1, "col", "row", 40, 0, {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}, {"ld.shared.u16"}}, "u16", "u32"},
+    {{"f16", 0, "row", "col", 64, 0, {"ld.global.b32", "ld.global.u16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}, {"ldmatrix"}}, "u16", "i32"},
+    {{"bf16", 0, "col", "row", 64, 0, {"ld.global.u16"}, {"ldmatrix", "ld.global.b32", "cvt.rn.bf16x2.f32"}}, "i16", "u32"},
+    {{"i8", 1, "row", "col", 80, 0, {"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}, {"ld.shared.u8"}}, "u8", "u32"},
+    {{"u8", 1, "row", "row", 80, 0, {"ld.shared.u8", "prmt.b32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32"}, {".trans"}}, "i8", "u32"},
+    {{"i8", 0, "row", "col", 64, 0, {"ld.global.b32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}, {"ldmatrix"}}, "u8", "u32"},
+};
+
+START_TEST(test_raw_paths) {
+  const rcase *r = &raw_cases[_i];
+  const mcase *m = &r->m;
+  char *text = case_text_as(m, r->buf, r->accbuf, 1);
+  vyre_program *p = from_text(text);
+  char *ptx = emit(p);
+  for (int k = 0; k < 4 && m->want[k]; k++)
+    ck_assert_msg(strstr(ptx, m->want[k]) != NULL, "raw case %d (%s tiles in %s, %s): the PTX "
+                  "must hold '%s'", _i, m->comp, r->buf, m->shared ? "workgroup" : "storage",
+                  m->want[k]);
+  for (int k = 0; k < 3 && m->never[k]; k++)
+    ck_assert_msg(strstr(ptx, m->never[k]) == NULL, "raw case %d (%s tiles in %s): the PTX must "
+                  "not hold '%s'", _i, m->comp, r->buf, m->never[k]);
+  ck_assert_msg(count_of(ptx, "mma.sync.aligned") == 2, "raw case %d: an mma is two mma.sync", _i);
+  ck_assert_msg(strstr(ptx, "st.global.v2.b32") && strstr(ptx, "st.global.b32"),
+                "raw case %d: the accumulator in %s: v2 stores (row), b32 stores (col)", _i,
+                r->accbuf);
+  free(ptx);
+  vyre_program_free(p);
+  free(text);
+}
+END_TEST
 
 START_TEST(test_paths) {
   const mcase *m = &cases[_i];
@@ -387,6 +442,14 @@ START_TEST(test_ptxas) {
     vyre_program_free(p);
     free(text);
   }
+  for (size_t k = 0; k < sizeof raw_cases / sizeof raw_cases[0]; k++) {
+    char *text = case_text_as(&raw_cases[k].m, raw_cases[k].buf, raw_cases[k].accbuf, 1);
+    vyre_program *p = from_text(text);
+    bad += !assembles(ptxas, p, text);
+    total++;
+    vyre_program_free(p);
+    free(text);
+  }
   for (int k = 0; k < 3; k++) {
     char *text = copy_text(k == 0 ? "bf16" : k == 1 ? "u8" : "i32", k == 1 ? 16 : 8, 0, "barrier");
     vyre_program *p = from_text(text);
@@ -420,6 +483,7 @@ static Suite *mma_suite(void) {
   TCase *core = tcase_create("core");
   tcase_set_timeout(core, 300);
   tcase_add_loop_test(core, test_paths, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_loop_test(core, test_raw_paths, 0, (int)(sizeof raw_cases / sizeof raw_cases[0]));
   tcase_add_test(core, test_cp_async);
   tcase_add_test(core, test_cp_async_overlap);
   tcase_add_test(core, test_cp_async_stages);

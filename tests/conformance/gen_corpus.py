@@ -1910,15 +1910,16 @@ def mma_basic(comp, la, lb, c_from, store_layout, seed_name):
     m.finish(["out"])
 
 
-def mma_float_case(name, about, comp, a_vals, b_vals, c_vals=None, ulp=True):
+def mma_float_case(name, about, comp, a_vals, b_vals, c_vals=None, ulp=True, raw=False):
     """A float case from explicit A (16x16 row-major), B (16x16 row-major)
-    and optional C (16x16 f32 bits; else fill 0)."""
+    and optional C (16x16 f32 bits; else fill 0).  raw: A in a u16 buffer,
+    B in an i16 one and C in a u32 one, holding the same bits."""
     c = add(Case("mma", name, about))
     m = Mma(c, comp)
-    m.buf("a", "ro", comp, a_vals)
-    m.buf("b", "ro", comp, b_vals)
+    m.buf("a", "ro", "u16" if raw else comp, a_vals)
+    m.buf("b", "ro", "i16" if raw else comp, b_vals)
     if c_vals is not None:
-        m.buf("c", "ro", "f32", c_vals)
+        m.buf("c", "ro", "u32" if raw else "f32", c_vals)
     m.buf("out", "wo", "f32", count=256)
     m.local("ta", "mat_a_" + comp)
     m.local("tb", "mat_b_" + comp)
@@ -1987,6 +1988,16 @@ def gen_mma_edges_float():
              for k in range(16) for j in range(16)]
         mma_float_case("%s.edge.subnormal" % comp, "%s mma with %s subnormals in A and B: "
                        "used as their bits say" % (comp, comp), comp, a, b)
+        # The same subnormals from integer buffers of their size (A u16, B
+        # i16, C u32): the bits are the tile's, nothing is flushed; C holds
+        # f32 subnormals (bf16) or small normals (f16), so the sums are exact.
+        b = [one[comp] if (k + j) % 3 else 0 for k in range(16) for j in range(16)]
+        cv = [e if comp == "bf16" else MM.f32_of(Fraction(e % 16, 1 << 28)) for e in range(256)]
+        cv[5] = 0x7FC12345  # a NaN: a NaN, as from an f32 buffer
+        mma_float_case("%s.raw.subnormal" % comp, "%s mma with A, B and C from u16, i16 and u32 "
+                       "buffers: %s subnormals in A and f32 %s in C used as their bits say, "
+                       "unflushed, and a NaN in C" % (comp, comp, "subnormals" if comp == "bf16"
+                                                      else "values"), comp, a, b, cv, raw=True)
         # NaN in A (row 2), inf*0 (row 5 x zero columns), +inf and -inf in one sum
         # (row 7), -inf from C meeting a +inf product (row 9), inf alone (row 11).
         a = []

@@ -39,17 +39,31 @@ typedef struct mma_case {
   uint64_t c_fill;
   uint32_t d_count, d_layout, d_index, d_stride;
   uint32_t ulp;
+  int raw; /* A, B, C and D in integer buffers of the components' sizes */
 } mma_case;
+
+/* The buffer type of a tile of component comp: itself, or with raw an
+ * integer type of its size (f16/bf16: A u16, B i16; i8 <-> u8; C and D u32). */
+static uint32_t buf_type(const mma_case *m, uint32_t comp, int is_b) {
+  if (!m->raw) return comp;
+  switch (comp) {
+  case VYRE_T_F16:
+  case VYRE_T_BF16: return is_b ? VYRE_T_I16 : VYRE_T_U16;
+  case VYRE_T_I8: return VYRE_T_U8;
+  case VYRE_T_U8: return VYRE_T_I8;
+  default: return VYRE_T_U32;
+  }
+}
 
 static size_t elem_bytes(uint32_t t) { return t == VYRE_T_I8 || t == VYRE_T_U8 ? 1 : t == VYRE_T_F16 || t == VYRE_T_BF16 ? 2 : 4; }
 
 static vyre_builder *mma_program(const mma_case *m) {
   uint32_t acc = acc_of(m->comp);
   vyre_builder *b = vyre_builder_new(32, 1, 1);
-  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, m->comp, 0, 0);
-  uint32_t B = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, m->comp, 0, 0);
-  uint32_t C = m->c.data ? vyre_b_buffer(b, "c", UINT32_MAX, VYRE_ACCESS_READ_ONLY, acc, 0, 0) : 0;
-  uint32_t D = vyre_b_buffer(b, "d", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, acc, m->d_count, 0);
+  uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, m->comp, 0), 0, 0);
+  uint32_t B = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, m->comp, 1), 0, 0);
+  uint32_t C = m->c.data ? vyre_b_buffer(b, "c", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, acc, 0), 0, 0) : 0;
+  uint32_t D = vyre_b_buffer(b, "d", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, buf_type(m, acc, 0), m->d_count, 0);
   uint32_t la = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_A, m->comp));
   uint32_t lb = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_B, m->comp));
   uint32_t lc = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_ACC, acc));
@@ -131,7 +145,7 @@ START_TEST(test_mma_layouts_every_type) {
                     {form ? (fl ? (const void *)at16 : at8) : (fl ? (const void *)a16 : a8), 16 * K,
                      form, 0, form ? 16 : K},
                     {fl ? (const void *)b16 : b8, OB + K * SB, VYRE_LAYOUT_ROW, OB, SB},
-                    {NULL, 0, 0, 0, 0}, seven, 256, form, 0, 16, 1};
+                    {NULL, 0, 0, 0, 0}, seven, 256, form, 0, 16, 1, 0};
       vyre_outputs *out = mma_run(be, &m, NULL);
       for (uint32_t i = 0; i < 16; i++)
         for (uint32_t j = 0; j < 16; j++) {
@@ -156,7 +170,7 @@ START_TEST(test_mma_out_of_range) {
   for (uint32_t e = 0; e < sizeof a; e++) a[e] = 1;
   for (uint32_t e = 0; e < sizeof bm; e++) bm[e] = 2;
   mma_case m = {VYRE_T_U8, {a, sizeof a, 0, 0, 32}, {bm, sizeof bm, 0, 0, 16}, {NULL, 0, 0, 0, 0},
-                0, 200, VYRE_LAYOUT_COL, 0, 16, 0};
+                0, 200, VYRE_LAYOUT_COL, 0, 16, 0, 0};
   vyre_outputs *out = mma_run(be, &m, NULL);
   ck_assert_uint_eq(out->items[0].size, 200 * 4);
   for (uint32_t e = 0; e < 200; e++) {
@@ -290,7 +304,7 @@ static uint32_t int_d00(vyre_backend *be, uint32_t comp, uint8_t av, uint8_t bv,
   uint8_t a[512], bm[512];
   memset(a, av, sizeof a);
   memset(bm, bv, sizeof bm);
-  mma_case m = {comp, {a, 512, 0, 0, 32}, {bm, 512, 0, 0, 16}, {NULL, 0, 0, 0, 0}, c, 256, 0, 0, 16, 0};
+  mma_case m = {comp, {a, 512, 0, 0, 32}, {bm, 512, 0, 0, 16}, {NULL, 0, 0, 0, 0}, c, 256, 0, 0, 16, 0, 0};
   vyre_outputs *out = mma_run(be, &m, NULL);
   uint32_t v = tr_u32_at(out, 0, 0);
   for (uint32_t e = 1; e < 256; e++) ck_assert_uint_eq(tr_u32_at(out, 0, e), v);
@@ -335,7 +349,7 @@ static uint32_t float_d00(vyre_backend *be, uint32_t comp, const uint16_t *arow,
     bm[k * 16] = bcol[k];
   }
   double bounds[256];
-  mma_case m = {comp, {a, 256, 0, 0, 16}, {bm, 256, 0, 0, 16}, {cf, 256, 0, 0, 16}, 0, 256, 0, 0, 16, 1};
+  mma_case m = {comp, {a, 256, 0, 0, 16}, {bm, 256, 0, 0, 16}, {cf, 256, 0, 0, 16}, 0, 256, 0, 0, 16, 1, 0};
   vyre_outputs *out = mma_run(be, &m, bounds);
   uint32_t v = tr_u32_at(out, 0, 0);
   *bound = bounds[0];
@@ -427,6 +441,59 @@ START_TEST(test_mma_float_subnormals_and_range) {
 }
 END_TEST
 
+/* Tiles in integer buffers of the components' sizes (u16/i16 for f16 and
+ * bf16, u8 for i8 and i8 for u8, u32 for the accumulators) are their bits:
+ * the same bytes give the same D as in buffers of the components, bf16
+ * and f16 subnormals unflushed, a C NaN canonicalised as from f32. */
+START_TEST(test_mma_raw_buffers) {
+  static const uint32_t comps[] = {VYRE_T_F16, VYRE_T_BF16, VYRE_T_I8, VYRE_T_U8};
+  vyre_backend *be = tr_new_backend();
+  uint16_t a16[16 * 32], b16[32 * 16];
+  uint8_t a8[16 * 32], b8[32 * 16];
+  uint32_t c32[256];
+  for (uint32_t t = 0; t < 4; t++) {
+    uint32_t comp = comps[t], K = k_of(comp);
+    int fl = is_float(comp);
+    for (uint32_t e = 0; e < 16 * K; e++) {
+      /* Small values and, every fifth element, a subnormal of either sign. */
+      uint16_t v = comp == VYRE_T_F16 ? h16((float)pattern(0, e / K, e % K))
+                                      : bf((float)pattern(0, e / K, e % K));
+      a16[e] = e % 5 == 0 ? (uint16_t)(0x0001u + e + (e & 8u ? 0x8000u : 0u)) : v;
+      b16[e] = e % 5 == 1 ? (uint16_t)(0x0040u + e) : (uint16_t)(v ^ 0x8000u);
+      a8[e] = (uint8_t)(e * 37u + 11u), b8[e] = (uint8_t)(e * 91u + 200u);
+    }
+    for (uint32_t e = 0; e < 256; e++) c32[e] = fl ? tr_fbits((float)pattern(2, e, e)) : e * 0x01010101u;
+    c32[3] = fl ? 0x7fc12345u : 0x80000000u; /* a NaN with a payload */
+    c32[4] = 0x00000007u;                   /* an f32 subnormal */
+    uint32_t d[2][256];
+    for (int raw = 0; raw < 2; raw++) {
+      mma_case m = {comp, {fl ? (const void *)a16 : a8, 16 * K, 0, 0, K},
+                    {fl ? (const void *)b16 : b8, 16 * K, 0, 0, 16},
+                    {c32, 256, 0, 0, 16}, 0, 256, 0, 0, 16, 1, raw};
+      vyre_outputs *out = mma_run(be, &m, NULL);
+      for (uint32_t e = 0; e < 256; e++) d[raw][e] = tr_u32_at(out, 0, e);
+      be->vt->outputs_free(be, out);
+    }
+    for (uint32_t e = 0; e < 256; e++)
+      ck_assert_msg(d[1][e] == d[0][e], "%s: D element %u from integer buffers 0x%08x, from %s "
+                    "buffers 0x%08x", vyre_type_name(comp), e, d[1][e], vyre_type_name(comp), d[0][e]);
+  }
+  /* bf16's smallest subnormal from a u16 buffer times 1: 2^-133, kept. */
+  uint16_t ar[256], bc[256];
+  uint32_t c0[256];
+  memset(ar, 0, sizeof ar), memset(bc, 0, sizeof bc), memset(c0, 0, sizeof c0);
+  ar[0] = 0x0001, bc[0] = bf(1.0f);
+  c0[1] = 0x7fc12345u;
+  mma_case m = {VYRE_T_BF16, {ar, 256, 0, 0, 16}, {bc, 256, 0, 0, 16}, {c0, 256, 0, 0, 16},
+                0, 256, 0, 0, 16, 1, 1};
+  vyre_outputs *out = mma_run(be, &m, NULL);
+  ck_assert_uint_eq(tr_u32_at(out, 0, 0), 0x00010000u);
+  ck_assert_uint_eq(tr_u32_at(out, 0, 1), VYRE_F32_CANONICAL_NAN);
+  be->vt->outputs_free(be, out);
+  be->vt->destroy(be);
+}
+END_TEST
+
 START_TEST(test_mma_float_specials) {
   vyre_backend *be = tr_new_backend();
   uint16_t ar[16], bc[16];
@@ -476,7 +543,7 @@ START_TEST(test_mma_float_random_vs_quad) {
       cf[e] = ldexpf((float)((int32_t)(seed >> 8) % 100000), (int)(seed % 24) - 37);
     }
     double bounds[256];
-    mma_case m = {VYRE_T_F16, {a, 256, 0, 0, 16}, {bm, 256, 0, 0, 16}, {cf, 256, 0, 0, 16}, 0, 256, 0, 0, 16, 1};
+    mma_case m = {VYRE_T_F16, {a, 256, 0, 0, 16}, {bm, 256, 0, 0, 16}, {cf, 256, 0, 0, 16}, 0, 256, 0, 0, 16, 1, 0};
     vyre_outputs *out = mma_run(be, &m, bounds);
     for (uint32_t i = 0; i < 16; i++)
       for (uint32_t j = 0; j < 16; j++) {
@@ -694,7 +761,7 @@ START_TEST(test_mma_strict_and_workgroup) {
   vyre_backend *be = tr_new_backend();
   static uint16_t h[256];
   static uint8_t i8[512];
-  mma_case m = {VYRE_T_F16, {h, 256, 0, 0, 16}, {h, 256, 0, 0, 16}, {NULL, 0, 0, 0, 0}, 0, 256, 0, 0, 16, 0};
+  mma_case m = {VYRE_T_F16, {h, 256, 0, 0, 16}, {h, 256, 0, 0, 16}, {NULL, 0, 0, 0, 0}, 0, 256, 0, 0, 16, 0, 0};
   vyre_input in[2] = {{h, sizeof h}, {h, sizeof h}};
   vyre_dispatch_options o = tr_opts();
   vyre_outputs *out = NULL;
@@ -708,7 +775,7 @@ START_TEST(test_mma_strict_and_workgroup) {
                   "strict refusal wording: %s", err.message);
   }
   /* Integer MMA is exact: strict takes it. */
-  m = (mma_case){VYRE_T_I8, {i8, 512, 0, 0, 32}, {i8, 512, 0, 0, 16}, {NULL, 0, 0, 0, 0}, 0, 256, 0, 0, 16, 0};
+  m = (mma_case){VYRE_T_I8, {i8, 512, 0, 0, 32}, {i8, 512, 0, 0, 16}, {NULL, 0, 0, 0, 0}, 0, 256, 0, 0, 16, 0, 0};
   vyre_input in8[2] = {{i8, sizeof i8}, {i8, sizeof i8}};
   o.grid[0] = 1;
   ck_assert_int_eq(tr_dispatch(be, mma_program(&m), in8, 2, &o, &out, &err), VYRE_OK);
@@ -771,6 +838,7 @@ void tr_add_mma_tcases(Suite *s) {
   tcase_add_test(tc, test_mma_float_rounding);
   tcase_add_test(tc, test_mma_float_subnormals_and_range);
   tcase_add_test(tc, test_mma_float_specials);
+  tcase_add_test(tc, test_mma_raw_buffers);
   tcase_add_test(tc, test_mma_float_random_vs_quad);
   tcase_add_test(tc, test_mma_grid_barrier);
   suite_add_tcase(s, tc);
