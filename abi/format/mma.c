@@ -137,6 +137,12 @@ static vyre_status check_store(decoder *d, uint32_t i) {
       (st = matrix_slot(d, i, "d", in->d, VYRE_MAT_ACC, &t)) ||
       (st = tile_buffer(d, i, buf, in->d, t)))
     return st;
+  if (vyre_type_matrix_component(t) == VYRE_T_F32 && buf->decl.elem_type != VYRE_T_F32)
+    return fail(d, VYRE_INVALID_PROGRAM,
+                INST_FMT "buffer '%s' holds %s: an f32 accumulator is stored into an f32 buffer "
+                         "only (its elements are floats held to the MMA error bound, not bits). "
+                         "Fix: store it into an f32 buffer",
+                i, mnem(in), buf->name, vyre_type_name(buf->decl.elem_type));
   return component_type(d, i, vyre_type_matrix_component(t), "the accumulator");
 }
 

@@ -59,6 +59,7 @@ static vyre_status tile_buffer(assembler *a, const inst_line *x, const tok *t, i
                 vyre__asm_show(t, sh), vyre_access_name(bd->access));
   uint32_t comp = vyre_type_matrix_component(type);
   uint32_t ok = vyre_mma_buffer_types(comp);
+  if (writes && comp == VYRE_T_F32) ok = VYRE_TBIT(VYRE_T_F32); /* floats: the bound applies */
   char list[96];
   if (bd->elem >= 32 || !(ok & VYRE_TBIT(bd->elem)))
     return FAIL(t, "buffer %s holds %s, but %s (%s) has %s elements; %s moves them unconverted. "

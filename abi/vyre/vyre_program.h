@@ -547,7 +547,9 @@ int vyre_mma_shape(uint32_t component, uint32_t *m, uint32_t *n, uint32_t *k);
  * mma_store may name for a tile of component type `component`: the
  * component itself or an integer storage type of its size, whose bits are
  * read and written as the component (f16, bf16: + u16 i16; i8, u8: i8 u8;
- * f32: + u32 i32; i32: + u32).  0 for a type that is no component. */
+ * f32: + u32 i32; i32: + u32), except that mma_store of an f32
+ * accumulator takes an f32 buffer only (its elements are floats held to
+ * the MMA error bound).  0 for a type that is no component. */
 uint32_t vyre_mma_buffer_types(uint32_t component);
 /* Rows and columns of a tile of matrix type `type` (A: M x K, B: K x N,
  * accumulator: M x N; accumulators are 16 x 16).  Returns 0 for a type

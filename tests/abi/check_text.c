@@ -543,6 +543,8 @@ static void mma_combos(combo_stats *cs, const vyre_op_info *op) {
           int holds = vyre_type_size(t) == vyre_type_size(comp) &&
                       (t == comp || t == VYRE_T_U8 || t == VYRE_T_U16 || t == VYRE_T_U32 ||
                        t == VYRE_T_I8 || t == VYRE_T_I16 || t == VYRE_T_I32);
+          /* An f32 accumulator is stored into f32 only (its bound applies to floats). */
+          if (!load && comp == VYRE_T_F32 && t != VYRE_T_F32) holds = 0;
           int want = holds && (load ? acc != VYRE_ACCESS_WRITE_ONLY
                                         : use == VYRE_MAT_ACC && acc != VYRE_ACCESS_READ_ONLY &&
                                               acc != VYRE_ACCESS_UNIFORM);

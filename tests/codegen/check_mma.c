@@ -134,7 +134,8 @@ static char *case_text_as(const mcase *m, const char *buf, const char *accbuf, i
 static char *case_text(const mcase *m) { return case_text_as(m, NULL, NULL, 0); }
 
 /* Tiles in integer buffers of the component's size (A, B and the staging
- * buffers `buf`, C and C2 `accbuf`): the same paths, and u16 copies of a
+ * buffers `buf`, C and C2 `accbuf`, f32 for float tiles: an f32
+ * accumulator is stored into f32 only): the same paths, and u16 copies of a
  * bf16 tile (staged in cp.async groups) are bit copies, so its mma_load
  * flushes nothing (no cvt.rn.bf16x2.f32); the bf16-staged case beside it
  * does. */
@@ -144,12 +145,12 @@ typedef struct rcase {
 } rcase;
 
 static const rcase raw_cases[] = {
-    {{"bf16", 1, "row", "col", 40, 0, {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}, {"cvt.rn.bf16x2.f32", "ld.shared.u16"}}, "u16", "u32"},
+    {{"bf16", 1, "row", "col", 40, 0, {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}, {"cvt.rn.bf16x2.f32", "ld.shared.u16"}}, "u16", "f32"},
     {{"bf16", 1, "row", "col", 40, 0, {"cp.async.cg.shared.global", "cvt.rn.bf16x2.f32"}, {0}}, "bf16", "f32"},
-    {{"bf16", 1, "row", "col", 33, 0, {"cp.async", "bra.uni $MG", "ldmatrix", "ld.shared.u16"}, {"cvt.rn.bf16x2.f32"}}, "i16", "i32"},
-    {{"f16", 1, "col", "row", 40, 0, {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}, {"ld.shared.u16"}}, "u16", "u32"},
-    {{"f16", 0, "row", "col", 64, 0, {"ld.global.b32", "ld.global.u16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}, {"ldmatrix"}}, "u16", "i32"},
-    {{"bf16", 0, "col", "row", 64, 0, {"ld.global.u16"}, {"ldmatrix", "ld.global.b32", "cvt.rn.bf16x2.f32"}}, "i16", "u32"},
+    {{"bf16", 1, "row", "col", 33, 0, {"cp.async", "bra.uni $MG", "ldmatrix", "ld.shared.u16"}, {"cvt.rn.bf16x2.f32"}}, "i16", "f32"},
+    {{"f16", 1, "col", "row", 40, 0, {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}, {"ld.shared.u16"}}, "u16", "f32"},
+    {{"f16", 0, "row", "col", 64, 0, {"ld.global.b32", "ld.global.u16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}, {"ldmatrix"}}, "u16", "f32"},
+    {{"bf16", 0, "col", "row", 64, 0, {"ld.global.u16"}, {"ldmatrix", "ld.global.b32", "cvt.rn.bf16x2.f32"}}, "i16", "f32"},
     {{"i8", 1, "row", "col", 80, 0, {"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}, {"ld.shared.u8"}}, "u8", "u32"},
     {{"u8", 1, "row", "row", 80, 0, {"ld.shared.u8", "prmt.b32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32"}, {".trans"}}, "i8", "u32"},
     {{"i8", 0, "row", "col", 64, 0, {"ld.global.b32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}, {"ldmatrix"}}, "u8", "u32"},

@@ -39,7 +39,7 @@ typedef struct mma_case {
   uint64_t c_fill;
   uint32_t d_count, d_layout, d_index, d_stride;
   uint32_t ulp;
-  int raw; /* A, B, C and D in integer buffers of the components' sizes */
+  int raw; /* A, B, C (and an i32 D) in integer buffers of the components' sizes */
 } mma_case;
 
 /* The buffer type of a tile of component comp: itself, or with raw an
@@ -63,7 +63,9 @@ static vyre_builder *mma_program(const mma_case *m) {
   uint32_t A = vyre_b_buffer(b, "a", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, m->comp, 0), 0, 0);
   uint32_t B = vyre_b_buffer(b, "b", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, m->comp, 1), 0, 0);
   uint32_t C = m->c.data ? vyre_b_buffer(b, "c", UINT32_MAX, VYRE_ACCESS_READ_ONLY, buf_type(m, acc, 0), 0, 0) : 0;
-  uint32_t D = vyre_b_buffer(b, "d", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, buf_type(m, acc, 0), m->d_count, 0);
+  /* mma_store of an f32 accumulator takes an f32 buffer only. */
+  uint32_t D = vyre_b_buffer(b, "d", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY,
+                             acc == VYRE_T_F32 ? acc : buf_type(m, acc, 0), m->d_count, 0);
   uint32_t la = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_A, m->comp));
   uint32_t lb = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_B, m->comp));
   uint32_t lc = vyre_b_local(b, vyre_type_matrix(VYRE_MAT_ACC, acc));
