@@ -311,7 +311,14 @@ static vyre_status build_plan(vc_modcache *c, vc_plan *p, vyre_error *err) {
                           p->program->kernel_buffer_count);
   }
   vc_jit_dump_ptx(k->key, k->info.entry, ptx, len);
-  if (!disk && c->jit.direct) {
+  /* A kernel with MMA ops is compiled whole-program, in one driver call,
+   * and not kept on disk: the linker compiles PTX as relocatable code,
+   * which costs such a register-heavy kernel registers and occupancy
+   * (examples/matmul_mma_i8.vyre: 146 registers instead of 128, one
+   * workgroup an SM instead of two, 1.65x the time on an H200;
+   * docs/cuda-runtime.md, "Compile"). */
+  int whole = (p->program->features & VYRE_FEAT_MMA) != 0;
+  if ((!disk && c->jit.direct) || whole) {
     /* No cubin to keep: compile and load in one driver call. */
     const uint32_t *wg = k->cg.workgroup;
     vc_jit_module m = {NULL, NULL, 0};

@@ -61,6 +61,12 @@ START_TEST(test_refusals) {
                 "a float mma under strict is refused (%s)", e.message);
   ck_assert_msg(run(int_mma, "80", 64, 0, &e) == VYRE_OK,
                 "integer mma on sm_80, workgroup 64, strict: runs (%s)", e.message);
+  /* Compiled whole-program (cuModuleLoadDataEx), not by the linker that
+   * the harness's setting (disk cache off, VYRE_CUDA_JIT_DIRECT unset)
+   * would otherwise use. */
+  ck_assert_msg(fh.calls("cuModuleLoadDataEx") == 1 && fh.calls("cuLinkCreate") == 0,
+                "an MMA kernel is compiled whole-program: %lu cuModuleLoadDataEx, %lu cuLinkCreate",
+                fh.calls("cuModuleLoadDataEx"), fh.calls("cuLinkCreate"));
 }
 END_TEST
 
