@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "abi/format/indirect.h"
 #include "abi/support/clock.h"
 #include "abi/support/sized.h"
 
@@ -134,7 +135,7 @@ vyre_status ref_job_stage(ref_backend *b, const vyre_program_ref *program,
   memset(job, 0, sizeof *job);
   job->t_entry = vyre__now_ns();
   vyre_status st = ref_read_options(options, &job->options, &job->lim, job->t_entry, err);
-  if (!st) st = ref_indirect_refuse(options, "dispatch", err);
+  if (!st) st = vyre__indirect_refuse(options, "dispatch", err);
   if (st) return st;
   if ((st = plan_get(b, program, &job->options, &job->plan, err))) return st;
   const vyre_program *p = job->plan->prog;

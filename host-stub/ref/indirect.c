@@ -2,32 +2,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "abi/format/chain.h"
+#include "abi/format/indirect.h"
 #include "ref.h"
-
-static const vyre__ext_kind indirect_kind = {VYRE_EXT_INDIRECT, sizeof(vyre_indirect),
-                                             "vyre_indirect", "vyre_indirect"};
-
-vyre_status ref_indirect_refuse(const vyre_dispatch_options *o, const char *what,
-                                vyre_error *err) {
-  const vyre_ext *e = NULL;
-  vyre_status st = vyre__ext_find(o, &indirect_kind, what, &e, err);
-  if (st || !e) return st;
-  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                        "%s: a vyre_indirect is chained, but a dispatch on host buffers has no "
-                        "resident buffer to read its workgroup count from. Fix: run it with "
-                        "dispatch_resident or as a dispatch_sequence step, or drop the "
-                        "vyre_indirect",
-                        what);
-}
 
 vyre_status ref_indirect_bind(ref_backend *b, const vyre_dispatch_options *o, const char *what,
                               const uint8_t **counts, vyre_error *err) {
   *counts = NULL;
-  const vyre_ext *e = NULL;
-  vyre_status st = vyre__ext_find(o, &indirect_kind, what, &e, err);
-  if (st || !e) return st;
-  const vyre_indirect *ind = (const vyre_indirect *)e;
+  const vyre_indirect *ind;
+  vyre_status st = vyre__indirect_read(o, what, &ind, err);
+  if (st || !ind) return st;
   uint64_t size = 0;
   const uint8_t *data = ref_resident_data(b, ind->buffer, &size);
   if (!data)
@@ -36,13 +19,7 @@ vyre_status ref_indirect_bind(ref_backend *b, const vyre_dispatch_options *o, co
                           "resident buffer of this backend. Fix: pass a handle that "
                           "resident_alloc returned and that was not freed",
                           what, (unsigned long long)ind->buffer);
-  if (ind->offset % 4u || ind->offset > size || size - ind->offset < 12u)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "%s: vyre_indirect offset %llu in a resident buffer of %llu bytes: the "
-                          "three u32 counts must start at a multiple of 4 and end within it. "
-                          "Fix: pass an offset that is a multiple of 4 and at most %lld",
-                          what, (unsigned long long)ind->offset, (unsigned long long)size,
-                          (long long)size - 12);
+  if ((st = vyre__indirect_range(ind, size, what, err))) return st;
   *counts = data + ind->offset;
   return VYRE_OK;
 }

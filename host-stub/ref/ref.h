@@ -273,9 +273,6 @@ vyre_status ref_read_options(const vyre_dispatch_options *in, vyre_dispatch_opti
  * handle that is not live: VYRE_INVALID_HANDLE; each naming `what`. */
 vyre_status ref_indirect_bind(ref_backend *b, const vyre_dispatch_options *o, const char *what,
                               const uint8_t **counts, vyre_error *err);
-/* A host dispatch: a chained vyre_indirect is VYRE_INVALID_ARGUMENT. */
-vyre_status ref_indirect_refuse(const vyre_dispatch_options *o, const char *what,
-                                vyre_error *err);
 /* Run `iterations` launches of p over g (as ref_execute), each one on the
  * grid the counts hold when it starts (counts NULL: g's grid): a 0 runs
  * nothing; past g's grid on an axis: nothing, VYRE_LIMIT naming `step`

@@ -191,7 +191,7 @@ vyre_status vc_job_begin(vc_dispatcher *d, const vyre_program_ref *ref,
   vyre_limits lim;
   if (st == VYRE_OK) st = vc_host_stream_read(options, "dispatch", &host, err);
   if (st == VYRE_OK) st = vyre__limits_read(options, "dispatch", &lim, err);
-  if (st == VYRE_OK) st = vc_indirect_refuse(options, "dispatch", err);
+  if (st == VYRE_OK) st = vyre__indirect_refuse(options, "dispatch", err);
   if (st == VYRE_OK) st = vc_check_timing(timing, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;

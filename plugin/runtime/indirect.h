@@ -1,23 +1,12 @@
-/* indirect.h -- indirect dispatch (vyre_indirect, vyre.h): the chained struct read from a call's options and checked against the resident store. */
+/* indirect.h -- indirect dispatch (vyre_indirect, vyre.h): the chained struct, read by abi/format/indirect.h, checked against the resident store. */
 #ifndef VYRE_PLUGIN_CUDA_INDIRECT_H
 #define VYRE_PLUGIN_CUDA_INDIRECT_H
 
 #include "context.h"
 #include "resident.h"
+#include "abi/format/indirect.h" /* vyre__indirect_read, vyre__indirect_refuse */
 #include "vyre/vyre.h"
 
-/*
- * The vyre_indirect chained on `o` into *out (NULL when there is none),
- * through the one chain walker (abi/format/chain.h): a second one, or
- * one shorter than sizeof(vyre_indirect), is VYRE_INVALID_ARGUMENT
- * naming `what`.  Reads only the caller's memory; thread-safe.
- */
-vyre_status vc_indirect_read(const vyre_dispatch_options *o, const char *what,
-                             const vyre_indirect **out, vyre_error *err);
-/* A host dispatch (dispatch, dispatch_into, dispatch_async): a chained
- * vyre_indirect is VYRE_INVALID_ARGUMENT with a Fix; so is a bad chain. */
-vyre_status vc_indirect_refuse(const vyre_dispatch_options *o, const char *what,
-                               vyre_error *err);
 /*
  * Check `ind` against the caller's resident buffers: a handle that is not
  * live is VYRE_INVALID_HANDLE, an offset not a multiple of 4 or with

@@ -86,7 +86,7 @@ static vyre_status check_step(seq_run *R, uint32_t i, vyre_error *err) {
                           "step 0's options only",
                           what, i, (void *)hs.stream, R->host.set ? "another one" : "none");
   const vyre_indirect *ind;
-  st = vc_indirect_read(sp->options, what, &ind, err);
+  st = vyre__indirect_read(sp->options, what, &ind, err);
   if (st != VYRE_OK) return st;
   vyre_dispatch_options o;
   vc_options_read(sp->options, &o);
