@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "abi/support/file.h"
 #include "plugin/codegen/codegen.h"
 #include "host-stub/fuzz/progen.h"
 #include "plugin/ptxmath/ptxmath.h"
@@ -454,16 +455,11 @@ START_TEST(test_workgroup_layout) {
 }
 END_TEST
 
+/* The whole file as a C string (free()), or NULL. */
 static char *read_all(const char *path) {
-  FILE *lf = fopen(path, "r");
-  if (!lf) return NULL;
-  fseek(lf, 0, SEEK_END);
-  long n = ftell(lf);
-  fseek(lf, 0, SEEK_SET);
-  char *out = calloc(1, (size_t)n + 1);
-  if (out && fread(out, 1, (size_t)n, lf) != (size_t)n) out[0] = '\0';
-  fclose(lf);
-  return out;
+  void *data = NULL;
+  size_t size = 0;
+  return vyre__file_read(path, 1u << 26, NULL, &data, &size, NULL) == VYRE_OK ? data : NULL;
 }
 
 /* A program from its text form (fails the test when it does not assemble). */

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "abi/support/file.h"
 #include "plugin/codegen/codegen.h"
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
@@ -401,17 +402,11 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* ptxas                                                                */
 /* ------------------------------------------------------------------ */
+/* The whole file as a C string (free()), or NULL. */
 static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  fclose(f);
-  s[got] = '\0';
-  return s;
+  void *data = NULL;
+  size_t size = 0;
+  return vyre__file_read(path, 1u << 26, NULL, &data, &size, NULL) == VYRE_OK ? data : NULL;
 }
 
 /* ptxas -arch=sm_90 on the PTX of p: 1 when it assembles (its log on failure). */
