@@ -27,7 +27,7 @@ VYRE_FORMAT_SOURCES = \
 	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
 	abi/format/mma.c abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/check.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
-	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h \
+	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h abi/format/f32.c \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
 	abi/text/directives.c abi/text/mma.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
@@ -40,26 +40,27 @@ VYRE_SUPPORT_SOURCES = \
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
-abi_libvyre_private_la_LIBADD = -lpthread
+abi_libvyre_private_la_LIBADD = -lpthread -lm
 abi_libvyre_support_la_SOURCES = $(VYRE_SUPPORT_SOURCES)
 abi_libvyre_support_la_LIBADD = -lpthread
 
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 2:0:2 (libvyre.so.0): the interface VYRE_1.0, VYRE_1.1
-# (the argument checks) and VYRE_1.1.1 (the MMA ops' tables and builder
-# calls), each of which only added functions, so current and age moved
-# together.  A release that only adds functions puts them in a new
-# map node and bumps current and age; one that removes or changes any
-# bumps current and sets age to 0 (a new SONAME).  Docs:
+# -version-info 3:0:3 (libvyre.so.0): the interface VYRE_1.0, VYRE_1.1
+# (the argument checks), VYRE_1.1.1 (the MMA ops' tables and builder
+# calls) and VYRE_1.1.2 (the f32 arithmetic, vyre_f32_*), each of which
+# only added functions, so current and age moved together.  A release
+# that only adds functions puts them in a new map node and bumps current
+# and age; one that removes or changes any bumps current and sets age to
+# 0 (a new SONAME).  Docs:
 # docs/architecture.md.
 lib_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
-abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread
+abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread -lm
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 2:0:2
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 3:0:3
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

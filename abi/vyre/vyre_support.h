@@ -269,6 +269,31 @@ uint16_t vyre_f32_to_bf16(uint32_t bits);
 uint32_t vyre_f16_to_f32(uint16_t h);
 uint32_t vyre_bf16_to_f32(uint16_t h);
 
+/* ------------------------------------------------------------------ */
+/* f32 arithmetic as vyre defines it (libvyre 1.1.2, VYRE_1.1.2;       */
+/* share/doc/vyre/semantics.md, "f32" and "Underflow")                 */
+/* ------------------------------------------------------------------ */
+/* On f32 bits, bit for bit what every backend must compute, for CPU and
+ * emulation backends (the reference backend calls these): a subnormal
+ * operand reads as the zero of its sign; the exact result is rounded to
+ * nearest even as if the exponent were unbounded (fma rounds once), and a
+ * rounded magnitude below 2^-126 gives the zero of the exact result's
+ * sign (tininess after rounding, then flush: what PTX .ftz computes, and
+ * not what C's x * y gives); a NaN result is 0x7FC00000.  sqrt(-0) = -0,
+ * sqrt(x < 0) = NaN.  They use the FPU: call them in the default
+ * floating-point environment (round to nearest, FTZ/DAZ off, which C
+ * programs start with).  Thread-safe; no state. */
+uint32_t vyre_f32_add(uint32_t a, uint32_t b);
+uint32_t vyre_f32_sub(uint32_t a, uint32_t b);
+uint32_t vyre_f32_mul(uint32_t a, uint32_t b);
+uint32_t vyre_f32_div(uint32_t a, uint32_t b); /* rcp x = vyre_f32_div(0x3f800000, x) */
+uint32_t vyre_f32_fma(uint32_t a, uint32_t b, uint32_t c); /* a * b + c */
+uint32_t vyre_f32_sqrt(uint32_t a);
+/* x rounded to f32 by the same rule (for a result computed in double,
+ * such as a transcendental): nearest even, tiny -> signed zero, NaN
+ * canonical. */
+uint32_t vyre_f32_from_f64(double x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,7 +16,6 @@
  * against the reference backend.
  */
 #include <stdint.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,37 +106,6 @@ static vyre_status tpl_check(const vyre_program *p, vyre_error *err) {
   return VYRE_OK;
 }
 
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-static float f32_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-/*
- * f32 multiplication under vyre's underflow rule (semantics.md,
- * "Underflow"): round to 24 bits as if the exponent were unbounded, then a
- * result below 2^-126 is the zero of its sign.  C rounds with gradual
- * underflow instead; the two differ only when C gives exactly +-2^-126, so
- * that product is redone on the smaller operand scaled by 2^64 (exact, and
- * the scaled product is a normal number rounded to 24 bits): below 2^-62
- * there means tiny.  add needs nothing: an exact sum of normals is never
- * in the window.
- */
-static uint32_t f32_mul(uint32_t a, uint32_t b) {
-  float x = f32_of(a), y = f32_of(b), r = x * y;
-  uint32_t bits = f32_bits(r);
-  if ((bits & 0x7fffffffu) == 0x00800000u) {
-    float scaled = fabsf(x) <= fabsf(y) ? (x * 0x1p64f) * y : x * (y * 0x1p64f);
-    if (fabsf(scaled) < 0x1p-62f) return bits & 0x80000000u;
-  }
-  return vyre_f32_canonical_bits(bits);
-}
-
 /* Run one invocation.  Values are kept as 32-bit words (u32, or f32 bits);
  * share/doc/vyre/semantics.md says what each op computes. */
 static void tpl_invoke(const vyre_program *p, const vyre_geometry *g, uint8_t **mem,
@@ -159,13 +127,14 @@ static void tpl_invoke(const vyre_program *p, const vyre_geometry *g, uint8_t **
       if (index < g->buffer_elems[in->a]) memcpy(mem[in->a] + 4u * index, &val[in->c], 4);
       break;
     }
+    /* u32 wraps.  f32 is libvyre's vyre_f32_* (semantics.md, "Underflow"):
+     * C's x * y rounds tiny products with gradual underflow, which is not
+     * vyre's rule; vyre_f32_mul is bit for bit what every backend computes. */
     case VYRE_OP_ADD:
-      /* u32 wraps; f32 rounds to nearest even, then is canonicalised. */
-      val[i] = f32 ? vyre_f32_canonical_bits(f32_bits(f32_of(val[in->a]) + f32_of(val[in->b])))
-                   : val[in->a] + val[in->b];
+      val[i] = f32 ? vyre_f32_add(val[in->a], val[in->b]) : val[in->a] + val[in->b];
       break;
     case VYRE_OP_MUL:
-      val[i] = f32 ? f32_mul(val[in->a], val[in->b]) : val[in->a] * val[in->b];
+      val[i] = f32 ? vyre_f32_mul(val[in->a], val[in->b]) : val[in->a] * val[in->b];
       break;
     default: break; /* tpl_check let nothing else through */
     }

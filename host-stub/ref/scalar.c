@@ -31,38 +31,10 @@ static uint64_t bits_of(float f) {
   return vyre_f32_canonical_bits(vyre__f32_bits(f));
 }
 
-/*
- * Underflow (docs/semantics.md, "Underflow"): an f32 result is rounded to
- * 24 significant bits as if the exponent were unbounded, and one whose
- * rounded magnitude is below 2^-126 becomes the zero of its sign (IEEE
- * 754 tininess after rounding, flushed: what PTX `.ftz` arithmetic does).
- * C rounds with gradual underflow; the two differ only when C yields
- * exactly +-2^-126 from an exact magnitude in [2^-126 - 2^-150,
- * 2^-126 - 2^-151), which 24-bit rounding leaves below 2^-126.  For that
- * case the callers redo the operation scaled by 2^64 (exact: the operands
- * involved are small), where the result is normal and C's rounding is the
- * unbounded one, and pass it here as `scaled`.
- */
-#define F32_MIN_NORMAL 0x00800000u
-static int at_min_normal(float r) { return (vyre__f32_bits(r) & ~F32_SIGN) == F32_MIN_NORMAL; }
-static uint64_t after_rounding(float r, float scaled) {
-  if (fabsf(scaled) < 0x1p-62f) return vyre__f32_bits(r) & F32_SIGN;
-  return bits_of(r);
-}
-
-/* x * y and x / y under the underflow rule. */
-static uint64_t f32_mul(float x, float y) {
-  float r = x * y;
-  if (!at_min_normal(r)) return bits_of(r);
-  /* |x * y| ~ 2^-126: the smaller operand is below 2^-62, so scaling it
-   * by 2^64 cannot overflow. */
-  return after_rounding(r, fabsf(x) <= fabsf(y) ? (x * 0x1p64f) * y : x * (y * 0x1p64f));
-}
-static uint64_t f32_div(float x, float y) {
-  float r = x / y;
-  if (!at_min_normal(r)) return bits_of(r);
-  return after_rounding(r, (x * 0x1p64f) / y); /* |x| <= 2^2 here: |y| < 2^128 */
-}
+/* add sub mul div fma sqrt, rcp and the rounding of a transcendental to
+ * f32 under the underflow rule (docs/semantics.md, "Underflow") are
+ * libvyre's vyre_f32_* (abi/format/f32.c): the one implementation, which
+ * third-party CPU backends call too. */
 
 static int f32_is_nan(uint64_t v) {
   return ((uint32_t)v & 0x7f800000u) == 0x7f800000u && ((uint32_t)v & 0x7fffffu);
@@ -109,15 +81,15 @@ static uint64_t f32_max(uint64_t a, uint64_t b) {
 }
 
 static uint64_t f32_binary(uint32_t op, uint64_t a, uint64_t b) {
-  float x = f_of(a), y = f_of(b);
   switch (op) {
-  case VYRE_OP_ADD: return bits_of(x + y);
-  case VYRE_OP_SUB: return bits_of(x - y);
-  case VYRE_OP_MUL: return f32_mul(x, y);
-  case VYRE_OP_DIV: return f32_div(x, y);
+  case VYRE_OP_ADD: return vyre_f32_add((uint32_t)a, (uint32_t)b);
+  case VYRE_OP_SUB: return vyre_f32_sub((uint32_t)a, (uint32_t)b);
+  case VYRE_OP_MUL: return vyre_f32_mul((uint32_t)a, (uint32_t)b);
+  case VYRE_OP_DIV: return vyre_f32_div((uint32_t)a, (uint32_t)b);
   case VYRE_OP_MIN: return f32_min(a, b);
   case VYRE_OP_MAX: return f32_max(a, b);
-  case VYRE_OP_ABSDIFF: return bits_of(x - y) & 0x7fffffffu; /* canonical NaN has no sign */
+  case VYRE_OP_ABSDIFF: /* canonical NaN has no sign */
+    return vyre_f32_sub((uint32_t)a, (uint32_t)b) & 0x7fffffffu;
   default: return 0;
   }
 }
@@ -153,9 +125,7 @@ static uint64_t f32_transcendental(uint32_t op, float x) {
   case VYRE_OP_TANH: r = tanh(d); break;
   default: r = NAN; break;
   }
-  float f = (float)r;
-  if (at_min_normal(f)) return after_rounding(f, (float)(r * 0x1p64));
-  return bits_of(f);
+  return vyre_f32_from_f64(r);
 }
 
 static uint64_t f32_unary(uint32_t op, uint64_t a) {
@@ -173,8 +143,8 @@ static uint64_t f32_unary(uint32_t op, uint64_t a) {
   case VYRE_OP_CEIL: return bits_of(ceilf(x));
   case VYRE_OP_ROUND: return bits_of(round_even(x));
   case VYRE_OP_TRUNC: return bits_of(truncf(x));
-  case VYRE_OP_SQRT: return bits_of(sqrtf(x));
-  case VYRE_OP_RCP: return f32_div(1.0f, x);
+  case VYRE_OP_SQRT: return vyre_f32_sqrt(bits);
+  case VYRE_OP_RCP: return vyre_f32_div(F32_ONE, bits);
   case VYRE_OP_ISNAN: return (uint64_t)(nan != 0);
   case VYRE_OP_ISINF: return (uint64_t)((bits & ~F32_SIGN) == 0x7f800000u);
   case VYRE_OP_ISFINITE: return (uint64_t)((bits & 0x7f800000u) != 0x7f800000u);
@@ -455,15 +425,7 @@ uint64_t ref_cast(uint32_t from, uint32_t to, uint64_t a) {
 }
 
 uint64_t ref_fma(uint64_t a, uint64_t b, uint64_t c) {
-  float x = f_of(a), y = f_of(b), z = f_of(c);
-  float r = fmaf(x, y, z);
-  if (!at_min_normal(r)) return bits_of(r);
-  /* A result near 2^-126 needs |z| < 2^-60 or so unless x*y cancels it, and
-   * a cancellation that leaves so little has |x*y| ~ |z| < 2^64: scaling z
-   * and the smaller factor (below 2^32) by 2^64 cannot overflow. */
-  float s = fabsf(x) <= fabsf(y) ? fmaf(x * 0x1p64f, y, z * 0x1p64f)
-                                 : fmaf(x, y * 0x1p64f, z * 0x1p64f);
-  return after_rounding(r, s);
+  return vyre_f32_fma((uint32_t)a, (uint32_t)b, (uint32_t)c);
 }
 
 uint64_t ref_reduce_step(uint32_t kind, uint32_t t, uint64_t a, uint64_t b) {

@@ -62,3 +62,14 @@ tests_abi_check_argcheck_SOURCES = tests/abi/check_argcheck.c
 tests_abi_check_argcheck_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_argcheck_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif
+# libvyre's exported f32 arithmetic (vyre_f32_*), through the shared
+# libvyre as a third-party backend calls it: the corpus's underflow cases
+# (read from tests/conformance/ops.f32) bit for bit.
+if HAVE_CHECK
+check_PROGRAMS += tests/abi/check_f32
+TESTS += tests/abi/check_f32
+tests_abi_check_f32_SOURCES = tests/abi/check_f32.c
+tests_abi_check_f32_CPPFLAGS = $(AM_CPPFLAGS) -DVYRE_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_abi_check_f32_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_f32_LDADD = abi/libvyre.la $(CHECK_LIBS) -lm
+endif
