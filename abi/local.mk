@@ -76,3 +76,29 @@ abi_libvyre_a_CFLAGS = $(AM_CFLAGS) -fPIC
 
 EXTRA_DIST += abi/libvyre.map
 dist_doc_DATA += docs/abi.md docs/program-format.md docs/program-text.md docs/semantics.md
+
+# Building a plugin outside the tree (docs/abi.md, section 14):
+# vyre-plugin.pc gives the headers, -fvisibility=hidden, libvyre.a by its
+# path and the version script share/vyre/vyre-plugin.map, which exports
+# vyre_plugin_descriptor and vyre_plugin_entry only.  Written by make, not
+# configure: its paths are found from the .pc file's own directory, and
+# the relative path from pkgconfigdir to pkgdatadir is known only once
+# both are expanded.  A prefix that changes rewrites it (it depends on
+# Makefile).
+dist_pkgdata_DATA = abi/vyre-plugin.map
+nodist_pkgconfig_DATA += abi/vyre-plugin.pc
+CLEANFILES += abi/vyre-plugin.pc
+EXTRA_DIST += abi/vyre-plugin.pc.in
+abi/vyre-plugin.pc: $(srcdir)/abi/vyre-plugin.pc.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) abi && \
+	from='$(pkgconfigdir)'; to='$(pkgdatadir)'; \
+	case $$from in /*) ;; *) from=; ;; esac; case $$to in /*) ;; *) from=; ;; esac; \
+	test -n "$$from" || { echo "abi/vyre-plugin.pc: pkgconfigdir '$(pkgconfigdir)' or pkgdatadir '$(pkgdatadir)' is not absolute. Fix: configure --prefix=/ABSOLUTE/PATH" >&2; exit 1; }; \
+	common=$$from; up=; \
+	while :; do case $$to/ in "$$common"/*) break ;; esac; common=$${common%/*}; up=../$$up; done; \
+	rest=$${to#"$$common"}; rest=$${rest#/}; rel=$$up$$rest; \
+	sed -e 's|@[p]refix@|$(prefix)|g' -e 's|@[e]xec_prefix@|$(exec_prefix)|g' \
+	  -e 's|@[l]ibdir@|$(libdir)|g' -e 's|@[i]ncludedir@|$(includedir)|g' \
+	  -e "s|@[p]c_to_pkgdatadir@|$$rel|g" -e 's|@[P]ACKAGE_VERSION@|$(PACKAGE_VERSION)|g' \
+	  -e 's|@[V]YRE_PTHREAD_LIBS@|$(VYRE_PTHREAD_LIBS)|g' $(srcdir)/abi/vyre-plugin.pc.in >$@.tmp && \
+	mv -f $@.tmp $@

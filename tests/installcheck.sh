@@ -6,12 +6,19 @@
 #  3. the installed `vyre conform` finds the installed reference backend and corpus;
 #  4. examples/host, built from the installed headers and libraries with
 #     `pkg-config --cflags --libs vyre-host` alone, runs and checks its results;
-#  5. examples/plugin-template, built the same way, passes `vyre conform --plugin`;
+#  5. examples/plugin-template, built with `pkg-config --cflags --libs vyre-plugin` alone, exports exactly
+#     vyre_plugin_descriptor and vyre_plugin_entry and passes `vyre conform --plugin`;
 #  6. the manual pages are installed, one per command, and `man vyre` finds
 #     vyre(1) with MANPATH at the prefix (when man is present).
 #  7. when configure found a Python, the installed package ($pythondir/vyre) names neither tree,
 #     imports with PYTHONPATH=$pythondir alone, loads the installed libvyre and libvyre-host and
 #     runs a program on the installed reference backend.
+#  8. a C++17 plugin (tests/installcheck-plugin.cc: std::vector, templates, f32 by libvyre's vyre_f32_*),
+#     built with $CXX and `pkg-config --cflags --libs vyre-plugin` alone, exports exactly the two plugin
+#     symbols (libstdc++'s instantiations stay local: the version script) and `vyre conform --plugin`
+#     certifies it, its f32 underflow cases included; a C host (tests/installcheck-host.c), built with
+#     `pkg-config --cflags --libs vyre-host` alone, opens the host, selects the C++ plugin
+#     (VYRE_BACKEND), dispatches on it and checks the bits against libvyre's vyre_f32_*.
 # With DESTDIR the tree is not where it was configured to live: the run
 # points the dynamic linker, pkg-config, the plugin search and the corpus
 # there (LD_LIBRARY_PATH, PKG_CONFIG_PATH + PKG_CONFIG_SYSROOT_DIR,
@@ -19,7 +26,7 @@
 # must find its plugins and corpus unaided.
 # Called by installcheck-local (Makefile.am), which passes the directories
 # and tools in the environment.
-for v in bindir libdir includedir docdir mandir plugindir conformdir abs_top_builddir abs_top_srcdir CC MAKE; do
+for v in bindir libdir includedir docdir mandir plugindir conformdir pkgdatadir abs_top_builddir abs_top_srcdir CC CXX MAKE; do
   eval "test -n \"\${$v}\"" || { echo "installcheck: $v is not set. Fix: run make installcheck"; exit 1; }
 done
 D=${DESTDIR}
@@ -47,6 +54,14 @@ installed() {
   )
 }
 lib=0
+# A plugin exports vyre_plugin_descriptor and vyre_plugin_entry, nothing
+# else (an ASan build's ODR indicator of the descriptor aside).
+exports_only_two() {
+  got=$(nm -D --defined-only "$1" | awk 'NF >= 3 && $3 !~ /^__odr_asan/ { print $3 }' | LC_ALL=C sort | tr '\n' ' ')
+  [ "$got" = "vyre_plugin_descriptor vyre_plugin_entry " ] ||
+    fail "$1 exports: $got(only vyre_plugin_descriptor and vyre_plugin_entry expected; pkg-config --libs vyre-plugin passes the version script)"
+  echo "  nm -D --defined-only $(basename "$1"): $got"
+}
 
 # 1. No tree paths.
 for f in "$D$bindir/vyre" "$D$libdir/libvyre.so" "$D$libdir/libvyre-host.so" "$D$plugindir"/libvyre-*.so; do
@@ -56,7 +71,8 @@ for f in "$D$bindir/vyre" "$D$libdir/libvyre.so" "$D$libdir/libvyre-host.so" "$D
     fail "$f names the build or source tree"
   fi
 done
-for f in "$D$libdir/pkgconfig/vyre.pc" "$D$libdir/pkgconfig/vyre-host.pc"; do
+for f in "$D$libdir/pkgconfig/vyre.pc" "$D$libdir/pkgconfig/vyre-host.pc" "$D$libdir/pkgconfig/vyre-plugin.pc" \
+  "$D$pkgdatadir/vyre-plugin.map"; do
   test -f "$f" || fail "$f is not installed"
   ! grep -q -e "$abs_top_builddir" -e "$abs_top_srcdir" "$f" || fail "$f names the build or source tree"
 done
@@ -135,15 +151,45 @@ sed 's/^/  /' "$tmp/log"
 [ $rc = 0 ] || fail "examples/host failed"
 
 cp "$abs_top_srcdir/examples/plugin-template/template.c" "$abs_top_srcdir/examples/plugin-template/Makefile" "$tmp/template/" || exit 1
-echo "installcheck: examples/plugin-template, with pkg-config's vyre, then vyre conform --plugin:"
+echo "installcheck: examples/plugin-template, with \$(pkg-config --cflags --libs vyre-plugin), then vyre conform --plugin:"
 (cd "$tmp/template" && $MAKE --no-print-directory CC="$CC" CFLAGS="$cflags" LDFLAGS="$SAN_FLAGS" PKG_CONFIG="$PKG_CONFIG") >"$tmp/log" 2>&1 ||
   { cat "$tmp/log"; fail "examples/plugin-template does not build against the installed tree"; }
 sed 's/^/  /' "$tmp/log"
 lib=0
+exports_only_two "$tmp/template/libvyre-template.so"
 (cd "$tmp/template" && installed "$D$bindir/vyre" conform --plugin ./libvyre-template.so) >"$tmp/log" 2>&1
 rc=$?
 grep -e 'static checks' -e '^  total' -e '^conform' -e 'FAIL' -e 'UNTESTED' "$tmp/log" | sed 's/^ */  /'
 [ $rc = 0 ] || { cat "$tmp/log"; fail "vyre conform --plugin rejects examples/plugin-template"; }
+
+# 8. A C++17 plugin and a C host, each with pkg-config alone.
+mkdir "$tmp/cxx" "$tmp/chost" || exit 1
+echo "installcheck: a C++17 plugin (tests/installcheck-plugin.cc), with $CXX -std=c++17 \$(pkg-config --cflags --libs vyre-plugin):"
+# shellcheck disable=SC2046
+(cd "$tmp/cxx" && $CXX -std=c++17 -fPIC -shared $cflags -o libvyre-cxxcpu.so "$abs_top_srcdir/tests/installcheck-plugin.cc" \
+  $($PKG_CONFIG --cflags --libs vyre-plugin) -Wl,-z,defs $SAN_FLAGS) >"$tmp/log" 2>&1 ||
+  { cat "$tmp/log"; fail "the C++ plugin does not build from the installed tree with pkg-config's vyre-plugin. Fix: install g++ (build-essential)"; }
+exports_only_two "$tmp/cxx/libvyre-cxxcpu.so"
+(cd "$tmp/cxx" && installed "$D$bindir/vyre" conform --plugin ./libvyre-cxxcpu.so) >"$tmp/log" 2>&1
+rc=$?
+grep -e 'static checks' -e '^  total' -e '^conform' -e 'FAIL' -e 'UNTESTED' "$tmp/log" | sed 's/^ */  /'
+[ $rc = 0 ] || { cat "$tmp/log"; fail "vyre conform --plugin rejects the C++ plugin"; }
+(cd "$tmp/cxx" && installed "$D$bindir/vyre" conform --plugin ./libvyre-cxxcpu.so --filter 'ops.f32/underflow.*') >"$tmp/log" 2>&1
+passed=$(sed -n 's/^  total  *\([0-9][0-9]*\)  *0  *[0-9][0-9]*$/\1/p' "$tmp/log")
+[ -n "$passed" ] || passed=0
+[ "$passed" -ge 5 ] || { cat "$tmp/log"; fail "the C++ plugin passed $passed of the f32 underflow cases (add sub mul div fma expected)"; }
+echo "  f32 underflow cases: $passed passed (vyre_f32_*)"
+echo "installcheck: a C host (tests/installcheck-host.c), with \$(pkg-config --cflags --libs vyre-host), on the C++ plugin:"
+# shellcheck disable=SC2046
+(cd "$tmp/chost" && $CC -std=c11 $cflags -o host "$abs_top_srcdir/tests/installcheck-host.c" \
+  $($PKG_CONFIG --cflags --libs vyre-host) $SAN_FLAGS) >"$tmp/log" 2>&1 ||
+  { cat "$tmp/log"; fail "the C host does not build from the installed tree with pkg-config's vyre-host"; }
+lib=1
+(cd "$tmp/chost" && installed env VYRE_BACKEND_PATH="$tmp/cxx${D:+:$D$plugindir}" VYRE_BACKEND=cxxcpu ./host) >"$tmp/log" 2>&1
+rc=$?
+sed 's/^/  /' "$tmp/log"
+[ $rc = 0 ] || fail "the C host did not select the C++ plugin, or its results differ from vyre_f32_*"
+lib=0
 # 6. Manual pages.
 for cmd in "" $(installed "$D$bindir/vyre" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p'); do
   page=vyre${cmd:+-$cmd}.1

@@ -97,6 +97,21 @@ invalid:
                         path, why);
 }
 
+/* Append " NAME" for each listed name that leaves room for `fix`, " ..."
+ * for the rest, then fix: the Fix is never cut off by a long list. */
+static void list_then_fix(char *why, size_t why_size, size_t n, const char (*names)[96],
+                          uint32_t count, const char *fix) {
+  size_t reserve = strlen(fix) + 5;
+  for (uint32_t i = 0; i < count && n < why_size; i++) {
+    if (i >= CF_ELF_MAX_LISTED || n + 1 + strlen(names[i]) + reserve >= why_size) {
+      n += (size_t)snprintf(why + n, why_size - n, " ...");
+      break;
+    }
+    n += (size_t)snprintf(why + n, why_size - n, " %s", names[i]);
+  }
+  if (n < why_size) snprintf(why + n, why_size - n, "%s", fix);
+}
+
 int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size) {
   why[0] = '\0';
   /* dlopen reports a foreign plugin as "No such file or directory"; say
@@ -123,21 +138,20 @@ int cf_elf_ok(const cf_elf_report *r, char *why, size_t why_size) {
   if (r->extra_count) {
     size_t n = (size_t)snprintf(why, why_size, "exports %u symbol%s besides the descriptor and "
                                 "the entry:", r->extra_count, r->extra_count == 1 ? "" : "s");
-    for (uint32_t i = 0; i < r->extra_count && i < CF_ELF_MAX_LISTED && n < why_size; i++)
-      n += (size_t)snprintf(why + n, why_size - n, " %s", r->extra[i]);
-    if (n < why_size)
-      snprintf(why + n, why_size - n, ". Fix: build with -fvisibility=hidden and libtool "
-               "-export-symbols-regex '^vyre_plugin_(descriptor|entry)$'");
+    list_then_fix(why, why_size, n, r->extra, r->extra_count,
+                  ". Fix: link with $(pkg-config --libs vyre-plugin), whose version script "
+                  "(share/vyre-cuda/vyre-plugin.map) exports only the two plugin symbols "
+                  "(-fvisibility=hidden alone leaves C++ template instantiations exported), or "
+                  "use libtool -export-symbols-regex '^vyre_plugin_(descriptor|entry)$'");
     return 0;
   }
   if (r->host_imports) {
     size_t n = (size_t)snprintf(why, why_size, "imports %u vyre_ symbol%s from its host:",
                                 r->host_imports, r->host_imports == 1 ? "" : "s");
-    for (uint32_t i = 0; i < r->host_imports && i < CF_ELF_MAX_LISTED && n < why_size; i++)
-      n += (size_t)snprintf(why + n, why_size - n, " %s", r->imports[i]);
-    if (n < why_size)
-      snprintf(why + n, why_size - n, ". Fix: link the format library into the plugin; a "
-               "plugin imports nothing from the host");
+    list_then_fix(why, why_size, n, r->imports, r->host_imports,
+                  ". Fix: link libvyre statically, libvyre.a with the version script, as "
+                  "$(pkg-config --libs vyre-plugin) does, not -lvyre (pkg-config vyre): a plugin "
+                  "imports nothing from its host, which may not have loaded libvyre");
     return 0;
   }
   return 1;
