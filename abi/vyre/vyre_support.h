@@ -282,7 +282,8 @@ uint32_t vyre_bf16_to_f32(uint16_t h);
  * not what C's x * y gives); a NaN result is 0x7FC00000.  sqrt(-0) = -0,
  * sqrt(x < 0) = NaN.  They use the FPU: call them in the default
  * floating-point environment (round to nearest, FTZ/DAZ off, which C
- * programs start with).  Thread-safe; no state. */
+ * programs start with; the reference backend sets FE_DFL_ENV on its
+ * launch threads).  Thread-safe; no state. */
 uint32_t vyre_f32_add(uint32_t a, uint32_t b);
 uint32_t vyre_f32_sub(uint32_t a, uint32_t b);
 uint32_t vyre_f32_mul(uint32_t a, uint32_t b);
