@@ -27,7 +27,7 @@ VYRE_FORMAT_SOURCES = \
 	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
 	abi/format/mma.c abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/check.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
-	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h \
+	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h abi/format/needs.c \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
 	abi/text/directives.c abi/text/mma.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \

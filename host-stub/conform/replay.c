@@ -42,9 +42,8 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
       fprintf(o->out, "  %s: SKIPPED: %s\n", t->id, t->reason);
       continue;
     }
-    cf_needs needs;
-    cf_program_needs(c->decoded, &c->options, &needs);
-    needs.caps |= c->extra_caps;
+    vyre_needs needs;
+    cf_case_needs(c, &needs);
     char why[256];
     if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
       fprintf(o->out, "  %s: skipped-unsupported: %s\n", t->id, why);

@@ -117,9 +117,8 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
 static void run_case(const cf_options *o, cf_target_report *r, vyre_backend *reference, cf_case *c,
                      cf_case_outcome *out) {
   cf_target *t = r->t;
-  cf_needs needs;
-  cf_program_needs(c->decoded, &c->options, &needs);
-  needs.caps |= c->extra_caps;
+  vyre_needs needs;
+  cf_case_needs(c, &needs);
   char why[256];
   if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
     out->result = R_SKIP;

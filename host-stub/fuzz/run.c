@@ -276,8 +276,8 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
       continue;
     }
     snprintf(c->name, sizeof c->name, "s%" PRIu64 "-p%" PRIu64, o->seed, i);
-    cf_needs needs;
-    cf_program_needs(c->decoded, &c->options, &needs);
+    vyre_needs needs;
+    cf_case_needs(c, &needs);
     char why[256];
     if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
       skipped++;

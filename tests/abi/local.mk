@@ -22,8 +22,8 @@ check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_tex
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
-check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal
-TESTS += tests/abi/check_chain tests/abi/check_literal
+check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
+TESTS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -61,4 +61,8 @@ tests_abi_check_elf_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_argcheck_SOURCES = tests/abi/check_argcheck.c
 tests_abi_check_argcheck_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_argcheck_LDADD = abi/libvyre.la $(CHECK_LIBS)
+# What a program needs and what an offer lacks (vyre_support.h), through the shared libvyre.
+tests_abi_check_needs_SOURCES = tests/abi/check_needs.c
+tests_abi_check_needs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_needs_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif

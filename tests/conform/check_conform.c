@@ -931,9 +931,12 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 /* The needs of a program given as text (no directives needed). */
-static void needs_of(const char *text, cf_needs *needs) {
+static void needs_of(const char *text, vyre_needs *needs) {
   cf_case *c = parse_ok(text, "needs.vyre");
-  cf_program_needs(c->decoded, &c->options, needs);
+  memset(needs, 0, sizeof *needs);
+  needs->struct_size = sizeof *needs;
+  ck_assert_msg(vyre_program_needs(c->decoded, &c->options, needs, NULL) == VYRE_OK,
+                "vyre_program_needs of a decoded program");
   cf_case_free(c);
 }
 
@@ -957,14 +960,14 @@ static cf_offer small_offer(void) {
 /* Each op is needed at the type it is claimed at: the result type, the
  * operand type for compares and predicates, none for statements. */
 START_TEST(test_needs_op_types) {
-  cf_needs n;
+  vyre_needs n;
   needs_of(add_f32, &n);
   ck_assert_msg(n.op_types[VYRE_OP_ADD] == VYRE_TBIT(VYRE_T_F32), "add is used at f32: 0x%x",
                 n.op_types[VYRE_OP_ADD]);
   ck_assert_msg(n.op_types[VYRE_OP_LOAD] == VYRE_TBIT(VYRE_T_F32) &&
                     n.op_types[VYRE_OP_INVOCATION_ID] == VYRE_TBIT(VYRE_T_U32),
                 "load at its result type f32, gid at u32");
-  ck_assert_msg(n.op_types[VYRE_OP_STORE] == 0 && cf_opset_has(&n.ops, VYRE_OP_STORE),
+  ck_assert_msg(n.op_types[VYRE_OP_STORE] == 0 && VYRE_NEEDS_HAS_OP(&n, VYRE_OP_STORE),
                 "store is needed, at no type (a statement)");
   needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer b ro u8 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%x = load a %i\n%z = const i32 0\n%c = lt %x %z\n"
@@ -980,30 +983,30 @@ START_TEST(test_needs_op_types) {
                 "a u8 load is a load at u32 (its widened type); the u8 is a storage type");
   ck_assert_msg(n.storage_types == (VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_U8) | VYRE_TBIT(VYRE_T_U32)),
                 "the storage types of the buffers");
-  ck_assert_msg(cf_opset_has(&n.ops, VYRE_OP_ELSE) && n.op_types[VYRE_OP_ELSE] == 0 &&
+  ck_assert_msg(VYRE_NEEDS_HAS_OP(&n, VYRE_OP_ELSE) && n.op_types[VYRE_OP_ELSE] == 0 &&
                     n.op_types[VYRE_OP_IF] == 0,
                 "if and else are needed, at no type");
-  ck_assert_msg(!(n.caps & (VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)), "no 64-bit value, no range");
+  ck_assert_msg(!(n.capabilities & (VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)), "no 64-bit value, no range");
 }
 END_TEST
 
 /* int64: an instruction of type u64/i64; out_range: a ranged output. */
 START_TEST(test_needs_int64_out_range) {
-  cf_needs n;
+  vyre_needs n;
   needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u64 [4]\n"
            "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_INT64, "loading a u64 makes a u64 value: int64");
+  ck_assert_msg(n.capabilities & VYRE_CAP_INT64, "loading a u64 makes a u64 value: int64");
   needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer out wo i64 [4]\n"
            "%i = gid.x\n%x = load a %i\n%y = cast i64 %x\nstore out %i %y\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_INT64, "a cast to i64 makes an i64 value: int64");
+  ck_assert_msg(n.capabilities & VYRE_CAP_INT64, "a cast to i64 makes an i64 value: int64");
   needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%n = buflen a\nstore out %i %n\n", &n);
-  ck_assert_msg(!(n.caps & VYRE_CAP_INT64) && (n.storage_types & VYRE_TBIT(VYRE_T_U64)),
+  ck_assert_msg(!(n.capabilities & VYRE_CAP_INT64) && (n.storage_types & VYRE_TBIT(VYRE_T_U64)),
                 "a u64 buffer no instruction reads needs its storage type only");
   needs_of("workgroup 16\nbuffer out wo u32 [16] range 8 16\n"
            "%i = gid.x\nstore out %i %i\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_OUT_RANGE, "an output range: out_range");
-  ck_assert_msg(!(n.caps & VYRE_CAP_INT64), "no 64-bit value");
+  ck_assert_msg(n.capabilities & VYRE_CAP_OUT_RANGE, "an output range: out_range");
+  ck_assert_msg(!(n.capabilities & VYRE_CAP_INT64), "no 64-bit value");
 }
 END_TEST
 
@@ -1011,7 +1014,7 @@ END_TEST
  * everything missing. */
 START_TEST(test_offer_covers_types) {
   cf_offer o = small_offer();
-  cf_needs n;
+  vyre_needs n;
   char why[512];
   needs_of("workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
