@@ -367,6 +367,10 @@ uint32_t vyre_host_skipped_count(const vyre_host *host) {
 
 const char *vyre_host_forced_id(const vyre_host *host) { return host ? host->forced : NULL; }
 
+const char *host_forced_by(const vyre_host *host) {
+  return host->forced_from_env ? " (forced by VYRE_BACKEND)" : " (forced by the host options)";
+}
+
 int32_t vyre_host_find(const vyre_host *host, const char *id) {
   if (!host || !id) return -1;
   for (uint32_t i = 0; i < host->count; i++) {
@@ -546,7 +550,7 @@ static vyre_status hand_out(vyre_host *host, uint32_t i, vyre_backend **out, vyr
 }
 
 /* Registered entries in selection order: precedence, then search order. */
-static uint32_t *selection_order(const vyre_host *host, uint32_t *count) {
+uint32_t *host_selection_order(const vyre_host *host, uint32_t *count) {
   uint32_t *order = malloc((host->count ? host->count : 1) * sizeof *order);
   if (!order) return NULL;
   uint32_t n = 0;
@@ -605,7 +609,7 @@ static vyre_status create_by_id(vyre_host *host, const char *id, const char *why
 static vyre_status create_best(vyre_host *host, const vyre_backend_options *options,
                                vyre_backend **out, uint32_t *index, vyre_error *err) {
   uint32_t n = 0;
-  uint32_t *order = selection_order(host, &n);
+  uint32_t *order = host_selection_order(host, &n);
   if (!order)
     return vyre_error_set(err, VYRE_OUT_OF_MEMORY, ENOMEM,
                           "selecting a backend: out of memory. Fix: free memory");

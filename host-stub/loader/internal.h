@@ -99,6 +99,15 @@ void host_entry_reason(host_entry *e, const char *fmt, ...)
 vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backend **out,
                             vyre_error *err);
 
+/* Registered candidates in selection order (ascending precedence, ties:
+ * search order), as a malloc'd array of indices (*count of them; free
+ * it); NULL when out of memory.  host.c; thread-safe. */
+uint32_t *host_selection_order(const vyre_host *host, uint32_t *count);
+
+/* Why the host's forced id is forced, for messages: " (forced by
+ * VYRE_BACKEND)" or " (forced by the host options)".  Static text. */
+const char *host_forced_by(const vyre_host *host);
+
 /* Debug tracing (VYRE_LOG=debug), one "vyre-host: ..." line on stderr. */
 #define host_log(...) vyre__log("vyre-host", __VA_ARGS__)
 

@@ -36,7 +36,8 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libunrelated.la \
 	tests/loader/stubs/libhostile_evil.la \
 	tests/loader/stubs/libhostile_zfail.la \
-	tests/loader/stubs/libhostile_fakeref.la
+	tests/loader/stubs/libhostile_fakeref.la \
+	tests/loader/stubs/libselect_nodiv.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -205,6 +206,17 @@ tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"r
 tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
 
+# nodiv: id 'nodiv', precedence 1 (before every other backend): gid
+# const load store mul and add at u32, no div; f16 storage and the f16
+# capability in its registration, not in its device profile.  It
+# dispatches as the evil stub does with $STUB_EVIL unset (one 16-byte
+# output of 0x07 bytes).  Named libselect_*.so, so that no directory
+# scan picks it: tests name it (check_select, tests/cli/cli_select.test).
+tests_loader_stubs_libselect_nodiv_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libselect_nodiv_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"nodiv"' -DSTUB_PRECEDENCE=1 -DSTUB_SELECT -DSTUB_EVIL
+tests_loader_stubs_libselect_nodiv_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libselect_nodiv_la_LIBADD = $(STUB_LIBADD)
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -237,4 +249,13 @@ tests_loader_check_loader_skew0_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew0_CFLAGS = $(tests_loader_check_loader_skew_CFLAGS)
 tests_loader_check_loader_skew0_LDADD = $(tests_loader_check_loader_skew_LDADD)
+
+# Choosing a backend for a program (vyre_host_create_for, select.c).
+check_PROGRAMS += tests/loader/check_select
+TESTS += tests/loader/check_select
+tests_loader_check_select_SOURCES = tests/loader/check_select.c
+tests_loader_check_select_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
+tests_loader_check_select_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_select_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 endif
