@@ -116,8 +116,8 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
     if (vyre_host_forced_id(host))
       printf("* = the backend `vyre run` uses: '%s', forced by VYRE_BACKEND.\n", c.id);
     else
-      printf("* = the backend `vyre run` uses: '%s', the lowest precedence that works here.\n",
-             c.id);
+      printf("* = the backend `vyre run` uses: '%s', the lowest precedence that works here, "
+             "for every program it covers.\n", c.id);
   } else {
     printf("no usable backend: %s\n", select_error ? select_error : "(unknown)");
   }
