@@ -82,7 +82,7 @@ static uint32_t device_unmet(vyre_backend *b, const vyre_needs *n, char *why, si
   memset(&caps, 0, sizeof caps);
   caps.struct_size = sizeof caps;
   caps.capabilities = n->capabilities;
-  int k = snprintf(why, size, "device %u (%.127s): ", p.ordinal, p.name);
+  int k = snprintf(why, size, "on device %u, %.127s: ", p.ordinal, p.name);
   size_t used = k < 0 ? 0 : (size_t)k < size ? (size_t)k : size - 1;
   return vyre_needs_unmet(&caps, NULL, NULL, 0, 0, p.capabilities, why + used, size - used);
 }
@@ -103,12 +103,15 @@ static vyre_status create_covering(vyre_host *host, uint32_t i, const char *forc
   *out = NULL;
   uint32_t missing = registration_unmet(host, i, n, &c, why, sizeof why);
   const char *id = c.id ? c.id : "?";
-  if (forced_by) snprintf(label, sizeof label, "backend '%s'%s", id, forced_by);
-  else snprintf(label, sizeof label, "%s", id);
+  /* "backend 'x' (forced by ...): what it lacks", else, one of a list,
+   * "x (what it lacks)". */
+  if (forced_by) snprintf(label, sizeof label, "backend '%s'%s: ", id, forced_by);
+  else snprintf(label, sizeof label, "%s (", id);
+  const char *end = forced_by ? "" : ")";
   /* Its factory is not run when no registration of the id covers the
    * program; when a duplicate does, the instance decides (below). */
   if (missing && !duplicate_covers(host, i, id, n)) {
-    log_add(l, "%s: %s", label, why);
+    log_add(l, "%s%s%s", label, why, end);
     l->lacking++;
     return VYRE_UNSUPPORTED;
   }
@@ -126,7 +129,7 @@ static vyre_status create_covering(vyre_host *host, uint32_t i, const char *forc
   if (!missing) missing = device_unmet(b, n, why, sizeof why);
   if (missing) {
     b->vt->destroy(b);
-    log_add(l, "%s: %s", label, why);
+    log_add(l, "%s%s%s", label, why, end);
     l->lacking++;
     return VYRE_UNSUPPORTED;
   }

@@ -119,8 +119,8 @@ START_TEST(test_none_covers) {
   char id[32];
   ck_assert_msg(create_for(h, uses_div, id, &err) == VYRE_UNSUPPORTED, "nothing has div: %s",
                 err.message);
-  ck_assert_msg(strstr(err.message, "no backend can run this program: nodiv: op div not claimed; "
-                                    "stub: op gid not claimed; op div not claimed") &&
+  ck_assert_msg(strstr(err.message, "no backend can run this program: nodiv (op div not claimed); "
+                                    "stub (op gid not claimed; op div not claimed)") &&
                     strstr(err.message, "Fix: "),
                 "each candidate, in selection order, with what it lacks, and a Fix: %s",
                 err.message);
@@ -187,7 +187,7 @@ START_TEST(test_device_lacks) {
   h = open_host(path_of("libselect_nodiv", NULL), NULL);
   ck_assert_msg(create_for(h, uses_f16, id, &err) == VYRE_UNSUPPORTED, "only nodiv: %s",
                 err.message);
-  ck_assert_msg(strstr(err.message, "nodiv: device 0 (stub device): capability f16 not offered"),
+  ck_assert_msg(strstr(err.message, "nodiv (on device 0, stub device: capability f16 not offered)"),
                 "names the device and the capability: %s", err.message);
   vyre_host_close(h);
 }
@@ -236,7 +236,7 @@ START_TEST(test_errors) {
   d.struct_size = sizeof d;
   d.fixpoint_iterations = 3;
   ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, &err) == VYRE_UNSUPPORTED &&
-                    strstr(err.message, "nodiv: capability fixpoint not offered"),
+                    strstr(err.message, "nodiv (capability fixpoint not offered)"),
                 "the dispatch options count: %s", err.message);
   free(bytes);
   vyre_host_close(h);

@@ -277,8 +277,8 @@ VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_m
  * NULL: VYRE_INVALID_PROGRAM (and the decoder's statuses) for a program
  * that does not decode; VYRE_UNSUPPORTED when some candidate lacks what
  * the program needs, the message naming each candidate tried and what it
- * lacks or why it failed ("no backend can run this program: fast: op div
- * not claimed; reference: ..."); else the factories' status
+ * lacks or why it failed ("no backend can run this program: fast (op div
+ * not claimed); reference (...)"); else the factories' status
  * (VYRE_NO_DEVICE...) as vyre_host_create returns it.  Thread-safe.
  */
 VYRE_HOST_API vyre_status vyre_host_create_for(vyre_host *host, const void *program,
