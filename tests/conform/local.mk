@@ -20,6 +20,19 @@ tests_conform_libconform_small_la_CPPFLAGS = $(tests_conform_libconform_mutant_l
 tests_conform_libconform_small_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
 tests_conform_libconform_small_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
 
+# Two more from it for `vyre fuzz` (tests/fuzz/fuzz.test): -DMUTANT_TINY
+# (const, gid, load, add, store at u32; storage u32) and -DMUTANT_NONE
+# (load, add, store: no program is within its claims).
+check_LTLIBRARIES += tests/conform/libconform_tiny.la tests/conform/libconform_none.la
+tests_conform_libconform_tiny_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_tiny_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_TINY
+tests_conform_libconform_tiny_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_tiny_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
+tests_conform_libconform_none_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_none_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_NONE
+tests_conform_libconform_none_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_none_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
+
 # Plugins no host can use, one per way (tests/conform/conform_broken.c):
 # each loads and passes the static checks, and `vyre conform --plugin`
 # must fail it; the no-device one (VYRE_NO_DEVICE) is the only SKIPPED.
