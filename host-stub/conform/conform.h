@@ -471,6 +471,8 @@ typedef struct cf_target {
   uint32_t registration_size, vtable_size; /* as the descriptor/registration state */
   cf_offer offer;           /* registration: ops, capabilities, storage types */
   vyre_backend *backend;    /* an instance, or NULL when unavailable (no device) */
+  int unusable;             /* loaded, but no host can use it (reason says why): a failure;
+                               0 with backend NULL: no device here, SKIPPED */
   int has_profile;
   vyre_device_profile profile;
 } cf_target;

@@ -39,7 +39,8 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
   for (uint32_t k = 0; k < nt; k++) {
     cf_target *t = &targets[k];
     if (!t->backend) {
-      fprintf(o->out, "  %s: SKIPPED: %s\n", t->id, t->reason);
+      fprintf(o->out, "  %s: %s: %s\n", t->id, t->unusable ? "FAILED" : "SKIPPED", t->reason);
+      if (t->unusable) exit_code = 1;
       continue;
     }
     vyre_needs needs;

@@ -279,6 +279,13 @@ static int run_target(const cf_options *o, cf_target_report *r, vyre_backend *re
   cf_paint(o, r->static_ok ? "32" : "1;31", r->static_ok ? "ok" : "FAILED");
   fprintf(o->out, ": %s\n", r->static_note);
   if (!r->static_ok) failed = 1;
+  if (!t->backend && t->unusable) {
+    /* Loaded, but no host can use it: a failure, never a skip. */
+    fputs("  ", o->out);
+    cf_paint(o, "1;31", "FAILED");
+    fprintf(o->out, ": %s\n", t->reason);
+    return 1;
+  }
   if (!t->backend) {
     fprintf(o->out, "  SKIPPED: %s\n", t->reason[0] ? t->reason : "no instance");
     return failed;

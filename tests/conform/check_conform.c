@@ -1678,6 +1678,75 @@ START_TEST(test_fuzz_flags_for_offer) {
 }
 END_TEST
 
+/* Generating within claims: a full offer gives the programs of a run
+ * without claims (so full backends fuzz as before); a small one (const,
+ * gid, load, add, store at u32 only) gets programs within it from the
+ * first attempt or a later one, and each decodes. */
+START_TEST(test_fuzz_claims) {
+  cf_offer full;
+  memset(&full, 0, sizeof full);
+  uint32_t n = 0;
+  const vyre_op_info *all = vyre_op_all(&n);
+  for (uint32_t i = 0; i < n; i++) cf_offer_claim(&full, all[i].id, 0);
+  full.caps = ~0ull;
+  full.storage_types = ~0ull;
+  progen_claims *claims = malloc(sizeof *claims);
+  ck_assert(claims != NULL);
+  fz_claims_from(&full, claims);
+  vyre_error err = VYRE_ERROR_INIT;
+  for (uint64_t i = 0; i < 150; i++) {
+    fz_program a, b;
+    uint32_t flags = i % 5 == 0 ? PROGEN_MMA : 0;
+    ck_assert(fz_generate(21, i, flags, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate_claimed(21, i, flags, claims, 0, &b, &err) == VYRE_OK);
+    ck_assert_msg(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0,
+                  "program %llu: a full offer generates what no claims do", (unsigned long long)i);
+    fz_program_free(&a);
+    fz_program_free(&b);
+  }
+  cf_offer small;
+  memset(&small, 0, sizeof small);
+  static const uint16_t ops[] = {VYRE_OP_CONST, VYRE_OP_INVOCATION_ID, VYRE_OP_LOAD, VYRE_OP_ADD,
+                                 VYRE_OP_STORE};
+  for (uint32_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    cf_offer_claim(&small, ops[i], VYRE_TBIT(VYRE_T_U32));
+  small.storage_types = VYRE_TBIT(VYRE_T_U32);
+  fz_claims_from(&small, claims);
+  uint32_t flags = fz_flags_for(&small), within = 0, first = 0, adds = 0;
+  for (uint64_t i = 0; i < 200; i++) {
+    for (uint32_t k = 0; k < 8; k++) {
+      fz_program a;
+      ck_assert_msg(fz_generate_claimed(4, i, flags, claims, k, &a, &err) == VYRE_OK, "%s",
+                    err.message);
+      vyre_program *p = NULL;
+      ck_assert_msg(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK, "%s", err.message);
+      vyre_needs needs = {.struct_size = sizeof needs};
+      ck_assert_msg(vyre_program_needs(p, &a.options, &needs, &err) == VYRE_OK, "%s", err.message);
+      char why[256];
+      int ok = cf_offer_covers(&small, &needs, why, sizeof why);
+      adds += ok && VYRE_NEEDS_HAS_OP(&needs, VYRE_OP_ADD);
+      vyre_program_free(p);
+      fz_program_free(&a);
+      if (!ok) continue;
+      within++;
+      first += k == 0;
+      break;
+    }
+  }
+  ck_assert_msg(within >= 190, "%u of 200 programs within the small claims (want >= 190)", within);
+  ck_assert_msg(first >= 100, "%u of 200 within them at the first attempt", first);
+  ck_assert_msg(adds >= 100, "%u of them use add", adds);
+  free(claims);
+  /* The rule: nothing compared, or more than 10% skipped, fails. */
+  ck_assert_msg(!fz_too_many_skipped(300, 0) && !fz_too_many_skipped(300, 30),
+                "up to 10%% skipped passes");
+  ck_assert_msg(fz_too_many_skipped(300, 31) && fz_too_many_skipped(300, 300) &&
+                    fz_too_many_skipped(1, 1) && !fz_too_many_skipped(10, 1) &&
+                    fz_too_many_skipped(9, 1),
+                "more than 10%% skipped, or all, fails");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* ptxas batches                                                        */
 /* ------------------------------------------------------------------ */
@@ -1794,6 +1863,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  tcase_add_test(tc, test_fuzz_claims);
   tcase_add_test(tc, test_fuzz_mma);
   suite_add_tcase(s, tc);
   return s;
