@@ -106,6 +106,13 @@ class Layout(unittest.TestCase):
         if P == 8:
             self.assertEqual(C.sizeof(interop.DLTensor), 48)
             self.assertEqual(C.sizeof(interop.DLManagedTensor), 64)
+            # DLPack 1.x: {version, manager_ctx, deleter, flags, dl_tensor}.
+            V = interop.DLManagedTensorVersioned
+            self.assertEqual(off(V, "manager_ctx"), 8)
+            self.assertEqual(off(V, "deleter"), 16)
+            self.assertEqual(off(V, "flags"), 24)
+            self.assertEqual(off(V, "dl_tensor"), 32)
+            self.assertEqual(C.sizeof(V), 80)
 
     def test_tables_match_the_library(self):
         for t, name in enumerate(program.TYPES):
