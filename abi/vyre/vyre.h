@@ -237,6 +237,13 @@ typedef struct vyre_device_profile {
                                    "Devices" */
   uint64_t capabilities;        /* VYRE_CAP_* this device really has */
   uint64_t resident_budget;     /* bytes resident buffers may use */
+  /* Appended within ABI 1.1 (at offset 272; read it only when struct_size
+     covers it): the device's UUID, the 16 bytes NVIDIA prints as
+     "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (CUDA: cuDeviceGetUuid_v2,
+     which names a MIG instance; nvidia-smi -L).  All zero: not reported
+     (the reference backend, a plugin built before the field, a driver
+     without cuDeviceGetUuid).  share/doc/vyre/abi.md, section "Devices" */
+  uint8_t uuid[16];
 } vyre_device_profile;
 
 /* ------------------------------------------------------------------ */
@@ -707,7 +714,8 @@ typedef vyre_status (*vyre_plugin_entry_fn)(uint16_t host_abi_major,
 VYRE_STATIC_ASSERT(sizeof(vyre_error) == 16 + VYRE_ERROR_MESSAGE_MAX, "vyre_error layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_error, native_code) == 8, "vyre_error.native_code");
 VYRE_STATIC_ASSERT(offsetof(vyre_error, message) == 16, "vyre_error.message");
-VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 272, "vyre_device_profile layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 288, "vyre_device_profile layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, uuid) == 272, "profile.uuid");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, compute_major) == 168, "profile.compute_major");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, total_memory) == 216, "profile.total_memory");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, device_count) == 252, "profile.device_count");

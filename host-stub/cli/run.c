@@ -18,6 +18,7 @@ typedef struct run_args {
   uint32_t input_count;
   vyre_dispatch_options options;
   uint32_t device;
+  const char *device_uuid; /* --device GPU-...: resolved into device by open_backend */
   uint32_t repeat;
   uint32_t show;
   int timed;
@@ -119,8 +120,8 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--device") {
-    if (cli_parse_u32(v, 0, 1024, &a->device) != 0)
-      return cli_usage(self, "--device '%s' is not a device number", v);
+    if (cli_parse_devices(v, &a->device, NULL, &a->device_uuid) != 0)
+      return cli_usage(self, "--device '%s' is not a device number or UUID", v);
     goto taken;
   }
 #undef VALUE_OPTION
@@ -284,6 +285,9 @@ static void candidate_of(run_state *S) {
  * "Selection for a program"). */
 static int open_backend(const cli_command *self, run_args *a, run_state *S) {
   if (cli_open_host(&S->host, &S->err) != VYRE_OK) return cli_fail(self, "%s", S->err.message);
+  if (a->device_uuid &&
+      cli_device_by_uuid(S->host, a->backend, a->device_uuid, &a->device, &S->err) != VYRE_OK)
+    return cli_fail(self, "%s", S->err.message);
   vyre_backend_options bo = {sizeof bo, a->device, 0, 0, NULL};
   uint32_t index = 0;
   memset(&S->cand, 0, sizeof S->cand);
@@ -405,7 +409,8 @@ const cli_command cli_cmd_run = {
     "options:\n"
     "  --backend ID      use this backend (default: VYRE_BACKEND, else the best\n"
     "                    backend whose registration and device cover the program)\n"
-    "  --device N        device ordinal (default 0)\n"
+    "  --device N        device ordinal (default 0), or the device's UUID\n"
+    "                    (GPU-..., all of it or a unique prefix; `vyre info`)\n"
     "  --ulp N           ulp budget for transcendentals (default 0 = strict)\n"
     "  --wg X,Y,Z        override the program's workgroup size\n"
     "  --grid X,Y,Z      override the derived grid\n"

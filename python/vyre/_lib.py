@@ -98,8 +98,9 @@ class DeviceProfile(C.Structure):
                 ("total_memory", C.c_uint64), ("free_memory", C.c_uint64),
                 ("l2_bytes", C.c_uint64), ("memory_bus_bits", C.c_uint32),
                 ("memory_clock_khz", C.c_uint32), ("driver_version", C.c_uint32),
-                ("reserved", C.c_uint32), ("capabilities", C.c_uint64),
-                ("resident_budget", C.c_uint64)]
+                ("device_count", C.c_uint32), ("capabilities", C.c_uint64),
+                ("resident_budget", C.c_uint64),
+                ("uuid", C.c_uint8 * 16)]  # appended within ABI 1.1
 
 
 class Ext(C.Structure):

@@ -32,7 +32,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_error, native_code, 8);
   OFF(vyre_error, message, 16);
 
-  SIZE(vyre_device_profile, 272);
+  SIZE(vyre_device_profile, 288);
   OFF(vyre_device_profile, struct_size, 0);
   OFF(vyre_device_profile, ordinal, 4);
   OFF(vyre_device_profile, name, 8);
@@ -54,6 +54,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_device_profile, device_count, 252);
   OFF(vyre_device_profile, capabilities, 256);
   OFF(vyre_device_profile, resident_budget, 264);
+  OFF(vyre_device_profile, uuid, 272); /* appended within 1.1 */
 
   SIZE(vyre_timing, 40);
   OFF(vyre_timing, struct_size, 0);

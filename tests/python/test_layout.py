@@ -19,7 +19,9 @@ class Layout(unittest.TestCase):
         self.assertEqual(C.sizeof(_lib.Error), 16 + 2048)
         self.assertEqual(off(_lib.Error, "native_code"), 8)
         self.assertEqual(off(_lib.Error, "message"), 16)
-        self.assertEqual(C.sizeof(_lib.DeviceProfile), 272)
+        self.assertEqual(C.sizeof(_lib.DeviceProfile), 288)
+        self.assertEqual(off(_lib.DeviceProfile, "device_count"), 252)
+        self.assertEqual(off(_lib.DeviceProfile, "uuid"), 272)
         self.assertEqual(off(_lib.DeviceProfile, "compute_major"), 168)
         self.assertEqual(off(_lib.DeviceProfile, "total_memory"), 216)
         self.assertEqual(off(_lib.DeviceProfile, "capabilities"), 256)
@@ -104,6 +106,13 @@ class Layout(unittest.TestCase):
         if P == 8:
             self.assertEqual(C.sizeof(interop.DLTensor), 48)
             self.assertEqual(C.sizeof(interop.DLManagedTensor), 64)
+            # DLPack 1.x: {version, manager_ctx, deleter, flags, dl_tensor}.
+            V = interop.DLManagedTensorVersioned
+            self.assertEqual(off(V, "manager_ctx"), 8)
+            self.assertEqual(off(V, "deleter"), 16)
+            self.assertEqual(off(V, "flags"), 24)
+            self.assertEqual(off(V, "dl_tensor"), 32)
+            self.assertEqual(C.sizeof(V), 80)
 
     def test_tables_match_the_library(self):
         for t, name in enumerate(program.TYPES):
