@@ -621,7 +621,7 @@ typedef struct vyre_registration {
   uint16_t abi_minor;        /* the minor this struct's layout has (the
                                 plugin's VYRE_ABI_MINOR); not negotiated */
   const char *id;            /* "cuda"; [a-z0-9_-]{1,31} */
-  const char *version;       /* backend version, e.g. "0.1.0" */
+  const char *version;       /* backend version, e.g. "1.0.0" */
   const char *description;   /* one line for `vyre list` */
   int32_t precedence;        /* lower wins: cuda 5, reference 900 */
   uint32_t op_count;
