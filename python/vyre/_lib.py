@@ -244,7 +244,7 @@ class Registration(C.Structure):
 class Descriptor(C.Structure):
     _fields_ = [("struct_size", C.c_uint32), ("magic", C.c_uint32), ("abi_major", C.c_uint16),
                 ("abi_minor_min", C.c_uint16), ("abi_minor_max", C.c_uint16),
-                ("reserved", C.c_uint16), ("registration_size", C.c_uint32),
+                ("release", C.c_uint16), ("registration_size", C.c_uint32),
                 ("vtable_size", C.c_uint32), ("build_id", C.c_char * 64)]
 
 

@@ -33,6 +33,7 @@ class Layout(unittest.TestCase):
         self.assertEqual(C.sizeof(_lib.Metric), 64)
         self.assertEqual(off(_lib.Metric, "value"), 56)
         self.assertEqual(off(_lib.BackendOptions, "next"), 16)
+        self.assertEqual(off(_lib.Descriptor, "release"), 14)
         self.assertEqual(off(_lib.Descriptor, "registration_size"), 16)
         self.assertEqual(off(_lib.Descriptor, "build_id"), 24)
         self.assertEqual(C.sizeof(_lib.Descriptor), 88)
