@@ -3,6 +3,11 @@
 #define VYRE_VYRE_H
 
 /*
+ * LANGUAGE: the installed headers need C99 or C++11 or later (tests/abi
+ * compiles them alone as C99, C11, C++11 and C++17 with -pedantic
+ * -Werror).  Their layout checks are static assertions: static_assert in
+ * C++, _Static_assert from C11, and with GCC or Clang in C99 too.
+ *
  * COMPATIBILITY RULE (docs/abi.md, installed as share/doc/vyre/abi.md,
  * states every rule with its reasons)
  *   - VYRE_ABI_MAJOR must match exactly between host and plugin.
@@ -89,8 +94,14 @@
 #ifdef __cplusplus
 extern "C" {
 #define VYRE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define VYRE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#elif defined(__GNUC__)
+/* C99: GCC and Clang take _Static_assert as an extension. */
+#define VYRE_STATIC_ASSERT(cond, msg) __extension__ _Static_assert(cond, msg)
+#else
+/* Another C99 compiler: no check (every C11, C++ and GNU build makes it). */
+#define VYRE_STATIC_ASSERT(cond, msg) struct vyre_static_assert_skipped_
 #endif
 
 #define VYRE_ABI_MAJOR 1
