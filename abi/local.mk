@@ -49,19 +49,20 @@ abi_libvyre_support_la_LIBADD = -lpthread
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 2:0:2 (libvyre.so.0): the interface VYRE_1.0, VYRE_1.1
-# (the argument checks) and VYRE_1.1.1 (the MMA ops' tables and builder
-# calls), each of which only added functions, so current and age moved
-# together.  A release that only adds functions puts them in a new
-# map node and bumps current and age; one that removes or changes any
-# bumps current and sets age to 0 (a new SONAME).  Docs:
-# docs/architecture.md.
+# -version-number 1:0:0 (libvyre.so.1, file libvyre.so.1.0.0): the soname's
+# major is the plugin ABI's major (VYRE_ABI_MAJOR); the minor counts the
+# releases that added a map node since libvyre.so.1 was first released
+# (1.0.0, whose nodes are VYRE_1.0 up to the newest in abi/libvyre.map);
+# the revision counts releases that changed no interface.  A release that
+# removes or changes a function or a struct's layout is ABI major 2 and
+# libvyre.so.2.  Policy: docs/abi.md, "Library versions and sonames";
+# checked by tests/soname.test.
 lib_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
 abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 2:0:2
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-number 1:0:0
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

@@ -3,6 +3,11 @@
 #define VYRE_VYRE_H
 
 /*
+ * LANGUAGE: the installed headers need C99 or C++11 or later (tests/abi
+ * compiles them alone as C99, C11, C++11 and C++17 with -pedantic
+ * -Werror).  Their layout checks are static assertions: static_assert in
+ * C++, _Static_assert from C11, and with GCC or Clang in C99 too.
+ *
  * COMPATIBILITY RULE (docs/abi.md, installed as share/doc/vyre/abi.md,
  * states every rule with its reasons)
  *   - VYRE_ABI_MAJOR must match exactly between host and plugin.
@@ -89,8 +94,14 @@
 #ifdef __cplusplus
 extern "C" {
 #define VYRE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define VYRE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#elif defined(__GNUC__)
+/* C99: GCC and Clang take _Static_assert as an extension. */
+#define VYRE_STATIC_ASSERT(cond, msg) __extension__ _Static_assert(cond, msg)
+#else
+/* Another C99 compiler: no check (every C11, C++ and GNU build makes it). */
+#define VYRE_STATIC_ASSERT(cond, msg) struct vyre_static_assert_skipped_
 #endif
 
 #define VYRE_ABI_MAJOR 1
@@ -633,7 +644,7 @@ typedef struct vyre_registration {
   uint16_t abi_minor;        /* the minor this struct's layout has (the
                                 plugin's VYRE_ABI_MINOR); not negotiated */
   const char *id;            /* "cuda"; [a-z0-9_-]{1,31} */
-  const char *version;       /* backend version, e.g. "0.1.0" */
+  const char *version;       /* backend version, e.g. "1.0.0" */
   const char *description;   /* one line for `vyre list` */
   int32_t precedence;        /* lower wins: cuda 5, reference 900 */
   uint32_t op_count;
@@ -677,16 +688,21 @@ typedef struct vyre_descriptor {
   uint16_t abi_major;
   uint16_t abi_minor_min;      /* oldest minor the plugin serves */
   uint16_t abi_minor_max;      /* newest minor the plugin serves */
-  uint16_t reserved;
+  uint16_t release;            /* VYRE_DESCRIPTOR_RELEASE at plugin build; 0 = before 1.0.0 */
   uint32_t registration_size;  /* sizeof(vyre_registration) at plugin build */
   uint32_t vtable_size;        /* sizeof(vyre_backend_vtable) at plugin build */
   char build_id[64];           /* NUL-terminated */
 } vyre_descriptor;
 
+/* vyre_descriptor.release: 1 = built from the headers of vyre 1.0.0 or
+ * later.  0 (the field was reserved before) = an older build. */
+#define VYRE_DESCRIPTOR_RELEASE 1u
+
 /* A descriptor serving minors [minor_min, minor_max] with this header's
  * struct sizes; build_id is a string literal (at most 63 bytes). */
 #define VYRE_DESCRIPTOR_INIT(minor_min, minor_max, build_id)                                    \
-  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max), 0,       \
+  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max),          \
+   (uint16_t)VYRE_DESCRIPTOR_RELEASE,                                                           \
    (uint32_t)sizeof(vyre_registration), (uint32_t)sizeof(vyre_backend_vtable), build_id}
 
 /* Marks the two exported plugin symbols: C linkage, default visibility. */

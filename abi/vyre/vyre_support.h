@@ -24,7 +24,7 @@ extern "C" {
 /* The library's version                                               */
 /* ------------------------------------------------------------------ */
 /* The libvyre linked at run time (unlike VYRE_ABI_MAJOR/MINOR, which are
- * the headers a program was built with): its release ("0.1.0") and the
+ * the headers a program was built with): its release ("1.0.0") and the
  * ABI it speaks.  Any pointer may be NULL.  Static data; thread-safe. */
 const char *vyre_version(uint32_t *abi_major, uint32_t *abi_minor);
 

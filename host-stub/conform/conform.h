@@ -502,7 +502,7 @@ typedef struct cf_options {
   const char *filter;           /* glob or substring on "category/name"; NULL = all */
   const char *capsule_dir;      /* where failures go; NULL = "conform-failures" */
   const char *json_path, *junit_path, *certificate_path; /* may be NULL */
-  const char *tool_version;     /* "vyre-cuda 0.1.0" */
+  const char *tool_version;     /* "vyre-cuda 1.0.0" */
   int minimize;                 /* shrink failing cases */
   uint32_t minimize_tries;      /* 0 = 1000 */
   int verbose;                  /* a line per case */

@@ -22,10 +22,10 @@ host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 host_stub_loader_libvyre_host_la_LIBADD = abi/libvyre.la abi/libvyre-support.la
 # Exactly the vyre_host_* API is exported, versioned by libvyre-host.map.
 # -shared: no static libvyre-host (a host program dlopens plugins anyway,
-# and the archive would carry a second support layer).  -version-info
-# 1:0:1 (libvyre-host.so.0): the interface VYRE_HOST_1.0 and the added
-# VYRE_HOST_1.1 (docs/architecture.md, "Versions").
-host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 1:0:1
+# and the archive would carry a second support layer).  -version-number
+# 1:0:0 (libvyre-host.so.1): the soname's major is the plugin ABI's major,
+# as for libvyre (abi/local.mk; docs/abi.md, "Library versions and sonames").
+host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-number 1:0:0
 if HAVE_LD_VERSION_SCRIPT
 host_stub_loader_libvyre_host_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/host-stub/loader/libvyre-host.map
 else

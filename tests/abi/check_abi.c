@@ -91,7 +91,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_descriptor, abi_major, 8);
   OFF(vyre_descriptor, abi_minor_min, 10);
   OFF(vyre_descriptor, abi_minor_max, 12);
-  OFF(vyre_descriptor, reserved, 14);
+  OFF(vyre_descriptor, release, 14);
   OFF(vyre_descriptor, registration_size, 16);
   OFF(vyre_descriptor, vtable_size, 20);
   OFF(vyre_descriptor, build_id, 24);
@@ -579,6 +579,26 @@ START_TEST(library_version) {
 }
 END_TEST
 
+/* VYRE_DESCRIPTOR_INIT fills every field, release included: a plugin
+ * built from these headers says it is of 1.0.0 or later (docs/abi.md,
+ * section 12), which a host tells from the 0.1 draft's zero. */
+START_TEST(descriptor_init) {
+  static const vyre_descriptor d = VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "check_abi");
+  ck_assert_uint_eq(d.struct_size, sizeof(vyre_descriptor));
+  ck_assert_uint_eq(d.magic, VYRE_PLUGIN_MAGIC);
+  ck_assert_uint_eq(d.abi_major, VYRE_ABI_MAJOR);
+  ck_assert_uint_eq(d.abi_minor_min, 0);
+  ck_assert_uint_eq(d.abi_minor_max, VYRE_ABI_MINOR);
+  ck_assert_msg(VYRE_DESCRIPTOR_RELEASE == 1u, "release 1 = built from the headers of 1.0.0 or later");
+  ck_assert_msg(d.release == VYRE_DESCRIPTOR_RELEASE,
+                "VYRE_DESCRIPTOR_INIT sets release to VYRE_DESCRIPTOR_RELEASE, got %u",
+                (unsigned)d.release);
+  ck_assert_uint_eq(d.registration_size, sizeof(vyre_registration));
+  ck_assert_uint_eq(d.vtable_size, sizeof(vyre_backend_vtable));
+  ck_assert_str_eq(d.build_id, "check_abi");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* errors: records never written past struct_size                      */
 /* ------------------------------------------------------------------ */
@@ -676,6 +696,7 @@ static Suite *abi_suite(void) {
   tcase_add_test(tc, layout_plain_structs);
   tcase_add_test(tc, layout_pointer_structs);
   tcase_add_test(tc, layout_program_format);
+  tcase_add_test(tc, descriptor_init);
   suite_add_tcase(s, tc);
   tc = tcase_create("names");
   tcase_add_test(tc, status_names);

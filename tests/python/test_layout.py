@@ -1,5 +1,6 @@
-"""test_layout.py -- the ctypes structs mirror the C headers: every size and offset the headers' VYRE_STATIC_ASSERTs state, and the tables the package keeps (types, statuses)."""
+"""test_layout.py -- the ctypes structs mirror the C headers: every size and offset the headers' VYRE_STATIC_ASSERTs state, and the tables the package keeps (types, statuses), its release and the sonames it loads."""
 import ctypes as C
+import os
 import unittest
 
 import vyre
@@ -34,6 +35,7 @@ class Layout(unittest.TestCase):
         self.assertEqual(C.sizeof(_lib.Metric), 64)
         self.assertEqual(off(_lib.Metric, "value"), 56)
         self.assertEqual(off(_lib.BackendOptions, "next"), 16)
+        self.assertEqual(off(_lib.Descriptor, "release"), 14)
         self.assertEqual(off(_lib.Descriptor, "registration_size"), 16)
         self.assertEqual(off(_lib.Descriptor, "build_id"), 24)
         self.assertEqual(C.sizeof(_lib.Descriptor), 88)
@@ -126,6 +128,15 @@ class Layout(unittest.TestCase):
         self.assertEqual(_lib.STATUS_NAMES[0], "VYRE_OK")
         self.assertEqual(_lib.STATUS_NAMES[13], "VYRE_TRAP")
         self.assertEqual(vyre.version()[1], (_lib.ABI_MAJOR, _lib.ABI_MINOR))
+
+    def test_release_and_sonames(self):
+        # The package and the libvyre it loads are one release, and it loads
+        # the libraries by their sonames, whose major is the ABI major.
+        self.assertEqual(vyre.__version__, vyre.version()[0],
+                         "python/vyre/__init__.py's __version__ is configure.ac's release")
+        _, libvyre, host = vyre.library_paths()
+        self.assertEqual(os.path.basename(libvyre), "libvyre.so.%d" % vyre.version()[1][0])
+        self.assertEqual(os.path.basename(host), "libvyre-host.so.%d" % vyre.version()[1][0])
 
 
 if __name__ == "__main__":

@@ -257,7 +257,7 @@ VYRE_HOST_API const char *vyre_host_origin_name(uint32_t origin);
 VYRE_HOST_API const char *vyre_host_capability_name(uint32_t bit);
 
 /* The library's own version (run-time, unlike the macros below, which are
- * the headers' a program was built with): the release ("0.2.0") and the
+ * the headers' a program was built with): the release ("1.0.0") and the
  * ABI it speaks.  Any pointer may be NULL. */
 VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_minor);
 
