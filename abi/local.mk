@@ -27,7 +27,7 @@ VYRE_FORMAT_SOURCES = \
 	abi/format/floatbits.c abi/format/decode.c abi/format/validate.c abi/format/uniformity.c \
 	abi/format/mma.c abi/format/program.c abi/format/internal.h abi/format/geometry.c abi/format/builder.c \
 	abi/format/version.c abi/format/check.c abi/format/chain.c abi/format/chain.h abi/format/budget.c \
-	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h abi/format/f32.c \
+	abi/format/budget.h abi/format/indirect.c abi/format/indirect.h abi/format/needs.c abi/format/f32.c \
 	abi/text/literal.c abi/text/literal.h abi/text/lex.c abi/text/operands.c \
 	abi/text/directives.c abi/text/mma.c abi/text/insts.c abi/text/asm.c abi/text/internal.h abi/text/text.c
 VYRE_SUPPORT_SOURCES = \
@@ -36,7 +36,9 @@ VYRE_SUPPORT_SOURCES = \
 	abi/support/prng.h abi/support/bits.h \
 	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h \
 	abi/support/clock.c abi/support/clock.h abi/support/json.c abi/support/json.h \
-	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h
+	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h \
+	abi/support/callcheck.c abi/support/callcheck.h \
+	abi/support/uuid.c abi/support/uuid.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)
@@ -47,20 +49,20 @@ abi_libvyre_support_la_LIBADD = -lpthread
 # The shared library.  Its own objects keep default visibility (AM_CFLAGS
 # without -fvisibility=hidden): the version script, not the compiler,
 # decides what is exported, and the support layer it links stays hidden.
-# -version-info 3:0:3 (libvyre.so.0): the interface VYRE_1.0, VYRE_1.1
-# (the argument checks), VYRE_1.1.1 (the MMA ops' tables and builder
-# calls) and VYRE_1.1.2 (the f32 arithmetic, vyre_f32_*), each of which
-# only added functions, so current and age moved together.  A release
-# that only adds functions puts them in a new map node and bumps current
-# and age; one that removes or changes any bumps current and sets age to
-# 0 (a new SONAME).  Docs:
-# docs/architecture.md.
+# -version-number 1:0:0 (libvyre.so.1, file libvyre.so.1.0.0): the soname's
+# major is the plugin ABI's major (VYRE_ABI_MAJOR); the minor counts the
+# releases that added a map node since libvyre.so.1 was first released
+# (1.0.0, whose nodes are VYRE_1.0 up to the newest in abi/libvyre.map);
+# the revision counts releases that changed no interface.  A release that
+# removes or changes a function or a struct's layout is ABI major 2 and
+# libvyre.so.2.  Policy: docs/abi.md, "Library versions and sonames";
+# checked by tests/soname.test.
 lib_LTLIBRARIES += abi/libvyre.la
 abi_libvyre_la_SOURCES = $(VYRE_FORMAT_SOURCES)
 abi_libvyre_la_CFLAGS = $(VYRE_CFLAGS) $(SAN_FLAGS)
 abi_libvyre_la_LIBADD = abi/libvyre-support.la -lpthread -lm
 # -shared: libtool never makes a second libvyre.a (abi/libvyre.a below is it).
-abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 3:0:3
+abi_libvyre_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-number 1:0:0
 if HAVE_LD_VERSION_SCRIPT
 abi_libvyre_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/abi/libvyre.map
 else

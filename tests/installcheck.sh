@@ -2,9 +2,10 @@
 # installcheck.sh -- the installed tree works on its own (make installcheck; make distcheck runs it).
 #  1. no installed program, library or .pc file names the build or source tree (debug
 #     information aside: checked on stripped copies);
-#  2. every document an installed header cites (share/doc/vyre/NAME.md) is installed;
+#  2. every document an installed header cites (share/doc/vyre/NAME.md) is installed, and every
+#     relative link and document name in the installed documents resolves inside docdir;
 #  3. the installed `vyre conform` finds the installed reference backend and corpus;
-#  4. examples/host, built from the installed headers and libraries with
+#  4. examples/host, copied from share/doc/vyre/examples/, built from the installed headers and libraries with
 #     `pkg-config --cflags --libs vyre-host` alone, runs and checks its results;
 #  5. examples/plugin-template, built with `pkg-config --cflags --libs vyre-plugin` alone, exports exactly
 #     vyre_plugin_descriptor and vyre_plugin_entry and passes `vyre conform --plugin`;
@@ -77,10 +78,13 @@ for f in "$D$libdir/pkgconfig/vyre.pc" "$D$libdir/pkgconfig/vyre-host.pc" "$D$li
   ! grep -q -e "$abs_top_builddir" -e "$abs_top_srcdir" "$f" || fail "$f names the build or source tree"
 done
 
-# 2. Cited documents.
+# 2. Cited documents: those the installed headers cite, and every link and
+# document name of the installed documents (doc_links_check).
 for ref in $(cat "$D$includedir"/vyre/*.h | grep -o 'share/doc/vyre/[A-Za-z0-9_.-]*\.md' | sort -u); do
   test -f "$D$docdir/${ref#share/doc/vyre/}" || fail "an installed header cites $ref, which is not in $D$docdir"
 done
+doc_links_check "$D$docdir" "$abs_top_srcdir" >"$tmp/links" ||
+  { cat "$tmp/links"; fail "the installed documents cite files that are not installed in $D$docdir"; }
 
 # 3. The installed vyre conform, on the installed reference and corpus.
 (cd "$tmp" && installed "$D$bindir/vyre" conform --backend reference --filter 'ops.int/*') >"$tmp/log" 2>&1
@@ -138,7 +142,8 @@ fi
 cflags="-O2 -g -Wall -Wextra -Werror $SAN_FLAGS"
 
 mkdir "$tmp/host" "$tmp/template" || exit 1
-cp "$abs_top_srcdir/examples/host/host.c" "$abs_top_srcdir/examples/host/Makefile" "$tmp/host/" || exit 1
+# The installed copies (share/doc/vyre/examples/), as a user starts from them.
+cp "$D$docdir/examples/host/host.c" "$D$docdir/examples/host/Makefile" "$tmp/host/" || exit 1
 echo "installcheck: examples/host, with \$(pkg-config --cflags --libs vyre-host):"
 (cd "$tmp/host" && $MAKE --no-print-directory CC="$CC" CFLAGS="$cflags" LDFLAGS="$SAN_FLAGS" PKG_CONFIG="$PKG_CONFIG") >"$tmp/log" 2>&1 ||
   { cat "$tmp/log"; fail "examples/host does not build against the installed tree"; }
@@ -150,7 +155,7 @@ rc=$?
 sed 's/^/  /' "$tmp/log"
 [ $rc = 0 ] || fail "examples/host failed"
 
-cp "$abs_top_srcdir/examples/plugin-template/template.c" "$abs_top_srcdir/examples/plugin-template/Makefile" "$tmp/template/" || exit 1
+cp "$D$docdir/examples/plugin-template/template.c" "$D$docdir/examples/plugin-template/Makefile" "$tmp/template/" || exit 1
 echo "installcheck: examples/plugin-template, with \$(pkg-config --cflags --libs vyre-plugin), then vyre conform --plugin:"
 (cd "$tmp/template" && $MAKE --no-print-directory CC="$CC" CFLAGS="$cflags" LDFLAGS="$SAN_FLAGS" PKG_CONFIG="$PKG_CONFIG") >"$tmp/log" 2>&1 ||
   { cat "$tmp/log"; fail "examples/plugin-template does not build against the installed tree"; }

@@ -3,6 +3,11 @@
 #define VYRE_VYRE_H
 
 /*
+ * LANGUAGE: the installed headers need C99 or C++11 or later (tests/abi
+ * compiles them alone as C99, C11, C++11 and C++17 with -pedantic
+ * -Werror).  Their layout checks are static assertions: static_assert in
+ * C++, _Static_assert from C11, and with GCC or Clang in C99 too.
+ *
  * COMPATIBILITY RULE (docs/abi.md, installed as share/doc/vyre/abi.md,
  * states every rule with its reasons)
  *   - VYRE_ABI_MAJOR must match exactly between host and plugin.
@@ -89,8 +94,14 @@
 #ifdef __cplusplus
 extern "C" {
 #define VYRE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define VYRE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#elif defined(__GNUC__)
+/* C99: GCC and Clang take _Static_assert as an extension. */
+#define VYRE_STATIC_ASSERT(cond, msg) __extension__ _Static_assert(cond, msg)
+#else
+/* Another C99 compiler: no check (every C11, C++ and GNU build makes it). */
+#define VYRE_STATIC_ASSERT(cond, msg) struct vyre_static_assert_skipped_
 #endif
 
 #define VYRE_ABI_MAJOR 1
@@ -237,6 +248,13 @@ typedef struct vyre_device_profile {
                                    "Devices" */
   uint64_t capabilities;        /* VYRE_CAP_* this device really has */
   uint64_t resident_budget;     /* bytes resident buffers may use */
+  /* Appended within ABI 1.1 (at offset 272; read it only when struct_size
+     covers it): the device's UUID, the 16 bytes NVIDIA prints as
+     "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (CUDA: cuDeviceGetUuid_v2,
+     which names a MIG instance; nvidia-smi -L).  All zero: not reported
+     (the reference backend, a plugin built before the field, a driver
+     without cuDeviceGetUuid).  share/doc/vyre/abi.md, section "Devices" */
+  uint8_t uuid[16];
 } vyre_device_profile;
 
 /* ------------------------------------------------------------------ */
@@ -513,7 +531,12 @@ struct vyre_backend_vtable {
    * at revision `version` or a later, compatible one: *out receives a
    * plugin-owned table that starts with vyre_extension_head (its version
    * says which revision it is).  VYRE_UNSUPPORTED, *out NULL, when the
-   * instance does not serve the extension at that revision. */
+   * instance does not serve the extension at that revision.
+   * Two "self" pointers: the functions IN the table take the plugin's own
+   * instance.  Through libvyre-host, `self` here is the host-made instance
+   * (b), and the table's functions get vyre_host_backend_native(b)
+   * (vyre_host.h); the table is not wrapped, so the host checks nothing
+   * those functions are given. */
   vyre_status (*get_extension)(vyre_backend *self, const char *name, uint32_t version,
                                const void **out, vyre_error *err);
 };
@@ -621,7 +644,7 @@ typedef struct vyre_registration {
   uint16_t abi_minor;        /* the minor this struct's layout has (the
                                 plugin's VYRE_ABI_MINOR); not negotiated */
   const char *id;            /* "cuda"; [a-z0-9_-]{1,31} */
-  const char *version;       /* backend version, e.g. "0.1.0" */
+  const char *version;       /* backend version, e.g. "1.0.0" */
   const char *description;   /* one line for `vyre list` */
   int32_t precedence;        /* lower wins: cuda 5, reference 900 */
   uint32_t op_count;
@@ -665,16 +688,21 @@ typedef struct vyre_descriptor {
   uint16_t abi_major;
   uint16_t abi_minor_min;      /* oldest minor the plugin serves */
   uint16_t abi_minor_max;      /* newest minor the plugin serves */
-  uint16_t reserved;
+  uint16_t release;            /* VYRE_DESCRIPTOR_RELEASE at plugin build; 0 = before 1.0.0 */
   uint32_t registration_size;  /* sizeof(vyre_registration) at plugin build */
   uint32_t vtable_size;        /* sizeof(vyre_backend_vtable) at plugin build */
   char build_id[64];           /* NUL-terminated */
 } vyre_descriptor;
 
+/* vyre_descriptor.release: 1 = built from the headers of vyre 1.0.0 or
+ * later.  0 (the field was reserved before) = an older build. */
+#define VYRE_DESCRIPTOR_RELEASE 1u
+
 /* A descriptor serving minors [minor_min, minor_max] with this header's
  * struct sizes; build_id is a string literal (at most 63 bytes). */
 #define VYRE_DESCRIPTOR_INIT(minor_min, minor_max, build_id)                                    \
-  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max), 0,       \
+  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max),          \
+   (uint16_t)VYRE_DESCRIPTOR_RELEASE,                                                           \
    (uint32_t)sizeof(vyre_registration), (uint32_t)sizeof(vyre_backend_vtable), build_id}
 
 /* Marks the two exported plugin symbols: C linkage, default visibility. */
@@ -702,7 +730,8 @@ typedef vyre_status (*vyre_plugin_entry_fn)(uint16_t host_abi_major,
 VYRE_STATIC_ASSERT(sizeof(vyre_error) == 16 + VYRE_ERROR_MESSAGE_MAX, "vyre_error layout");
 VYRE_STATIC_ASSERT(offsetof(vyre_error, native_code) == 8, "vyre_error.native_code");
 VYRE_STATIC_ASSERT(offsetof(vyre_error, message) == 16, "vyre_error.message");
-VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 272, "vyre_device_profile layout");
+VYRE_STATIC_ASSERT(sizeof(vyre_device_profile) == 288, "vyre_device_profile layout");
+VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, uuid) == 272, "profile.uuid");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, compute_major) == 168, "profile.compute_major");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, total_memory) == 216, "profile.total_memory");
 VYRE_STATIC_ASSERT(offsetof(vyre_device_profile, device_count) == 252, "profile.device_count");

@@ -1,4 +1,4 @@
-/* vyre_support.h -- helpers every side uses: error records, SHA-256, handle tables, the program builder. */
+/* vyre_support.h -- helpers every side uses: error records, argument checks, what a program needs, SHA-256, handle tables, the program builder. */
 #ifndef VYRE_VYRE_SUPPORT_H
 #define VYRE_VYRE_SUPPORT_H
 
@@ -24,7 +24,7 @@ extern "C" {
 /* The library's version                                               */
 /* ------------------------------------------------------------------ */
 /* The libvyre linked at run time (unlike VYRE_ABI_MAJOR/MINOR, which are
- * the headers a program was built with): its release ("0.1.0") and the
+ * the headers a program was built with): its release ("1.0.0") and the
  * ABI it speaks.  Any pointer may be NULL.  Static data; thread-safe. */
 const char *vyre_version(uint32_t *abi_major, uint32_t *abi_minor);
 
@@ -56,7 +56,9 @@ void vyre_error_copy(vyre_error *dst, const vyre_error *src);
  * thread-safe. */
 
 /* VYRE_INVALID_ARGUMENT when `program` is NULL ("WHAT: program is NULL.
- * Fix: ...") or its struct_size is below sizeof(vyre_program_ref). */
+ * Fix: ...") or its struct_size is below sizeof(vyre_program_ref); since
+ * vyre 1.0.0 also when it is 0 or above 64 KiB (named as a caller built
+ * against the 0.1 draft). */
 vyre_status vyre_check_program_ref(const vyre_program_ref *program, const char *what,
                                    vyre_error *err);
 /* VYRE_INVALID_ARGUMENT when input_count is not `expected` (the
@@ -70,6 +72,73 @@ vyre_status vyre_check_inputs(const vyre_input *inputs, uint32_t input_count, ui
  * named in the message.  `plugin` names the plugin ("cuda plugin"). */
 vyre_status vyre_check_host_abi(const char *plugin, uint16_t host_major, uint16_t host_minor,
                                 uint16_t minor_min, uint16_t minor_max, vyre_error *err);
+
+/* ------------------------------------------------------------------ */
+/* What a program needs from a backend (since libvyre VYRE_1.1.2)     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The ops a program uses and the types each is used at, the capabilities
+ * and the buffers' storage types: what a backend must offer to run it
+ * (share/doc/vyre/program-format.md, "What a program needs").  Hosts
+ * match it against registrations to choose a backend
+ * (vyre_host_create_for), the conformance harness and the fuzzer to skip
+ * what a backend does not claim.  Size-prefixed and append-only: set
+ * struct_size = sizeof(vyre_needs); a reader uses only what struct_size
+ * covers (vyre.h).
+ */
+typedef struct vyre_needs {
+  uint32_t struct_size;
+  uint32_t reserved;       /* 0 */
+  uint64_t capabilities;   /* VYRE_CAP_* */
+  uint64_t storage_types;  /* bit (1 << vyre_type) of each buffer's element type */
+  uint64_t ops[4];         /* op id k is used: bit (k & 63) of ops[k >> 6]
+                              (VYRE_NEEDS_HAS_OP) */
+  uint32_t op_types[256];  /* per op id: VYRE_TBIT of each type the op is used
+                              at (the type vyre_registration.op_types names);
+                              0 for an op used without a type (statements) */
+} vyre_needs;
+#define VYRE_NEEDS_HAS_OP(needs, op) \
+  ((uint32_t)(op) < 256u && (((needs)->ops[(uint32_t)(op) >> 6] >> ((uint32_t)(op) & 63u)) & 1u))
+VYRE_STATIC_ASSERT(offsetof(vyre_needs, ops) == 24 && offsetof(vyre_needs, op_types) == 56 &&
+                       sizeof(vyre_needs) == 56 + 256 * 4,
+                   "vyre_needs layout");
+
+/*
+ * Fill *out (caller sets out->struct_size) with what `program` (decoded,
+ * so valid) needs when run with `options` (may be NULL):
+ *   - ops: every op id of an instruction; op_types: per op, the type each
+ *     instruction is claimed at: for compares and predicates the operand
+ *     type (their result is always bool), none for statements (ops whose
+ *     table type mask is 0), else the instruction's type field (a load's
+ *     widened type, a cast's target type, an atomic's element type);
+ *   - capabilities: the program's required_caps, plus int64 when an
+ *     instruction's type is u64 or i64 (a u64/i64 buffer no instruction
+ *     loads, stores or updates needs only its storage type), out_range
+ *     for a buffer with VYRE_BUF_OUT_RANGE, fixpoint for
+ *     options->fixpoint_iterations > 1, indirect_dispatch and resident
+ *     for a vyre_indirect chained on options;
+ *   - storage_types: every buffer's element type.
+ * VYRE_INVALID_ARGUMENT for NULL program or out, a struct_size below 4 or
+ * above 64 KiB, or a malformed options chain.  Pure; thread-safe.
+ */
+vyre_status vyre_program_needs(const vyre_program *program, const vyre_dispatch_options *options,
+                               vyre_needs *out, vyre_error *err);
+
+/*
+ * How many items of `needs` an offer lacks (0: it covers them all).  The
+ * offer is a registration's (or vyre_host_candidate's) ops, op_types
+ * (op_count masks parallel to ops; NULL or a 0 mask: every type the op's
+ * class allows; an op listed twice is offered at the union), storage
+ * types and capabilities (for an instance, those of its device profile).
+ * why (may be NULL) receives every missing item, "; "-separated, cut at
+ * why_size bytes: "op div not claimed", "op add not claimed at f32",
+ * "capability int64 not offered", "storage type u64 not offered".  NULL
+ * needs (or a bad struct_size) counts as one item.  Pure; thread-safe.
+ */
+uint32_t vyre_needs_unmet(const vyre_needs *needs, const uint16_t *ops, const uint32_t *op_types,
+                          uint32_t op_count, uint64_t storage_types, uint64_t capabilities,
+                          char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
 /* SHA-256 (FIPS 180-4)                                                */
@@ -270,7 +339,7 @@ uint32_t vyre_f16_to_f32(uint16_t h);
 uint32_t vyre_bf16_to_f32(uint16_t h);
 
 /* ------------------------------------------------------------------ */
-/* f32 arithmetic as vyre defines it (libvyre 1.1.2, VYRE_1.1.2;       */
+/* f32 arithmetic as vyre defines it (libvyre 1.0.0, VYRE_1.1.2;       */
 /* share/doc/vyre/semantics.md, "f32" and "Underflow")                 */
 /* ------------------------------------------------------------------ */
 /* On f32 bits, bit for bit what every backend must compute, for CPU and

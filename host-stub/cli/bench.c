@@ -19,6 +19,7 @@ typedef struct bench_args {
   const char *cases; /* comma-separated case names or prefixes; NULL = all */
   int json;          /* 1 --json (one document), 2 --jsonl (a line per case) */
   int all_devices; /* --device all: the suite on every device in turn */
+  const char *device_uuid; /* --device GPU-...: resolved to `device` in open_device */
 } bench_args;
 
 /* The cases, in the order they run.  The code generator runs before the
@@ -241,8 +242,8 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
       if (m < 0) return CLI_USAGE;
       a.backend = val;
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--device", &val)) != 0) {
-      if (m < 0 || cli_parse_devices(val, &a.device, &a.all_devices))
-        return cli_usage(self, "--device takes a device ordinal or 'all'");
+      if (m < 0 || cli_parse_devices(val, &a.device, &a.all_devices, &a.device_uuid))
+        return cli_usage(self, "--device takes a device ordinal, a device UUID or 'all'");
     } else if ((m = cli_opt_value(self, argc, argv, &i, "--sizes", &val)) != 0) {
       if (m < 0 || parse_sizes(val, &a))
         return cli_usage(self, "--sizes takes up to %d element counts 1..2^31, comma-separated",
@@ -277,7 +278,10 @@ static int run_bench(const cli_command *self, int argc, char **argv) {
 static int open_device(const cli_command *self, const bench_args *a, bench *B,
                        vyre_device_profile *prof) {
   if (cli_open_host(&B->host, &B->err) != VYRE_OK) return cli_fail(self, "%s", B->err.message);
-  vyre_backend_options bo = {sizeof bo, a->device, 0, 0, NULL};
+  if (a->device_uuid &&
+      cli_device_by_uuid(B->host, a->backend, a->device_uuid, &B->ordinal, &B->err) != VYRE_OK)
+    return cli_fail(self, "%s", B->err.message);
+  vyre_backend_options bo = {sizeof bo, B->ordinal, 0, 0, NULL};
   uint32_t index = 0;
   if (vyre_host_create(B->host, a->backend, &bo, &B->b, &index, &B->err) != VYRE_OK)
     return cli_fail(self, "%s", B->err.message);
@@ -378,7 +382,7 @@ static int bench_device(const cli_command *self, const bench_args *args) {
 
 const cli_command cli_cmd_bench = {
     "bench",
-    "bench [--backend ID] [--device N|all] [--cases LIST] [--sizes N,N,...] [--iters N] "
+    "bench [--backend ID] [--device N|UUID|all] [--cases LIST] [--sizes N,N,...] [--iters N] "
     "[--xfer-mib N] [--json | --jsonl]",
     "measure dispatch latency, memory bandwidth, host transfers and compile latency of a backend",
     "Cases (the same names as bench/peers.py, which measures PyTorch and CuPy):\n"
@@ -425,7 +429,8 @@ const cli_command cli_cmd_bench = {
     "                 member in every line; --json: an array of one document per\n"
     "                 device, each with \"ordinal\"), then (text output only) \"vyre\n"
     "                 bench: K devices of backend ID, F failed\"; exit 1 when any\n"
-    "                 device failed\n"
+    "                 device failed; a UUID (GPU-..., all of it or a unique\n"
+    "                 prefix, as `vyre info` prints it): that device\n"
     "  --cases LIST   run only these: groups (latency, bandwidth, transfer, compile,\n"
     "                 all) or case names or their prefixes, comma-separated\n"
     "  --sizes LIST   element counts for the bandwidth cases (default 2^20,2^24,2^28\n"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "abi/support/json.h"
+#include "abi/support/uuid.h"
 #include "bench.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -67,6 +68,9 @@ void cli_bench_print_document(const bench *B, const vyre_device_profile *prof) {
   }
   vyre__json_key(&w, "device");
   vyre__json_string(&w, prof->name);
+  char uuid[VYRE__UUID_TEXT_SIZE];
+  vyre__json_key(&w, "uuid"); /* which GPU, whatever CUDA_VISIBLE_DEVICES said */
+  vyre__json_string(&w, vyre__uuid_is_zero(prof->uuid) ? NULL : vyre__uuid_format(prof->uuid, uuid));
   vyre__json_key(&w, "compute_units");
   vyre__json_uint(&w, prof->compute_units);
   vyre__json_key(&w, "cases");

@@ -142,8 +142,21 @@ void cli_format_caps(uint64_t caps, char *out, size_t size);
  * the failure to create on ordinal 0. */
 vyre_status cli_backend_devices(vyre_host *host, const char *id, uint32_t *count,
                                 uint32_t *index, vyre_backend **first, vyre_error *err);
-/* Parse a --device value: an ordinal, or "all" when `all` is non-NULL
- * (*all = 1).  0 on success. */
-int cli_parse_devices(const char *text, uint32_t *ordinal, int *all);
+/* Parse a --device value: an ordinal, "all" when `all` is non-NULL
+ * (*all = 1), or, when `uuid` is non-NULL, a device UUID: the whole
+ * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" or a prefix of it, "GPU-"
+ * and dashes optional (a prefix of decimal digits only needs "GPU-",
+ * else it is an ordinal); *uuid = text then (else NULL), to be resolved
+ * with cli_device_by_uuid once the host is open.  0 on success. */
+int cli_parse_devices(const char *text, uint32_t *ordinal, int *all, const char **uuid);
+/* The ordinal of the device of backend `id` (NULL: the backend
+ * vyre_host_create picks) whose profile's UUID matches `uuid` (from
+ * cli_parse_devices): an instance is created on each ordinal (the count
+ * as cli_backend_devices) and its profile read.  VYRE_OK with *ordinal;
+ * VYRE_NO_DEVICE when no device or several match (the message lists
+ * every device's UUID), VYRE_INVALID_ARGUMENT for text that is no UUID,
+ * or the failure to create on ordinal 0. */
+vyre_status cli_device_by_uuid(vyre_host *host, const char *id, const char *uuid,
+                               uint32_t *ordinal, vyre_error *err);
 
 #endif /* VYRE_CLI_H */

@@ -11,6 +11,26 @@
 #include "conform.h"
 #include "cli.h"
 
+/* Why the instance of t could not be made (vyre_host_create's st and
+ * message): SKIPPED for VYRE_NO_DEVICE, otherwise t->unusable. */
+static void unusable_reason(cf_target *t, vyre_status st, const char *message) {
+  if (st == VYRE_NO_DEVICE) {
+    snprintf(t->reason, sizeof t->reason, "%.600s", message);
+    return;
+  }
+  t->unusable = 1;
+  if ((int)st < 0 || (int)st >= VYRE_STATUS_COUNT_)
+    snprintf(t->reason, sizeof t->reason, "instance: the factory returned %d, which is no "
+             "vyre_status (%.420s). Fix: return a vyre_status; VYRE_NO_DEVICE when there is no "
+             "device here", (int)st, message);
+  else if (strstr(message, "Fix:"))
+    snprintf(t->reason, sizeof t->reason, "instance: %.600s", message);
+  else
+    snprintf(t->reason, sizeof t->reason, "instance: %.460s. Fix: the factory may refuse only "
+             "with VYRE_NO_DEVICE (no device here); otherwise it returns VYRE_OK and a "
+             "well-formed instance", message);
+}
+
 /* Fill a target from candidate `index` and try to create an instance. */
 static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_target *t) {
   memset(t, 0, sizeof *t);
@@ -43,13 +63,19 @@ static void target_from(vyre_host *host, uint32_t index, uint32_t device, cf_tar
   vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
   vyre_error err = VYRE_ERROR_INIT;
   vyre_backend *b = NULL;
-  if (vyre_host_create(host, t->id, &bo, &b, NULL, &err) != VYRE_OK) {
-    snprintf(t->reason, sizeof t->reason, "%.600s", err.message);
+  vyre_status st = vyre_host_create(host, t->id, &bo, &b, NULL, &err);
+  if (st != VYRE_OK) {
+    /* "No device here" is the one refusal a usable plugin makes: SKIPPED.
+     * Any other (a malformed instance, VYRE_OK without one, a status that
+     * is no vyre_status, a plain failure) means no host can use it. */
+    unusable_reason(t, st, err.message);
     return;
   }
   if (!VYRE_HOST_HAS(b, dispatch) || !VYRE_HOST_HAS(b, outputs_free)) {
-    snprintf(t->reason, sizeof t->reason, "the instance's vtable (%u bytes) has no dispatch or "
-             "outputs_free entry. Fix: implement them", b->vt->struct_size);
+    t->unusable = 1;
+    snprintf(t->reason, sizeof t->reason, "instance: its vtable (%u bytes) has no %s entry, so "
+             "no host can run a program on it. Fix: set dispatch and outputs_free in the vtable",
+             b->vt->struct_size, VYRE_HOST_HAS(b, dispatch) ? "outputs_free" : "dispatch");
     b->vt->destroy(b);
     return;
   }
@@ -302,7 +328,9 @@ const cli_command cli_cmd_conform = {
     "using an op, capability or storage type the backend does not offer is\n"
     "skipped-unsupported; a claimed op that fails is a failure.  Each plugin is\n"
     "checked first: its ELF exports (only vyre_plugin_descriptor and\n"
-    "vyre_plugin_entry), descriptor sizes, RTLD_NOW loading.\n\n"
+    "vyre_plugin_entry), descriptor sizes, RTLD_NOW loading, then its\n"
+    "instance: a factory failure other than VYRE_NO_DEVICE (SKIPPED), a\n"
+    "malformed instance or one without dispatch fails.\n\n"
     "options:\n"
     "  --backend ID        the backend to certify (default: the one `vyre run` picks)\n"
     "  --all               every backend found (the reference is checked against itself)\n"
@@ -334,7 +362,8 @@ const cli_command cli_cmd_conform = {
     "When stderr is a terminal, a progress line there counts the cases.\n\n"
     "exit status:\n"
     "  0  nothing failed (skips are fine)\n"
-    "  1  a case, a static check or a report failed, the corpus cannot be read\n"
+    "  1  a case, a static check, the instance or a report failed, the corpus\n"
+    "     cannot be read\n"
     "     or --filter selects none of it, or the backend or the reference\n"
     "     cannot be used\n"
     "  2  the command line is wrong\n\n"

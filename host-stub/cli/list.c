@@ -5,6 +5,7 @@
 
 #include "vyre/vyre_support.h"
 #include "abi/support/json.h"
+#include "abi/support/uuid.h"
 #include "cli.h"
 
 static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
@@ -116,8 +117,8 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
     if (vyre_host_forced_id(host))
       printf("* = the backend `vyre run` uses: '%s', forced by VYRE_BACKEND.\n", c.id);
     else
-      printf("* = the backend `vyre run` uses: '%s', the lowest precedence that works here.\n",
-             c.id);
+      printf("* = the backend `vyre run` uses: '%s', the lowest precedence that works here, "
+             "for every program it covers.\n", c.id);
   } else {
     printf("no usable backend: %s\n", select_error ? select_error : "(unknown)");
   }
@@ -235,7 +236,9 @@ static void print_bytes(const char *label, uint64_t bytes) {
 
 static void print_profile(const vyre_device_profile *p) {
   char caps[512];
+  char uuid[VYRE__UUID_TEXT_SIZE];
   printf("device %u: %s\n", p->ordinal, p->name);
+  if (!vyre__uuid_is_zero(p->uuid)) printf("  %-17s%s\n", "uuid:", vyre__uuid_format(p->uuid, uuid));
   if (p->compute_major || p->compute_minor)
     printf("  %-17s%u.%u\n", "compute cap:", p->compute_major, p->compute_minor);
   printf("  %-17s%u\n", "compute units:", p->compute_units);
@@ -421,6 +424,8 @@ static void info_json_profile(vyre__json *w, const vyre_device_profile *p) {
   vyre__json_uint(w, p->resident_budget);
   vyre__json_key(w, "device_count");
   vyre__json_uint(w, p->device_count);
+  vyre__json_key(w, "uuid");
+  vyre__json_string(w, vyre__uuid_is_zero(p->uuid) ? NULL : vyre__uuid_format(p->uuid, caps));
   vyre__json_key(w, "capabilities");
   cli_format_caps(p->capabilities, caps, sizeof caps);
   json_words(w, caps);
@@ -504,6 +509,7 @@ static int info_json(vyre_host *host, const vyre_host_candidate *c, vyre_backend
 static int run_info(const cli_command *self, int argc, char **argv) {
   const char *id = NULL;
   uint32_t ordinal = 0;
+  const char *uuid = NULL; /* --device GPU-... */
   int device_given = 0;
   int json = 0;
   for (int i = 1; i < argc;) {
@@ -516,8 +522,8 @@ static int run_info(const cli_command *self, int argc, char **argv) {
     int m = cli_opt_value(self, argc, argv, &i, "--device", &v);
     if (m < 0) return CLI_USAGE;
     if (m > 0) {
-      if (cli_parse_devices(v, &ordinal, NULL) != 0)
-        return cli_usage(self, "--device '%s' is not a device number", v);
+      if (cli_parse_devices(v, &ordinal, NULL, &uuid) != 0)
+        return cli_usage(self, "--device '%s' is not a device number or UUID", v);
       device_given = 1;
       continue;
     }
@@ -528,6 +534,10 @@ static int run_info(const cli_command *self, int argc, char **argv) {
   vyre_host *host = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
+  if (uuid && cli_device_by_uuid(host, id, uuid, &ordinal, &err) != VYRE_OK) {
+    vyre_host_close(host);
+    return cli_fail(self, "%s", err.message);
+  }
   vyre_backend_options bo = {sizeof bo, ordinal, 0, 0, NULL};
   vyre_backend *b = NULL;
   uint32_t index = 0;
@@ -596,16 +606,18 @@ done:
 
 const cli_command cli_cmd_info = {
     "info",
-    "info [BACKEND] [--device N] [--json]",
+    "info [BACKEND] [--device N|UUID] [--json]",
     "show a backend's registration, devices, capabilities, ops and metrics",
     "BACKEND is an id from `vyre list`; without it, the backend `vyre run` would\n"
     "use.  Without --device, every device of the backend: \"devices: K\", then\n"
     "each device's profile (an instance is created on each ordinal; the count\n"
     "is the profile's device_count, else the ordinals before the first that\n"
     "has no device), then the metrics of the instance on device 0.  With\n"
-    "--device N, only device N's profile and metrics.\n\n"
+    "--device N, only device N's profile and metrics.  A device's \"uuid:\" line\n"
+    "(NVIDIA's GPU-xxxxxxxx-... form) is left out when the backend reports none.\n\n"
     "options:\n"
-    "  --device N   device ordinal (default: every device)\n"
+    "  --device N   device ordinal (default: every device), or its UUID (all of\n"
+    "               it or a unique prefix, GPU- optional)\n"
     "  --json       one JSON object: \"backend\" (the registration), \"device\" (the\n"
     "               profile of device N, default 0), \"devices\" (the profile of\n"
     "               every device shown, null for one that cannot be) and\n"

@@ -307,7 +307,7 @@ static int run_version(const cli_command *self, int argc, char **argv) {
 static const cli_command cli_cmd_version = {
     "version", "version", "print the versions of vyre, its ABI and the libraries it runs with",
     "Three lines: this vyre's release and the backend ABI it was built for\n"
-    "(\"vyre 0.1.0 (host ABI 1.1)\"), then the release and ABI of the libvyre and\n"
+    "(\"vyre 1.0.0 (host ABI 1.1)\"), then the release and ABI of the libvyre and\n"
     "libvyre-host it runs with (they may be newer than the headers it was built\n"
     "with).  `vyre --version` prints the same.\n\n"
     "exit status:\n"

@@ -18,6 +18,7 @@ typedef struct run_args {
   uint32_t input_count;
   vyre_dispatch_options options;
   uint32_t device;
+  const char *device_uuid; /* --device GPU-...: resolved into device by open_backend */
   uint32_t repeat;
   uint32_t show;
   int timed;
@@ -119,8 +120,8 @@ static int parse_value_option(const cli_command *self, int argc, char **argv, in
     goto taken;
   }
   VALUE_OPTION("--device") {
-    if (cli_parse_u32(v, 0, 1024, &a->device) != 0)
-      return cli_usage(self, "--device '%s' is not a device number", v);
+    if (cli_parse_devices(v, &a->device, NULL, &a->device_uuid) != 0)
+      return cli_usage(self, "--device '%s' is not a device number or UUID", v);
     goto taken;
   }
 #undef VALUE_OPTION
@@ -213,6 +214,7 @@ typedef struct run_state {
   vyre_host *host;
   vyre_backend *b;
   vyre_host_candidate cand; /* the backend's id */
+  char id_storage[32];      /* cand.id when no candidate is known */
   vyre_outputs *outs;       /* the last dispatch's */
   vyre_input inputs[MAX_INPUTS];
   void *owned[MAX_INPUTS]; /* the inputs' bytes */
@@ -260,16 +262,46 @@ static int load_inputs(const cli_command *self, const run_args *a, run_state *S)
   return CLI_OK;
 }
 
-/* Create the backend (--backend, --device) and check it can dispatch. */
+/* The candidate behind instance b, which vyre_host_create_for does not
+ * name: the one registered with its device profile's backend id. */
+static void candidate_of(run_state *S) {
+  vyre_device_profile p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  if (!VYRE_HOST_HAS(S->b, device_profile) ||
+      S->b->vt->device_profile(S->b, &p, NULL) != VYRE_OK)
+    snprintf(p.backend_id, sizeof p.backend_id, "?");
+  int32_t index = vyre_host_find(S->host, p.backend_id);
+  if (index >= 0) vyre_host_backend_info(S->host, (uint32_t)index, &S->cand, NULL);
+  /* A backend whose profile names no registered id: the id it reports. */
+  if (index < 0 || !S->cand.id) {
+    snprintf(S->id_storage, sizeof S->id_storage, "%s", p.backend_id);
+    S->cand.id = S->id_storage;
+  }
+}
+
+/* Create the backend and check it can dispatch: --backend ID's, else
+ * the best that covers the program (vyre_host_create_for: docs/host.md,
+ * "Selection for a program"). */
 static int open_backend(const cli_command *self, run_args *a, run_state *S) {
   if (cli_open_host(&S->host, &S->err) != VYRE_OK) return cli_fail(self, "%s", S->err.message);
+  if (a->device_uuid &&
+      cli_device_by_uuid(S->host, a->backend, a->device_uuid, &a->device, &S->err) != VYRE_OK)
+    return cli_fail(self, "%s", S->err.message);
   vyre_backend_options bo = {sizeof bo, a->device, 0, 0, NULL};
   uint32_t index = 0;
-  if (vyre_host_create(S->host, a->backend, &bo, &S->b, &index, &S->err) != VYRE_OK)
-    return cli_fail(self, "%s", S->err.message);
   memset(&S->cand, 0, sizeof S->cand);
   S->cand.struct_size = sizeof S->cand;
-  vyre_host_backend_info(S->host, index, &S->cand, NULL);
+  if (a->backend) {
+    if (vyre_host_create(S->host, a->backend, &bo, &S->b, &index, &S->err) != VYRE_OK)
+      return cli_fail(self, "%s", S->err.message);
+    vyre_host_backend_info(S->host, index, &S->cand, NULL);
+  } else {
+    if (vyre_host_create_for(S->host, S->bytes, S->size, &a->options, &bo, &S->b, &S->err) !=
+        VYRE_OK)
+      return cli_fail(self, "%s: %s", a->program, S->err.message);
+    candidate_of(S);
+  }
   if (!VYRE_HOST_HAS(S->b, dispatch) || !VYRE_HOST_HAS(S->b, outputs_free))
     return cli_fail(self, "backend '%s' has no dispatch entry (vtable of %u bytes). Fix: pick "
                     "another backend with --backend (see `vyre list`)",
@@ -375,8 +407,10 @@ const cli_command cli_cmd_run = {
     "N is needed only for buffers sized by their input (count 0); for the others\n"
     "it must match the declared count or be left out.\n\n"
     "options:\n"
-    "  --backend ID      use this backend (default: VYRE_BACKEND, else the best)\n"
-    "  --device N        device ordinal (default 0)\n"
+    "  --backend ID      use this backend (default: VYRE_BACKEND, else the best\n"
+    "                    backend whose registration and device cover the program)\n"
+    "  --device N        device ordinal (default 0), or the device's UUID\n"
+    "                    (GPU-..., all of it or a unique prefix; `vyre info`)\n"
     "  --ulp N           ulp budget for transcendentals (default 0 = strict)\n"
     "  --wg X,Y,Z        override the program's workgroup size\n"
     "  --grid X,Y,Z      override the derived grid\n"

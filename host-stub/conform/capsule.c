@@ -116,9 +116,9 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
                     (unsigned long long)c->indirect_offset);
   /* Every capability the case needs, the derived ones included (reading
    * them back as `requires` changes nothing), so a reader sees them. */
-  cf_needs needs;
-  cf_program_needs(p, o, &needs);
-  uint64_t caps = needs.caps | c->extra_caps;
+  vyre_needs needs;
+  cf_case_needs(c, &needs);
+  uint64_t caps = needs.capabilities;
   if (caps) {
     vyre__sb_printf(&b, ";@ requires");
     for (uint32_t bit = 0; bit < 64; bit++)

@@ -296,35 +296,14 @@ void cf_case_full_name(const cf_case *c, char *out, size_t size) {
 /* Needs and offers                                                    */
 /* ------------------------------------------------------------------ */
 
-uint32_t cf_inst_type(const vyre_program *p, uint32_t i) {
-  const vyre_inst *in = &p->insts[i];
-  const vyre_op_info *info = vyre_op_lookup(in->op);
-  if (!info || info->type_mask == 0) return VYRE_T_VOID;
-  if (info->op_class == VYRE_OC_COMPARE || info->op_class == VYRE_OC_PREDICATE)
-    return in->a < i ? p->value_type[in->a] : VYRE_T_VOID;
-  return in->type;
-}
-
-void cf_program_needs(const vyre_program *p, const vyre_dispatch_options *options,
-                      cf_needs *out) {
+void cf_case_needs(const cf_case *c, vyre_needs *out) {
+  vyre_dispatch_options o = c->options;
+  o.next = NULL;
   memset(out, 0, sizeof *out);
-  out->caps = p->required_caps;
-  for (uint32_t i = 0; i < p->inst_count; i++) {
-    uint32_t op = p->insts[i].op;
-    cf_opset_add(&out->ops, op);
-    uint32_t t = cf_inst_type(p, i);
-    if (t == VYRE_T_VOID || t >= VYRE_T_COUNT_ || op >= 256) continue;
-    out->op_types[op] |= VYRE_TBIT(t);
-    /* Every u64/i64 value is made by an instruction of that type (a load,
-     * a constant, a cast, an atomic...), so this finds them all; a buffer
-     * no instruction touches needs only its storage type. */
-    if (t == VYRE_T_U64 || t == VYRE_T_I64) out->caps |= VYRE_CAP_INT64;
-  }
-  if (options && options->fixpoint_iterations > 1) out->caps |= VYRE_CAP_FIXPOINT;
-  for (uint32_t i = 0; i < p->buffer_count; i++) {
-    out->storage_types |= 1ull << p->buffers[i].decl.elem_type;
-    if (p->buffers[i].decl.flags & VYRE_BUF_OUT_RANGE) out->caps |= VYRE_CAP_OUT_RANGE;
-  }
+  out->struct_size = sizeof *out;
+  /* Cannot fail: a decoded program, a full-sized out, no chain. */
+  (void)vyre_program_needs(c->decoded, &o, out, NULL);
+  out->capabilities |= c->extra_caps;
 }
 
 void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types) {
@@ -337,59 +316,15 @@ void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types) {
   offer->op_types[op] = (types && all) ? (types & all) : 0;
 }
 
-/* Count one missing item and append it, "; "-separated, to why[] (cut
- * at why_size). */
-typedef struct why_text {
-  char *s;
-  size_t size, used;
-  uint32_t missing;
-} why_text;
-
-static void why_add(why_text *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void why_add(why_text *w, const char *fmt, ...) {
-  w->missing++;
-  if (w->used + 1 >= w->size) return;
-  if (w->used) w->used += (size_t)snprintf(w->s + w->used, w->size - w->used, "; ");
-  if (w->used + 1 >= w->size) {
-    w->used = w->size - 1;
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(w->s + w->used, w->size - w->used, fmt, ap);
-  va_end(ap);
-  w->used += n < 0 ? 0 : (size_t)n;
-  if (w->used >= w->size) w->used = w->size - 1;
-}
-
-int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, size_t why_size) {
-  why_text w = {why, why_size, 0, 0};
-  if (why_size) why[0] = '\0';
+int cf_offer_covers(const cf_offer *offer, const vyre_needs *needs, char *why, size_t why_size) {
+  /* The offer as a registration lists it, for libvyre's one comparison. */
+  uint16_t ops[256];
+  uint32_t types[256], n = 0;
   for (uint32_t op = 0; op < 256; op++) {
-    if (!cf_opset_has(&needs->ops, op)) continue;
-    const vyre_op_info *info = vyre_op_lookup(op);
-    const char *name = info ? info->mnemonic : "?";
-    if (!cf_opset_has(&offer->ops, op)) {
-      why_add(&w, "op %s not claimed", name);
-      continue;
-    }
-    uint32_t types = offer->op_types[op] ? needs->op_types[op] & ~offer->op_types[op] : 0;
-    if (types) {
-      char list[128];
-      why_add(&w, "op %s not claimed at %s", name,
-              vyre_type_list(types, NULL, list, sizeof list));
-    }
+    if (!cf_opset_has(&offer->ops, op)) continue;
+    ops[n] = (uint16_t)op;
+    types[n++] = offer->op_types[op];
   }
-  uint64_t caps = needs->caps & ~offer->caps;
-  for (uint32_t bit = 0; bit < 64; bit++) {
-    if (!((caps >> bit) & 1)) continue;
-    const char *name = vyre_capability_name(bit);
-    if (name) why_add(&w, "capability %s not offered", name);
-    else why_add(&w, "capability bit %u not offered", bit);
-  }
-  uint64_t types = needs->storage_types & ~offer->storage_types;
-  for (uint32_t t = 0; t < 64; t++)
-    if ((types >> t) & 1) why_add(&w, "storage type %s not offered", vyre_type_name(t));
-  return w.missing == 0;
+  return vyre_needs_unmet(needs, ops, types, n, offer->storage_types, offer->caps, why,
+                          why_size) == 0;
 }
-

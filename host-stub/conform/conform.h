@@ -155,7 +155,7 @@ vyre_status cf_corpus_hash(const char *dir, char **paths, uint32_t count, char h
                            vyre_error *err);
 
 /* ------------------------------------------------------------------ */
-/* What a case needs (case.c)                                         */
+/* What a case needs and a backend offers (case.c)                    */
 /* ------------------------------------------------------------------ */
 
 /* 256-bit op-id set. */
@@ -170,41 +170,16 @@ static inline int cf_opset_has(const cf_opset *s, uint32_t op) {
 }
 
 /*
- * What a case needs and what a backend offers (docs/conformance.md,
- * "Skipped vs failed").  Types are per op: an instruction is claimed at
- * the type cf_inst_type gives, and a backend's registration may support
- * an op at fewer types than its class allows (vyre_registration.op_types).
+ * What a case needs is libvyre's vyre_needs (vyre_program_needs in
+ * vyre_support.h: one implementation for hosts, the harness and the
+ * fuzzer); a case's `requires` comes on top (cf_case.extra_caps).  What a
+ * backend offers is below; docs/conformance.md, "Skipped vs failed".
  */
-typedef struct cf_needs {
-  cf_opset ops;
-  uint64_t caps;          /* VYRE_CAP_* */
-  uint64_t storage_types; /* 1 << vyre_type of every buffer */
-  uint32_t op_types[256]; /* per op: VYRE_TBIT of each type its instructions have
-                             (cf_inst_type); 0 for ops without a type (statements) */
-} cf_needs;
 
-/*
- * The type instruction i of p is claimed at (vyre_registration.op_types):
- * for compares and predicates the type of the operand (their result is
- * always bool); for statements (ops whose table type mask is 0: let,
- * assign, store, if, else, end, loop, block, return, barrier, trap)
- * VYRE_T_VOID, no type; for every other op the instruction's type field
- * (the result type: a load's widened type, a cast's target type, an
- * atomic's element type).  p must be a decoded (validated) program.
- */
-uint32_t cf_inst_type(const vyre_program *p, uint32_t i);
-
-/*
- * The needs of a program run with `options` (may be NULL): its ops and
- * the types each is used at; the capabilities vyre_program_decode derives
- * (required_caps), plus fixpoint for fixpoint_iterations > 1, int64 when
- * an instruction's type (cf_inst_type) is u64 or i64, and out_range when
- * a buffer has VYRE_BUF_OUT_RANGE; the storage type of every buffer.  A
- * u64/i64 buffer that no instruction loads, stores or updates needs only
- * its storage type.  A case's `requires` comes on top (cf_case.extra_caps).
- */
-void cf_program_needs(const vyre_program *p, const vyre_dispatch_options *options,
-                      cf_needs *out);
+/* What case c needs: vyre_program_needs of its program and options (the
+ * options' extension chain left out: the harness chains its own structs
+ * per call), plus its `requires` (cf_case.extra_caps). */
+void cf_case_needs(const cf_case *c, vyre_needs *out);
 
 /* What a backend offers: from its registration (and device profile).
  * Fill ops and op_types with cf_offer_claim. */
@@ -222,10 +197,10 @@ typedef struct cf_offer {
 void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types);
 
 /* 1 when the backend offers everything; else 0 and why[] names what is
- * missing, every item, "; "-separated: "op sin not claimed", "op add not
- * claimed at f32", "capability int64 not offered", "storage type u64 not
- * offered". */
-int cf_offer_covers(const cf_offer *offer, const cf_needs *needs, char *why, size_t why_size);
+ * missing, every item, "; "-separated (vyre_needs_unmet's words: "op sin
+ * not claimed", "op add not claimed at f32", "capability int64 not
+ * offered", "storage type u64 not offered"). */
+int cf_offer_covers(const cf_offer *offer, const vyre_needs *needs, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
 /* Running and comparing (exec.c, compare.c)                          */
@@ -496,6 +471,8 @@ typedef struct cf_target {
   uint32_t registration_size, vtable_size; /* as the descriptor/registration state */
   cf_offer offer;           /* registration: ops, capabilities, storage types */
   vyre_backend *backend;    /* an instance, or NULL when unavailable (no device) */
+  int unusable;             /* loaded, but no host can use it (reason says why): a failure;
+                               0 with backend NULL: no device here, SKIPPED */
   int has_profile;
   vyre_device_profile profile;
 } cf_target;
@@ -525,7 +502,7 @@ typedef struct cf_options {
   const char *filter;           /* glob or substring on "category/name"; NULL = all */
   const char *capsule_dir;      /* where failures go; NULL = "conform-failures" */
   const char *json_path, *junit_path, *certificate_path; /* may be NULL */
-  const char *tool_version;     /* "vyre-cuda 0.1.0" */
+  const char *tool_version;     /* "vyre-cuda 1.0.0" */
   int minimize;                 /* shrink failing cases */
   uint32_t minimize_tries;      /* 0 = 1000 */
   int verbose;                  /* a line per case */

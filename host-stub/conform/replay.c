@@ -39,12 +39,12 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
   for (uint32_t k = 0; k < nt; k++) {
     cf_target *t = &targets[k];
     if (!t->backend) {
-      fprintf(o->out, "  %s: SKIPPED: %s\n", t->id, t->reason);
+      fprintf(o->out, "  %s: %s: %s\n", t->id, t->unusable ? "FAILED" : "SKIPPED", t->reason);
+      if (t->unusable) exit_code = 1;
       continue;
     }
-    cf_needs needs;
-    cf_program_needs(c->decoded, &c->options, &needs);
-    needs.caps |= c->extra_caps;
+    vyre_needs needs;
+    cf_case_needs(c, &needs);
     char why[256];
     if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
       fprintf(o->out, "  %s: skipped-unsupported: %s\n", t->id, why);

@@ -82,7 +82,7 @@ static void write_junit(FILE *f, cf_case **cases, uint32_t ncases, const char *c
   uint32_t tests = 0, failures = 0, skipped = 0;
   for (uint32_t k = 0; k < nt; k++) {
     tests += reps[k].cases ? ncases : 0;
-    failures += reps[k].n[R_FAIL];
+    failures += reps[k].n[R_FAIL] + (reps[k].t->unusable ? 1u : 0u);
     skipped += reps[k].n[R_SKIP];
   }
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"vyre conform\" "
@@ -91,12 +91,20 @@ static void write_junit(FILE *f, cf_case **cases, uint32_t ncases, const char *c
     cf_target_report *r = &reps[k];
     fprintf(f, "  <testsuite name=\"conform.");
     cf_xml_text(f, r->t->id);
-    fprintf(f, "\" tests=\"%u\" failures=\"%u\" skipped=\"%u\">\n", r->cases ? ncases : 0,
-            r->n[R_FAIL], r->n[R_SKIP]);
+    fprintf(f, "\" tests=\"%u\" failures=\"%u\" skipped=\"%u\">\n",
+            r->cases ? ncases : r->t->unusable ? 1u : 0u, r->n[R_FAIL] + (r->t->unusable ? 1u : 0u),
+            r->n[R_SKIP]);
     if (!r->cases) {
       fprintf(f, "    <properties><property name=\"unavailable\" value=\"");
       cf_xml_text(f, r->t->reason);
       fprintf(f, "\"/></properties>\n");
+    }
+    if (r->t->unusable) { /* no host can use it: one failure, not a skip */
+      fprintf(f, "    <testcase classname=\"");
+      cf_xml_text(f, r->t->id);
+      fprintf(f, "\" name=\"instance\">\n      <failure message=\"");
+      cf_xml_text(f, r->t->reason);
+      fprintf(f, "\"/>\n    </testcase>\n");
     }
     for (uint32_t i = 0; r->cases && i < ncases; i++) {
       const cf_case_outcome *oc = &r->cases[i];

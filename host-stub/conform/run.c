@@ -117,9 +117,8 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
 static void run_case(const cf_options *o, cf_target_report *r, vyre_backend *reference, cf_case *c,
                      cf_case_outcome *out) {
   cf_target *t = r->t;
-  cf_needs needs;
-  cf_program_needs(c->decoded, &c->options, &needs);
-  needs.caps |= c->extra_caps;
+  vyre_needs needs;
+  cf_case_needs(c, &needs);
   char why[256];
   if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
     out->result = R_SKIP;
@@ -280,6 +279,13 @@ static int run_target(const cf_options *o, cf_target_report *r, vyre_backend *re
   cf_paint(o, r->static_ok ? "32" : "1;31", r->static_ok ? "ok" : "FAILED");
   fprintf(o->out, ": %s\n", r->static_note);
   if (!r->static_ok) failed = 1;
+  if (!t->backend && t->unusable) {
+    /* Loaded, but no host can use it: a failure, never a skip. */
+    fputs("  ", o->out);
+    cf_paint(o, "1;31", "FAILED");
+    fprintf(o->out, ": %s\n", t->reason);
+    return 1;
+  }
   if (!t->backend) {
     fprintf(o->out, "  SKIPPED: %s\n", t->reason[0] ? t->reason : "no instance");
     return failed;

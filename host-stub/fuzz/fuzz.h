@@ -24,6 +24,19 @@ vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_progra
                         vyre_error *err);
 void fz_program_free(fz_program *p);
 
+/*
+ * The same within a backend's claims (progen_claims; NULL: none, as
+ * fz_generate): attempt k > 0 is another program for (seed, index),
+ * for when attempt k - 1 needs something the claims lack.  Deterministic.
+ */
+vyre_status fz_generate_claimed(uint64_t seed, uint64_t index, uint32_t flags,
+                                const progen_claims *claims, uint32_t attempt, fz_program *out,
+                                vyre_error *err);
+
+/* The claims of a target's offer (its registration, capabilities
+ * narrowed by its device profile), for fz_generate_claimed. */
+void fz_claims_from(const cf_offer *offer, progen_claims *out);
+
 /* ptxas batches: many kernels per ptxas run, assembled in the background. */
 typedef struct fz_ptxas fz_ptxas;
 /* dir: where batch files go (created).  arch "sm_90". */
@@ -80,11 +93,21 @@ typedef struct fz_options {
  * storage types it lacks). */
 uint32_t fz_flags_for(const cf_offer *offer);
 
+/* A run skipping more than this share of its programs (in percent), or
+ * comparing none, fails (docs/fuzzing.md, "Small backends"). */
+#define FZ_SKIP_PERCENT 10u
+
+/* 1 when a run of `programs` programs, `skipped` of them skipped (no
+ * program within the backend's claims), fails by that rule. */
+int fz_too_many_skipped(uint64_t programs, uint64_t skipped);
+
 /*
  * vyre fuzz: programs of the seed on target->backend and the reference
  * (or, in ptxas mode, target NULL: the reference, codegen and ptxas);
- * mismatches are written as capsules and minimized.  Returns the exit
- * status (0 clean, 1 mismatches or failures), or 2 with err set when
+ * mismatches are written as capsules and minimized.  Programs are made
+ * within the target's claims (fz_generate_claimed).  Returns the exit
+ * status (0 clean, 1 mismatches or failures, or nothing compared, or
+ * more than FZ_SKIP_PERCENT skipped), or 2 with err set when
  * nothing could run (a target without an instance: a plugin that did not
  * load is a failure, never a pass).
  */

@@ -87,6 +87,7 @@ typedef struct gen {
   int mma;       /* race-free: this program has MMA sections (mma.c) */
   int uses_fmma; /* a float mma: the program needs a ulp budget */
   uint32_t nmma;
+  const progen_claims *claims; /* race-free shape: only what these claim; NULL: anything */
   struct {
     uint8_t comp;                  /* A/B component: f16 bf16 i8 u8 */
     uint8_t a, b, c, tile, out;    /* gbuf indices; c and tile 0xff when absent */
@@ -101,6 +102,17 @@ static inline int has(gen *g, uint32_t f) { return (g->flags & f) != 0; }
 static inline int rf(gen *g) { return has(g, PROGEN_RACE_FREE); }
 static inline int ew(gen *g) { return has(g, PROGEN_ELEMENTWISE); }
 static inline int room(gen *g) { return vyre_b_inst_count(g->b) < g->max_insts; }
+/* Whether op may be used at type t (VYRE_T_VOID for statements; a
+ * compare's operand type) under the claims (progen_claims). */
+static inline int can(const gen *g, uint32_t op, uint32_t t) {
+  return !g->claims || (op < 256 && t < 32 && ((g->claims->op_types[op] >> t) & 1));
+}
+/* Whether values of type t can be made at all: a constant of it is the
+ * fallback of every expression. */
+static inline int can_value(const gen *g, uint32_t t) { return can(g, VYRE_OP_CONST, t); }
+/* Whether a statement op may be used. */
+static inline int can_do(const gen *g, uint32_t op) { return can(g, op, VYRE_T_VOID); }
+
 /* Collectives (barriers, subgroup ops) are allowed here. */
 static inline int uniform_here(gen *g) { return g->cf_uniform && !g->diverged && !ew(g); }
 
@@ -140,6 +152,9 @@ uint32_t fz_value(gen *g, uint8_t t, int depth, int uni);
 uint32_t fz_edge_f32(gen *g);
 uint32_t fz_f32_special(gen *g);
 vyre_op fz_transcendental(gen *g);
+/* One of list[0..n) claimed at type t, drawn as list[rnd(n)] is when all
+ * are; 0 when none is. */
+int fz_choose(gen *g, const vyre_op *list, uint32_t n, uint32_t t, vyre_op *out);
 
 /* ------------------------------------------------------------------ */
 /* Statements (stmt.c)                                                 */
@@ -162,6 +177,10 @@ void fz_leave_scope(gen *g);
 
 uint8_t fz_storage_type(gen *g);
 uint8_t fz_atomic_type(gen *g);
+/* Whether every atomic op is claimed at type t (and values of it can be made). */
+int fz_atomic_ok(const gen *g, uint8_t t);
+/* The PROGEN_NO_* flags the claims imply (parts that need an op they lack). */
+uint32_t fz_claims_flags(const gen *g);
 /* Declare a buffer (binding UINT32_MAX: the next one) and track it. */
 gbuf *fz_add_buf(gen *g, const char *name, uint32_t binding, uint8_t kind, vyre_access access,
                  uint8_t type, uint32_t count, uint32_t flags);

@@ -6,6 +6,13 @@
 
 #define ATTEMPTS 8
 
+/* Whether the linear id of a 2-D or 3-D workgroup (fz_lin) is claimed. */
+static int multi_dim_ok(const gen *g) {
+  return can(g, VYRE_OP_WORKGROUP_ID, VYRE_T_U32) && can(g, VYRE_OP_LOCAL_ID, VYRE_T_U32) &&
+         can(g, VYRE_OP_MUL, VYRE_T_U32) && can(g, VYRE_OP_ADD, VYRE_T_U32) &&
+         can_value(g, VYRE_T_U32);
+}
+
 static void pick_workgroup(gen *g, const progen_options *o) {
   static const uint32_t shapes[][3] = {{64, 1, 1}, {32, 1, 1}, {1, 1, 1},  {33, 1, 1},
                                        {100, 1, 1}, {128, 1, 1}, {8, 4, 1}, {4, 4, 2},
@@ -33,6 +40,8 @@ static void pick_workgroup(gen *g, const progen_options *o) {
     if (rnd(g, 5) == 0 && wg[0] > 3) wg[0] -= rnd(g, 3);
   } else {
     const uint32_t *s = shapes[rnd(g, N(shapes))];
+    /* Claims without the ops of a 2-D/3-D linear id: one of the 1-D shapes. */
+    if (s[1] * s[2] > 1 && !multi_dim_ok(g)) s = shapes[rnd(g, 6)];
     for (int k = 0; k < 3; k++) wg[k] = s[k];
   }
   vyre_builder_set_workgroup(g->b, wg[0], wg[1], wg[2]);
@@ -88,6 +97,9 @@ vyre_status fz_progen_generate(uint64_t seed, const progen_options *o, progen_pr
     if (!g) return vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "progen: out of memory");
     g->rng = seed ^ (uint64_t)k * 0xd1b54a32d192ed03ull;
     g->flags = o ? o->flags : 0;
+    /* Claims steer the race-free shape only (progen_claims). */
+    g->claims = o && (g->flags & PROGEN_RACE_FREE) ? o->claims : NULL;
+    g->flags |= fz_claims_flags(g);
     g->b = vyre_builder_new(1, 1, 1);
     vyre_status st = g->b ? attempt(g, o, out, &last)
                           : vyre_error_set(&last, VYRE_OUT_OF_MEMORY, 0, "progen: out of memory");

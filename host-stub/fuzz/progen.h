@@ -76,11 +76,30 @@
 #define PROGEN_ELEMENTWISE (1u << 17)
 #define PROGEN_DECL_VARIETY (1u << 18)
 
+/*
+ * What a backend claims (its registration's ops, op_types, storage_types
+ * and capabilities, docs/conformance.md "Skipped vs failed"): with
+ * progen_options.claims set, the race-free shape chooses only ops at
+ * types, storage types and optional parts these allow (docs/fuzzing.md,
+ * "Small backends").  Best effort: a program that needs something else
+ * all the same (a part no claimed op can express) is left to the caller's
+ * coverage check.  NULL claims: everything.
+ */
+typedef struct progen_claims {
+  /* Per op id: VYRE_TBIT of each type it may have, as registrations
+   * state them (a compare's operand type; VYRE_TBIT(VYRE_T_VOID) for a
+   * statement); 0 = the op is not claimed. */
+  uint32_t op_types[256];
+  uint64_t storage_types; /* VYRE_TBIT of each buffer element type */
+  uint64_t caps;          /* VYRE_CAP_* */
+} progen_claims;
+
 typedef struct progen_options {
   uint32_t flags;        /* PROGEN_* */
   uint32_t max_insts;    /* soft cap on instructions; 0 = 80 (race-free: 60..199 by seed) */
   uint32_t workgroup[3]; /* all 0 = random */
   uint32_t elements;     /* inputs of count-0 buffers; 0 = 64 (race-free: chosen by seed) */
+  const progen_claims *claims; /* race-free shape: only what these claim; NULL: anything */
 } progen_options;
 
 typedef struct progen_program {

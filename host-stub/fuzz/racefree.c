@@ -34,8 +34,9 @@ void fz_declare_race_free(gen *g) {
     if (i == 0 && r == 2) flags = VYRE_BUF_OUTPUT;  /* keep out0's count fixed */
     gbuf *fb = fz_add_buf(g, name, UINT32_MAX, K_OUT, acc, fz_storage_type(g), count, flags);
     fb->off = chance(g, 80) ? 0 : (chance(g, 50) ? 1 + rnd(g, 3) : count + rnd(g, 4));
+    if (!can(g, VYRE_OP_ADD, VYRE_T_U32)) fb->off = 0; /* lin + off needs add */
     uint32_t es = vyre_type_size(fb->type);
-    if (chance(g, 15) && count > 2) {
+    if ((!g->claims || (g->claims->caps & VYRE_CAP_OUT_RANGE)) && chance(g, 15) && count > 2) {
       uint32_t first = rnd(g, count / 2), len = 1 + rnd(g, count - first - 1);
       vyre_b_buffer_range(g->b, fb->index, first * es, len * es);
     }
@@ -47,7 +48,7 @@ void fz_declare_race_free(gen *g) {
       static const uint32_t ks[] = {1, 2, 4, 8};
       gbuf *fb = fz_add_buf(g, "acc", UINT32_MAX, K_ACC, VYRE_ACCESS_READ_WRITE, fz_atomic_type(g),
                          ks[rnd(g, 4)], 0);
-      fb->op = commutative[rnd(g, N(commutative))];
+      fz_choose(g, commutative, N(commutative), fb->type, &fb->op);
     }
     if (chance(g, 35))
       fz_add_buf(g, "own", UINT32_MAX, K_OWN, VYRE_ACCESS_READ_WRITE, fz_atomic_type(g), g->n,
@@ -58,7 +59,7 @@ void fz_declare_race_free(gen *g) {
     if (!has(g, PROGEN_NO_ATOMICS) && chance(g, 50)) {
       gbuf *fb = fz_add_buf(g, "wacc", 0, K_WACC, VYRE_ACCESS_WORKGROUP, fz_atomic_type(g),
                          chance(g, 50) ? 4 : 32, 0);
-      fb->op = commutative[rnd(g, N(commutative))];
+      fz_choose(g, commutative, N(commutative), fb->type, &fb->op);
     }
   }
   if (g->mma) fz_declare_mma(g);
@@ -98,7 +99,7 @@ void fz_body_race_free(gen *g) {
   if (!has(g, PROGEN_NO_TRAP) && chance(g, 8)) {
     uint32_t x = fz_lin(g);
     uint32_t c = fz_val(g, vyre_b_bin(g->b, VYRE_OP_EQ, x, fz_u32c(g, rnd(g, g->n + 4))), VYRE_T_BOOL, 0);
-    if (chance(g, 40)) {
+    if (chance(g, 40) && can(g, VYRE_OP_LOGICAL_AND, VYRE_T_BOOL)) {
       uint32_t y = fz_value(g, VYRE_T_BOOL, 2, 0);
       c = fz_val(g, vyre_b_bin(g->b, VYRE_OP_LOGICAL_AND, c, y), VYRE_T_BOOL, 0);
     }
@@ -118,7 +119,7 @@ void fz_body_race_free(gen *g) {
   const gbuf *o0 = NULL;
   for (uint32_t k = 0; k < g->nb && !o0; k++)
     if (g->buf[k].kind == K_OUT) o0 = &g->buf[k];
-  if (o0)
+  if (o0 && can_do(g, VYRE_OP_STORE))
     vyre_b_store(g->b, o0->index, fz_own_index(g, o0),
                  fz_value(g, (uint8_t)vyre_type_compute(o0->type), 3, 0));
 }

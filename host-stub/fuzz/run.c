@@ -32,15 +32,41 @@ uint32_t fz_flags_for(const cf_offer *offer) {
   return f;
 }
 
+void fz_claims_from(const cf_offer *offer, progen_claims *out) {
+  memset(out, 0, sizeof *out);
+  for (uint32_t op = 0; op < 256; op++) {
+    const vyre_op_info *info = vyre_op_lookup(op);
+    if (!info || !cf_opset_has(&offer->ops, op)) continue;
+    /* A statement has no type; 0 claims every type the op allows. */
+    uint32_t m = !info->type_mask ? VYRE_TBIT(VYRE_T_VOID)
+                 : offer->op_types[op] ? offer->op_types[op] & info->type_mask
+                                       : info->type_mask;
+    /* 64-bit values need the int64 capability (vyre_program_needs). */
+    if (!(offer->caps & VYRE_CAP_INT64)) m &= ~(VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_I64));
+    out->op_types[op] = m;
+  }
+  out->storage_types = offer->storage_types;
+  out->caps = offer->caps;
+}
+
 vyre_status fz_generate(uint64_t seed, uint64_t index, uint32_t flags, fz_program *out,
                         vyre_error *err) {
+  return fz_generate_claimed(seed, index, flags, NULL, 0, out, err);
+}
+
+vyre_status fz_generate_claimed(uint64_t seed, uint64_t index, uint32_t flags,
+                                const progen_claims *claims, uint32_t attempt, fz_program *out,
+                                vyre_error *err) {
   memset(out, 0, sizeof *out);
   progen_options po;
   memset(&po, 0, sizeof po);
   po.flags = (flags & ~(PROGEN_RACE_FREE | PROGEN_ELEMENTWISE | PROGEN_DECL_VARIETY)) | PROGEN_RACE_FREE;
   if (po.flags & PROGEN_NO_MMA) po.flags &= ~PROGEN_MMA;
+  po.claims = claims;
   progen_program pp;
   uint64_t mixed = seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull;
+  /* Attempt 0 is the program of (seed, index) a run without claims has. */
+  mixed ^= (uint64_t)attempt * 0xbf58476d1ce4e5b9ull;
   vyre_status st = fz_progen_generate(mixed, &po, &pp, err);
   if (st != VYRE_OK) {
     vyre_error_prefix(err, "fuzz: program %llu of seed %llu", (unsigned long long)index,
@@ -248,6 +274,67 @@ static int fuzzable(const fz_options *o, const cf_target *t, uint32_t *flags, vy
   return 0;
 }
 
+/* Attempts per program at one within the target's claims (fz_generate_claimed). */
+#define CLAIMED_ATTEMPTS 8u
+
+/*
+ * Program `index` as a case within t's claims: attempt 0, else further
+ * attempts while a program needs something t does not claim.  1: *out is
+ * the case; 0: none was within them (why[] says what the last needed);
+ * -1: a generator or decoder failure, said on o->out.
+ */
+static int claimed_case(const fz_options *o, const cf_target *t, const progen_claims *claims,
+                        uint32_t flags, uint64_t index, cf_case **out, char *why,
+                        size_t why_size) {
+  *out = NULL;
+  for (uint32_t k = 0; k < CLAIMED_ATTEMPTS; k++) {
+    fz_program fp;
+    vyre_error e = VYRE_ERROR_INIT;
+    if (fz_generate_claimed(o->seed, index, flags, claims, k, &fp, &e) != VYRE_OK) {
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", index, e.message);
+      return -1;
+    }
+    cf_case *c = NULL;
+    vyre_status st = cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "program",
+                                          "fuzz", &c, &e);
+    fz_program_free(&fp);
+    if (st != VYRE_OK) {
+      say(o, "FAIL", "program %" PRIu64 ": %s\n", index, e.message);
+      return -1;
+    }
+    snprintf(c->name, sizeof c->name, "s%" PRIu64 "-p%" PRIu64, o->seed, index);
+    vyre_needs needs;
+    cf_case_needs(c, &needs);
+    if (cf_offer_covers(&t->offer, &needs, why, why_size)) {
+      *out = c;
+      return 1;
+    }
+    cf_case_free(c);
+  }
+  return 0;
+}
+
+int fz_too_many_skipped(uint64_t programs, uint64_t skipped) {
+  return skipped && (skipped >= programs || skipped * 100 > programs * FZ_SKIP_PERCENT);
+}
+
+/* fz_too_many_skipped's verdict on o->out: 1 when the run fails by it. */
+static int too_many_skipped(const fz_options *o, const cf_target *t, uint64_t done,
+                            uint32_t skipped, const char *why) {
+  if (!fz_too_many_skipped(done, skipped)) return 0;
+  if (skipped >= done)
+    say(o, "FAIL", "fuzz %s: no program was compared: each of the %" PRIu64 " needed something "
+        "the backend does not claim (e.g. %s). Fix: check the plugin's registration (ops, "
+        "op_types, storage_types, capabilities); `vyre conform --plugin FILE --coverage` "
+        "lists its claims\n", t->id, done, why);
+  else
+    say(o, "FAIL", "fuzz %s: %u of %" PRIu64 " programs (more than %u%%) were skipped: no "
+        "program within its claims was found in %u attempts (e.g. %s). Fix: leave the parts "
+        "it lacks out with --without, or claim what it runs\n", t->id, skipped, done,
+        FZ_SKIP_PERCENT, CLAIMED_ATTEMPTS, why);
+  return 1;
+}
+
 int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_error *err) {
   if (o->ptxas_mode) return run_ptxas(o, reference, err);
   uint32_t flags = 0;
@@ -258,29 +345,24 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
   double t0 = vyre__now_seconds();
   fprintf(o->out, "fuzz %s: seed %" PRIu64 ", programs %" PRIu64 "..%" PRIu64 ", generator flags "
           "0x%x\n", t->id, o->seed, o->start, o->start + o->count - 1, flags);
+  progen_claims *claims = malloc(sizeof *claims);
+  if (!claims) {
+    vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "fuzz: out of memory");
+    return 2;
+  }
+  fz_claims_from(&t->offer, claims);
+  char why[256] = "", last_why[256] = "";
   for (uint64_t i = o->start; i < o->start + o->count && mismatches + errors < max_fail; i++) {
-    fz_program fp;
-    vyre_error e = VYRE_ERROR_INIT;
     done++;
-    if (fz_generate(o->seed, i, flags, &fp, &e) != VYRE_OK) {
-      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
-      errors++;
-      continue;
-    }
     cf_case *c = NULL;
-    if (cf_case_from_program(fp.bytes, fp.size, fp.inputs, &fp.options, "program", "fuzz", &c,
-                             &e) != VYRE_OK) {
-      say(o, "FAIL", "program %" PRIu64 ": %s\n", i, e.message);
+    int got_case = claimed_case(o, t, claims, flags, i, &c, why, sizeof why);
+    if (got_case < 0) {
       errors++;
-      fz_program_free(&fp);
       continue;
     }
-    snprintf(c->name, sizeof c->name, "s%" PRIu64 "-p%" PRIu64, o->seed, i);
-    cf_needs needs;
-    cf_program_needs(c->decoded, &c->options, &needs);
-    char why[256];
-    if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
+    if (!got_case) {
       skipped++;
+      snprintf(last_why, sizeof last_why, "%s", why);
     } else {
       cf_result want, got;
       cf_run_reference(reference, c, &want);
@@ -312,7 +394,6 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
       cf_result_free(&got);
     }
     cf_case_free(c);
-    fz_program_free(&fp);
     show_progress(o, done, mismatches, errors);
     if ((o->verbose && done % 100 == 0) || done % 1000 == 0) {
       progress_clear(o);
@@ -339,5 +420,7 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
           "the device's co-resident limit); %.1f s%s\n", t->id, o->seed, done,
           mismatches, errors, traps, skipped, refused, vyre__now_seconds() - t0,
           mismatches + errors >= max_fail ? " (stopped at --max-failures)" : "");
-  return mismatches || errors ? 1 : 0;
+  free(claims);
+  int skips = too_many_skipped(o, t, done, skipped, last_why);
+  return mismatches || errors || skips ? 1 : 0;
 }

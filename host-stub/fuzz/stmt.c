@@ -83,8 +83,15 @@ static uint32_t boundary_probe(gen *g) {
   }
 }
 
+/* Whether the boundary probes' ops are claimed. */
+static int probe_ok(const gen *g) {
+  return can(g, VYRE_OP_MUL, VYRE_T_F32) && can(g, VYRE_OP_DIV, VYRE_T_F32) &&
+         can(g, VYRE_OP_FMA, VYRE_T_F32) && can(g, VYRE_OP_LOAD, VYRE_T_F32);
+}
+
 void fz_store(gen *g) {
   uint32_t cand[MAX_BUFS], n = 0;
+  if (!can_do(g, VYRE_OP_STORE)) return;
   for (uint32_t k = 0; k < g->nb; k++)
     if (fz_storable(g, &g->buf[k])) cand[n++] = k;
   if (!n) return;
@@ -93,7 +100,8 @@ void fz_store(gen *g) {
   uint32_t idx;
   if (fb->kind == K_ANY) idx = fz_any_index(g, fb->count, 0);
   else if (fb->kind == K_TILE) idx = fz_lidlin(g);
-  else if (fb->kind == K_OUT && chance(g, 8))
+  else if (fb->kind == K_OUT && can(g, VYRE_OP_BUF_LEN, VYRE_T_U32) &&
+           can(g, VYRE_OP_ADD, VYRE_T_U32) && chance(g, 8))
     /* Past the end for every invocation: a no-op everywhere. */
     idx = fz_val(g, vyre_b_bin(g->b, VYRE_OP_ADD, fz_val(g, vyre_b_buflen(g->b, fb->index), VYRE_T_U32, 1),
                             fz_lin(g)), VYRE_T_U32, 0);
@@ -102,12 +110,15 @@ void fz_store(gen *g) {
   if (ct == VYRE_T_F32 && fb->kind == K_OUT && !fb->readable &&
       !has(g, PROGEN_NO_TRANSCENDENTAL) && chance(g, 30)) {
     uint32_t x = fz_value(g, VYRE_T_F32, 2, 0);
-    uint32_t v = vyre_b_un(g->b, fz_transcendental(g), x);
-    g->uses_trans = 1;
-    vyre_b_store(g->b, fb->index, idx, v);
+    vyre_op op = fz_transcendental(g);
+    if (can(g, op, VYRE_T_F32)) {
+      g->uses_trans = 1;
+      x = vyre_b_un(g->b, op, x);
+    }
+    vyre_b_store(g->b, fb->index, idx, x);
     return;
   }
-  if (ct == VYRE_T_F32 && chance(g, 25)) {
+  if (ct == VYRE_T_F32 && probe_ok(g) && chance(g, 25)) {
     vyre_b_store(g->b, fb->index, idx, boundary_probe(g));
     return;
   }
@@ -121,7 +132,7 @@ static void s_contended(gen *g) {
   if (!n) return;
   const gbuf *fb = &g->buf[cand[rnd(g, n)]];
   uint32_t idx;
-  if (chance(g, 10)) {
+  if (!can(g, VYRE_OP_AND, VYRE_T_U32) || chance(g, 10)) {
     idx = fz_u32c(g, fb->count + rnd(g, 3)); /* out of bounds: nothing happens */
   } else {
     uint32_t x = fz_value(g, VYRE_T_U32, 1, 0);
@@ -144,8 +155,9 @@ static gloc *new_local(gen *g, uint32_t slot, uint8_t t, int uniform, int counte
 
 /* let: a fresh local, or (value) an atomic/subgroup result kept in one. */
 static void s_let(gen *g, int value) {
-  if (g->nl >= MAX_LOCS) return;
+  if (g->nl >= MAX_LOCS || !can_do(g, VYRE_OP_LET)) return;
   uint8_t t = value && chance(g, 50) ? VYRE_T_U32 : vtypes[rnd(g, N(vtypes))];
+  if (!can_value(g, t)) return;
   int want_uni = !value && uniform_here(g) && chance(g, 40);
   uint32_t v = fz_value(g, t, value ? 2 : 3, want_uni);
   uint32_t slot = vyre_b_local(g->b, (vyre_type)t);
@@ -155,6 +167,7 @@ static void s_let(gen *g, int value) {
 
 static void s_assign(gen *g) {
   uint32_t cand[MAX_LOCS], n = 0;
+  if (!can_do(g, VYRE_OP_ASSIGN)) return;
   for (uint32_t k = 0; k < g->nl; k++)
     if (!g->locs[k].counter && (!g->locs[k].uniform || (g->cf_uniform && !g->diverged)))
       cand[n++] = k;
@@ -167,6 +180,7 @@ static void s_assign(gen *g) {
 }
 
 static void s_if(gen *g, int level) {
+  if (!can_do(g, VYRE_OP_IF) || !can_do(g, VYRE_OP_END) || !can_value(g, VYRE_T_BOOL)) return;
   int uni = g->cf_uniform && !ew(g) && chance(g, 40);
   uint32_t c = fz_value(g, VYRE_T_BOOL, 2, uni);
   uni = uni && fz_is_uniform(g, c);
@@ -174,7 +188,7 @@ static void s_if(gen *g, int level) {
   int saved = g->cf_uniform;
   g->cf_uniform = saved && uni;
   nested(g, 1 + rnd(g, 3), level);
-  if (chance(g, 40)) {
+  if (chance(g, 40) && can_do(g, VYRE_OP_ELSE)) {
     vyre_b_else(g->b);
     nested(g, 1 + rnd(g, 3), level);
   }
@@ -186,6 +200,7 @@ static void s_loop(gen *g, int level) {
   if (g->nl >= MAX_LOCS) return;
   int i32 = chance(g, 30);
   uint8_t t = i32 ? VYRE_T_I32 : VYRE_T_U32;
+  if (!can_value(g, t) || !can(g, VYRE_OP_ADD, t) || !can(g, VYRE_OP_AND, t)) return;
   int uni = g->cf_uniform && chance(g, 50);
   uint32_t first = i32 ? (uint32_t)(int32_t)((int)rnd(g, 5) - 2) : rnd(g, 3);
   uint32_t start = fz_val(g, vyre_b_const(g->b, (vyre_type)t, first), t, 1);
@@ -244,7 +259,7 @@ void fz_stmts(gen *g, uint32_t count, int level) {
     else if (r < 56 && !rf(g)) s_let(g, 1);
     else if (r < 68 && level < 3) s_if(g, level);
     else if (r < 76 && level < 3 && !ew(g) && !has(g, PROGEN_NO_LOOPS)) s_loop(g, level);
-    else if (r < 80 && level < 3) {
+    else if (r < 80 && level < 3 && can_do(g, VYRE_OP_BLOCK) && can_do(g, VYRE_OP_END)) {
       vyre_b_block(g->b);
       nested(g, 1 + rnd(g, 2), level);
       vyre_b_end(g->b);

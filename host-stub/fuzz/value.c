@@ -54,7 +54,21 @@ uint32_t fz_edge_f32(gen *g) {
 
 uint32_t fz_f32_special(gen *g) { return f32_specials[rnd(g, N(f32_specials))]; }
 
-vyre_op fz_transcendental(gen *g) { return f_trans[rnd(g, N(f_trans))]; }
+int fz_choose(gen *g, const vyre_op *list, uint32_t n, uint32_t t, vyre_op *out) {
+  vyre_op ok[64];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n && k < N(ok); i++)
+    if (can(g, list[i], t)) ok[k++] = list[i];
+  if (!k) return 0;
+  *out = ok[rnd(g, k)];
+  return 1;
+}
+
+vyre_op fz_transcendental(gen *g) {
+  vyre_op op = f_trans[0];
+  if (!fz_choose(g, f_trans, N(f_trans), VYRE_T_F32, &op)) (void)rnd(g, N(f_trans));
+  return op;
+}
 
 uint32_t fz_val(gen *g, uint32_t id, uint8_t t, int uniform) {
   if (g->nv < MAX_VALS) {
@@ -114,7 +128,7 @@ uint32_t fz_lin(gen *g) {
   if (g->lin != UINT32_MAX) return g->lin;
   vyre_builder *b = g->b;
   uint32_t id;
-  if (g->wg[1] == 1 && g->wg[2] == 1) {
+  if (g->wg[1] == 1 && g->wg[2] == 1 && can(g, VYRE_OP_INVOCATION_ID, VYRE_T_U32)) {
     id = vyre_b_gid(b, 0);
   } else {
     uint32_t w = vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, 0);
@@ -154,7 +168,12 @@ uint32_t fz_own_index(gen *g, const gbuf *fb) {
 uint32_t fz_any_index(gen *g, uint32_t count, int uni) {
   uint32_t c = count ? count : 8;
   if (ew(g)) return fz_lin(g);
-  switch (rnd(g, uni ? 3 : 6)) {
+  static const vyre_op case_op[] = {VYRE_OP_CONST, VYRE_OP_CONST, VYRE_OP_AND, VYRE_OP_CONST,
+                                    VYRE_OP_ADD, VYRE_OP_XOR};
+  uint32_t r = rnd(g, uni ? 3 : 6);
+  /* An op not claimed: the invocation's own index, or a constant. */
+  if (!can(g, case_op[r], VYRE_T_U32)) r = uni ? 0 : 3;
+  switch (r) {
   case 0: return fz_u32c(g, rnd(g, c + c / 4 + 3));
   case 1: {
     uint32_t v = pick(g, VYRE_T_U32, uni);
@@ -202,8 +221,12 @@ static int loadable(gen *g, const gbuf *fb, int uni) {
 uint32_t fz_load(gen *g, uint8_t t, int uni) {
   uint32_t cand[MAX_BUFS], n = 0;
   if (uni && ew(g)) return UINT32_MAX;
-  for (uint32_t k = 0; k < g->nb; k++)
-    if (loadable(g, &g->buf[k], uni)) cand[n++] = k;
+  for (uint32_t k = 0; k < g->nb; k++) {
+    uint8_t ct = (uint8_t)vyre_type_compute(g->buf[k].type);
+    if (loadable(g, &g->buf[k], uni) && can(g, VYRE_OP_LOAD, ct) &&
+        (ct == t || can(g, VYRE_OP_CAST, t)))
+      cand[n++] = k;
+  }
   if (!n) return UINT32_MAX;
   const gbuf *fb = &g->buf[cand[rnd(g, n)]];
   uint32_t idx;
@@ -219,6 +242,7 @@ uint32_t fz_load(gen *g, uint8_t t, int uni) {
 
 static uint32_t get_local(gen *g, uint8_t t, int uni) {
   uint32_t cand[MAX_LOCS], n = 0;
+  if (!can(g, VYRE_OP_LOCAL_GET, t)) return UINT32_MAX;
   for (uint32_t k = 0; k < g->nl; k++)
     if (g->locs[k].type == t && (!uni || g->locs[k].uniform)) cand[n++] = k;
   if (!n) return UINT32_MAX;
@@ -229,6 +253,9 @@ static uint32_t get_local(gen *g, uint8_t t, int uni) {
 static uint32_t builtin(gen *g, int uni) {
   vyre_builder *b = g->b;
   uint32_t k = ew(g) ? (!uni && chance(g, 50) ? 6 : 0) : rnd(g, uni ? 3 : 7), axis = rnd(g, 3);
+  static const vyre_op kop[] = {VYRE_OP_BUF_LEN,       VYRE_OP_WORKGROUP_ID, VYRE_OP_SUBGROUP_SIZE,
+                                VYRE_OP_INVOCATION_ID, VYRE_OP_LOCAL_ID,     VYRE_OP_SUBGROUP_LANE};
+  if (k < N(kop) && !can(g, kop[k], VYRE_T_U32)) return UINT32_MAX; /* not claimed: a leaf */
   switch (k) {
   case 0: return fz_val(g, vyre_b_buflen(b, g->buf[rnd(g, g->nb)].index), VYRE_T_U32, 1);
   case 1: return fz_val(g, vyre_b_builtin(b, VYRE_OP_WORKGROUP_ID, axis), VYRE_T_U32, 1);
@@ -264,7 +291,8 @@ static uint32_t atomic_value(gen *g, uint8_t t) {
                                     fb->access == VYRE_ACCESS_WORKGROUP));
     if (ok && fb->type == t) cand[n++] = k;
   }
-  if (!n || (vyre_type_size(t) == 8 && has(g, PROGEN_NO_ATOMIC64))) return UINT32_MAX;
+  if (!n || (vyre_type_size(t) == 8 && has(g, PROGEN_NO_ATOMIC64)) || !fz_atomic_ok(g, t))
+    return UINT32_MAX;
   const gbuf *fb = &g->buf[cand[rnd(g, n)]];
   uint32_t idx = fb->kind == K_OWN ? fz_own_index(g, fb) : fz_any_index(g, fb->count, 0);
   vyre_order order = (vyre_order)rnd(g, VYRE_ORDER_COUNT_);
@@ -280,6 +308,12 @@ static uint32_t atomic_value(gen *g, uint8_t t) {
 static uint32_t subgroup_value(gen *g, uint8_t t, int depth) {
   vyre_builder *b = g->b;
   uint32_t k = rnd(g, 3);
+  /* The op of this draw; not claimed (at t, or its operands): a leaf. */
+  int ok = k == 0 && t == VYRE_T_U32
+               ? can(g, VYRE_OP_SUBGROUP_BALLOT, t) && can_value(g, VYRE_T_BOOL)
+           : k == 1 || t == VYRE_T_BOOL ? can(g, VYRE_OP_SUBGROUP_SHUFFLE, t) && can_value(g, VYRE_T_U32)
+                                        : can(g, VYRE_OP_SUBGROUP_REDUCE, t);
+  if (!ok) return leaf(g, t, 0);
   if (k == 0 && t == VYRE_T_U32) {
     uint32_t c = fz_value(g, VYRE_T_BOOL, depth - 1, 0);
     return fz_val(g, vyre_b_ballot(b, c), t, 0);
@@ -298,23 +332,34 @@ static uint32_t bool_value(gen *g, int depth, int uni) {
   vyre_builder *b = g->b;
   const uint8_t t = VYRE_T_BOOL;
   uint32_t k = rnd(g, 4);
+  /* The draws (operands first, then the op) are those of a run without
+   * claims, so a backend claiming everything gets the same programs; an
+   * op not claimed there gives a leaf instead (the operands stay unused). */
+  vyre_op op;
   if (k == 0) {
+    static const vyre_op cmp[] = {VYRE_OP_EQ, VYRE_OP_NE, VYRE_OP_LT,
+                                  VYRE_OP_LE, VYRE_OP_GT, VYRE_OP_GE};
     uint8_t ct = all_vtypes[rnd(g, N(all_vtypes))];
+    if (!can_value(g, ct)) return leaf(g, t, uni);
     uint32_t x = fz_value(g, ct, depth - 1, uni), y = fz_value(g, ct, depth - 1, uni);
-    vyre_op op = (vyre_op)(VYRE_OP_EQ + rnd(g, ct == VYRE_T_BOOL ? 2 : 6));
+    if (!fz_choose(g, cmp, ct == VYRE_T_BOOL ? 2 : 6, ct, &op)) return leaf(g, t, uni);
     return fz_val(g, vyre_b_bin(b, op, x, y), t, fz_is_uniform(g, x) && fz_is_uniform(g, y));
   }
   if (k == 1) {
     static const vyre_op ops[] = {VYRE_OP_LOGICAL_AND, VYRE_OP_LOGICAL_OR, VYRE_OP_AND,
                                   VYRE_OP_OR, VYRE_OP_XOR};
     uint32_t x = fz_value(g, t, depth - 1, uni), y = fz_value(g, t, depth - 1, uni);
-    return fz_val(g, vyre_b_bin(b, ops[rnd(g, N(ops))], x, y), t,
-               fz_is_uniform(g, x) && fz_is_uniform(g, y));
+    if (!fz_choose(g, ops, N(ops), t, &op)) return leaf(g, t, uni);
+    return fz_val(g, vyre_b_bin(b, op, x, y), t, fz_is_uniform(g, x) && fz_is_uniform(g, y));
   }
   if (k == 2) {
+    static const vyre_op pred[] = {VYRE_OP_ISNAN, VYRE_OP_ISINF, VYRE_OP_ISFINITE};
+    if (!can_value(g, VYRE_T_F32)) return leaf(g, t, uni);
     uint32_t x = fz_value(g, VYRE_T_F32, depth - 1, uni);
-    return fz_val(g, vyre_b_un(b, (vyre_op)(VYRE_OP_ISNAN + rnd(g, 3)), x), t, fz_is_uniform(g, x));
+    if (!fz_choose(g, pred, N(pred), VYRE_T_F32, &op)) return leaf(g, t, uni);
+    return fz_val(g, vyre_b_un(b, op, x), t, fz_is_uniform(g, x));
   }
+  if (!can(g, VYRE_OP_NOT, t)) return leaf(g, t, uni);
   uint32_t x = fz_value(g, t, depth - 1, uni);
   return fz_val(g, vyre_b_un(b, VYRE_OP_NOT, x), t, fz_is_uniform(g, x));
 }
@@ -324,24 +369,34 @@ static uint32_t arith_value(gen *g, uint8_t t, int depth, int uni) {
   vyre_builder *b = g->b;
   int f = t == VYRE_T_F32;
   uint32_t k = rnd(g, 10);
+  vyre_op op;
   if (k < (f ? 5u : 6u)) {
     uint32_t x = fz_value(g, t, depth - 1, uni), y = fz_value(g, t, depth - 1, uni);
-    vyre_op op = f ? f_bin[rnd(g, N(f_bin))] : int_bin[rnd(g, N(int_bin))];
+    if (!(f ? fz_choose(g, f_bin, N(f_bin), t, &op) : fz_choose(g, int_bin, N(int_bin), t, &op)))
+      return leaf(g, t, uni); /* none claimed at t */
     return fz_val(g, vyre_b_bin(b, op, x, y), t, fz_is_uniform(g, x) && fz_is_uniform(g, y));
   }
   if (f && k < 6) {
+    if (!can(g, VYRE_OP_FMA, t)) return leaf(g, t, uni);
     uint32_t x = fz_value(g, t, depth - 1, uni), y = fz_value(g, t, depth - 1, uni),
              z = fz_value(g, t, depth - 1, uni);
     return fz_val(g, vyre_b_fma(b, x, y, z), t,
                fz_is_uniform(g, x) && fz_is_uniform(g, y) && fz_is_uniform(g, z));
   }
   uint32_t x = fz_value(g, t, depth - 1, uni);
-  vyre_op op = f ? f_un[rnd(g, N(f_un))] : int_un[rnd(g, N(int_un))];
-  if (t == VYRE_T_U32 && k == 9) op = (vyre_op)(VYRE_OP_UNPACK4_LOW + rnd(g, 4));
+  if (!(f ? fz_choose(g, f_un, N(f_un), t, &op) : fz_choose(g, int_un, N(int_un), t, &op)))
+    return leaf(g, t, uni); /* none claimed at t */
+  if (t == VYRE_T_U32 && k == 9) {
+    vyre_op unpack = (vyre_op)(VYRE_OP_UNPACK4_LOW + rnd(g, 4));
+    if (can(g, unpack, t)) op = unpack;
+  }
   /* Race-free programs keep transcendentals out of expressions (s_store). */
   if (f && k == 9 && !rf(g) && !has(g, PROGEN_NO_TRANSCENDENTAL)) {
-    op = fz_transcendental(g);
-    g->uses_trans = 1;
+    vyre_op tr = fz_transcendental(g);
+    if (can(g, tr, t)) {
+      op = tr;
+      g->uses_trans = 1;
+    }
   }
   return fz_val(g, vyre_b_un(b, op, x), t, fz_is_uniform(g, x));
 }
@@ -349,7 +404,7 @@ static uint32_t arith_value(gen *g, uint8_t t, int depth, int uni) {
 uint32_t fz_value(gen *g, uint8_t t, int depth, int uni) {
   if (depth <= 0 || !room(g) || chance(g, 20)) return leaf(g, t, uni);
   uint32_t r = rnd(g, 100);
-  if (r < 7) {
+  if (r < 7 && can(g, VYRE_OP_SELECT, t) && can_value(g, VYRE_T_BOOL)) {
     uint32_t c = fz_value(g, VYRE_T_BOOL, depth - 1, uni);
     uint32_t x = fz_value(g, t, depth - 1, uni), y = fz_value(g, t, depth - 1, uni);
     return fz_val(g, vyre_b_select(g->b, c, x, y), t,
@@ -357,6 +412,7 @@ uint32_t fz_value(gen *g, uint8_t t, int depth, int uni) {
   }
   if (r < 15) {
     uint8_t from = all_vtypes[rnd(g, N(all_vtypes))];
+    if (from != t && (!can(g, VYRE_OP_CAST, t) || !can_value(g, from))) from = t;
     uint32_t x = fz_value(g, from, depth - 1, uni);
     return as(g, x, from, t, fz_is_uniform(g, x));
   }

@@ -4,11 +4,16 @@
 # host runs from the build tree (docs/host.md).  Add new plugins here.
 VYRE_BUILD_PLUGINS = host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/libvyre-cuda.so
 
+# The checking instance (guard*.c), also built into tests/loader's skew hosts.
+HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c \
+	host-stub/loader/guard_args.c host-stub/loader/guard_handles.c
+
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
 host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/loader.c \
-	host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/api.c \
-	host-stub/loader/elfcheck.h host-stub/loader/internal.h
+	$(HOST_GUARD_SOURCES) host-stub/loader/guard.h \
+	host-stub/loader/elfcheck.c host-stub/loader/api.c \
+	host-stub/loader/select.c host-stub/loader/elfcheck.h host-stub/loader/internal.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-include config-paths.h -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
 # libvyre's API from the installed shared libvyre (a dependency, not a
@@ -17,10 +22,10 @@ host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 host_stub_loader_libvyre_host_la_LIBADD = abi/libvyre.la abi/libvyre-support.la
 # Exactly the vyre_host_* API is exported, versioned by libvyre-host.map.
 # -shared: no static libvyre-host (a host program dlopens plugins anyway,
-# and the archive would carry a second support layer).  -version-info
-# 1:0:1 (libvyre-host.so.0): the interface VYRE_HOST_1.0 and the added
-# VYRE_HOST_1.1 (docs/architecture.md, "Versions").
-host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-info 1:0:1
+# and the archive would carry a second support layer).  -version-number
+# 1:0:0 (libvyre-host.so.1): the soname's major is the plugin ABI's major,
+# as for libvyre (abi/local.mk; docs/abi.md, "Library versions and sonames").
+host_stub_loader_libvyre_host_la_LDFLAGS = $(AM_LDFLAGS) -shared -no-undefined -version-number 1:0:0
 if HAVE_LD_VERSION_SCRIPT
 host_stub_loader_libvyre_host_la_LDFLAGS += -Wl,--version-script=$(top_srcdir)/host-stub/loader/libvyre-host.map
 else

@@ -21,4 +21,5 @@ host_stub_ref_libvyre_ref_la_CFLAGS = $(AM_CFLAGS) -ffp-contract=off -fno-strict
 host_stub_ref_libvyre_ref_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
 host_stub_ref_libvyre_ref_la_LIBADD = abi/libvyre-private.la -lm -lpthread
-EXTRA_DIST += docs/reference-backend.md
+# Installed with the documents that cite it (docs/abi.md, docs/python.md).
+dist_doc_DATA += docs/reference-backend.md

@@ -187,6 +187,12 @@ static vyre_status probe(vc_context *cx, int transcendentals, vyre_error *err) {
   r = VC_CU(cx, cuDeviceTotalMem, (&total, cx->device));
   if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuDeviceTotalMem", NULL, NULL);
   p->total_memory = total;
+  if (cx->drv.api.f_cuDeviceGetUuid) { /* a driver without it: zeros, "not reported" */
+    CUuuid u;
+    r = VC_CU(cx, cuDeviceGetUuid, (&u, cx->device));
+    if (r != CUDA_SUCCESS) return vc_cu_fail(cx, err, r, "cuDeviceGetUuid", NULL, NULL);
+    memcpy(p->uuid, u.bytes, sizeof p->uuid);
+  }
 
   if (p->compute_major < VC_CAPS_MIN_SM_MAJOR) {
     /* The code generator targets sm_70 and newer (docs/codegen.md). */

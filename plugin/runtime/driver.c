@@ -136,6 +136,36 @@ vyre_status vc_driver_open(vc_driver *d, vyre_error *err) {
 #define RESOLVE_CALL(sym, ver, fnp, r, why) (r = getproc1(sym, fnp, ver, CU_GET_PROC_ADDRESS_DEFAULT))
 #endif
   VC_DRIVER_API(VC_RESOLVE_)
+  /* Optional: the newer implementation, else the older one, else none.
+   * Only "not found" (CUDA_ERROR_NOT_FOUND) means the driver lacks it;
+   * any other failure of cuGetProcAddress is the driver's, and reported. */
+#define VC_RESOLVE_OPT_(name, version, fallback, params)                                   \
+  do {                                                                                  \
+    void *fn = NULL;                                                                    \
+    CUresult r;                                                                         \
+    int why = 0, asked = version;                                                       \
+    RESOLVE_CALL(#name, version, &fn, r, why);                                          \
+    if (r == CUDA_ERROR_NOT_FOUND || (r == CUDA_SUCCESS && !fn)) {                      \
+      fn = NULL;                                                                        \
+      asked = fallback;                                                                 \
+      RESOLVE_CALL(#name, fallback, &fn, r, why);                                       \
+      if (r == CUDA_ERROR_NOT_FOUND) {                                                  \
+        r = CUDA_SUCCESS;                                                               \
+        fn = NULL;                                                                      \
+      }                                                                                 \
+    }                                                                                   \
+    if (r != CUDA_SUCCESS)                                                              \
+      return vyre_error_set(err, VYRE_NO_DEVICE, (int64_t)r,                            \
+                            "CUDA driver unusable: cuGetProcAddress(\"%s\", %d) failed "  \
+                            "(CUresult %d). Fix: update the NVIDIA driver, or check its " \
+                            "installation (nvidia-smi)",                                 \
+                            #name, asked, (int)r);                                       \
+    (void)why;                                                                          \
+    if (!fn) vc_log("driver %s has no %s: left out", path, #name);                      \
+    memcpy(&d->api.f_##name, &fn, sizeof fn);                                           \
+  } while (0);
+  VC_DRIVER_OPTIONAL_API(VC_RESOLVE_OPT_)
+#undef VC_RESOLVE_OPT_
 #undef RESOLVE_CALL
 #undef VC_RESOLVE_
   vc_log("driver %s loaded, %d entry points resolved for CUDA %d", path,

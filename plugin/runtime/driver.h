@@ -90,9 +90,23 @@
   X(cuGetErrorName, 6000, (CUresult error, const char **text))                                     \
   X(cuGetErrorString, 6000, (CUresult error, const char **text))
 
+/*
+ * Entry points the plugin uses when the driver has them and does without
+ * otherwise: X(base name, version, fallback version, parameter list).
+ * Each is resolved at `version`, then at `fallback` (the same prototype,
+ * an older implementation); a driver that has neither leaves the slot
+ * NULL, never an error.  cuDeviceGetUuid: 11040 is cuDeviceGetUuid_v2
+ * (a MIG instance's own UUID), 9020 the original (the parent GPU's).
+ */
+#define VC_DRIVER_OPTIONAL_API(X) X(cuDeviceGetUuid, 11040, 9020, (CUuuid * uuid, CUdevice dev))
+
 /* Our own function-pointer types, one per entry point. */
 #define VC_PFN_TYPEDEF_(name, version, params) typedef CUresult(CUDAAPI *vc_pfn_##name) params;
+#define VC_PFN_TYPEDEF_OPT_(name, version, fallback, params) \
+  typedef CUresult(CUDAAPI *vc_pfn_##name) params;
 VC_DRIVER_API(VC_PFN_TYPEDEF_)
+VC_DRIVER_OPTIONAL_API(VC_PFN_TYPEDEF_OPT_)
+#undef VC_PFN_TYPEDEF_OPT_
 #undef VC_PFN_TYPEDEF_
 
 /* Our prototypes are the driver's at the version we ask for. */
@@ -100,11 +114,21 @@ VC_DRIVER_API(VC_PFN_TYPEDEF_)
   _Static_assert(__builtin_types_compatible_p(vc_pfn_##name, PFN_##name##_v##version),    \
                  #name " prototype differs from cudaTypedefs.h PFN_" #name "_v" #version);
 VC_DRIVER_API(VC_PFN_CHECK_)
+#define VC_PFN_CHECK_OPT_(name, version, fallback, params)                                 \
+  _Static_assert(__builtin_types_compatible_p(vc_pfn_##name, PFN_##name##_v##version),      \
+                 #name " prototype differs from cudaTypedefs.h PFN_" #name "_v" #version); \
+  _Static_assert(__builtin_types_compatible_p(vc_pfn_##name, PFN_##name##_v##fallback),     \
+                 #name " prototype differs from cudaTypedefs.h PFN_" #name "_v" #fallback);
+VC_DRIVER_OPTIONAL_API(VC_PFN_CHECK_OPT_)
+#undef VC_PFN_CHECK_OPT_
 #undef VC_PFN_CHECK_
 
 typedef struct vc_api {
 #define VC_PFN_FIELD_(name, version, params) vc_pfn_##name f_##name;
   VC_DRIVER_API(VC_PFN_FIELD_)
+#define VC_PFN_FIELD_OPT_(name, version, fallback, params) vc_pfn_##name f_##name;
+  VC_DRIVER_OPTIONAL_API(VC_PFN_FIELD_OPT_) /* NULL when the driver lacks it */
+#undef VC_PFN_FIELD_OPT_
 #undef VC_PFN_FIELD_
 } vc_api;
 
@@ -118,7 +142,8 @@ typedef struct vc_driver {
 
 /*
  * dlopen libcuda (VYRE_CUDA_DRIVER or libcuda.so.1, RTLD_NODELETE) and
- * resolve every entry point of VC_DRIVER_API.  On failure err says why
+ * resolve every entry point of VC_DRIVER_API, and of
+ * VC_DRIVER_OPTIONAL_API those the driver has.  On failure err says why
  * (VYRE_NO_DEVICE, keeping the dlerror() text) and *d may hold a library
  * handle: vc_driver_close releases it.  Not thread-safe for one *d.
  */

@@ -27,4 +27,5 @@ plugin_runtime_libvyre_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -s
 plugin_runtime_libvyre_cuda_la_LIBADD = plugin/codegen/libvyre-codegen.la \
 	plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la -ldl -lpthread
 endif
-EXTRA_DIST += docs/cuda-runtime.md
+# Installed whether or not the plugin is built: the installed documents cite it.
+dist_doc_DATA += docs/cuda-runtime.md

@@ -19,7 +19,7 @@ from .backend import (Backend, BackendInfo, Profile, Timing, Resident, Pipeline,
                       backends, open)
 from .interop import is_device_array
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 
 def version():

@@ -11,8 +11,14 @@ import os
 # Finding the libraries
 # ---------------------------------------------------------------------------
 
-LIBVYRE = "libvyre.so.0"
-LIBVYRE_HOST = "libvyre-host.so.0"
+# vyre.h's VYRE_ABI_MAJOR and VYRE_ABI_MINOR, the ABI this package speaks.
+ABI_MAJOR = 1
+ABI_MINOR = 1
+
+# The sonames: their major is the ABI major (share/doc/vyre/abi.md,
+# "Library versions and sonames").
+LIBVYRE = "libvyre.so.%d" % ABI_MAJOR
+LIBVYRE_HOST = "libvyre-host.so.%d" % ABI_MAJOR
 
 
 def _build_tree_dirs():
@@ -50,7 +56,7 @@ def _load():
     tried = []
     for where, vyre_path, host_path in _candidates():
         try:
-            # libvyre first and global: libvyre-host's DT_NEEDED libvyre.so.0
+            # libvyre first and global: libvyre-host's DT_NEEDED (LIBVYRE)
             # then resolves to this very copy, whatever its run path says.
             vyre = C.CDLL(vyre_path, mode=C.RTLD_GLOBAL)
             host = C.CDLL(host_path)
@@ -71,8 +77,6 @@ vyre, host, LOADED_FROM = _load()
 # ---------------------------------------------------------------------------
 
 ERROR_MESSAGE_MAX = 2048
-ABI_MAJOR = 1
-ABI_MINOR = 1
 
 
 class Error(C.Structure):
@@ -98,8 +102,9 @@ class DeviceProfile(C.Structure):
                 ("total_memory", C.c_uint64), ("free_memory", C.c_uint64),
                 ("l2_bytes", C.c_uint64), ("memory_bus_bits", C.c_uint32),
                 ("memory_clock_khz", C.c_uint32), ("driver_version", C.c_uint32),
-                ("reserved", C.c_uint32), ("capabilities", C.c_uint64),
-                ("resident_budget", C.c_uint64)]
+                ("device_count", C.c_uint32), ("capabilities", C.c_uint64),
+                ("resident_budget", C.c_uint64),
+                ("uuid", C.c_uint8 * 16)]  # appended within ABI 1.1
 
 
 class Ext(C.Structure):
@@ -240,7 +245,7 @@ class Registration(C.Structure):
 class Descriptor(C.Structure):
     _fields_ = [("struct_size", C.c_uint32), ("magic", C.c_uint32), ("abi_major", C.c_uint16),
                 ("abi_minor_min", C.c_uint16), ("abi_minor_max", C.c_uint16),
-                ("reserved", C.c_uint16), ("registration_size", C.c_uint32),
+                ("release", C.c_uint16), ("registration_size", C.c_uint32),
                 ("vtable_size", C.c_uint32), ("build_id", C.c_char * 64)]
 
 

@@ -3,7 +3,7 @@ import ctypes as C
 
 from . import _lib, interop
 from ._handle import Handle
-from .errors import check, invalid, unsupported
+from .errors import VyreError, check, invalid, make, unsupported
 from .host import (BackendInfo, Profile, Timing, _get_host, _info, _new_timing,  # noqa: F401
                    backends)
 from .program import Program
@@ -13,13 +13,22 @@ from .resident import (Pending, Pipeline, Resident, Step, _AnyBuffer, _dtype_of,
 
 def open(id=None, device=0):
     """Create an instance of backend `id` ("cuda", "reference") on device
-    ordinal `device`; id None takes $VYRE_BACKEND when set, else the best
-    backend that works (lowest precedence).  Raises the host's error (with
-    every reason) when none can be created."""
+    `device`: an ordinal, or the device's UUID as Profile.uuid and
+    nvidia-smi -L print it ("GPU-8932f937-..."; all of it or a prefix only
+    one device has; "GPU-" optional).  id None takes $VYRE_BACKEND when
+    set, else the best backend that works (lowest precedence).  Raises the
+    host's error (with every reason) when none can be created."""
     if id is not None and not isinstance(id, str):
         raise invalid("backend id %r is not a string. Fix: pass e.g. 'cuda' or 'reference'" % (id,))
+    if isinstance(device, str):
+        return _open_by_uuid(id, device)
     if not isinstance(device, int) or device < 0:
-        raise invalid("device %r is not an ordinal. Fix: pass 0, 1, ..." % (device,))
+        raise invalid("device %r is not an ordinal or a UUID. Fix: pass 0, 1, ... or "
+                      "'GPU-xxxxxxxx-...' (Backend.profile().uuid)" % (device,))
+    return _open_on(id, device)
+
+
+def _open_on(id, device):
     opts = _lib.BackendOptions()
     opts.struct_size = C.sizeof(opts)
     opts.device_ordinal = device
@@ -30,6 +39,49 @@ def open(id=None, device=0):
                                 C.byref(out), C.byref(index), C.byref(err)), err,
           "vyre_host_create")
     return Backend(out, _info(index.value), device)
+
+
+def _open_by_uuid(id, text):
+    """The instance on the device of backend `id` whose UUID starts with
+    `text`: one is created on each ordinal (device_count of ordinal 0's
+    profile) and its profile compared; InvalidArgument for text that is no
+    UUID, NoDevice listing every device's UUID when none or several match."""
+    from .host import uuid_prefix
+    want = uuid_prefix(text)
+    if want is None:
+        raise invalid("device %r is neither an ordinal nor a device UUID. Fix: pass an int or "
+                      "a UUID as Profile.uuid prints it ('GPU-xxxxxxxx-...')" % (text,))
+    first = _open_on(id, 0)
+    seen, hits = [], []
+    try:
+        count = max(first.profile().device_count if first.has("device_profile") else 1, 1)
+        for d in range(count):
+            try:
+                b = first if d == 0 else _open_on(first.id, d)
+            except VyreError as e:
+                seen.append("device %d (unavailable: %s)" % (d, e.status))
+                continue
+            u = b.profile().uuid if b.has("device_profile") else None
+            seen.append("device %d %s" % (d, u or "(no UUID reported)"))
+            if u and u[4:].replace("-", "").startswith(want):
+                hits.append(b)
+            elif b is not first:
+                b.close()
+    except Exception:
+        for b in hits + [first]:
+            b.close()
+        raise
+    if len(hits) == 1:
+        if hits[0] is not first:
+            first.close()
+        return hits[0]
+    for b in set(hits + [first]):
+        b.close()
+    raise make("VYRE_NO_DEVICE", (
+        "no device of backend %s has UUID %s: %s. Fix: pass one of these UUIDs (a unique prefix "
+        "is enough) or an ordinal" if not hits else
+        "%d devices of backend %%s match UUID prefix %%s: %%s. Fix: give more of the UUID, "
+        "enough to tell them apart" % len(hits)) % (first.id, text, ", ".join(seen)))
 
 
 # ---------------------------------------------------------------------------
@@ -359,7 +411,9 @@ class Backend(Handle):
         """Wrap a device array (PyTorch/CuPy tensor, any __cuda_array_interface__
         or CUDA DLPack producer) as a Resident without copying (CUDA interop).
         The Resident keeps `array` alive; its memory stays the framework's.
-        It must be C-contiguous, 16-byte aligned and on this backend's device."""
+        It must be C-contiguous, 16-byte aligned and on this backend's device.
+        A read-only array (DLPack READ_ONLY flag, __cuda_array_interface__
+        read-only data) gives a read-only Resident (Resident.readonly)."""
         arr = self._device_array(array, "the device array", None, None)
         return self._import(arr, dtype)
 
@@ -438,6 +492,9 @@ class Backend(Handle):
                 if obj.backend is not self:
                     raise invalid("%s is a resident buffer of another backend instance. Fix: "
                                   "allocate it on this one" % what)
+                if obj.readonly and binfo.access in ("rw", "wo"):
+                    raise invalid("%s imports a read-only array and the program writes '%s'. "
+                                  "Fix: pass a writable array" % (what, binfo.name))
                 hs[i] = obj._h()
                 continue
             if not interop.is_device_array(obj):

@@ -138,7 +138,9 @@ class Profile(object):
     compute_units, subgroup_size, max_workgroup_size, max_invocations_per_workgroup,
     max_workgroups, shared_memory_per_workgroup, total_memory, free_memory,
     l2_bytes, memory_bus_bits, memory_clock_khz, driver_version,
-    capabilities (list of names), resident_budget."""
+    capabilities (list of names), resident_budget, device_count (0: not
+    reported), uuid ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", or None
+    when the backend reports none: the reference backend)."""
 
     def __init__(self, p):
         self.name = _s(p.name)
@@ -159,6 +161,43 @@ class Profile(object):
         self.driver_version = p.driver_version
         self.capabilities = _cap_names(p.capabilities)
         self.resident_budget = p.resident_budget
+        self.device_count = p.device_count
+        self.uuid = uuid_text(bytes(p.uuid))
 
     def __repr__(self):
         return "<vyre.Profile %s on %s>" % (self.backend_id, self.name)
+
+
+# ---------------------------------------------------------------------------
+# Device UUIDs (the C side's abi/support/uuid.c, for the CLI)
+# ---------------------------------------------------------------------------
+
+_HEX = "0123456789abcdef"
+
+
+def uuid_text(raw):
+    """16 bytes as NVIDIA writes them, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    None for all zero (not reported)."""
+    if not any(raw):
+        return None
+    h = raw.hex()
+    return "GPU-%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+def uuid_prefix(text):
+    """The lower-case hex digits of a UUID or a prefix of one as a user
+    writes it ("GPU-" optional, any case, dashes only where the canonical
+    form has them), or None when `text` is no such thing."""
+    if not isinstance(text, str):
+        return None
+    t = text[4:] if text[:4].upper() == "GPU-" else text
+    digits = []
+    for i, ch in enumerate(t):
+        if ch == "-":
+            if len(digits) not in (8, 12, 16, 20) or (i and t[i - 1] == "-"):
+                return None
+            continue
+        if ch.lower() not in _HEX or len(digits) == 32:
+            return None
+        digits.append(ch.lower())
+    return "".join(digits) or None

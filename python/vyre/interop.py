@@ -1,46 +1,12 @@
-"""interop.py -- device arrays (PyTorch, CuPy, any __cuda_array_interface__ or DLPack producer) seen as raw device memory, zero copy."""
-import ctypes as C
+"""interop.py -- device arrays (PyTorch, CuPy, any __cuda_array_interface__ or DLPack producer) seen as raw device memory, zero copy; CPU DLPack producers as host memory."""
 
 from .errors import invalid
 from .program import NUMPY_DTYPE
 
-# DLPack (dlpack.h, v0.8 "dltensor" capsules).
-KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
-_DL_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
-
-
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32),
-                ("dtype", DLDataType), ("shape", C.POINTER(C.c_int64)),
-                ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
-
-
-class DLManagedTensor(C.Structure):
-    pass
-
-
-DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p),
-                            ("deleter", C.CFUNCTYPE(None, C.POINTER(DLManagedTensor)))]
-
-_capsule_get = C.pythonapi.PyCapsule_GetPointer
-_capsule_get.restype = C.c_void_p
-_capsule_get.argtypes = [C.py_object, C.c_char_p]
-_capsule_valid = C.pythonapi.PyCapsule_IsValid
-_capsule_valid.restype = C.c_int
-_capsule_valid.argtypes = [C.py_object, C.c_char_p]
-_capsule_set_name = C.pythonapi.PyCapsule_SetName
-_capsule_set_name.restype = C.c_int
-_capsule_set_name.argtypes = [C.py_object, C.c_char_p]
-# The capsule keeps this pointer: a module constant lives as long as it.
-_USED = b"used_dltensor"
+# DLPack (dlpack.h) lives in dlpack.py; its names stay reachable here.
+from .dlpack import (KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED, DLDataType,  # noqa: F401
+                     DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor)
+from . import dlpack
 
 # typestr kind + bytes -> the vyre storage type it matches (for checks).
 _TYPESTR = {("f", 4): "f32", ("f", 2): "f16", ("u", 4): "u32", ("i", 4): "i32", ("u", 8): "u64",
@@ -107,12 +73,12 @@ class DeviceArray(object):
         # producer's own spelling ("<c8", "float64") for messages.
         self.obj, self.ptr, self.nbytes, self.type = obj, ptr, nbytes, type_name
         self.device, self.readonly, self.kind = device, readonly, kind
-        self._managed = None
+        self._taken = None  # a dlpack.Taken: the producer's tensor until release()
 
     def release(self):
-        m, self._managed = self._managed, None
-        if m is not None and m.contents.deleter:
-            m.contents.deleter(m)
+        t, self._taken = self._taken, None
+        if t is not None:
+            t.release()
 
     def __del__(self):
         self.release()
@@ -184,39 +150,39 @@ def device_array(obj, what, stream=None):
                       % (what, type(obj).__name__))
     # DLPack's stream argument: 1 = the legacy default stream (vyre's 0).
     s = 1 if not stream else int(stream)
+    return from_dlpack(obj, what, s, dev)
+
+
+def from_dlpack(obj, what, stream, dev):
+    """A DeviceArray over the tensor obj.__dlpack__ gives (versioned capsule
+    first, dlpack.call_dlpack); stream: the DLPack stream argument (None for
+    a CPU tensor); dev: obj's __dlpack_device__ pair.  The tensor is given
+    back by release() (or collection)."""
+    taken = dlpack.take(dlpack.call_dlpack(obj, stream), what)
+    arr = DeviceArray(obj, 0, 0, None, dev[1] if dev[0] != KDL_CPU else None, taken.readonly,
+                      "dlpack")
+    arr._taken = taken
     try:
-        capsule = obj.__dlpack__(stream=s)
-    except TypeError:
-        capsule = obj.__dlpack__()
-    if not _capsule_valid(capsule, b"dltensor"):
-        raise invalid("%s's __dlpack__ gave no 'dltensor' capsule (a used or versioned one). "
-                      "Fix: pass a fresh tensor, or one with __cuda_array_interface__" % what)
-    mt = C.cast(_capsule_get(capsule, b"dltensor"), C.POINTER(DLManagedTensor))
-    _capsule_set_name(capsule, _USED)  # ours now: we call its deleter
-    arr = DeviceArray(obj, 0, 0, None, dev[1], False, "dlpack")
-    arr._managed = mt
-    t = mt.contents.dl_tensor
-    if t.dtype.lanes != 1 or t.dtype.bits % 8:
+        arr.ptr, arr.nbytes, arr.type = dlpack.layout(taken.tensor, what, _fix_contiguous(what))
+    except Exception:
         arr.release()
-        raise invalid("%s has a vector or sub-byte dtype. Fix: pass a plain numeric tensor" % what)
-    size = t.dtype.bits // 8
-    shape = [t.shape[i] for i in range(t.ndim)]
-    strides = [t.strides[i] * size for i in range(t.ndim)] if t.strides else None
-    if not _contiguous(shape, strides, size):
-        arr.release()
-        raise invalid(_fix_contiguous(what))
-    count = 1
-    for n in shape:
-        count *= n
-    code = _DL_CODES.get(t.dtype.code, "?")
-    names = {("float", 4): "f32", ("float", 2): "f16", ("bfloat", 2): "bf16", ("uint", 4): "u32",
-             ("int", 4): "i32", ("uint", 8): "u64", ("int", 8): "i64", ("uint", 2): "u16",
-             ("int", 2): "i16", ("uint", 1): "u8", ("int", 1): "i8", ("bool", 1): "bool8"}
-    arr.ptr = (t.data or 0) + t.byte_offset
-    arr.nbytes = count * size
-    arr.type = names.get((code, size), "%s%d" % (code, t.dtype.bits))
+        raise
     arr.cai_stream = None
     return arr
+
+
+def cpu_dlpack(obj):
+    """True for a DLPack producer whose tensor is in host memory (kDLCPU):
+    what host buffers also take (a NumPy array and a buffer are read
+    directly)."""
+    dev = _dlpack_device(obj)
+    return dev is not None and dev[0] == KDL_CPU
+
+
+def host_array(obj, what):
+    """A CPU DLPack producer's tensor as a DeviceArray over host memory
+    (device None); release() gives it back."""
+    return from_dlpack(obj, what, None, (KDL_CPU, 0))
 
 
 def check_type(arr, binfo, what):

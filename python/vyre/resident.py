@@ -1,9 +1,9 @@
 """resident.py -- host buffers in and out of calls, and the handles a backend makes: resident buffers, pipelines, pending dispatches; the steps of a sequence."""
 import ctypes as C
 
-from . import _lib, interop
+from . import _lib, dlpack, interop
 from ._handle import Handle
-from .errors import check, invalid
+from .errors import Unsupported, check, invalid  # noqa: F401 (Unsupported: generated)
 from .host import Timing, _new_timing, _np
 
 # ---------------------------------------------------------------------------
@@ -46,6 +46,16 @@ def _host_in(obj, binfo, what):
         except (OverflowError, ValueError, TypeError):
             raise invalid("%s does not convert to %s. Fix: pass numbers in the range of %s"
                           % (what, binfo.dtype, binfo.type))
+    if (np is None or not isinstance(obj, np.ndarray)) and not _is_buffer(obj) and \
+            interop.cpu_dlpack(obj):
+        arr = interop.host_array(obj, what)  # read for the call, given back after
+        if binfo.dtype is not None and binfo.type not in ("raw", arr.type) and \
+                not (binfo.type == "bool" and arr.type in ("u32", "i32")):
+            arr.release()
+            raise invalid("%s holds %s elements, the program's buffer '%s' is %s. Fix: pass a "
+                          "tensor of NumPy dtype %s" % (what, arr.type, binfo.name, binfo.type,
+                                                        binfo.dtype))
+        return (arr.ptr if arr.nbytes else None), arr.nbytes, arr
     if np is not None and not isinstance(obj, np.ndarray) and not _is_buffer(obj) and \
             hasattr(obj, "__array__"):
         obj = np.asarray(obj)
@@ -90,6 +100,15 @@ def _is_buffer(obj):
 def _host_out(obj, binfo, what):
     """(pointer, capacity, keepalive) of a caller's writable output buffer."""
     np = _np()
+    if (np is None or not isinstance(obj, np.ndarray)) and not _is_buffer(obj) and \
+            interop.cpu_dlpack(obj):
+        arr = interop.host_array(obj, what)
+        if arr.readonly:
+            arr.release()
+            raise invalid("%s is read-only (its DLPack tensor has the READ_ONLY flag) and vyre "
+                          "writes into it. Fix: pass a writable tensor, or let the call return "
+                          "a new array" % what)
+        return (arr.ptr if arr.nbytes else None), arr.nbytes, arr
     if np is not None and isinstance(obj, np.ndarray):
         if binfo.dtype is not None and obj.dtype != np.dtype(binfo.dtype):
             raise _dtype_mismatch(what, obj.dtype, binfo, np)
@@ -137,6 +156,10 @@ class Resident(Handle):
     Backend.upload or Backend.import_device.  Attributes: handle, size
     (bytes), dtype (NumPy dtype name download() returns, or None for uint8),
     imported (True for device memory borrowed from a framework), backend.
+    readonly: True for an import of a read-only array (vyre never writes
+    it: upload and program buffers the program writes are refused).
+    A DLPack producer (__dlpack__, __dlpack_device__: torch.from_dlpack,
+    numpy.from_dlpack, ...; docs/python.md, "DLPack").
     A context manager: leaving the block frees it.  One thread at a time."""
 
     def __init__(self, backend, handle, size, dtype=None, imported=None):
@@ -145,6 +168,7 @@ class Resident(Handle):
         self.size = size
         self.dtype = dtype
         self.imported = imported is not None
+        self.readonly = bool(imported is not None and imported.readonly)
         self._source = imported  # the framework array whose memory this is
 
     def _closed_text(self):
@@ -159,6 +183,10 @@ class Resident(Handle):
     def upload(self, data, offset=0):
         """Copy host data (NumPy array, bytes, any buffer) into the buffer at byte `offset`."""
         b = self.backend
+        if self.readonly:
+            raise invalid("this resident buffer imports a read-only array; vyre does not write "
+                          "it. Fix: import a writable array, or upload into a new buffer "
+                          "(Backend.upload)")
         ptr, n, keep = _host_in(data, _AnyBuffer(None), "upload data")
         err = _lib.new_error()
         if offset == 0 and n == self.size:
@@ -210,6 +238,64 @@ class Resident(Handle):
         check(cu.resident_pointer(self.backend._native, self._h(), C.byref(ptr), None,
                                   C.byref(err)), err, "resident_pointer")
         return ptr.value
+
+    # DLPack export ---------------------------------------------------------
+
+    def _dl_home(self):
+        """(device type, id) where the buffer lives for DLPack, and whether
+        its memory can be handed out: CUDA memory (the interop extension)
+        yes; a backend without it keeps buffers inside the plugin (the
+        reference backend: host memory, exported as a copy)."""
+        self._h()
+        try:
+            return (dlpack.KDL_CUDA, self.backend.cuda_context()[1]), True
+        except Unsupported:  # no CUDA interop extension
+            return (dlpack.KDL_CPU, 0), False
+
+    def __dlpack_device__(self):
+        """(kDLCUDA = 2, CUDA ordinal) on the CUDA backend, (kDLCPU = 1, 0) elsewhere."""
+        return self._dl_home()[0]
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the buffer as a 1-D tensor of its dtype (uint8
+        without one): "dltensor_versioned" (DLPack 1.0, flags READ_ONLY for
+        a read-only import, IS_COPIED for a copy) when max_version >= (1, 0),
+        else "dltensor".  On CUDA the tensor is the buffer's memory (zero
+        copy; stream needs no wait: vyre's waiting calls finish their device
+        work before they return; wait a dispatch_async first); copy=True
+        there raises BufferError.  dl_device=(1, 0) (kDLCPU), and every
+        export on the reference backend, is a host copy made now; copy=False
+        then raises BufferError.  The tensor keeps this object alive; free()
+        or closing the backend while a consumer holds it is the caller's
+        mistake (as with any framework's buffer)."""
+        home, zero_copy = self._dl_home()
+        if stream is not None and not isinstance(stream, int):
+            raise BufferError("__dlpack__: stream %r is not an int or None" % (stream,))
+        want = home if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
+        versioned = max_version is not None and tuple(max_version)[0] >= dlpack.VERSION[0]
+        if want == home and zero_copy and copy is not True:
+            flags = dlpack.FLAG_READ_ONLY if self.readonly else 0
+            return dlpack.export(self.device_ptr, self.size, self.dtype, home, flags, self,
+                                 versioned)
+        if want == (dlpack.KDL_CPU, 0) and copy is not False:
+            host = self.download()
+            if isinstance(host, bytearray):  # no NumPy
+                ptr = C.addressof((C.c_char * len(host)).from_buffer(host)) if host else 0
+            else:
+                ptr = host.ctypes.data
+            return dlpack.export(ptr, self.size, self.dtype, want, dlpack.FLAG_IS_COPIED,
+                                 (self, host), versioned)
+        if want == home or want == (dlpack.KDL_CPU, 0):
+            raise BufferError(
+                "__dlpack__(copy=%r): %s. Fix: %s" % (
+                    copy, "the reference backend keeps resident buffers inside the plugin, so "
+                    "only a host copy can be exported" if not zero_copy else
+                    "vyre makes no device copy of a resident buffer",
+                    "pass copy=None (a copy is made) or download()" if not zero_copy else
+                    "export without copy and clone it (torch.from_dlpack(r).clone()), or "
+                    "dl_device=(1, 0) for a host copy"))
+        raise BufferError("__dlpack__: the buffer is on device %r; dl_device %r is not offered. "
+                          "Fix: ask for %r, or (1, 0) for a host copy" % (home, want, home))
 
     def free(self):
         """Release the handle (an imported buffer's memory stays the framework's).  Idempotent."""

@@ -1,4 +1,4 @@
-/* abi_c11_program.c -- vyre_program.h and vyre_text.h compile alone as strict C11 (-std=c11 -pedantic -Werror, no _GNU_SOURCE). */
+/* abi_c11_program.c -- vyre_program.h and vyre_text.h compile alone as strict C99 and C11 (-std=c99/c11 -pedantic -Werror, no _GNU_SOURCE). */
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_text.h"
 

@@ -1,4 +1,4 @@
-/* abi_c11_support.c -- vyre_support.h compiles alone as strict C11 (-std=c11 -pedantic -Werror, no _GNU_SOURCE); main of the check. */
+/* abi_c11_support.c -- vyre_support.h compiles alone as strict C99 and C11 (-std=c99/c11 -pedantic -Werror, no _GNU_SOURCE); main of both checks. */
 #include "vyre/vyre_support.h"
 
 #include <stdio.h>
@@ -6,27 +6,36 @@
 
 size_t abi_c11_vyre(void);
 size_t abi_c11_program(void);
+size_t abi_c_host(void);
+
+#if __STDC_VERSION__ >= 201112L
+#define NAME "abi_headers_c11"
+#else
+#define NAME "abi_headers_c99"
+#endif
 
 int main(void) {
   size_t want_vyre = sizeof(vyre_error) + sizeof(vyre_backend_vtable) + sizeof(vyre_registration) +
                      sizeof(vyre_descriptor);
   size_t want_program = 64 + 32 + 20 + VYRE_OP_ADD;
-  if (abi_c11_vyre() != want_vyre || abi_c11_program() != want_program) {
-    fprintf(stderr, "abi_headers_c11: a strict C11 client sees other struct sizes (%zu/%zu, "
-                    "expected %zu/%zu)\n",
-            abi_c11_vyre(), abi_c11_program(), want_vyre, want_program);
+  size_t want_host = 8 + 2 * sizeof(void *);
+  if (abi_c11_vyre() != want_vyre || abi_c11_program() != want_program ||
+      abi_c_host() != want_host) {
+    fprintf(stderr, NAME ": a strict C client sees other struct sizes (%zu/%zu/%zu, "
+                    "expected %zu/%zu/%zu)\n",
+            abi_c11_vyre(), abi_c11_program(), abi_c_host(), want_vyre, want_program, want_host);
     return EXIT_FAILURE;
   }
   /* The library linked at run time speaks the headers' ABI. */
   uint32_t major = 0, minor = 0;
   const char *release = vyre_version(&major, &minor);
   if (!release || !release[0] || major != VYRE_ABI_MAJOR || minor != VYRE_ABI_MINOR) {
-    fprintf(stderr, "abi_headers_c11: vyre_version says %s, ABI %u.%u; the headers say ABI %u.%u\n",
+    fprintf(stderr, NAME ": vyre_version says %s, ABI %u.%u; the headers say ABI %u.%u\n",
             release ? release : "NULL", (unsigned)major, (unsigned)minor, VYRE_ABI_MAJOR,
             VYRE_ABI_MINOR);
     return EXIT_FAILURE;
   }
-  /* The builder and the decoder link and work from a strict C11 client. */
+  /* The builder and the decoder link and work from a strict C client. */
   vyre_builder *b = vyre_builder_new(1, 1, 1);
   if (!b) return EXIT_FAILURE;
   vyre_b_return(b);
@@ -39,6 +48,6 @@ int main(void) {
   vyre_program_free(p);
   free(bytes);
   vyre_builder_free(b);
-  if (!ok) fprintf(stderr, "abi_headers_c11: %s\n", err.message);
+  if (!ok) fprintf(stderr, NAME ": %s\n", err.message);
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,4 +1,4 @@
-// abi_cxx_program.cc -- vyre_program.h and vyre_text.h compile alone as C++17 (-pedantic -Werror) with C linkage.
+// abi_cxx_program.cc -- vyre_program.h and vyre_text.h compile alone as C++11 and C++17 (-pedantic -Werror) with C linkage.
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_text.h"
 

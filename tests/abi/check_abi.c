@@ -32,7 +32,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_error, native_code, 8);
   OFF(vyre_error, message, 16);
 
-  SIZE(vyre_device_profile, 272);
+  SIZE(vyre_device_profile, 288);
   OFF(vyre_device_profile, struct_size, 0);
   OFF(vyre_device_profile, ordinal, 4);
   OFF(vyre_device_profile, name, 8);
@@ -54,6 +54,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_device_profile, device_count, 252);
   OFF(vyre_device_profile, capabilities, 256);
   OFF(vyre_device_profile, resident_budget, 264);
+  OFF(vyre_device_profile, uuid, 272); /* appended within 1.1 */
 
   SIZE(vyre_timing, 40);
   OFF(vyre_timing, struct_size, 0);
@@ -90,7 +91,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_descriptor, abi_major, 8);
   OFF(vyre_descriptor, abi_minor_min, 10);
   OFF(vyre_descriptor, abi_minor_max, 12);
-  OFF(vyre_descriptor, reserved, 14);
+  OFF(vyre_descriptor, release, 14);
   OFF(vyre_descriptor, registration_size, 16);
   OFF(vyre_descriptor, vtable_size, 20);
   OFF(vyre_descriptor, build_id, 24);
@@ -578,6 +579,26 @@ START_TEST(library_version) {
 }
 END_TEST
 
+/* VYRE_DESCRIPTOR_INIT fills every field, release included: a plugin
+ * built from these headers says it is of 1.0.0 or later (docs/abi.md,
+ * section 12), which a host tells from the 0.1 draft's zero. */
+START_TEST(descriptor_init) {
+  static const vyre_descriptor d = VYRE_DESCRIPTOR_INIT(0, VYRE_ABI_MINOR, "check_abi");
+  ck_assert_uint_eq(d.struct_size, sizeof(vyre_descriptor));
+  ck_assert_uint_eq(d.magic, VYRE_PLUGIN_MAGIC);
+  ck_assert_uint_eq(d.abi_major, VYRE_ABI_MAJOR);
+  ck_assert_uint_eq(d.abi_minor_min, 0);
+  ck_assert_uint_eq(d.abi_minor_max, VYRE_ABI_MINOR);
+  ck_assert_msg(VYRE_DESCRIPTOR_RELEASE == 1u, "release 1 = built from the headers of 1.0.0 or later");
+  ck_assert_msg(d.release == VYRE_DESCRIPTOR_RELEASE,
+                "VYRE_DESCRIPTOR_INIT sets release to VYRE_DESCRIPTOR_RELEASE, got %u",
+                (unsigned)d.release);
+  ck_assert_uint_eq(d.registration_size, sizeof(vyre_registration));
+  ck_assert_uint_eq(d.vtable_size, sizeof(vyre_backend_vtable));
+  ck_assert_str_eq(d.build_id, "check_abi");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* errors: records never written past struct_size                      */
 /* ------------------------------------------------------------------ */
@@ -675,6 +696,7 @@ static Suite *abi_suite(void) {
   tcase_add_test(tc, layout_plain_structs);
   tcase_add_test(tc, layout_pointer_structs);
   tcase_add_test(tc, layout_program_format);
+  tcase_add_test(tc, descriptor_init);
   suite_add_tcase(s, tc);
   tc = tcase_create("names");
   tcase_add_test(tc, status_names);

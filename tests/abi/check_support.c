@@ -1,4 +1,4 @@
-/* check_support.c -- libvyre's support layer: the environment reader, the byte-count grammar, size-prefixed struct copies, the growable buffer. */
+/* check_support.c -- libvyre's support layer: the environment reader, the byte-count grammar, size-prefixed struct copies, the growable buffer, device UUIDs. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "abi/support/config.h"
 #include "abi/support/sized.h"
 #include "abi/support/strbuf.h"
+#include "abi/support/uuid.h"
 
 /* ---- config ------------------------------------------------------------ */
 
@@ -273,6 +274,47 @@ END_TEST
 
 /* ---- strbuf ------------------------------------------------------------ */
 
+START_TEST(test_uuid) {
+  static const uint8_t u[16] = {0x89, 0x32, 0xf9, 0x37, 0xd7, 0x2c, 0x4a, 0x35,
+                                0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0xff};
+  static const uint8_t zero[16] = {0};
+  char text[VYRE__UUID_TEXT_SIZE];
+  ck_assert_str_eq(vyre__uuid_format(u, text), "GPU-8932f937-d72c-4a35-0411-2233445566ff");
+  ck_assert_msg(strlen(text) + 1 == VYRE__UUID_TEXT_SIZE, "the text fills the buffer exactly");
+  ck_assert_str_eq(vyre__uuid_format(zero, text), "none");
+  ck_assert(vyre__uuid_is_zero(zero) && !vyre__uuid_is_zero(u));
+
+  char hex[33];
+  size_t n = 0;
+  int gpu = -1;
+  /* The whole form round-trips; case and the GPU- prefix do not matter. */
+  vyre__uuid_format(u, text);
+  ck_assert_int_eq(vyre__uuid_parse_prefix(text, hex, &n, &gpu), 0);
+  ck_assert_uint_eq(n, 32);
+  ck_assert_int_eq(gpu, 1);
+  ck_assert_str_eq(hex, "8932f937d72c4a3504112233445566ff");
+  ck_assert(vyre__uuid_matches(u, hex, n));
+  ck_assert_int_eq(vyre__uuid_parse_prefix("8932F937-D7", hex, &n, &gpu), 0);
+  ck_assert_uint_eq(n, 10);
+  ck_assert_int_eq(gpu, 0);
+  ck_assert_msg(vyre__uuid_matches(u, hex, n), "a prefix without GPU- matches");
+  ck_assert_int_eq(vyre__uuid_parse_prefix("gpu-8932f93", hex, &n, NULL), 0);
+  ck_assert(vyre__uuid_matches(u, hex, n));
+  ck_assert_int_eq(vyre__uuid_parse_prefix("8932f937d72c", hex, &n, NULL), 0);
+  ck_assert_msg(vyre__uuid_matches(u, hex, n), "dashes may be left out");
+  ck_assert_int_eq(vyre__uuid_parse_prefix("8932f938", hex, &n, NULL), 0);
+  ck_assert_msg(!vyre__uuid_matches(u, hex, n), "a different prefix does not match");
+  ck_assert_msg(!vyre__uuid_matches(zero, "0", 1), "an unreported UUID matches nothing");
+
+  /* Refused: empty, not hex, a dash out of place, too many digits. */
+  static const char *bad[] = {"", "GPU-", "8932g937", "893-2f937", "8932f937--d72c",
+                              "-8932", "8932f937d72c4a3504112233445566ff0", "GPU-GPU-1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(vyre__uuid_parse_prefix(bad[i], hex, &n, NULL) == -1, "'%s' is refused",
+                  bad[i]);
+}
+END_TEST
+
 START_TEST(test_strbuf_bytes) {
   strbuf b;
   vyre__sb_init(&b);
@@ -313,6 +355,9 @@ static Suite *support_suite(void) {
   tcase_add_test(sized, test_sized_read);
   tcase_add_test(sized, test_sized_write);
   suite_add_tcase(s, sized);
+  TCase *uuid = tcase_create("uuid");
+  tcase_add_test(uuid, test_uuid);
+  suite_add_tcase(s, uuid);
   TCase *buf = tcase_create("strbuf");
   tcase_add_test(buf, test_strbuf_bytes);
   suite_add_tcase(s, buf);

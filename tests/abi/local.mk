@@ -1,29 +1,48 @@
 # tests/abi/local.mk -- tests of the public headers and libvyre (format, validator, builder, text form).
 
-# The public headers compile alone as strict C11 and C++17: each of these
-# sources includes one header first, with only the flags named here (no
-# AM_CFLAGS, no _GNU_SOURCE), and the programs call the installed shared
-# libvyre as any client would.  The other suites link the private copy
-# (abi/libvyre-private.la), internals included.
-check_PROGRAMS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
-TESTS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx
-tests_abi_abi_headers_c11_SOURCES = tests/abi/abi_c11_vyre.c tests/abi/abi_c11_program.c \
-	tests/abi/abi_c11_support.c
-tests_abi_abi_headers_c11_CPPFLAGS = -I$(top_srcdir)/abi
-tests_abi_abi_headers_c11_CFLAGS = -std=c11 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
+# The public headers compile alone as strict C99, C11, C++11 and C++17 (the
+# languages vyre.h says they need): each of these sources includes one
+# header first, with only the flags named here (no AM_CFLAGS, no
+# _GNU_SOURCE), and the programs call the installed shared libvyre as any
+# client would.  The C++14-and-later programs also compile and run
+# docs/abi.md's C++ registration form (abi_cxx_plugin.cc), which
+# headers.test keeps equal to the document.  The other suites link the
+# private copy (abi/libvyre-private.la), internals included.
+abi_headers_c_sources = tests/abi/abi_c11_vyre.c tests/abi/abi_c11_program.c \
+	tests/abi/abi_c11_support.c tests/abi/abi_c_host.c
+abi_headers_cxx_sources = tests/abi/abi_cxx_vyre.cc tests/abi/abi_cxx_program.cc \
+	tests/abi/abi_cxx_host.cc tests/abi/abi_cxx.cc
+abi_headers_cppflags = -I$(top_srcdir)/abi -I$(top_srcdir)/host-stub/loader/include
+abi_headers_warnings = -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
+check_PROGRAMS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx \
+	tests/abi/abi_headers_c99 tests/abi/abi_headers_cxx11
+TESTS += tests/abi/abi_headers_c11 tests/abi/abi_headers_cxx \
+	tests/abi/abi_headers_c99 tests/abi/abi_headers_cxx11 tests/abi/headers.test
+EXTRA_DIST += tests/abi/headers.test
+tests_abi_abi_headers_c11_SOURCES = $(abi_headers_c_sources)
+tests_abi_abi_headers_c11_CPPFLAGS = $(abi_headers_cppflags)
+tests_abi_abi_headers_c11_CFLAGS = -std=c11 $(abi_headers_warnings)
 tests_abi_abi_headers_c11_LDADD = abi/libvyre.la
-tests_abi_abi_headers_cxx_SOURCES = tests/abi/abi_cxx_vyre.cc tests/abi/abi_cxx_program.cc tests/abi/abi_cxx.cc
-tests_abi_abi_headers_cxx_CPPFLAGS = -I$(top_srcdir)/abi
-tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 -Wall -Wextra -pedantic -Werror $(SAN_FLAGS)
+tests_abi_abi_headers_c99_SOURCES = $(abi_headers_c_sources)
+tests_abi_abi_headers_c99_CPPFLAGS = $(abi_headers_cppflags)
+tests_abi_abi_headers_c99_CFLAGS = -std=c99 $(abi_headers_warnings)
+tests_abi_abi_headers_c99_LDADD = abi/libvyre.la
+tests_abi_abi_headers_cxx_SOURCES = $(abi_headers_cxx_sources) tests/abi/abi_cxx_plugin.cc
+tests_abi_abi_headers_cxx_CPPFLAGS = $(abi_headers_cppflags)
+tests_abi_abi_headers_cxx_CXXFLAGS = -std=c++17 $(abi_headers_warnings)
 tests_abi_abi_headers_cxx_LDADD = abi/libvyre.la
+tests_abi_abi_headers_cxx11_SOURCES = $(abi_headers_cxx_sources)
+tests_abi_abi_headers_cxx11_CPPFLAGS = $(abi_headers_cppflags)
+tests_abi_abi_headers_cxx11_CXXFLAGS = -std=c++11 $(abi_headers_warnings)
+tests_abi_abi_headers_cxx11_LDADD = abi/libvyre.la
 
 if HAVE_CHECK
 check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
-check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal
-TESTS += tests/abi/check_chain tests/abi/check_literal
+check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
+TESTS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -61,6 +80,10 @@ tests_abi_check_elf_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_argcheck_SOURCES = tests/abi/check_argcheck.c
 tests_abi_check_argcheck_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_argcheck_LDADD = abi/libvyre.la $(CHECK_LIBS)
+# What a program needs and what an offer lacks (vyre_support.h), through the shared libvyre.
+tests_abi_check_needs_SOURCES = tests/abi/check_needs.c
+tests_abi_check_needs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_needs_LDADD = abi/libvyre.la $(CHECK_LIBS)
 endif
 # libvyre's exported f32 arithmetic (vyre_f32_*), through the shared
 # libvyre as a third-party backend calls it: the corpus's underflow cases

@@ -931,9 +931,12 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 /* The needs of a program given as text (no directives needed). */
-static void needs_of(const char *text, cf_needs *needs) {
+static void needs_of(const char *text, vyre_needs *needs) {
   cf_case *c = parse_ok(text, "needs.vyre");
-  cf_program_needs(c->decoded, &c->options, needs);
+  memset(needs, 0, sizeof *needs);
+  needs->struct_size = sizeof *needs;
+  ck_assert_msg(vyre_program_needs(c->decoded, &c->options, needs, NULL) == VYRE_OK,
+                "vyre_program_needs of a decoded program");
   cf_case_free(c);
 }
 
@@ -957,14 +960,14 @@ static cf_offer small_offer(void) {
 /* Each op is needed at the type it is claimed at: the result type, the
  * operand type for compares and predicates, none for statements. */
 START_TEST(test_needs_op_types) {
-  cf_needs n;
+  vyre_needs n;
   needs_of(add_f32, &n);
   ck_assert_msg(n.op_types[VYRE_OP_ADD] == VYRE_TBIT(VYRE_T_F32), "add is used at f32: 0x%x",
                 n.op_types[VYRE_OP_ADD]);
   ck_assert_msg(n.op_types[VYRE_OP_LOAD] == VYRE_TBIT(VYRE_T_F32) &&
                     n.op_types[VYRE_OP_INVOCATION_ID] == VYRE_TBIT(VYRE_T_U32),
                 "load at its result type f32, gid at u32");
-  ck_assert_msg(n.op_types[VYRE_OP_STORE] == 0 && cf_opset_has(&n.ops, VYRE_OP_STORE),
+  ck_assert_msg(n.op_types[VYRE_OP_STORE] == 0 && VYRE_NEEDS_HAS_OP(&n, VYRE_OP_STORE),
                 "store is needed, at no type (a statement)");
   needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer b ro u8 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%x = load a %i\n%z = const i32 0\n%c = lt %x %z\n"
@@ -980,30 +983,30 @@ START_TEST(test_needs_op_types) {
                 "a u8 load is a load at u32 (its widened type); the u8 is a storage type");
   ck_assert_msg(n.storage_types == (VYRE_TBIT(VYRE_T_I32) | VYRE_TBIT(VYRE_T_U8) | VYRE_TBIT(VYRE_T_U32)),
                 "the storage types of the buffers");
-  ck_assert_msg(cf_opset_has(&n.ops, VYRE_OP_ELSE) && n.op_types[VYRE_OP_ELSE] == 0 &&
+  ck_assert_msg(VYRE_NEEDS_HAS_OP(&n, VYRE_OP_ELSE) && n.op_types[VYRE_OP_ELSE] == 0 &&
                     n.op_types[VYRE_OP_IF] == 0,
                 "if and else are needed, at no type");
-  ck_assert_msg(!(n.caps & (VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)), "no 64-bit value, no range");
+  ck_assert_msg(!(n.capabilities & (VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE)), "no 64-bit value, no range");
 }
 END_TEST
 
 /* int64: an instruction of type u64/i64; out_range: a ranged output. */
 START_TEST(test_needs_int64_out_range) {
-  cf_needs n;
+  vyre_needs n;
   needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u64 [4]\n"
            "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_INT64, "loading a u64 makes a u64 value: int64");
+  ck_assert_msg(n.capabilities & VYRE_CAP_INT64, "loading a u64 makes a u64 value: int64");
   needs_of("workgroup 4\nbuffer a ro i32 [4]\nbuffer out wo i64 [4]\n"
            "%i = gid.x\n%x = load a %i\n%y = cast i64 %x\nstore out %i %y\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_INT64, "a cast to i64 makes an i64 value: int64");
+  ck_assert_msg(n.capabilities & VYRE_CAP_INT64, "a cast to i64 makes an i64 value: int64");
   needs_of("workgroup 4\nbuffer a ro u64 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%n = buflen a\nstore out %i %n\n", &n);
-  ck_assert_msg(!(n.caps & VYRE_CAP_INT64) && (n.storage_types & VYRE_TBIT(VYRE_T_U64)),
+  ck_assert_msg(!(n.capabilities & VYRE_CAP_INT64) && (n.storage_types & VYRE_TBIT(VYRE_T_U64)),
                 "a u64 buffer no instruction reads needs its storage type only");
   needs_of("workgroup 16\nbuffer out wo u32 [16] range 8 16\n"
            "%i = gid.x\nstore out %i %i\n", &n);
-  ck_assert_msg(n.caps & VYRE_CAP_OUT_RANGE, "an output range: out_range");
-  ck_assert_msg(!(n.caps & VYRE_CAP_INT64), "no 64-bit value");
+  ck_assert_msg(n.capabilities & VYRE_CAP_OUT_RANGE, "an output range: out_range");
+  ck_assert_msg(!(n.capabilities & VYRE_CAP_INT64), "no 64-bit value");
 }
 END_TEST
 
@@ -1011,7 +1014,7 @@ END_TEST
  * everything missing. */
 START_TEST(test_offer_covers_types) {
   cf_offer o = small_offer();
-  cf_needs n;
+  vyre_needs n;
   char why[512];
   needs_of("workgroup 4\nbuffer a ro u32 [4]\nbuffer out wo u32 [4]\n"
            "%i = gid.x\n%x = load a %i\nstore out %i %x\n", &n);
@@ -1675,6 +1678,75 @@ START_TEST(test_fuzz_flags_for_offer) {
 }
 END_TEST
 
+/* Generating within claims: a full offer gives the programs of a run
+ * without claims (so full backends fuzz as before); a small one (const,
+ * gid, load, add, store at u32 only) gets programs within it from the
+ * first attempt or a later one, and each decodes. */
+START_TEST(test_fuzz_claims) {
+  cf_offer full;
+  memset(&full, 0, sizeof full);
+  uint32_t n = 0;
+  const vyre_op_info *all = vyre_op_all(&n);
+  for (uint32_t i = 0; i < n; i++) cf_offer_claim(&full, all[i].id, 0);
+  full.caps = ~0ull;
+  full.storage_types = ~0ull;
+  progen_claims *claims = malloc(sizeof *claims);
+  ck_assert(claims != NULL);
+  fz_claims_from(&full, claims);
+  vyre_error err = VYRE_ERROR_INIT;
+  for (uint64_t i = 0; i < 150; i++) {
+    fz_program a, b;
+    uint32_t flags = i % 5 == 0 ? PROGEN_MMA : 0;
+    ck_assert(fz_generate(21, i, flags, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate_claimed(21, i, flags, claims, 0, &b, &err) == VYRE_OK);
+    ck_assert_msg(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0,
+                  "program %llu: a full offer generates what no claims do", (unsigned long long)i);
+    fz_program_free(&a);
+    fz_program_free(&b);
+  }
+  cf_offer small;
+  memset(&small, 0, sizeof small);
+  static const uint16_t ops[] = {VYRE_OP_CONST, VYRE_OP_INVOCATION_ID, VYRE_OP_LOAD, VYRE_OP_ADD,
+                                 VYRE_OP_STORE};
+  for (uint32_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    cf_offer_claim(&small, ops[i], VYRE_TBIT(VYRE_T_U32));
+  small.storage_types = VYRE_TBIT(VYRE_T_U32);
+  fz_claims_from(&small, claims);
+  uint32_t flags = fz_flags_for(&small), within = 0, first = 0, adds = 0;
+  for (uint64_t i = 0; i < 200; i++) {
+    for (uint32_t k = 0; k < 8; k++) {
+      fz_program a;
+      ck_assert_msg(fz_generate_claimed(4, i, flags, claims, k, &a, &err) == VYRE_OK, "%s",
+                    err.message);
+      vyre_program *p = NULL;
+      ck_assert_msg(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK, "%s", err.message);
+      vyre_needs needs = {.struct_size = sizeof needs};
+      ck_assert_msg(vyre_program_needs(p, &a.options, &needs, &err) == VYRE_OK, "%s", err.message);
+      char why[256];
+      int ok = cf_offer_covers(&small, &needs, why, sizeof why);
+      adds += ok && VYRE_NEEDS_HAS_OP(&needs, VYRE_OP_ADD);
+      vyre_program_free(p);
+      fz_program_free(&a);
+      if (!ok) continue;
+      within++;
+      first += k == 0;
+      break;
+    }
+  }
+  ck_assert_msg(within >= 190, "%u of 200 programs within the small claims (want >= 190)", within);
+  ck_assert_msg(first >= 100, "%u of 200 within them at the first attempt", first);
+  ck_assert_msg(adds >= 100, "%u of them use add", adds);
+  free(claims);
+  /* The rule: nothing compared, or more than 10% skipped, fails. */
+  ck_assert_msg(!fz_too_many_skipped(300, 0) && !fz_too_many_skipped(300, 30),
+                "up to 10%% skipped passes");
+  ck_assert_msg(fz_too_many_skipped(300, 31) && fz_too_many_skipped(300, 300) &&
+                    fz_too_many_skipped(1, 1) && !fz_too_many_skipped(10, 1) &&
+                    fz_too_many_skipped(9, 1),
+                "more than 10%% skipped, or all, fails");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* ptxas batches                                                        */
 /* ------------------------------------------------------------------ */
@@ -1791,6 +1863,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  tcase_add_test(tc, test_fuzz_claims);
   tcase_add_test(tc, test_fuzz_mma);
   suite_add_tcase(s, tc);
   return s;

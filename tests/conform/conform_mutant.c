@@ -20,6 +20,13 @@
  * int64 nor out_range.  Like a real small backend it refuses, with
  * VYRE_UNSUPPORTED, any program outside that (small_refuses), so a
  * harness that ran it on a case beyond its claims would see a failure.
+ *
+ * -DMUTANT_TINY (libconform_tiny.so, id "tiny") is smaller still: const,
+ * gid, load, add and store, all at u32, storage u32 only; `vyre fuzz`
+ * must find programs within that (tests/fuzz/fuzz.test).  -DMUTANT_NONE
+ * (libconform_none.so, id "none") claims load, add and store at u32 and
+ * no way to make an index or a value (neither const nor gid): no
+ * program is within its claims, and `vyre fuzz` must say so and fail.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -35,7 +42,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-#ifdef MUTANT_SMALL
+#if defined(MUTANT_TINY) || defined(MUTANT_NONE)
+#define MUTANT_SMALL /* the small backend's machinery, with the tables below */
+#endif
+#if defined(MUTANT_TINY)
+#define MUTANT_ID "tiny"
+#define MUTANT_DEVICE "a tiny backend over the reference (const, gid, load, add, store at u32)"
+#elif defined(MUTANT_NONE)
+#define MUTANT_ID "none"
+#define MUTANT_DEVICE "a backend over the reference that claims no whole program"
+#elif defined(MUTANT_SMALL)
 #define MUTANT_ID "small"
 #define MUTANT_DEVICE "a small backend over the reference (add and mul at u32 only)"
 #else
@@ -88,7 +104,18 @@ static vyre_status m_profile(vyre_backend *self, vyre_device_profile *out, vyre_
   return st;
 }
 
-#ifdef MUTANT_SMALL
+#if defined(MUTANT_TINY)
+#define U32_ (VYRE_TBIT(VYRE_T_U32))
+static const uint16_t small_ops[] = {VYRE_OP_CONST, VYRE_OP_INVOCATION_ID, VYRE_OP_LOAD,
+                                     VYRE_OP_ADD, VYRE_OP_STORE};
+static const uint32_t small_op_types[] = {U32_, U32_, U32_, U32_, 0};
+#define SMALL_STORAGE U32_
+#elif defined(MUTANT_NONE)
+#define U32_ (VYRE_TBIT(VYRE_T_U32))
+static const uint16_t small_ops[] = {VYRE_OP_LOAD, VYRE_OP_ADD, VYRE_OP_STORE};
+static const uint32_t small_op_types[] = {U32_, U32_, 0};
+#define SMALL_STORAGE U32_
+#elif defined(MUTANT_SMALL)
 /* What the small backend supports; add and mul only at u32. */
 static const uint16_t small_ops[] = {VYRE_OP_CONST, VYRE_OP_LOAD, VYRE_OP_INVOCATION_ID,
                                      VYRE_OP_ADD,   VYRE_OP_MUL,  VYRE_OP_STORE,
@@ -96,6 +123,8 @@ static const uint16_t small_ops[] = {VYRE_OP_CONST, VYRE_OP_LOAD, VYRE_OP_INVOCA
 static const uint32_t small_op_types[] = {0, 0, 0, VYRE_TBIT(VYRE_T_U32), VYRE_TBIT(VYRE_T_U32),
                                           0, 0, 0, 0};
 #define SMALL_STORAGE (VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_U64) | VYRE_TBIT(VYRE_T_F32))
+#endif
+#ifdef MUTANT_SMALL
 #define SMALL_OP_COUNT (sizeof small_ops / sizeof small_ops[0])
 
 /* Why the small backend cannot run p, or NULL when it can.  Written from

@@ -20,6 +20,70 @@ tests_conform_libconform_small_la_CPPFLAGS = $(tests_conform_libconform_mutant_l
 tests_conform_libconform_small_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
 tests_conform_libconform_small_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
 
+# Two more from it for `vyre fuzz` (tests/fuzz/fuzz.test): -DMUTANT_TINY
+# (const, gid, load, add, store at u32; storage u32) and -DMUTANT_NONE
+# (load, add, store: no program is within its claims).
+check_LTLIBRARIES += tests/conform/libconform_tiny.la tests/conform/libconform_none.la
+tests_conform_libconform_tiny_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_tiny_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_TINY
+tests_conform_libconform_tiny_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_tiny_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
+tests_conform_libconform_none_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_none_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_NONE
+tests_conform_libconform_none_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_none_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
+
+# Plugins no host can use, one per way (tests/conform/conform_broken.c):
+# each loads and passes the static checks, and `vyre conform --plugin`
+# must fail it; the no-device one (VYRE_NO_DEVICE) is the only SKIPPED.
+BROKEN_PLUGIN_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
+check_LTLIBRARIES += tests/conform/libbroken_no_dispatch.la
+tests_conform_libbroken_no_dispatch_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_no_dispatch_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NO_DISPATCH
+tests_conform_libbroken_no_dispatch_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_no_dispatch_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_short_vtable.la
+tests_conform_libbroken_short_vtable_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_short_vtable_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_SHORT_VTABLE
+tests_conform_libbroken_short_vtable_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_short_vtable_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_vt_null.la
+tests_conform_libbroken_vt_null_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_vt_null_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_VT_NULL
+tests_conform_libbroken_vt_null_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_vt_null_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_no_destroy.la
+tests_conform_libbroken_no_destroy_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_no_destroy_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NO_DESTROY
+tests_conform_libbroken_no_destroy_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_no_destroy_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_struct_size.la
+tests_conform_libbroken_struct_size_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_struct_size_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_STRUCT_SIZE
+tests_conform_libbroken_struct_size_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_struct_size_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_no_instance.la
+tests_conform_libbroken_no_instance_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_no_instance_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NO_INSTANCE
+tests_conform_libbroken_no_instance_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_no_instance_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_bad_status.la
+tests_conform_libbroken_bad_status_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_bad_status_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_BAD_STATUS
+tests_conform_libbroken_bad_status_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_bad_status_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_fails.la
+tests_conform_libbroken_fails_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_fails_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_FAILS
+tests_conform_libbroken_fails_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_fails_la_LIBADD = abi/libvyre-private.la
+check_LTLIBRARIES += tests/conform/libbroken_no_device.la
+tests_conform_libbroken_no_device_la_SOURCES = tests/conform/conform_broken.c
+tests_conform_libbroken_no_device_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NO_DEVICE
+tests_conform_libbroken_no_device_la_LDFLAGS = $(BROKEN_PLUGIN_LDFLAGS)
+tests_conform_libbroken_no_device_la_LIBADD = abi/libvyre-private.la
+
 if HAVE_CHECK
 check_PROGRAMS += tests/conform/check_conform
 TESTS += tests/conform/check_conform
@@ -41,8 +105,10 @@ endif
 
 # The CLI end to end (the reference against itself over the corpus, the
 # planted bug) and the corpus generator's check.
-TESTS += tests/conform/conform.test tests/conform/conform_corpus.test
-EXTRA_DIST += tests/conform/conform.test tests/conform/conform_corpus.test tests/conformance
+TESTS += tests/conform/conform.test tests/conform/conform_corpus.test \
+	tests/conform/conform_broken.test
+EXTRA_DIST += tests/conform/conform.test tests/conform/conform_corpus.test \
+	tests/conform/conform_broken.test tests/conformance
 
 # The corpus is installed, so the installed `vyre conform` finds it.
 conformdir = $(pkgdatadir)/conformance

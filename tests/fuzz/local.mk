@@ -21,7 +21,9 @@ EXTRA_DIST += tests/fuzz/libfuzz/build.sh tests/fuzz/libfuzz/run.sh \
 	tests/fuzz/libfuzz/fuzz_decode.c tests/fuzz/libfuzz/fuzz_asm.c tests/fuzz/libfuzz/fuzz_case.c \
 	tests/fuzz/libfuzz/fuzz_elf.c tests/fuzz/libfuzz/fuzz_refrun.c tests/fuzz/libfuzz/fuzz_elfcheck.c \
 	tests/fuzz/libfuzz/fuzz_elfread.c \
-	tests/fuzz/corpus docs/fuzzing.md
+	tests/fuzz/corpus
+# Installed: docs/cli.md and docs/conformance.md cite it.
+dist_doc_DATA += docs/fuzzing.md
 fuzz_env = FUZZ_CC='$(FUZZ_CC)' FUZZ_CFLAGS='$(FUZZ_CFLAGS)' FUZZ_TARGETS='$(FUZZ_TARGETS)' \
 	FUZZ_CPPFLAGS='$(FUZZ_CPPFLAGS)' \
 	FUZZ_LIB_FILES='$(FUZZ_LIB_FILES)' FUZZ_SECONDS='$(FUZZ_SECONDS)' \

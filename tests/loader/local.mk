@@ -36,7 +36,9 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libunrelated.la \
 	tests/loader/stubs/libhostile_evil.la \
 	tests/loader/stubs/libhostile_zfail.la \
-	tests/loader/stubs/libhostile_fakeref.la
+	tests/loader/stubs/libhostile_fakeref.la \
+	tests/loader/stubs/libselect_nodiv.la \
+	tests/loader/stubs/libhostile_guard.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -205,6 +207,25 @@ tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"r
 tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
 
+# nodiv: id 'nodiv', precedence 1 (before every other backend): gid
+# const load store mul and add at u32, no div; f16 storage and the f16
+# capability in its registration, not in its device profile.  It
+# dispatches as the evil stub does with $STUB_EVIL unset (one 16-byte
+# output of 0x07 bytes).  Named libselect_*.so, so that no directory
+# scan picks it: tests name it (check_select, tests/cli/cli_select.test).
+tests_loader_stubs_libselect_nodiv_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libselect_nodiv_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"nodiv"' -DSTUB_PRECEDENCE=1 -DSTUB_SELECT -DSTUB_EVIL
+tests_loader_stubs_libselect_nodiv_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libselect_nodiv_la_LIBADD = $(STUB_LIBADD)
+
+# guard: id 'guarded', a plugin that trusts its caller (every handle, every
+# pointer) and counts the calls that reach it, for check_guard
+noinst_HEADERS += tests/loader/stubs/guard_plugin.h
+tests_loader_stubs_libhostile_guard_la_SOURCES = tests/loader/stubs/guard_plugin.c
+tests_loader_stubs_libhostile_guard_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^(vyre_plugin_|guard_calls$$)'
+tests_loader_stubs_libhostile_guard_la_LIBADD = $(STUB_LIBADD)
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -220,12 +241,21 @@ tests_loader_check_loader_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_loader_check_loader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_loader_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 
+# The checking instance: caller checks, handles, lifetimes, factory statuses.
+check_PROGRAMS += tests/loader/check_guard
+TESTS += tests/loader/check_guard
+tests_loader_check_guard_SOURCES = tests/loader/check_guard.c
+tests_loader_check_guard_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
+tests_loader_check_guard_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_guard_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
+
 # The same suite against hosts of ABI minor N+1 (2) and N-1 (0): version
 # skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c \
-	host-stub/loader/loader.c host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/api.c
+	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
@@ -237,4 +267,13 @@ tests_loader_check_loader_skew0_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew0_CFLAGS = $(tests_loader_check_loader_skew_CFLAGS)
 tests_loader_check_loader_skew0_LDADD = $(tests_loader_check_loader_skew_LDADD)
+
+# Choosing a backend for a program (vyre_host_create_for, select.c).
+check_PROGRAMS += tests/loader/check_select
+TESTS += tests/loader/check_select
+tests_loader_check_select_SOURCES = tests/loader/check_select.c
+tests_loader_check_select_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
+tests_loader_check_select_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_select_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 endif

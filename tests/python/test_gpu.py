@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_gpu.py -- PyTorch and CuPy device tensors through vyre programs zero copy on the CUDA backend: pointer identity, results, stream order, timing; exit 77 without a GPU, PyTorch and CuPy.
+"""test_gpu.py -- PyTorch and CuPy device tensors through vyre programs zero copy on the CUDA backend: pointer identity, results, stream order, timing, DLPack 1.x both ways, the device UUID; exit 77 without a GPU, PyTorch and CuPy.
 
 Run from a build tree on a GPU machine (gpu.test does this under make check):
     PYTHONPATH=BUILD/python python3 SRC/tests/python/test_gpu.py
@@ -191,6 +191,74 @@ def test_torch(be, saxpy, scale):
     return True
 
 
+class Recorder(object):
+    """Forwards the DLPack protocol to `obj`, recording how a consumer asked
+    (the keyword arguments) and which capsule came back."""
+
+    def __init__(self, obj):
+        self.obj, self.asked, self.capsules = obj, [], []
+
+    def __dlpack__(self, **kw):
+        self.asked.append(kw)
+        cap = self.obj.__dlpack__(**kw)
+        self.capsules.append(str(cap).split('"')[1] if '"' in str(cap) else str(cap))
+        return cap
+
+    def __dlpack_device__(self):
+        return self.obj.__dlpack_device__()
+
+
+def test_dlpack_and_uuid(be, saxpy):
+    """DLPack 1.x both ways with PyTorch, and the device UUID against torch's."""
+    try:
+        import torch
+    except ImportError:
+        say("SKIP DLPack with PyTorch: not installed")
+        return False
+    dev = torch.device("cuda:%d" % be.device)
+    n = 1 << 20
+    # vyre -> torch: torch.from_dlpack(resident), zero copy, both ways.
+    r = be.upload(np.arange(n, dtype=np.float32))
+    rec = Recorder(r)
+    t = torch.from_dlpack(rec)
+    check(t.data_ptr() == r.device_ptr and t.device == dev and t.dtype == torch.float32 and
+          t.numel() == n, "dlpack: torch.from_dlpack(resident) is the buffer's memory (%#x on "
+          "%s), asked with %r, capsule %s" % (t.data_ptr(), t.device, rec.asked, rec.capsules))
+    t.mul_(2)
+    torch.cuda.synchronize()
+    check(np.array_equal(r.download(), 2 * np.arange(n, dtype=np.float32)),
+          "dlpack: torch's in-place mul_ lands in the resident buffer")
+    v = r.__dlpack__(max_version=(1, 0))
+    check("dltensor_versioned" in str(v), "dlpack: max_version=(1, 0) gives %s" % v)
+    del v
+    # torch -> vyre: a torch tensor through __dlpack__ only (versioned when torch has it).
+    a = torch.tensor([2.0], device=dev)
+    x = torch.arange(n, dtype=torch.float32, device=dev)
+    y = torch.ones(n, dtype=torch.float32, device=dev)
+    ry = Recorder(y)
+    be.dispatch_resident(saxpy, a, x, ry)
+    torch.cuda.synchronize()
+    check(torch.equal(y, 2 * x + 1), "dlpack: a torch tensor imported through __dlpack__ "
+          "(asked %r, capsule %s) updated in place" % (ry.asked, ry.capsules))
+    del t
+    r.free()
+    # The UUID: vyre's against torch's and nvidia-smi's.
+    uuid = be.profile().uuid
+    tu = str(getattr(torch.cuda.get_device_properties(dev), "uuid", "")).lower()
+    check(uuid is not None and (not tu or uuid[4:] == tu.replace("gpu-", "")),
+          "uuid: vyre %s, torch %s" % (uuid, tu or "(no uuid property)"))
+    try:
+        import subprocess
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+        check(uuid in smi, "uuid: nvidia-smi -L lists %s" % uuid)
+    except OSError:
+        say("SKIP uuid vs nvidia-smi: no nvidia-smi")
+    with vyre.open("cuda", device=uuid[:13]) as b:
+        check(b.device == be.device, "uuid: vyre.open('cuda', device=%r) opens device %d"
+              % (uuid[:13], b.device))
+    return True
+
+
 def test_cupy(be, saxpy, scale):
     try:
         import cupy
@@ -277,6 +345,7 @@ def main():
     with be:
         ran |= test_torch(be, saxpy, scale)
         ran |= test_cupy(be, saxpy, scale)
+        ran |= test_dlpack_and_uuid(be, saxpy)
     if not ran:
         say("SKIP: neither PyTorch nor CuPy with a GPU")
         return 77

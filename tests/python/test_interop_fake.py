@@ -14,11 +14,14 @@ import unittest
 import numpy as np
 
 import vyre
-from vyre import interop
+from vyre import dlpack, interop
+from test_dlpack import consume
 from vyretest import example
 
 FAKE = os.environ.get("VYRE_CUDA_DRIVER", "")
 N = 1000
+# Two fake devices (read when the fake first runs): UUIDs tell them apart.
+os.environ["FAKECUDA_DEVICES"] = "2"
 
 
 class Launch(C.Structure):  # fakecuda_launch (tests/runtime/fakecuda/fakecuda.h)
@@ -83,6 +86,40 @@ class DLPackTensor(object):
         new.restype = C.py_object
         new.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
         return new(C.addressof(mt), b"dltensor", None)
+
+
+class VersionedTensor(object):
+    """A CUDA DLPack 1.x producer over fake device memory: answers
+    max_version=(1, 0) with a "dltensor_versioned" capsule (read-only when
+    asked), and refuses a call without it as a 1.x-only producer may."""
+
+    def __init__(self, ptr, n, readonly=False):
+        self.ptr, self.n, self.readonly, self.deleted, self.asked = ptr, n, readonly, 0, []
+        self._keep = []
+
+    def __dlpack_device__(self):
+        return (interop.KDL_CUDA, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self.asked.append((stream, max_version))
+        if max_version is None:
+            raise BufferError("this producer exports DLPack 1.x only")
+        shape = (C.c_int64 * 1)(self.n)
+        mt = interop.DLManagedTensorVersioned()
+        mt.version = interop.DLPackVersion(1, 0)
+        mt.flags = dlpack.FLAG_READ_ONLY if self.readonly else 0
+        t = mt.dl_tensor
+        t.data, t.device, t.ndim = self.ptr, interop.DLDevice(interop.KDL_CUDA, 0), 1
+        t.dtype, t.shape, t.strides = interop.DLDataType(2, 32, 1), shape, None
+
+        def deleter(p):
+            self.deleted += 1
+        cb = interop.DLManagedTensorVersioned._fields_[2][1](deleter)
+        mt.deleter = cb
+        self._keep += [shape, mt, cb]
+        new = C.pythonapi["PyCapsule_New"]
+        new.restype, new.argtypes = C.py_object, [C.c_void_p, C.c_char_p, C.c_void_p]
+        return new(C.addressof(mt), b"dltensor_versioned", None)
 
 
 @unittest.skipUnless(FAKE and os.path.exists(FAKE), "the fake libcuda is not built (no CUDA "
@@ -220,6 +257,74 @@ class FakeInterop(unittest.TestCase):
         np.testing.assert_array_equal(yt.host(), 2 * np.arange(N, dtype=np.float32) + 1)
         self.assertEqual(y.streams, [s], "the producer is told the consumer's stream")
         self.assertEqual(y.deleted, 1, "the DLPack tensor was given back once")
+
+    def test_dlpack_versioned_import(self):
+        a, x = self.mem(1, 2.0), self.mem(N, np.arange(N))
+        yt = self.mem(N, 1.0)
+        y = VersionedTensor(yt.ptr, N)
+        s = self.stream()
+        self.played.clear()
+        self.be.dispatch_resident(self.saxpy, a, x, y, stream=s)
+        self.assertEqual(self.played[0][2], yt.ptr, "zero copy through the versioned capsule")
+        np.testing.assert_array_equal(yt.host(), 2 * np.arange(N, dtype=np.float32) + 1)
+        self.assertEqual(y.asked, [(s, (1, 0))], "asked once, for DLPack 1.0, on the call's stream")
+        self.assertEqual(y.deleted, 1, "given back once")
+        # Read-only: refused where the program writes, taken where it reads.
+        ro = VersionedTensor(yt.ptr, N, readonly=True)
+        with self.assertRaises(vyre.InvalidArgument) as cm:
+            self.be.dispatch_resident(self.saxpy, a, x, ro)
+        self.assertIn("read-only", cm.exception.message)
+        self.assertEqual(ro.deleted, 1)
+        self.be.dispatch_resident(self.saxpy, a, VersionedTensor(x.ptr, N, readonly=True), yt)
+        with self.be.import_device(VersionedTensor(x.ptr, N, readonly=True)) as r:
+            self.assertTrue(r.readonly)
+            with self.assertRaises(vyre.InvalidArgument):
+                r.upload(np.float32([1]))
+            with self.assertRaises(vyre.InvalidArgument):
+                self.be.dispatch_resident(self.saxpy, a, x, r)
+            self.be.dispatch_resident(self.saxpy, a, r, yt)
+            self.assertEqual(consume(r, max_version=(1, 0))["flags"], dlpack.FLAG_READ_ONLY,
+                             "its export says read-only")
+
+    def test_dlpack_export(self):
+        with self.be.upload(np.arange(8, dtype=np.float32)) as r:
+            self.assertEqual(r.__dlpack_device__(), (interop.KDL_CUDA, 0))
+            for kw, kind in (({"max_version": (1, 0)}, "versioned"), ({}, "legacy")):
+                v = consume(r, stream=1, **kw)
+                self.assertEqual(v["kind"], kind)
+                self.assertEqual(v["device"], (interop.KDL_CUDA, 0))
+                self.assertEqual(v["flags"], 0, "the buffer itself, writable, no copy")
+                self.assertEqual(v["raw"], np.arange(8, dtype=np.float32).tobytes(),
+                                 "the buffer's memory (the fake's device memory is host memory)")
+            cap = r.__dlpack__(max_version=(1, 0))
+            mt = C.cast(dlpack._get(cap, b"dltensor_versioned"),
+                        C.POINTER(interop.DLManagedTensorVersioned))
+            self.assertEqual(mt.contents.dl_tensor.data, r.device_ptr, "zero copy")
+            del mt, cap
+            host = consume(r, max_version=(1, 0), dl_device=(1, 0))
+            self.assertEqual((host["device"], host["flags"]), ((1, 0), dlpack.FLAG_IS_COPIED))
+            with self.assertRaises(BufferError):
+                r.__dlpack__(copy=True)
+            with self.assertRaises(BufferError):
+                r.__dlpack__(dl_device=(interop.KDL_CUDA, 1))
+            with self.assertRaises(BufferError):
+                r.__dlpack__(dl_device=(1, 0), copy=False)
+        self.assertEqual(dlpack.live_exports(), 0)
+
+    def test_device_by_uuid(self):
+        self.assertEqual(self.be.profile().uuid, "GPU-fa4ec0da-0000-4000-8000-000000000000")
+        with vyre.open("cuda", device="GPU-fa4ec0da-0001-4000-8000-000000000001") as b:
+            self.assertEqual(b.device, 1)
+            self.assertEqual(b.profile().ordinal, 1)
+        with vyre.open("cuda", device="FA4EC0DA-0001") as b:
+            self.assertEqual(b.device, 1, "a unique prefix, without GPU-, any case")
+        with self.assertRaises(vyre.NoDevice) as cm:
+            vyre.open("cuda", device="GPU-fa4ec0da")
+        self.assertIn("2 devices of backend cuda match", cm.exception.message)
+        self.assertIn("device 1 GPU-fa4ec0da-0001-4000-8000-000000000001", cm.exception.message)
+        with self.assertRaises(vyre.NoDevice) as cm:
+            vyre.open("cuda", device="GPU-0")
+        self.assertIn("no device of backend cuda has UUID GPU-0", cm.exception.message)
 
     def test_refusals(self):
         a, x, y = self.mem(1, 1.0), self.mem(N, 1.0), self.mem(N, 1.0)

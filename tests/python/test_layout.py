@@ -1,5 +1,6 @@
-"""test_layout.py -- the ctypes structs mirror the C headers: every size and offset the headers' VYRE_STATIC_ASSERTs state, and the tables the package keeps (types, statuses)."""
+"""test_layout.py -- the ctypes structs mirror the C headers: every size and offset the headers' VYRE_STATIC_ASSERTs state, and the tables the package keeps (types, statuses), its release and the sonames it loads."""
 import ctypes as C
+import os
 import unittest
 
 import vyre
@@ -19,7 +20,9 @@ class Layout(unittest.TestCase):
         self.assertEqual(C.sizeof(_lib.Error), 16 + 2048)
         self.assertEqual(off(_lib.Error, "native_code"), 8)
         self.assertEqual(off(_lib.Error, "message"), 16)
-        self.assertEqual(C.sizeof(_lib.DeviceProfile), 272)
+        self.assertEqual(C.sizeof(_lib.DeviceProfile), 288)
+        self.assertEqual(off(_lib.DeviceProfile, "device_count"), 252)
+        self.assertEqual(off(_lib.DeviceProfile, "uuid"), 272)
         self.assertEqual(off(_lib.DeviceProfile, "compute_major"), 168)
         self.assertEqual(off(_lib.DeviceProfile, "total_memory"), 216)
         self.assertEqual(off(_lib.DeviceProfile, "capabilities"), 256)
@@ -32,6 +35,7 @@ class Layout(unittest.TestCase):
         self.assertEqual(C.sizeof(_lib.Metric), 64)
         self.assertEqual(off(_lib.Metric, "value"), 56)
         self.assertEqual(off(_lib.BackendOptions, "next"), 16)
+        self.assertEqual(off(_lib.Descriptor, "release"), 14)
         self.assertEqual(off(_lib.Descriptor, "registration_size"), 16)
         self.assertEqual(off(_lib.Descriptor, "build_id"), 24)
         self.assertEqual(C.sizeof(_lib.Descriptor), 88)
@@ -104,6 +108,13 @@ class Layout(unittest.TestCase):
         if P == 8:
             self.assertEqual(C.sizeof(interop.DLTensor), 48)
             self.assertEqual(C.sizeof(interop.DLManagedTensor), 64)
+            # DLPack 1.x: {version, manager_ctx, deleter, flags, dl_tensor}.
+            V = interop.DLManagedTensorVersioned
+            self.assertEqual(off(V, "manager_ctx"), 8)
+            self.assertEqual(off(V, "deleter"), 16)
+            self.assertEqual(off(V, "flags"), 24)
+            self.assertEqual(off(V, "dl_tensor"), 32)
+            self.assertEqual(C.sizeof(V), 80)
 
     def test_tables_match_the_library(self):
         for t, name in enumerate(program.TYPES):
@@ -117,6 +128,15 @@ class Layout(unittest.TestCase):
         self.assertEqual(_lib.STATUS_NAMES[0], "VYRE_OK")
         self.assertEqual(_lib.STATUS_NAMES[13], "VYRE_TRAP")
         self.assertEqual(vyre.version()[1], (_lib.ABI_MAJOR, _lib.ABI_MINOR))
+
+    def test_release_and_sonames(self):
+        # The package and the libvyre it loads are one release, and it loads
+        # the libraries by their sonames, whose major is the ABI major.
+        self.assertEqual(vyre.__version__, vyre.version()[0],
+                         "python/vyre/__init__.py's __version__ is configure.ac's release")
+        _, libvyre, host = vyre.library_paths()
+        self.assertEqual(os.path.basename(libvyre), "libvyre.so.%d" % vyre.version()[1][0])
+        self.assertEqual(os.path.basename(host), "libvyre-host.so.%d" % vyre.version()[1][0])
 
 
 if __name__ == "__main__":

@@ -121,6 +121,7 @@ START_TEST(test_descriptor) {
   ck_assert_uint_eq(d->abi_major, VYRE_ABI_MAJOR);
   ck_assert_uint_eq(d->abi_minor_min, 0);
   ck_assert_uint_eq(d->abi_minor_max, VYRE_ABI_MINOR);
+  ck_assert_msg(d->release == VYRE_DESCRIPTOR_RELEASE, "the reference is a 1.0.0-or-later build");
   ck_assert_uint_eq(d->registration_size, sizeof(vyre_registration));
   ck_assert_uint_eq(d->vtable_size, sizeof(vyre_backend_vtable));
   ck_assert_str_eq(d->build_id, VYRE_BUILD_ID);

@@ -1775,8 +1775,21 @@ START_TEST(test_devices) {
     ck_assert_int_eq(b[d]->vt->device_profile(b[d], &pd, &err), VYRE_OK);
     ck_assert_uint_eq(pd.ordinal, d);
     ck_assert_uint_eq(pd.device_count, count);
-    printf("check_cuda_gpu: device %u: %s, sm_%u%u, %llu MiB\n", d, pd.name, pd.compute_major,
-           pd.compute_minor, (unsigned long long)(pd.total_memory >> 20));
+    /* cuDeviceGetUuid_v2: every real device has one, and its own. */
+    static uint8_t uuids[64][16];
+    memcpy(uuids[d], pd.uuid, 16);
+    static const uint8_t zero[16];
+    ck_assert_msg(memcmp(pd.uuid, zero, 16) != 0, "device %u reports its UUID", d);
+    for (uint32_t e = 0; e < d; e++)
+      ck_assert_msg(memcmp(uuids[e], pd.uuid, 16) != 0, "devices %u and %u have distinct UUIDs",
+                    e, d);
+    char u[40];
+    for (int i = 0, at = 0; i < 16; i++) {
+      if (i == 4 || i == 6 || i == 8 || i == 10) u[at++] = '-';
+      at += snprintf(u + at, sizeof u - (size_t)at, "%02x", pd.uuid[i]);
+    }
+    printf("check_cuda_gpu: device %u: %s, sm_%u%u, %llu MiB, GPU-%s\n", d, pd.name,
+           pd.compute_major, pd.compute_minor, (unsigned long long)(pd.total_memory >> 20), u);
     progs[d] = prog_times(d + 3);
   }
   for (uint32_t d = 0; d < count; d++)

@@ -22,6 +22,8 @@
  *   STUB_FACTORY_FAILS     create returns VYRE_NO_DEVICE
  *   STUB_VTABLE_SIZE n     the instance's vtable struct_size
  *   STUB_DESC_VTABLE_SIZE n  descriptor vtable_size
+ *   STUB_SELECT            for choosing by program: also claims gid and mul
+ *                          and f16 storage (its device profile has no f16)
  *   STUB_EVIL              a hostile backend: dispatch, the pending entries,
  *                          device_profile, metrics and get_extension return
  *                          what $STUB_EVIL asks for (the modes are listed
@@ -344,6 +346,9 @@ static vyre_status stub_create(const vyre_backend_options *options, vyre_backend
 }
 
 static const __attribute__((unused)) uint16_t stub_ops[] = {
+#ifdef STUB_SELECT
+    VYRE_OP_INVOCATION_ID, VYRE_OP_MUL,
+#endif
     VYRE_OP_CONST, VYRE_OP_LOAD, VYRE_OP_ADD, VYRE_OP_STORE,
 #ifdef STUB_FUTURE
     250, /* an op id of a later minor */
@@ -358,6 +363,11 @@ static const __attribute__((unused)) uint16_t stub_ops[] = {
 #else
 #define STUB_CAPS (VYRE_CAP_BARRIER | VYRE_CAP_F16)
 #endif
+#ifdef STUB_SELECT
+#define STUB_STORAGE_MORE VYRE_TBIT(VYRE_T_F16)
+#else
+#define STUB_STORAGE_MORE 0
+#endif
 #ifdef STUB_LIE_MINOR
 #define STUB_REG_MINOR STUB_MINOR_MAX
 #elif defined(STUB_ABI10)
@@ -367,7 +377,11 @@ static const __attribute__((unused)) uint16_t stub_ops[] = {
 #endif
 
 /* Type masks: add only at u32, the rest at every type. */
-static const uint32_t stub_op_types[] = {0, 0, VYRE_TBIT(VYRE_T_U32), 0,
+static const uint32_t stub_op_types[] = {
+#ifdef STUB_SELECT
+                                         0, 0,
+#endif
+                                         0, 0, VYRE_TBIT(VYRE_T_U32), 0,
 #ifdef STUB_FUTURE
                                          0,
 #endif
@@ -389,7 +403,7 @@ static const __attribute__((unused)) stub_future_registration stub_registration 
     .op_count = sizeof stub_ops / sizeof stub_ops[0],
     .ops = stub_ops,
     .capabilities = STUB_CAPS,
-    .storage_types = VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_F32),
+    .storage_types = VYRE_TBIT(VYRE_T_U32) | VYRE_TBIT(VYRE_T_F32) | STUB_STORAGE_MORE,
     .create = stub_create,
     .op_types = stub_op_types,
     .extensions = STUB_ECHO_NAME "@2",

@@ -25,6 +25,7 @@ START_TEST(test_registration) {
   ck_assert_msg(d != NULL, "vyre_plugin_descriptor is exported");
   ck_assert_uint_eq(d->magic, VYRE_PLUGIN_MAGIC);
   ck_assert_uint_eq(d->abi_major, VYRE_ABI_MAJOR);
+  ck_assert_msg(d->release == VYRE_DESCRIPTOR_RELEASE, "the CUDA plugin is a 1.0.0-or-later build");
   ck_assert_uint_eq(d->registration_size, sizeof(vyre_registration));
   ck_assert_uint_eq(d->vtable_size, sizeof(vyre_backend_vtable));
   ck_assert_msg(dlsym(dl, "vc_dispatch") == NULL && dlsym(dl, "cg_emit_ptx") == NULL &&

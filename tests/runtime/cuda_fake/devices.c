@@ -1,4 +1,4 @@
-/* devices.c -- check_cuda_fake's devices case: several devices, one instance each, used from threads; the disk cache per device; a bad ordinal. */
+/* devices.c -- check_cuda_fake's devices case: several devices, one instance each, used from threads; the disk cache per device; a bad ordinal; device UUIDs. */
 #include <pthread.h>
 
 #include "harness.h"
@@ -233,8 +233,68 @@ START_TEST(test_devices_bad_ordinal) {
 }
 END_TEST
 
+/* Device UUIDs: each device's from cuDeviceGetUuid_v2, the older entry
+ * point when the driver serves only that, zeros (and a working instance)
+ * when it has neither; a pre-UUID caller's shorter profile is never
+ * written past its struct_size. */
+static void uuid_of(uint32_t ordinal, uint8_t out[16], const char *what) {
+  vyre_backend *b = mk_on(ordinal);
+  vyre_device_profile p;
+  memset(&p, 0xee, sizeof p);
+  p.struct_size = sizeof p;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_msg(b->vt->device_profile(b, &p, &err) == VYRE_OK, "%s: %s", what, err.message);
+  memcpy(out, p.uuid, 16);
+  b->vt->destroy(b);
+}
+
+START_TEST(test_devices_uuid) {
+  setenv("FAKECUDA_DEVICES", "3", 1);
+  static const uint8_t want0[16] = {0xfa, 0x4e, 0xc0, 0xda, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0};
+  for (int mode = 2; mode >= 0; mode--) {
+    char m[8];
+    snprintf(m, sizeof m, "%d", mode);
+    setenv("FAKECUDA_UUID", m, 1);
+    fk.reset();
+    for (uint32_t d = 0; d < 3; d++) {
+      uint8_t u[16], want[16];
+      memcpy(want, want0, 16);
+      want[5] = want[15] = (uint8_t)d;
+      if (mode == 0) memset(want, 0, 16);
+      uuid_of(d, u, "uuid");
+      ck_assert_msg(memcmp(u, want, 16) == 0,
+                    "FAKECUDA_UUID=%d device %u: the profile's uuid is the driver's "
+                    "(%02x%02x%02x%02x...%02x), or zero without cuDeviceGetUuid",
+                    mode, d, u[0], u[1], u[2], u[3], u[15]);
+    }
+    ck_assert_uint_eq(fk.calls("cuDeviceGetUuid"), mode ? 3 : 0);
+    char last[512];
+    ck_assert_msg(fk.violations(last, sizeof last) == 0, "mode %d: driver used correctly: %s",
+                  mode, last);
+  }
+  /* A caller built before the field: 272 bytes, nothing written past them. */
+  setenv("FAKECUDA_UUID", "2", 1);
+  fk.reset();
+  vyre_backend *b = mk_on(1);
+  vyre_device_profile p;
+  memset(&p, 0xee, sizeof p);
+  p.struct_size = offsetof(vyre_device_profile, uuid);
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(b->vt->device_profile(b, &p, &err), VYRE_OK);
+  ck_assert_uint_eq(p.device_count, 3);
+  for (int i = 0; i < 16; i++)
+    ck_assert_msg(p.uuid[i] == 0xee, "byte %d past a 272-byte profile is left alone", i);
+  b->vt->destroy(b);
+  unsetenv("FAKECUDA_UUID");
+  setenv("FAKECUDA_DEVICES", "1", 1);
+  fk.reset();
+  assert_no_leaks_after_destroy("uuid");
+}
+END_TEST
+
 void fake_devices_tests(TCase *tc) {
   tcase_add_test(tc, test_devices_concurrent);
   tcase_add_test(tc, test_devices_disk_cache);
   tcase_add_test(tc, test_devices_bad_ordinal);
+  tcase_add_test(tc, test_devices_uuid);
 }

@@ -36,7 +36,7 @@ static void setup(void) {
       "VYRE_PTX_DUMP_DIR", "VYRE_CUDA_MODULE_CACHE", "VYRE_CUDA_FUSE", "VYRE_CUDA_DISK_CACHE",
       "VYRE_CUDA_JIT_OPT_LEVEL", "VYRE_CUDA_JIT_DIRECT", "FAKECUDA_DEVICES", "FAKECUDA_INIT_RESULT",
       "FAKECUDA_SM",
-      "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP", "FAKECUDA_MAX_BLOCKS_PER_SM"};
+      "FAKECUDA_SMS", "FAKECUDA_MEM", "FAKECUDA_COOP", "FAKECUDA_MAX_BLOCKS_PER_SM", "FAKECUDA_UUID"};
   for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) unsetenv(clear[i]);
   setenv("VYRE_CUDA_DRIVER", fake_path, 1);
   snprintf(tmpdir, sizeof tmpdir, "/tmp/vyre-cuda-fake-XXXXXX");

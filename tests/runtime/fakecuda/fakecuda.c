@@ -159,6 +159,7 @@ static void load_config(void) {
   cfg.total_mem = mem && *mem ? strtoull(mem, NULL, 0) : (1ull << 30);
   cfg.cooperative = (int)env_long("FAKECUDA_COOP", 1);
   cfg.max_blocks_per_sm = (int)env_long("FAKECUDA_MAX_BLOCKS_PER_SM", 0);
+  cfg.uuid = (int)env_long("FAKECUDA_UUID", 2);
   cfg.driver_version = 13000;
   cfg.max_threads_per_block = 1024;
   cfg.shared_per_block = 49152;
@@ -397,6 +398,31 @@ API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice d) {
   if (!name || len <= 0 || d < 0 || d >= cfg.devices) RETURN(CUDA_ERROR_INVALID_VALUE);
   dev_name(d, name, (size_t)len);
   RETURN(CUDA_SUCCESS);
+}
+
+/* Device d's UUID (fakecuda.h, fakecuda_config.uuid): deterministic, a
+ * version-4 layout, distinct per ordinal.  The fake has no MIG: both
+ * implementations answer the same. */
+static CUresult device_uuid(CUuuid *u, CUdevice d) {
+  if (!u || d < 0 || d >= cfg.devices) return CUDA_ERROR_INVALID_VALUE;
+  static const unsigned char base[16] = {0xfa, 0x4e, 0xc0, 0xda, 0, 0, 0x40, 0,
+                                         0x80, 0,    0,    0,    0, 0, 0,    0};
+  memcpy(u->bytes, base, sizeof base);
+  u->bytes[5] = (char)d;
+  u->bytes[15] = (char)d;
+  return CUDA_SUCCESS;
+}
+
+API CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *u, CUdevice d) {
+  ENTER("cuDeviceGetUuid", 0);
+  RETURN(device_uuid(u, d));
+}
+
+#undef cuDeviceGetUuid
+API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *u, CUdevice d);
+API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *u, CUdevice d) {
+  ENTER("cuDeviceGetUuid", 0);
+  RETURN(device_uuid(u, d));
 }
 
 API CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
@@ -1489,6 +1515,8 @@ static const struct {
     ENTRY(cuDeviceGet, 2000, 0),
     ENTRY(cuDeviceGetName, 2000, 0),
     ENTRY(cuDeviceGetAttribute, 2000, 0),
+    ENTRY(cuDeviceGetUuid, 9020, 11040), /* the original, before 11040 */
+    {"cuDeviceGetUuid", (void *)cuDeviceGetUuid_v2, 11040, 0},
     ENTRY(cuDeviceTotalMem, 3020, 0),
     ENTRY(cuDevicePrimaryCtxRetain, 7000, 0),
     ENTRY(cuDevicePrimaryCtxRelease, 7000, 0),
@@ -1544,8 +1572,15 @@ static CUresult getproc(const char *symbol, void **pfn, int version, int *status
   *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
   *pfn = NULL;
+  if (strcmp(symbol, "cuDeviceGetUuid") == 0 &&
+      (cfg.uuid <= 0 || (cfg.uuid == 1 && version >= 11040)))
+    return CUDA_ERROR_NOT_FOUND; /* a driver without it (fakecuda_config.uuid) */
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     if (strcmp(table[i].name, symbol) == 0) {
+      /* A name served by several implementations: the one for `version`. */
+      if (i + 1 < sizeof table / sizeof table[0] && strcmp(table[i + 1].name, symbol) == 0 &&
+          table[i].superseded && version >= table[i].superseded)
+        continue;
       if (version < table[i].proto) {
         violation("cuGetProcAddress(%s, %d): the fake implements the CUDA %d prototype; an "
                   "older version would be another ABI", symbol, version, table[i].proto);

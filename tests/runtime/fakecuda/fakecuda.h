@@ -23,7 +23,8 @@
  * Device properties come from the environment at load and at
  * fakecuda_reset() (a new process: the sticky-error poison is gone too): FAKECUDA_DEVICES (1), FAKECUDA_INIT_RESULT (0),
  * FAKECUDA_SM (90), FAKECUDA_SMS (132), FAKECUDA_MEM (1 GiB, bytes),
- * FAKECUDA_COOP (1), FAKECUDA_MAX_BLOCKS_PER_SM (0: 2048 / block size).
+ * FAKECUDA_COOP (1), FAKECUDA_MAX_BLOCKS_PER_SM (0: 2048 / block size),
+ * FAKECUDA_UUID (2: see fakecuda_config.uuid).
  * Every function here is thread-safe.
  */
 
@@ -42,6 +43,12 @@ typedef struct fakecuda_config {
   int warp_size;
   double ms_per_tick; /* event time: one tick per enqueued operation */
   char name[64];
+  /* cuDeviceGetUuid (FAKECUDA_UUID): 2 = cuGetProcAddress serves it at
+   * 11040 (cuDeviceGetUuid_v2) and 9020; 1 = only at 9020 (the plugin's
+   * fallback); 0 = not at all (a driver without it; no violation).  Device
+   * d's UUID is fa4ec0da-00dd-4000-8000-0000000000dd (dd = d in hex):
+   * GPU-fa4ec0da-0000-4000-8000-000000000000 for device 0. */
+  int uuid;
 } fakecuda_config;
 
 typedef struct fakecuda_live {

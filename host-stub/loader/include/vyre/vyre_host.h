@@ -32,6 +32,8 @@
  *   was skipped or its factory fails, and the error names the reason.
  *   Otherwise the loaded backends are tried by ascending precedence (ties:
  *   search order) and the first whose factory succeeds is used.
+ *   vyre_host_create_for (libvyre-host 1.2) also looks at the program:
+ *   it passes over backends that lack what the program needs.
  *
  * OWNERSHIP
  *   - A vyre_host is created by vyre_host_open and released by
@@ -228,8 +230,10 @@ VYRE_HOST_API int vyre_host_vtable_has(const vyre_backend *backend, size_t offse
  * plugin's own and take the plugin's instance: pass them
  * vyre_host_backend_native(b).
  * Any other backend (one a program created through a registration
- * itself, or NULL) is returned as it is.  The result lives as long as
- * `backend`; destroy `backend`, never the result.  Thread-safe.
+ * itself, or NULL) is returned as it is; a destroyed host-made one gives
+ * NULL.  The result lives as long as `backend`; destroy `backend`, never
+ * the result (the host cannot see a destroy of the native instance, and
+ * would destroy it again).  Thread-safe.
  */
 VYRE_HOST_API vyre_backend *vyre_host_backend_native(vyre_backend *backend);
 
@@ -253,9 +257,37 @@ VYRE_HOST_API const char *vyre_host_origin_name(uint32_t origin);
 VYRE_HOST_API const char *vyre_host_capability_name(uint32_t bit);
 
 /* The library's own version (run-time, unlike the macros below, which are
- * the headers' a program was built with): the release ("0.2.0") and the
+ * the headers' a program was built with): the release ("1.0.0") and the
  * ABI it speaks.  Any pointer may be NULL. */
 VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_minor);
+
+/* Added in libvyre-host 1.2 */
+
+/*
+ * Create an instance of the best backend that can run `program` (an
+ * image of `size` bytes, vyre_program.h) with dispatch options `dispatch`
+ * (may be NULL): what it needs is vyre_program_needs (vyre_support.h).
+ * Candidates are tried in the order vyre_host_create uses -- the forced
+ * id (options->backend / $VYRE_BACKEND) first and only, else ascending
+ * precedence -- and a candidate is passed over when its registration
+ * lacks an op, an op type, a storage type or a capability the program
+ * needs, or when the device of the instance it creates lacks a needed
+ * capability (its device profile; the instance is then destroyed).  A
+ * forced backend that lacks something is an error naming what, never
+ * replaced by another.  options may be NULL (device 0).  On success *out
+ * receives the instance, as from vyre_host_create.  On failure *out is
+ * NULL: VYRE_INVALID_PROGRAM (and the decoder's statuses) for a program
+ * that does not decode; VYRE_UNSUPPORTED when some candidate lacks what
+ * the program needs, the message naming each candidate tried and what it
+ * lacks or why it failed ("no backend can run this program: fast (op div
+ * not claimed); reference (...)"); else the factories' status
+ * (VYRE_NO_DEVICE...) as vyre_host_create returns it.  Thread-safe.
+ */
+VYRE_HOST_API vyre_status vyre_host_create_for(vyre_host *host, const void *program,
+                                               uint64_t size,
+                                               const vyre_dispatch_options *dispatch,
+                                               const vyre_backend_options *options,
+                                               vyre_backend **out, vyre_error *err);
 
 /* Layout checks (LP64 and ILP32 where pointers are involved). */
 VYRE_STATIC_ASSERT(sizeof(vyre_host_status) == 4 && sizeof(vyre_host_origin) == 4,
