@@ -665,16 +665,21 @@ typedef struct vyre_descriptor {
   uint16_t abi_major;
   uint16_t abi_minor_min;      /* oldest minor the plugin serves */
   uint16_t abi_minor_max;      /* newest minor the plugin serves */
-  uint16_t reserved;
+  uint16_t release;            /* VYRE_DESCRIPTOR_RELEASE at plugin build; 0 = before 1.0.0 */
   uint32_t registration_size;  /* sizeof(vyre_registration) at plugin build */
   uint32_t vtable_size;        /* sizeof(vyre_backend_vtable) at plugin build */
   char build_id[64];           /* NUL-terminated */
 } vyre_descriptor;
 
+/* vyre_descriptor.release: 1 = built from the headers of vyre 1.0.0 or
+ * later.  0 (the field was reserved before) = an older build. */
+#define VYRE_DESCRIPTOR_RELEASE 1u
+
 /* A descriptor serving minors [minor_min, minor_max] with this header's
  * struct sizes; build_id is a string literal (at most 63 bytes). */
 #define VYRE_DESCRIPTOR_INIT(minor_min, minor_max, build_id)                                    \
-  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max), 0,       \
+  {sizeof(vyre_descriptor), VYRE_PLUGIN_MAGIC, VYRE_ABI_MAJOR, (minor_min), (minor_max),          \
+   (uint16_t)VYRE_DESCRIPTOR_RELEASE,                                                           \
    (uint32_t)sizeof(vyre_registration), (uint32_t)sizeof(vyre_backend_vtable), build_id}
 
 /* Marks the two exported plugin symbols: C linkage, default visibility. */

@@ -90,7 +90,7 @@ START_TEST(layout_plain_structs) {
   OFF(vyre_descriptor, abi_major, 8);
   OFF(vyre_descriptor, abi_minor_min, 10);
   OFF(vyre_descriptor, abi_minor_max, 12);
-  OFF(vyre_descriptor, reserved, 14);
+  OFF(vyre_descriptor, release, 14);
   OFF(vyre_descriptor, registration_size, 16);
   OFF(vyre_descriptor, vtable_size, 20);
   OFF(vyre_descriptor, build_id, 24);
