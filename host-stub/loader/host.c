@@ -33,6 +33,7 @@ struct vyre_host {
   uint32_t capacity;
   char *forced; /* forced id or NULL */
   int forced_from_env;
+  int no_load; /* VYRE_HOST_NO_LOAD: candidates judged from their files only */
 };
 
 /* ------------------------------------------------------------------ */
@@ -265,8 +266,9 @@ static void load_all(vyre_host *host) {
       host_log("skipped %s: %s", e->path, e->reason);
       continue;
     }
-    host_load_entry(e);
-    if (e->status == VYRE_HOST_SKIPPED) continue;
+    host_load_entry(e, host->no_load);
+    /* A listed candidate has no id yet (its entry never ran). */
+    if (e->status == VYRE_HOST_SKIPPED || e->status == VYRE_HOST_LISTED) continue;
     for (uint32_t j = 0; j < i; j++) {
       const host_entry *prev = &host->entries[j];
       if (prev->registered && strcmp(prev->id, e->id) == 0) {
@@ -303,7 +305,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
                             options->struct_size);
     vyre__sized_read(&opt, sizeof opt, options);
   }
-  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS))
+  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS | VYRE_HOST_NO_LOAD))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
                           opt.flags);
@@ -311,6 +313,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
   vyre_host *host = calloc(1, sizeof *host);
   if (!host) goto fail_alloc;
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
+  host->no_load = (opt.flags & VYRE_HOST_NO_LOAD) != 0;
   const char *forced = opt.backend;
   if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
     forced = vyre__env(VYRE__ENV_BACKEND);
@@ -418,9 +421,12 @@ vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index, vyre_host_ca
   full.registration_minor = e->registration_minor;
   full.unknown_capabilities = e->unknown_capabilities;
   full.extensions = e->extensions;
+  full.release = e->release;
   pthread_mutex_lock(&host->lock);
   full.status = e->status;
   memcpy(full.reason, e->reason, sizeof full.reason);
+  /* A usable candidate's reason is "" or its note (a pre-1.0.0 build). */
+  if (!full.reason[0] && e->note[0]) snprintf(full.reason, sizeof full.reason, "%s", e->note);
   pthread_mutex_unlock(&host->lock);
   vyre__sized_write(info, &full, sizeof full);
   return VYRE_OK;
@@ -653,6 +659,7 @@ vyre_status vyre_host_create(vyre_host *host, const char *id, const vyre_backend
                           "vyre_host_create: options->struct_size %u is invalid. Fix: set it to "
                           "sizeof(vyre_backend_options)",
                           options->struct_size);
+  if (host->no_load) return host_no_load_error("vyre_host_create", err);
   if (id) return create_by_id(host, id, "", options, out, index, err);
   if (host->forced)
     return create_by_id(host, host->forced,
