@@ -414,6 +414,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 typedef struct craft_case {
+  const char *stub; /* the judge stub patched; NULL: libvyre-stub_good.so */
   const char *name;
   int64_t tag;      /* the dynamic entry patched; 0: see `special` */
   uint64_t value;
@@ -422,22 +423,24 @@ typedef struct craft_case {
 } craft_case;
 
 static const craft_case craft_cases[] = {
-    {"symtab", DT_SYMTAB, FAR_AWAY, 0, "corrupt ELF file: DT_SYMTAB ("},
-    {"strtab", DT_STRTAB, FAR_AWAY, 0, "corrupt ELF file: DT_STRTAB ("},
-    {"strsz", DT_STRSZ, 1ull << 40, 0, "corrupt ELF file: DT_STRTAB ("},
-    {"gnuhash", DT_GNU_HASH, FAR_AWAY, 0, "corrupt ELF file: DT_GNU_HASH ("},
-    {"rela", DT_RELA, FAR_AWAY, 0, "corrupt ELF file: DT_RELA ("},
-    {"relasz", DT_RELASZ, 1ull << 32, 0, "corrupt ELF file: DT_RELA ("},
-    {"jmprel", DT_JMPREL, FAR_AWAY, 0, "corrupt ELF file: DT_JMPREL ("},
-    {"initarray", DT_INIT_ARRAY, FAR_AWAY, 0, "corrupt ELF file: DT_INIT_ARRAY ("},
-    {"finiarray", DT_FINI_ARRAY, FAR_AWAY, 0, "corrupt ELF file: DT_FINI_ARRAY ("},
-    {"versym", DT_VERSYM, FAR_AWAY, 0, "corrupt ELF file: DT_VERSYM ("},
-    {"verneed", DT_VERNEED, FAR_AWAY, 0, "corrupt ELF file: DT_VERNEED ("},
-    {"needed", DT_NEEDED, 1ull << 40, 0, "corrupt ELF file: DT_NEEDED names string 1099511627776"},
-    {"syment", DT_SYMENT, 16, 0, "corrupt ELF file: DT_SYMENT 16, expected"},
-    {"nonull", 0, 0, 1, "has no DT_NULL end"},
-    {"overlap", 0, 0, 2, "overlaps the one before it or is out of order"},
-    {"shoff", 0, 0, 3, NULL},
+    {NULL, "symtab", DT_SYMTAB, FAR_AWAY, 0, "corrupt ELF file: DT_SYMTAB ("},
+    {NULL, "strtab", DT_STRTAB, FAR_AWAY, 0, "corrupt ELF file: DT_STRTAB ("},
+    {NULL, "strsz", DT_STRSZ, 1ull << 40, 0, "corrupt ELF file: DT_STRTAB ("},
+    {NULL, "gnuhash", DT_GNU_HASH, FAR_AWAY, 0, "corrupt ELF file: DT_GNU_HASH ("},
+    {NULL, "rela", DT_RELA, FAR_AWAY, 0, "corrupt ELF file: DT_RELA ("},
+    {NULL, "relasz", DT_RELASZ, 1ull << 32, 0, "corrupt ELF file: DT_RELA ("},
+    {NULL, "jmprel", DT_JMPREL, FAR_AWAY, 0, "corrupt ELF file: DT_JMPREL ("},
+    {NULL, "initarray", DT_INIT_ARRAY, FAR_AWAY, 0, "corrupt ELF file: DT_INIT_ARRAY ("},
+    {NULL, "finiarray", DT_FINI_ARRAY, FAR_AWAY, 0, "corrupt ELF file: DT_FINI_ARRAY ("},
+    {NULL, "versym", DT_VERSYM, FAR_AWAY, 0, "corrupt ELF file: DT_VERSYM ("},
+    {NULL, "verneed", DT_VERNEED, FAR_AWAY, 0, "corrupt ELF file: DT_VERNEED ("},
+    {NULL, "needed", DT_NEEDED, 1ull << 40, 0, "corrupt ELF file: DT_NEEDED names string 1099511627776"},
+    {NULL, "syment", DT_SYMENT, 16, 0, "corrupt ELF file: DT_SYMENT 16, expected"},
+    {NULL, "nonull", 0, 0, 1, "has no DT_NULL end"},
+    {NULL, "overlap", 0, 0, 2, "overlaps the one before it or is out of order"},
+    {NULL, "shoff", 0, 0, 3, NULL},
+    {"sysv", "hash", DT_HASH, FAR_AWAY, 0, "corrupt ELF file: DT_HASH ("},
+    {"sysv", "hashsymtab", DT_SYMTAB, FAR_AWAY, 0, "corrupt ELF file: DT_SYMTAB ("},
 };
 
 static void craft(elf_copy *c, const craft_case *k) {
@@ -468,7 +471,7 @@ static void craft(elf_copy *c, const craft_case *k) {
 
 START_TEST(test_crafted_dynamic) {
   const craft_case *k = &craft_cases[_i];
-  elf_copy c = elf_load(stub("good"));
+  elf_copy c = elf_load(k->stub ? judge(k->stub) : stub("good"));
   craft(&c, k);
   char name[64];
   FORMAT(name, sizeof name, "libvyre-%s.so", k->name);
@@ -483,6 +486,21 @@ START_TEST(test_crafted_dynamic) {
   vyre_host_candidate info = info_at(host, 0);
   ck_assert_msg(info.status == VYRE_HOST_LOADED, "%s: loads, got %s \"%s\"", k->name,
                 vyre_host_status_name(info.status), info.reason);
+  vyre_host_close(host);
+}
+END_TEST
+
+/* A plugin with only the old DT_HASH table: its symbol count comes
+ * from nchain. */
+START_TEST(test_sysv_hash) {
+  vyre_host *host = open_flags(judge("sysv"), VYRE_HOST_NO_LOAD);
+  vyre_host_candidate c = info_at(host, 0);
+  ck_assert_msg(c.status == VYRE_HOST_LISTED, "listed: %s", c.reason);
+  vyre_host_close(host);
+  host = open_flags(judge("sysv"), 0);
+  c = info_at(host, 0);
+  ck_assert_msg(c.status == VYRE_HOST_LOADED && strcmp(c.id, "sysv") == 0, "loads: %s",
+                c.reason);
   vyre_host_close(host);
 }
 END_TEST
@@ -514,6 +532,7 @@ static Suite *judge_suite(void) {
   tcase_add_test(tc, test_major2_constructor_never_runs);
   tcase_add_test(tc, test_no_load_lists);
   tcase_add_test(tc, test_flags);
+  tcase_add_test(tc, test_sysv_hash);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("release");

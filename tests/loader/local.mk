@@ -43,7 +43,8 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libjudge_ctor.la \
 	tests/loader/stubs/libjudge_draft.la \
 	tests/loader/stubs/libjudge_pre10.la \
-	tests/loader/stubs/libjudge_mutable.la
+	tests/loader/stubs/libjudge_mutable.la \
+	tests/loader/stubs/libjudge_sysv.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -256,6 +257,12 @@ tests_loader_stubs_libjudge_mutable_la_SOURCES = tests/loader/stubs/stub_plugin.
 tests_loader_stubs_libjudge_mutable_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"mutable"' -DSTUB_MUTABLE_DESC
 tests_loader_stubs_libjudge_mutable_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libjudge_mutable_la_LIBADD = $(STUB_LIBADD)
+
+# sysv: a working plugin with only a DT_HASH table (no DT_GNU_HASH)
+tests_loader_stubs_libjudge_sysv_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_sysv_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"sysv"'
+tests_loader_stubs_libjudge_sysv_la_LDFLAGS = $(STUB_LDFLAGS) -Wl,--hash-style=sysv
+tests_loader_stubs_libjudge_sysv_la_LIBADD = $(STUB_LIBADD)
 
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
