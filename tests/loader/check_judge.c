@@ -394,6 +394,34 @@ END_TEST
 
 /* A descriptor that differs once loaded (a constructor wrote it) is
  * refused: what was judged must be what runs. */
+/* The file offset of address `addr` (a PT_LOAD's file bytes). */
+static size_t elf_offset(elf_copy *c, uint64_t addr) {
+  for (uint32_t i = 0; i < c->eh->e_phnum; i++) {
+    judge_phdr *p = elf_phdr(c, i);
+    if (p->p_type == PT_LOAD && addr >= p->p_vaddr && addr - p->p_vaddr < p->p_filesz)
+      return (size_t)(p->p_offset + (addr - p->p_vaddr));
+  }
+  ck_abort_msg("address 0x%llx is in no PT_LOAD's file bytes", (unsigned long long)addr);
+  return 0;
+}
+
+/* A release above this host's (a later vyre) is accepted as it is. */
+START_TEST(test_later_release_accepted) {
+  elf_copy c = elf_load(stub("good"));
+  judge_sym *s = elf_dynsym(&c, "vyre_plugin_descriptor");
+  vyre_descriptor *d = (vyre_descriptor *)(c.data + elf_offset(&c, s->st_value));
+  ck_assert_int_eq(d->release, VYRE_DESCRIPTOR_RELEASE);
+  d->release = 7;
+  const char *path = elf_save(&c, "libvyre-later.so");
+  vyre_host *host = open_flags(path, 0);
+  vyre_host_candidate info = info_at(host, 0);
+  ck_assert_msg(info.status == VYRE_HOST_LOADED && info.release == 7 && info.reason[0] == '\0',
+                "release 7 loads without a note, got %s release %u \"%s\"",
+                vyre_host_status_name(info.status), info.release, info.reason);
+  vyre_host_close(host);
+}
+END_TEST
+
 START_TEST(test_descriptor_changed_after_load) {
   const char *path = judge("mutable");
   vyre_host *host = open_flags(path, VYRE_HOST_NO_LOAD);
@@ -539,6 +567,7 @@ static Suite *judge_suite(void) {
   tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
   tcase_add_test(tc, test_draft_refused);
   tcase_add_test(tc, test_pre10_accepted_with_note);
+  tcase_add_test(tc, test_later_release_accepted);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("crafted");
