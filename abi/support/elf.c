@@ -233,13 +233,8 @@ int vyre__elf_dynsym(const vyre__elf *e, vyre__elf_symtab *out, char *why, size_
   return 1;
 }
 
-int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
-                       vyre__elf_sym *out, char *why, size_t why_size) {
-  unsigned char s[SYM64];
-  unsigned need = e->is64 ? SYM64 : SYM32;
-  if (table_entry(e, t->offset, t->entsize, t->count, i, need, s) != 0)
-    return fail(why, why_size, "corrupt ELF file: symbol %llu lies outside its table",
-                (unsigned long long)i);
+/* One symbol table entry of the file's class and byte order. */
+static void sym_decode(const vyre__elf *e, const unsigned char *s, vyre__elf_sym *out) {
   out->name = (uint32_t)field(e, s, 4);
   if (e->is64) {
     out->info = s[4], out->other = s[5], out->shndx = (uint16_t)field(e, s + 6, 2);
@@ -248,6 +243,16 @@ int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i
     out->value = word(e, s + 4), out->size = word(e, s + 8);
     out->info = s[12], out->other = s[13], out->shndx = (uint16_t)field(e, s + 14, 2);
   }
+}
+
+int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
+                       vyre__elf_sym *out, char *why, size_t why_size) {
+  unsigned char s[SYM64];
+  unsigned need = e->is64 ? SYM64 : SYM32;
+  if (table_entry(e, t->offset, t->entsize, t->count, i, need, s) != 0)
+    return fail(why, why_size, "corrupt ELF file: symbol %llu lies outside its table",
+                (unsigned long long)i);
+  sym_decode(e, s, out);
   return 0;
 }
 
@@ -536,14 +541,40 @@ int vyre__elf_dynamic_symtab(const vyre__elf *e, vyre__elf_symtab *out, char *wh
   return dyn_tables_ok(e, &d, count, strsz, why, why_size) == 0 ? 1 : -1;
 }
 
+/* Symbol i of t (whose entries lie in the file) through `chunk`, which
+ * holds symbols [*first, *first + *held): a scan reads a chunk at once. */
+static int sym_cached(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
+                      unsigned char *chunk, size_t chunk_size, uint64_t *first, uint64_t *held,
+                      vyre__elf_sym *out) {
+  uint64_t per = chunk_size / t->entsize;
+  if (per == 0) return vyre__elf_sym_read(e, t, i, out, NULL, 0);
+  if (i < *first || i >= *first + *held) {
+    *first = i;
+    *held = t->count - i < per ? t->count - i : per;
+    if (read_exact(e, t->offset + i * t->entsize, chunk, (size_t)(*held * t->entsize)) != 0) {
+      *held = 0;
+      return -1;
+    }
+  }
+  sym_decode(e, chunk + (i - *first) * t->entsize, out);
+  return 0;
+}
+
 int vyre__elf_sym_find(const vyre__elf *e, const vyre__elf_symtab *t, const char *name,
                        vyre__elf_sym *out, char *why, size_t why_size) {
   char buf[128];
   size_t len = strlen(name);
   if (len >= sizeof buf) return fail(why, why_size, "symbol name too long to look up");
+  unsigned char chunk[64 * SYM64]; /* symbols read 64 at a time */
+  uint64_t first = 0, held = 0;
+  if (t->entsize < (e->is64 ? SYM64 : SYM32) || t->count > UINT64_MAX / t->entsize ||
+      vyre__elf_range_ok(e, t->offset, t->count * t->entsize) != 0)
+    return fail(why, why_size, "corrupt ELF file: its symbol table lies outside the file");
   for (uint64_t i = 1; i < t->count; i++) {
     vyre__elf_sym s;
-    if (vyre__elf_sym_read(e, t, i, &s, why, why_size) != 0) return -1;
+    if (sym_cached(e, t, i, chunk, sizeof chunk, &first, &held, &s) != 0)
+      return fail(why, why_size, "corrupt ELF file: symbol %llu cannot be read",
+                  (unsigned long long)i);
     unsigned bind = s.info >> 4;
     if (s.shndx == 0 || (bind != STB_GLOBAL_ && bind != STB_WEAK_ && bind != STB_GNU_UNIQUE_) ||
         s.name >= t->str_size || t->str_size - s.name < len + 1)
