@@ -2,6 +2,7 @@
 #ifndef HOST_INTERNAL_H
 #define HOST_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "vyre/vyre.h"
@@ -71,16 +72,45 @@ typedef struct host_entry {
   uint64_t storage_types;
   uint32_t registration_size;
   uint32_t vtable_size;
+  uint16_t release; /* the descriptor's release (0: a pre-1.0.0 build) */
+  char note[128];   /* shown as the reason of a usable candidate ("pre-1.0.0 build"); "" */
 } host_entry;
 
+/* The host (host.c); discover.c fills its candidate table. */
+#define HOST_MAGIC 0x54534f4845525956ull /* "VYREHOST" while open; 0 once closed (quarantined) */
+struct vyre_host {
+  uint64_t magic;       /* HOST_MAGIC while open */
+  pthread_mutex_t lock; /* guards entries[].status and entries[].reason */
+  host_entry *entries;
+  uint32_t count;
+  uint32_t capacity;
+  char *forced; /* forced id or NULL */
+  int forced_from_env;
+  int no_load; /* VYRE_HOST_NO_LOAD: candidates judged from their files only */
+};
+
+/* Fill host->entries from the search path (discover.c, docs/host.md
+ * "Discovery"): options first, then $VYRE_BACKEND_PATH, the build tree
+ * and the plugin directory, as opt->flags allow.  0, or -1 when out of
+ * memory. */
+int host_collect_candidates(vyre_host *host, const vyre_host_options *opt);
+
 /*
- * Load the file at e->path: dlopen, check the descriptor, call the entry,
- * check and copy the registration.  On any failure e->status is
- * VYRE_HOST_SKIPPED with a one-line reason; else VYRE_HOST_LOADED.  The
- * handle is kept even on failure (never dlclose).  Not thread-safe on one
- * entry; different entries may load concurrently.
+ * Judge the file at e->path from its bytes (ELF checks, the descriptor
+ * and the entry symbol read with pread: no plugin code runs); then,
+ * unless `judge_only`, dlopen it, check the loaded descriptor equals the
+ * file's, call the entry, check and copy the registration.  On any
+ * failure e->status is VYRE_HOST_SKIPPED with a one-line reason; else
+ * VYRE_HOST_LISTED (judge_only) or VYRE_HOST_LOADED.  A handle is kept
+ * even on failure (never dlclose).  Not thread-safe on one entry;
+ * different entries may load concurrently.
  */
-void host_load_entry(host_entry *e);
+void host_load_entry(host_entry *e, int judge_only);
+
+/* The error of vyre_host_create and the other create/select functions
+ * on a host opened with VYRE_HOST_NO_LOAD: VYRE_INVALID_ARGUMENT, naming
+ * `function` (loader.c). */
+vyre_status host_no_load_error(const char *function, vyre_error *err);
 
 /* Set e->reason from a format (truncated to one line). */
 void host_entry_reason(host_entry *e, const char *fmt, ...)

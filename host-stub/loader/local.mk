@@ -10,7 +10,7 @@ HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c \
 
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
-host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/loader.c \
+host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/discover.c host-stub/loader/loader.c \
 	$(HOST_GUARD_SOURCES) host-stub/loader/guard.h \
 	host-stub/loader/elfcheck.c host-stub/loader/api.c \
 	host-stub/loader/select.c host-stub/loader/elfcheck.h host-stub/loader/internal.h
