@@ -43,6 +43,8 @@ typedef struct host_guard {
   vyre_program *cache;
   track *tracks;
   uint32_t track_count, track_cap;
+  host_validate *validate; /* validate.c */
+  int validating;          /* $VYRE_VALIDATE selects this instance's dispatches */
 } host_guard;
 
 static host_guard *guard_of(vyre_backend *self) {
@@ -259,6 +261,7 @@ static void guard_free(host_guard *g) {
   free(g->tracks);
   vyre_program_free(g->cache);
   free(g->cache_bytes);
+  host_validate_free(g->validate);
   free(g->path);
   pthread_mutex_destroy(&g->lock);
   g->magic = 0;
@@ -323,6 +326,9 @@ static vyre_status g_dispatch(vyre_backend *self, const vyre_program_ref *progra
                               const vyre_dispatch_options *options, vyre_outputs **out,
                               vyre_timing *timing, vyre_error *err) {
   GUARD(self, err, "dispatch");
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_dispatch(g->validate, self, program, inputs, input_count, options, out,
+                                  timing, err);
   if (out) *out = NULL;
   vyre_outputs *o = NULL;
   vyre_timing t;
@@ -349,6 +355,9 @@ static vyre_status g_dispatch_into(vyre_backend *self, const vyre_program_ref *p
                                    vyre_output_slot *outputs, uint32_t output_count,
                                    vyre_timing *timing, vyre_error *err) {
   GUARD(self, err, "dispatch_into");
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_dispatch_into(g->validate, self, program, inputs, input_count, options,
+                                       outputs, output_count, timing, err);
   vyre_timing t;
   PLUGIN_ERROR(e);
   vyre_status st = ivt->dispatch_into(g->inner, program, inputs, input_count, options, outputs,
@@ -376,6 +385,9 @@ static vyre_status g_dispatch_async(vyre_backend *self, const vyre_program_ref *
                                     const vyre_dispatch_options *options, vyre_pending *out,
                                     vyre_error *err) {
   GUARD(self, err, "dispatch_async");
+  if (HOST_VALIDATE_HOOK(0, options))
+    return host_validate_dispatch_async(g->validate, self, program, inputs, input_count, options,
+                                        out, err);
   vyre_pending h = 0;
   PLUGIN_ERROR(e);
   vyre_status st = ivt->dispatch_async(g->inner, program, inputs, input_count, options,
@@ -501,6 +513,9 @@ static vyre_status g_dispatch_resident(vyre_backend *self, const vyre_program_re
                                        const vyre_dispatch_options *options, vyre_timing *timing,
                                        vyre_error *err) {
   GUARD(self, err, "dispatch_resident");
+  if (HOST_VALIDATE_HOOK(0, options))
+    return host_validate_dispatch_resident(g->validate, self, program, buffers, buffer_count,
+                                           options, timing, err);
   vyre_timing t;
   PLUGIN_ERROR(e);
   vyre_status st = ivt->dispatch_resident(g->inner, program, buffers, buffer_count, options,
@@ -526,6 +541,9 @@ static vyre_status g_pipeline_create(vyre_backend *self, const void *program_byt
                                      uint64_t program_size, const vyre_dispatch_options *options,
                                      vyre_pipeline *out, vyre_error *err) {
   GUARD(self, err, "pipeline_create");
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_pipeline_create(g->validate, self, program_bytes, program_size, options,
+                                         out, err);
   vyre_pipeline h = 0;
   PLUGIN_ERROR(e);
   vyre_status st =
@@ -559,6 +577,7 @@ static vyre_status g_pipeline_release(vyre_backend *self, vyre_pipeline pipeline
   GUARD(self, err, "pipeline_release");
   PLUGIN_ERROR(e);
   vyre_status st = ivt->pipeline_release(g->inner, pipeline, &e);
+  host_validate_pipeline_release(g->validate, pipeline);
   pthread_mutex_lock(&g->lock);
   track *tr = find_track(g, 1, pipeline);
   if (tr) drop_track(g, tr);
@@ -604,6 +623,8 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
   memcpy(g->id, e->id, sizeof g->id);
   g->head.struct_size = sizeof g->head;
   g->head.vt = &g->vt;
+  g->validate = host_validate_new(e, &g->head, &g->validating);
+  if (!g->validate) goto fail_validate;
   /* The host's table is no longer than the plugin's, and has exactly the
    * entries the plugin has: VYRE_HOST_HAS answers as it would for the
    * plugin's own.  Entries beyond this host's vyre.h are not reachable
@@ -646,6 +667,8 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
   *out = &g->head;
   return VYRE_OK;
 
+fail_validate:
+  pthread_mutex_destroy(&g->lock);
 fail_lock:
   free(g->path);
 fail_path:

@@ -322,6 +322,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
   }
   if (collect_candidates(host, &opt) != 0) goto fail_collect;
   load_all(host);
+  host_validate_link(host->entries, host->count);
   *out = host;
   return VYRE_OK;
 

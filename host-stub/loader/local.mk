@@ -8,7 +8,8 @@ lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
 host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/loader.c \
 	host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/api.c \
-	host-stub/loader/elfcheck.h host-stub/loader/internal.h
+	host-stub/loader/elfcheck.h host-stub/loader/internal.h \
+	host-stub/loader/validate.c host-stub/loader/validate_check.c host-stub/loader/validate.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-include config-paths.h -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
 # libvyre's API from the installed shared libvyre (a dependency, not a
