@@ -225,8 +225,8 @@ tests_loader_check_loader_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.l
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c \
-	host-stub/loader/loader.c host-stub/loader/guard.c host-stub/loader/elfcheck.c host-stub/loader/api.c \
-	host-stub/loader/validate.c host-stub/loader/validate_check.c
+	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c \
+	$(HOST_VALIDATE_SOURCES)
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'

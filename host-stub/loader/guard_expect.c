@@ -1,0 +1,160 @@
+/* guard_expect.c -- what the checking instance expects a plugin to return: the outputs of a dispatch (from its program), the tracks of pending dispatches and pipelines, contract violations. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guard.h"
+#include "vyre/vyre_support.h"
+
+#define GUARD_FIX                                                                           \
+  " Fix: this is a bug in the backend plugin %s; report it to its authors, or use another " \
+  "backend (`vyre list` shows them; VYRE_BACKEND or --backend picks one)"
+
+vyre_status host_violation(const host_guard *g, vyre_error *err, const char *entry,
+                             const char *fmt, ...) {
+  char what[VYRE_ERROR_MESSAGE_MAX / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  host_log("backend '%s' %s: %s", g->id, entry, what);
+  return vyre_error_set(err, VYRE_INTERNAL, 0, "backend '%s' broke the vyre ABI in %s: %s." GUARD_FIX,
+                        g->id, entry, what, g->path);
+}
+
+
+/* Pass the plugin's failure on: the status must be a vyre_status, the
+ * message is cut at its last byte if the plugin left no NUL. */
+vyre_status host_finish(const host_guard *g, const char *entry, vyre_status st,
+                          vyre_error *e, vyre_error *err) {
+  if (st == VYRE_OK) return VYRE_OK;
+  if ((uint32_t)st >= (uint32_t)VYRE_STATUS_COUNT_)
+    return host_violation(g, err, entry, "it returned status %d, which is no vyre_status", (int)st);
+  e->message[sizeof e->message - 1] = '\0';
+  return vyre_error_set(err, st, e->native_code, "%s",
+                        e->message[0] ? e->message : "(the backend gave no message)");
+}
+
+/* Fill *w from a decoded program and the call's inputs and options. */
+static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_t input_count,
+                        const vyre_dispatch_options *options, expect *w) {
+  w->count_known = 1;
+  w->count = p->output_count;
+  if (input_count != p->input_count || (input_count && !inputs)) return;
+  uint64_t sizes[VYRE_MAX_BUFFERS];
+  for (uint32_t i = 0; i < input_count && i < VYRE_MAX_BUFFERS; i++) sizes[i] = inputs[i].size;
+  vyre_geometry geo;
+  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, NULL) != VYRE_OK) return;
+  for (uint32_t b = 0; b < p->buffer_count; b++) {
+    int32_t k = p->buffers[b].output_index;
+    if (k >= 0 && (uint32_t)k < VYRE_MAX_BUFFERS) w->size[k] = geo.out_size[b];
+  }
+  w->sizes_known = 1;
+}
+
+track *host_track_find(host_guard *g, int is_pipeline, uint64_t handle) {
+  for (uint32_t i = 0; i < g->track_count; i++)
+    if (g->tracks[i].handle == handle && g->tracks[i].is_pipeline == is_pipeline)
+      return &g->tracks[i];
+  return NULL;
+}
+
+void host_track_drop(host_guard *g, track *t) {
+  vyre_program_free(t->program);
+  free(t->bytes);
+  *t = g->tracks[--g->track_count];
+}
+
+/* Called with the lock held.  Out of memory: the handle is not tracked
+ * and its outputs are checked without a program. */
+track *host_track_add(host_guard *g, int is_pipeline, uint64_t handle) {
+  track *old = host_track_find(g, is_pipeline, handle);
+  if (old) host_track_drop(g, old); /* the plugin reused a handle */
+  if (g->track_count == g->track_cap) {
+    uint32_t cap = g->track_cap ? g->track_cap * 2 : 8;
+    track *grown = realloc(g->tracks, cap * sizeof *grown);
+    if (!grown) return NULL;
+    g->tracks = grown;
+    g->track_cap = cap;
+  }
+  track *t = &g->tracks[g->track_count++];
+  memset(t, 0, sizeof *t);
+  t->is_pipeline = is_pipeline;
+  t->handle = handle;
+  return t;
+}
+
+/* What the program of a dispatch must return.  A program the host cannot
+ * decode (the plugin must have refused it) leaves everything unknown. */
+void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_input *inputs,
+                       uint32_t input_count, const vyre_dispatch_options *options, expect *w) {
+  memset(w, 0, offsetof(expect, size));
+  vyre_program_ref ref;
+  if (!program || vyre__sized_read(&ref, sizeof ref, program) < offsetof(vyre_program_ref, pipeline))
+    return;
+  if (program->struct_size < sizeof ref) ref.pipeline = 0;
+  pthread_mutex_lock(&g->lock);
+  if (ref.pipeline) {
+    track *t = host_track_find(g, 1, ref.pipeline);
+    if (t && !t->program && t->bytes) {
+      /* Decoded at the first dispatch, not at pipeline_create: creating
+       * a pipeline of a cached plan stays a few hundred ns. */
+      if (vyre_program_decode(t->bytes, (size_t)t->size, &t->program, NULL) != VYRE_OK)
+        t->program = NULL;
+      free(t->bytes);
+      t->bytes = NULL;
+    }
+    if (t) expect_from(t->program, inputs, input_count, options, w);
+  } else if (ref.bytes && ref.size) {
+    /* One decoded program is kept: a caller dispatches the same one again
+     * and again, and comparing bytes is cheaper than decoding them. */
+    if (!(g->cache && g->cache_size == ref.size && memcmp(g->cache_bytes, ref.bytes, ref.size) == 0)) {
+      vyre_program *p = NULL;
+      void *copy = malloc(ref.size);
+      if (copy && vyre_program_decode(ref.bytes, ref.size, &p, NULL) == VYRE_OK) {
+        memcpy(copy, ref.bytes, ref.size);
+        vyre_program_free(g->cache);
+        free(g->cache_bytes);
+        g->cache = p;
+        g->cache_bytes = copy;
+        g->cache_size = ref.size;
+        copy = NULL;
+      }
+      free(copy);
+    }
+    if (g->cache && g->cache_size == ref.size && memcmp(g->cache_bytes, ref.bytes, ref.size) == 0)
+      expect_from(g->cache, inputs, input_count, options, w);
+  }
+  pthread_mutex_unlock(&g->lock);
+}
+
+/* Check outputs the plugin returned with VYRE_OK. */
+vyre_status host_check_outputs(const host_guard *g, const char *entry, const vyre_outputs *o,
+                                 const expect *w, vyre_error *err) {
+  if (!o) return host_violation(g, err, entry, "it returned VYRE_OK but no outputs");
+  if (o->struct_size < offsetof(vyre_outputs, items) + sizeof(void *) ||
+      o->struct_size > HOST_STRUCT_MAX)
+    return host_violation(g, err, entry, "its vyre_outputs has struct_size %u (needs %zu to %u)",
+                     o->struct_size, offsetof(vyre_outputs, items) + sizeof(void *),
+                     HOST_STRUCT_MAX);
+  if (w->count_known && o->count != w->count)
+    return host_violation(g, err, entry, "it returned %u output%s for a program with %u", o->count,
+                     o->count == 1 ? "" : "s", w->count);
+  if (o->count > VYRE_MAX_BUFFERS)
+    return host_violation(g, err, entry, "it returned %u outputs; a program has at most %u",
+                     o->count, VYRE_MAX_BUFFERS);
+  if (o->count && !o->items)
+    return host_violation(g, err, entry, "it returned %u output%s with items NULL", o->count,
+                     o->count == 1 ? "" : "s");
+  for (uint32_t k = 0; k < o->count; k++) {
+    const vyre_output *it = &o->items[k];
+    if (w->sizes_known && it->size != w->size[k])
+      return host_violation(g, err, entry, "output %u is %llu bytes, the program's output %u is %llu",
+                       k, (unsigned long long)it->size, k, (unsigned long long)w->size[k]);
+    if (it->size && !it->data)
+      return host_violation(g, err, entry, "output %u has %llu bytes at a NULL data pointer", k,
+                       (unsigned long long)it->size);
+  }
+  return VYRE_OK;
+}
