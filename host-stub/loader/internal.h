@@ -129,9 +129,15 @@ extern _Thread_local int host_validate_busy;
 /* Whether an entry goes through the layer: the instance is validated, or
  * the call's options have a chain (which may hold a vyre_validate to take
  * off).  Otherwise this is the whole cost of the layer on a call. */
-#define HOST_VALIDATE_HOOK(on, o)                                                          \
-  (((on) || ((o) && (o)->struct_size >= sizeof(vyre_dispatch_options) && (o)->next)) && \
-   !host_validate_busy)
+#if defined(__GNUC__)
+#define HOST_VALIDATE_UNLIKELY_(x) __builtin_expect(!!(x), 0)
+#else
+#define HOST_VALIDATE_UNLIKELY_(x) (x)
+#endif
+#define HOST_VALIDATE_HOOK(on, o)                                                            \
+  HOST_VALIDATE_UNLIKELY_(                                                                  \
+      ((on) || ((o) && (o)->struct_size >= sizeof(vyre_dispatch_options) && (o)->next)) && \
+      !host_validate_busy)
 
 /* The entries through the layer: the same arguments as the vtable's,
  * `self` the instance callers hold; each takes vyre_validate off the
