@@ -163,7 +163,7 @@ static vyre_status g_dispatch_async(vyre_backend *self, const vyre_program_ref *
                                     const vyre_dispatch_options *options, vyre_pending *out,
                                     vyre_error *err) {
   GUARD(self, err, "dispatch_async");
-  if (HOST_VALIDATE_HOOK(0, options))
+  if (HOST_VALIDATE_HOOK(g->validating, options))
     return host_validate_dispatch_async(g->validate, self, program, inputs, input_count, options,
                                         out, err);
   vyre_pending h = 0;
@@ -200,6 +200,8 @@ static vyre_status g_pending_poll(vyre_backend *self, vyre_pending pending, int 
 static vyre_status g_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outputs **out,
                                   vyre_timing *timing, vyre_error *err) {
   GUARD(self, err, "pending_wait");
+  if (HOST_VALIDATE_PENDING(g->validate_pending))
+    return host_validate_pending_wait(g->validate, self, pending, out, timing, err);
   if (out) *out = NULL;
   /* The wait releases the handle whatever it returns: so does the track. */
   expect w;
@@ -229,6 +231,8 @@ static vyre_status g_pending_wait(vyre_backend *self, vyre_pending pending, vyre
 
 static vyre_status g_pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err) {
   GUARD(self, err, "pending_release");
+  if (HOST_VALIDATE_PENDING(g->validate_pending))
+    return host_validate_pending_release(g->validate, self, pending, err);
   pthread_mutex_lock(&g->lock);
   track *tr = host_track_find(g, 0, pending);
   if (tr) host_track_drop(g, tr);
@@ -403,7 +407,7 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
   memcpy(g->id, e->id, sizeof g->id);
   g->head.struct_size = sizeof g->head;
   g->head.vt = &g->vt;
-  g->validate = host_validate_new(e, &g->head, &g->validating);
+  g->validate = host_validate_new(e, &g->head, &g->validating, &g->validate_pending);
   if (!g->validate) goto fail_validate;
   /* The host's table is no longer than the plugin's, and has exactly the
    * entries the plugin has: VYRE_HOST_HAS answers as it would for the

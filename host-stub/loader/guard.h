@@ -44,6 +44,7 @@ typedef struct host_guard {
   uint32_t track_count, track_cap;
   host_validate *validate; /* validate.c */
   int validating;          /* $VYRE_VALIDATE selects this instance's dispatches */
+  atomic_int validate_pending; /* the layer holds checked async dispatches */
 } host_guard;
 
 /* A fresh error record for the plugin to write; only the head is cleared

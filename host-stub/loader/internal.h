@@ -2,6 +2,7 @@
 #ifndef HOST_INTERNAL_H
 #define HOST_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "vyre/vyre.h"
@@ -116,10 +117,13 @@ void host_validate_link(host_entry *entries, uint32_t count);
  * The layer of one instance: `self` is the instance callers hold (the
  * layer calls back into it), e the entry it was made from.  Reads
  * $VYRE_VALIDATE and $VYRE_VALIDATE_DIR; *on receives 1 when they select
- * dispatches of this instance (the flag the hooks test).  NULL on out of
- * memory.  Free with host_validate_free (NULL accepted).
+ * dispatches of this instance (the flag the hooks test); the layer keeps
+ * *pending non-zero while it holds checked async dispatches (the flag the
+ * pending hooks test).  NULL on out of memory.  Free with
+ * host_validate_free (NULL accepted).
  */
-host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *on);
+host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *on,
+                                 atomic_int *pending);
 void host_validate_free(host_validate *v);
 
 /* Set while the layer calls back into the instance, so the hooks let the
@@ -139,10 +143,16 @@ extern _Thread_local int host_validate_busy;
       ((on) || ((o) && (o)->struct_size >= sizeof(vyre_dispatch_options) && (o)->next)) && \
       !host_validate_busy)
 
+/* Whether pending_wait and pending_release go through the layer: it
+ * holds checked async dispatches. */
+#define HOST_VALIDATE_PENDING(flag) \
+  HOST_VALIDATE_UNLIKELY_(atomic_load_explicit(&(flag), memory_order_relaxed) && !host_validate_busy)
+
 /* The entries through the layer: the same arguments as the vtable's,
  * `self` the instance callers hold; each takes vyre_validate off the
- * chain, calls self's entry, and (dispatch, dispatch_into) checks the
- * result against the reference when the call is selected. */
+ * chain, calls self's entry, and (dispatch, dispatch_into; dispatch_async
+ * at its pending_wait) checks the result against the reference when the
+ * call is selected. */
 vyre_status host_validate_dispatch(host_validate *v, vyre_backend *self,
                                    const vyre_program_ref *program, const vyre_input *inputs,
                                    uint32_t input_count, const vyre_dispatch_options *options,
@@ -165,6 +175,10 @@ vyre_status host_validate_pipeline_create(host_validate *v, vyre_backend *self,
                                           const void *program_bytes, uint64_t program_size,
                                           const vyre_dispatch_options *options,
                                           vyre_pipeline *out, vyre_error *err);
+vyre_status host_validate_pending_wait(host_validate *v, vyre_backend *self, vyre_pending pending,
+                                       vyre_outputs **out, vyre_timing *timing, vyre_error *err);
+vyre_status host_validate_pending_release(host_validate *v, vyre_backend *self,
+                                          vyre_pending pending, vyre_error *err);
 /* Forget a released pipeline's program (pipeline_release). */
 void host_validate_pipeline_release(host_validate *v, vyre_pipeline pipeline);
 

@@ -7,7 +7,8 @@ VYRE_BUILD_PLUGINS = host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/lib
 # The checking instance (guard*.c), also built into tests/loader's skew hosts.
 HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c
 # The validation layer the checking instance calls (validate*.c), likewise.
-HOST_VALIDATE_SOURCES = host-stub/loader/validate.c host-stub/loader/validate_check.c
+HOST_VALIDATE_SOURCES = host-stub/loader/validate.c host-stub/loader/validate_check.c \
+	host-stub/loader/validate_async.c
 
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h

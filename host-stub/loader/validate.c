@@ -83,7 +83,8 @@ static void parse_env(host_validate *v) {
   }
 }
 
-host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *on) {
+host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *on,
+                                 atomic_int *pending) {
   *on = 0;
   host_validate *v = calloc(1, sizeof *v);
   if (!v) return NULL;
@@ -95,6 +96,7 @@ host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *o
     return NULL;
   }
   v->self = self;
+  v->pending_flag = pending;
   memcpy(v->id, e->id, sizeof v->id);
   memcpy(v->version, e->version, sizeof v->version);
   atomic_init(&v->calls, 0);
@@ -109,8 +111,19 @@ host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *o
   return v;
 }
 
+void host_validate_pending_free(host_validate *v, host_vpending *p) {
+  if (!p) return;
+  if (p->ro && v->ref) v->ref->vt->outputs_free(v->ref, p->ro);
+  vyre_program_free(p->program);
+  free(p->copy);
+  free(p->path);
+  free(p);
+}
+
 void host_validate_free(host_validate *v) {
   if (!v) return;
+  for (uint32_t i = 0; i < v->pending_count; i++) host_validate_pending_free(v, v->pendings[i]);
+  free(v->pendings);
   if (v->ref) v->ref->vt->destroy(v->ref);
   for (uint32_t i = 0; i < v->pipe_count; i++) free(v->pipes[i].bytes);
   free(v->pipes);
@@ -123,21 +136,11 @@ void host_validate_free(host_validate *v) {
 /* Taking vyre_validate off the chain                                  */
 /* ------------------------------------------------------------------ */
 
-/* The options a call passes on: the caller's, or a copy whose chain
- * lacks every vyre_validate (the nodes before the last one copied). */
-typedef struct stripped {
-  const vyre_dispatch_options *use;
-  vyre_dispatch_options copy;
-  vyre_validate ext; /* zeroed when the chain has none */
-  int found;
-  unsigned char *heap;
-} stripped;
-
 static int is_validate(const vyre_ext *x) {
   return x->type == VYRE_EXT_VALIDATE && x->struct_size >= sizeof(vyre_validate);
 }
 
-static vyre_status strip(const vyre_dispatch_options *o, stripped *s, vyre_error *err) {
+vyre_status host_validate_strip(const vyre_dispatch_options *o, host_vstrip *s, vyre_error *err) {
   memset(s, 0, sizeof *s);
   s->use = o;
   if (!o || o->struct_size < sizeof *o || !o->next) return VYRE_OK;
@@ -174,7 +177,7 @@ static vyre_status strip(const vyre_dispatch_options *o, stripped *s, vyre_error
   return VYRE_OK;
 }
 
-static void unstrip(stripped *s, uint32_t outcome) {
+void host_validate_unstrip(host_vstrip *s, uint32_t outcome) {
   if (s->found && s->ext.outcome) *s->ext.outcome = outcome;
   free(s->heap);
 }
@@ -183,7 +186,7 @@ static void unstrip(stripped *s, uint32_t outcome) {
 /* Which calls are checked, and on what                                */
 /* ------------------------------------------------------------------ */
 
-static void note_once(host_validate *v, uint32_t note, const char *fmt, const char *detail) {
+void host_validate_note(host_validate *v, uint32_t note, const char *fmt, const char *detail) {
   pthread_mutex_lock(&v->lock);
   int said = v->notes & note;
   v->notes |= note;
@@ -221,7 +224,7 @@ static int program_of(host_validate *v, const vyre_program_ref *program, host_vc
 }
 
 /* Whether this call is checked: the extension's mode, else the selection. */
-static int selected(host_validate *v, const stripped *s, const vyre_program_ref *program,
+static int selected(host_validate *v, const host_vstrip *s, const vyre_program_ref *program,
                     const void *bytes, uint64_t size) {
   if (v->is_reference || (s->found && s->ext.mode == VYRE_VALIDATE_OFF)) return 0;
   if (s->found && s->ext.mode == VYRE_VALIDATE_ON) return 1;
@@ -292,7 +295,7 @@ static int seen_before(host_validate *v, const host_vcall *c, uint64_t *key) {
   else if (!seen) full = 1, v->dropped++;
   pthread_mutex_unlock(&v->lock);
   if (full)
-    note_once(v, VALIDATE_NOTE_FULL, "validate: backend '%s' diverged on more than %s programs "
+    host_validate_note(v, VALIDATE_NOTE_FULL, "validate: backend '%s' diverged on more than %s programs "
               "and inputs: the later divergences are not reported", "256");
   return seen || full;
 }
@@ -323,56 +326,72 @@ static vyre_status diverged(host_validate *v, const host_vcall *c, const host_vr
                         c->entry, v->id, what, path);
 }
 
-/*
- * Run the call on the reference and compare with what the backend
- * returned (got).  Returns VYRE_OK, or the strict failure; *outcome says
- * what happened.
- */
+int host_validate_run_reference(host_validate *v, host_vcall *c, const void *bytes,
+                                uint64_t size, vyre_program **program, host_vresult *want,
+                                vyre_outputs **ro) {
+  *program = NULL;
+  *ro = NULL;
+  memset(want, 0, sizeof *want);
+  vyre_backend *ref = reference(v);
+  if (!ref) return 0;
+  if (size > SIZE_MAX || vyre_program_decode(bytes, (size_t)size, program, NULL) != VYRE_OK)
+    return 0;
+  c->program = *program;
+  vyre_program_ref pr = VYRE_PROGRAM_BYTES(bytes, size);
+  vyre_error e = VYRE_ERROR_INIT;
+  want->status = ref->vt->dispatch(ref, &pr, c->inputs, c->input_count, &c->options, ro, NULL, &e);
+  want->native_code = e.native_code;
+  if (want->status != VYRE_OK && want->status != VYRE_TRAP) {
+    host_validate_note(v, VALIDATE_NOTE_REFERENCE, "validate: backend '%s': a call is not "
+                       "checked: the reference backend failed: %s", e.message);
+    vyre_program_free(*program);
+    *program = NULL;
+    return 0;
+  }
+  for (uint32_t k = 0; *ro && k < (*ro)->count && k < VYRE_MAX_BUFFERS; k++) {
+    want->data[k] = (*ro)->items[k].data;
+    want->size[k] = (*ro)->items[k].size;
+  }
+  want->count = *ro && (*ro)->count < VYRE_MAX_BUFFERS ? (*ro)->count : 0;
+  return 1;
+}
+
+void host_validate_reference_free(host_validate *v, vyre_program *program, vyre_outputs *ro) {
+  if (ro && v->ref) v->ref->vt->outputs_free(v->ref, ro);
+  vyre_program_free(program);
+}
+
+vyre_status host_validate_judge(host_validate *v, const host_vcall *c, const host_vresult *want,
+                                const host_vresult *got, uint32_t *outcome, vyre_error *err) {
+  char what[1024];
+  if (host_validate_compare(v, c, want, got, what, sizeof what)) {
+    *outcome = VYRE_VALIDATE_AGREED;
+    return VYRE_OK;
+  }
+  *outcome = VYRE_VALIDATE_DIVERGED;
+  return diverged(v, c, want, what, err);
+}
+
+/* Run the call on the reference and judge what the backend returned
+ * (got): VYRE_OK, or the strict failure; *outcome says what happened. */
 static vyre_status check(host_validate *v, host_vcall *c, const void *bytes, uint64_t size,
                          const host_vresult *got, uint32_t *outcome, vyre_error *err) {
-  *outcome = VYRE_VALIDATE_UNCHECKABLE;
-  vyre_backend *ref = reference(v);
-  if (!ref) return VYRE_OK;
-  vyre_program *p = NULL;
-  if (size > SIZE_MAX || vyre_program_decode(bytes, (size_t)size, &p, NULL) != VYRE_OK)
-    return VYRE_OK;
-  c->program = p;
-  vyre_program_ref pr = VYRE_PROGRAM_BYTES(bytes, size);
-  vyre_outputs *ro = NULL;
-  vyre_error e = VYRE_ERROR_INIT;
+  vyre_program *p;
+  vyre_outputs *ro;
   host_vresult want;
-  memset(&want, 0, sizeof want);
-  want.status = ref->vt->dispatch(ref, &pr, c->inputs, c->input_count, &c->options, &ro, NULL, &e);
-  want.native_code = e.native_code;
-  vyre_status st = VYRE_OK;
-  if (want.status != VYRE_OK && want.status != VYRE_TRAP) {
-    note_once(v, VALIDATE_NOTE_REFERENCE, "validate: backend '%s': a call is not checked: the "
-              "reference backend failed: %s", e.message);
-  } else {
-    for (uint32_t k = 0; ro && k < ro->count && k < VYRE_MAX_BUFFERS; k++) {
-      want.data[k] = ro->items[k].data;
-      want.size[k] = ro->items[k].size;
-    }
-    want.count = ro && ro->count < VYRE_MAX_BUFFERS ? ro->count : 0;
-    char what[1024];
-    if (host_validate_compare(v, c, &want, got, what, sizeof what)) {
-      *outcome = VYRE_VALIDATE_AGREED;
-    } else {
-      *outcome = VYRE_VALIDATE_DIVERGED;
-      st = diverged(v, c, &want, what, err);
-    }
-  }
-  if (ro) ref->vt->outputs_free(ref, ro);
-  vyre_program_free(p);
+  *outcome = VYRE_VALIDATE_UNCHECKABLE;
+  if (!host_validate_run_reference(v, c, bytes, size, &p, &want, &ro)) return VYRE_OK;
+  vyre_status st = host_validate_judge(v, c, &want, got, outcome, err);
+  host_validate_reference_free(v, p, ro);
   return st;
 }
 
 /* Set up one call: the chain stripped, the options copied, selection. */
-static vyre_status begin(host_validate *v, const char *entry, const vyre_program_ref *program,
+vyre_status host_validate_begin(host_validate *v, const char *entry, const vyre_program_ref *program,
                          const vyre_input *inputs, uint32_t input_count,
-                         const vyre_dispatch_options *options, stripped *s, host_vcall *c,
+                         const vyre_dispatch_options *options, host_vstrip *s, host_vcall *c,
                          const void **bytes, uint64_t *size, int *check_it, vyre_error *err) {
-  vyre_status st = strip(options, s, err);
+  vyre_status st = host_validate_strip(options, s, err);
   if (st != VYRE_OK) return st;
   memset(c, 0, sizeof *c);
   if (s->use) vyre__sized_read(&c->options, sizeof c->options, s->use);
@@ -388,7 +407,7 @@ static vyre_status begin(host_validate *v, const char *entry, const vyre_program
   int known = program_of(v, program, c, bytes, size);
   *check_it = selected(v, s, program, *bytes, *size);
   if (*check_it && !known) {
-    note_once(v, VALIDATE_NOTE_PIPELINE, "validate: backend '%s': dispatches of a pipeline "
+    host_validate_note(v, VALIDATE_NOTE_PIPELINE, "validate: backend '%s': dispatches of a pipeline "
               "made while the instance was not validated are not checked%s", "");
     *check_it = 0;
   }
@@ -403,12 +422,12 @@ vyre_status host_validate_dispatch(host_validate *v, vyre_backend *self,
                                    const vyre_program_ref *program, const vyre_input *inputs,
                                    uint32_t input_count, const vyre_dispatch_options *options,
                                    vyre_outputs **out, vyre_timing *timing, vyre_error *err) {
-  stripped s;
+  host_vstrip s;
   host_vcall c;
   const void *bytes;
   uint64_t size;
   int check_it;
-  vyre_status st = begin(v, "dispatch", program, inputs, input_count, options, &s, &c, &bytes,
+  vyre_status st = host_validate_begin(v, "dispatch", program, inputs, input_count, options, &s, &c, &bytes,
                          &size, &check_it, err);
   if (st != VYRE_OK) return st;
   /* The backend's error is read (a trap's code) whatever err the caller passed. */
@@ -435,7 +454,7 @@ vyre_status host_validate_dispatch(host_validate *v, vyre_backend *self,
       st = cs;
     }
   }
-  unstrip(&s, outcome);
+  host_validate_unstrip(&s, outcome);
   return st;
 }
 
@@ -444,12 +463,12 @@ vyre_status host_validate_dispatch_into(host_validate *v, vyre_backend *self,
                                         uint32_t input_count, const vyre_dispatch_options *options,
                                         vyre_output_slot *outputs, uint32_t output_count,
                                         vyre_timing *timing, vyre_error *err) {
-  stripped s;
+  host_vstrip s;
   host_vcall c;
   const void *bytes;
   uint64_t size;
   int check_it;
-  vyre_status st = begin(v, "dispatch_into", program, inputs, input_count, options, &s, &c,
+  vyre_status st = host_validate_begin(v, "dispatch_into", program, inputs, input_count, options, &s, &c,
                          &bytes, &size, &check_it, err);
   if (st != VYRE_OK) return st;
   vyre_error e = VYRE_ERROR_INIT;
@@ -472,22 +491,7 @@ vyre_status host_validate_dispatch_into(host_validate *v, vyre_backend *self,
     got.count = st == VYRE_OK ? output_count : 0;
     st = check(v, &c, bytes, size, &got, &outcome, err) != VYRE_OK ? VYRE_INTERNAL : st;
   }
-  unstrip(&s, outcome);
-  return st;
-}
-
-vyre_status host_validate_dispatch_async(host_validate *v, vyre_backend *self,
-                                         const vyre_program_ref *program, const vyre_input *inputs,
-                                         uint32_t input_count, const vyre_dispatch_options *options,
-                                         vyre_pending *out, vyre_error *err) {
-  (void)v;
-  stripped s;
-  vyre_status st = strip(options, &s, err);
-  if (st != VYRE_OK) return st;
-  host_validate_busy = 1;
-  st = self->vt->dispatch_async(self, program, inputs, input_count, s.use, out, err);
-  host_validate_busy = 0;
-  unstrip(&s, VYRE_VALIDATE_NOT_CHECKED);
+  host_validate_unstrip(&s, outcome);
   return st;
 }
 
@@ -497,13 +501,13 @@ vyre_status host_validate_dispatch_resident(host_validate *v, vyre_backend *self
                                             const vyre_dispatch_options *options,
                                             vyre_timing *timing, vyre_error *err) {
   (void)v;
-  stripped s;
-  vyre_status st = strip(options, &s, err);
+  host_vstrip s;
+  vyre_status st = host_validate_strip(options, &s, err);
   if (st != VYRE_OK) return st;
   host_validate_busy = 1;
   st = self->vt->dispatch_resident(self, program, buffers, buffer_count, s.use, timing, err);
   host_validate_busy = 0;
-  unstrip(&s, VYRE_VALIDATE_NOT_CHECKED);
+  host_validate_unstrip(&s, VYRE_VALIDATE_NOT_CHECKED);
   return st;
 }
 
@@ -511,13 +515,13 @@ vyre_status host_validate_pipeline_create(host_validate *v, vyre_backend *self,
                                           const void *program_bytes, uint64_t program_size,
                                           const vyre_dispatch_options *options,
                                           vyre_pipeline *out, vyre_error *err) {
-  stripped s;
-  vyre_status st = strip(options, &s, err);
+  host_vstrip s;
+  vyre_status st = host_validate_strip(options, &s, err);
   if (st != VYRE_OK) return st;
   host_validate_busy = 1;
   st = self->vt->pipeline_create(self, program_bytes, program_size, s.use, out, err);
   host_validate_busy = 0;
-  unstrip(&s, VYRE_VALIDATE_NOT_CHECKED);
+  host_validate_unstrip(&s, VYRE_VALIDATE_NOT_CHECKED);
   if (st != VYRE_OK || !out || v->is_reference || program_size > SIZE_MAX) return st;
   /* Kept so that the pipeline's dispatches can be checked. */
   void *copy = malloc(program_size ? (size_t)program_size : 1);

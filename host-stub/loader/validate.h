@@ -47,6 +47,10 @@ struct host_validate {
   uint32_t seen_count;
   uint64_t dropped;    /* divergences past HOST_VALIDATE_SEEN_MAX */
   uint32_t notes;      /* VALIDATE_NOTE_* said once */
+  /* Checked async dispatches awaiting their pending_wait (validate_async.c). */
+  struct host_vpending **pendings;
+  uint32_t pending_count, pending_cap;
+  atomic_int *pending_flag; /* the guard's: pending_count != 0 */
 };
 
 /* One-time notes (bits of host_validate.notes). */
@@ -75,6 +79,65 @@ typedef struct host_vresult {
   const void *data[VYRE_MAX_BUFFERS];
   uint64_t size[VYRE_MAX_BUFFERS];
 } host_vresult;
+
+/* The options a call passes on: the caller's, or a copy whose chain
+ * lacks every vyre_validate (the nodes before the last one copied). */
+typedef struct host_vstrip {
+  const vyre_dispatch_options *use;
+  vyre_dispatch_options copy;
+  vyre_validate ext; /* zeroed when the chain has none */
+  int found;
+  unsigned char *heap;
+} host_vstrip;
+
+/* Take vyre_validate off the chain of o into *s (out of memory: an
+ * error, nothing to release); unstrip writes the extension's outcome and
+ * releases the copy. */
+vyre_status host_validate_strip(const vyre_dispatch_options *o, host_vstrip *s, vyre_error *err);
+void host_validate_unstrip(host_vstrip *s, uint32_t outcome);
+
+/* Set up one call of `entry`: the chain stripped into *s, *c filled (the
+ * effective options without a chain), the program's bytes, and whether
+ * the call is checked. */
+vyre_status host_validate_begin(host_validate *v, const char *entry,
+                                const vyre_program_ref *program, const vyre_input *inputs,
+                                uint32_t input_count, const vyre_dispatch_options *options,
+                                host_vstrip *s, host_vcall *c, const void **bytes,
+                                uint64_t *size, int *check_it, vyre_error *err);
+
+/* Say something once per instance (note: a VALIDATE_NOTE_* bit; fmt
+ * takes the backend id and `detail`). */
+void host_validate_note(host_validate *v, uint32_t note, const char *fmt, const char *detail);
+
+/* Run c on the reference: 1 with *program (decoded; c->program points
+ * at it), *want and *ro (the reference's outputs) to release with
+ * host_validate_reference_free; 0 when it cannot be checked (noted). */
+int host_validate_run_reference(host_validate *v, host_vcall *c, const void *bytes,
+                                uint64_t size, vyre_program **program, host_vresult *want,
+                                vyre_outputs **ro);
+void host_validate_reference_free(host_validate *v, vyre_program *program, vyre_outputs *ro);
+
+/* Compare and, on a divergence, report, write the capsule and (strict)
+ * fail: VYRE_OK or VYRE_INTERNAL; *outcome AGREED or DIVERGED. */
+vyre_status host_validate_judge(host_validate *v, const host_vcall *c, const host_vresult *want,
+                                const host_vresult *got, uint32_t *outcome, vyre_error *err);
+
+/* One checked async dispatch awaiting its wait: what the capsule needs
+ * (the program, the options, a copy of the inputs) and the reference's
+ * result. */
+typedef struct host_vpending {
+  vyre_pending handle;
+  host_vcall call;         /* inputs point into `copy`; capsule_path into `path` */
+  vyre_input inputs[VYRE_MAX_BUFFERS];
+  unsigned char *copy;     /* the inputs' bytes */
+  char *path;              /* the extension's capsule path, or NULL */
+  vyre_program *program;
+  vyre_outputs *ro;        /* the reference's outputs */
+  host_vresult want;
+} host_vpending;
+
+/* Release one (NULL accepted). */
+void host_validate_pending_free(host_validate *v, host_vpending *p);
 
 /*
  * Compare the candidate's result with the reference's (statuses; then

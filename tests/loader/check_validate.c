@@ -349,6 +349,45 @@ START_TEST(test_reference_and_bad_env) {
 }
 END_TEST
 
+/* dispatch_async + pending_wait of the add on a and ones: the status of the wait. */
+static vyre_status run_async(vyre_backend *b, const uint32_t a[4], vyre_error *err) {
+  static const uint32_t ones[4] = {1, 1, 1, 1};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(program, program_size);
+  vyre_input in[2] = {{a, 16}, {ones, 16}};
+  vyre_pending h = 0;
+  ck_assert_int_eq(b->vt->dispatch_async(b, &ref, in, 2, NULL, &h, err), VYRE_OK);
+  vyre_outputs *out = NULL;
+  vyre_status st = b->vt->pending_wait(b, h, &out, NULL, err);
+  if (st == VYRE_OK) b->vt->outputs_free(b, out);
+  else ck_assert_msg(out == NULL, "a failed wait left outputs");
+  return st;
+}
+
+START_TEST(test_async) {
+  setenv("VYRE_VALIDATE", "all,strict", 1);
+  vyre_backend *b = create("miscompile");
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(run_async(b, harmless, &err), VYRE_OK);
+  ck_assert_int_eq(capsule_count(), 0);
+  ck_assert_int_eq(run_async(b, trigger, &err), VYRE_INTERNAL);
+  ck_assert_msg(strstr(err.message, "pending_wait: backend 'miscompile' diverged"), "%s",
+                err.message);
+  char capsule[PATH_MAX];
+  only_capsule(capsule, sizeof capsule);
+  ck_assert_msg(strstr(slurp(capsule), ";@ input a hex 0100000002000000ffffffff04000000\n"),
+                "the capsule holds the async dispatch's inputs, copied when it was made");
+  /* A checked dispatch released without a wait leaves nothing behind. */
+  static const uint32_t ones[4] = {1, 1, 1, 1};
+  vyre_program_ref ref = VYRE_PROGRAM_BYTES(program, program_size);
+  vyre_input in[2] = {{trigger, 16}, {ones, 16}};
+  vyre_pending h = 0;
+  ck_assert_int_eq(b->vt->dispatch_async(b, &ref, in, 2, NULL, &h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->pending_release(b, h, &err), VYRE_OK);
+  ck_assert_int_eq(b->vt->dispatch_async(b, &ref, in, 2, NULL, &h, &err), VYRE_OK);
+  b->vt->destroy(b); /* one still pending: the instance releases it */
+}
+END_TEST
+
 static Suite *validate_suite(void) {
   Suite *s = suite_create("validate");
   TCase *tc = tcase_create("core");
@@ -361,6 +400,7 @@ static Suite *validate_suite(void) {
   tcase_add_test(tc, test_by_program_and_pipeline);
   tcase_add_test(tc, test_chain_passed_on);
   tcase_add_test(tc, test_reference_and_bad_env);
+  tcase_add_test(tc, test_async);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,4 +1,4 @@
-/* miscompile.c -- a test plugin (id "miscompile") over the reference backend with a planted miscompile: a u32 `add` whose first input element is 0xffffffff comes out with bit 0 flipped; everything else is the reference's answer (tests/loader/check_validate.c). */
+/* miscompile.c -- a test plugin (id "miscompile") over the reference backend with a planted miscompile: a u32 `add` whose first input element is 0xffffffff comes out with bit 0 flipped (dispatch, dispatch_into, pipelines, async); everything else is the reference's answer (tests/loader/check_validate.c). */
 /*
  * The validation layer of libvyre-host must catch the bug when a
  * dispatch meets the pattern, stay quiet when it does not, and write a
@@ -42,6 +42,11 @@ typedef struct miscompile {
   pthread_mutex_t lock;
   vyre_pipeline pipe[PIPES_MAX]; /* pipelines of programs with the planted add */
   uint32_t pipe_count;
+  struct {
+    vyre_pending handle; /* an async dispatch of such a program */
+    vyre_input in0;      /* a copy of its first input, for the bug at its wait */
+  } async[PIPES_MAX];
+  uint32_t async_count;
 } miscompile;
 
 static void load_inner(void) {
@@ -105,6 +110,7 @@ static void m_destroy(vyre_backend *self) {
   if (!self) return;
   miscompile *m = (miscompile *)self;
   if (m->inner) m->inner->vt->destroy(m->inner);
+  for (uint32_t i = 0; i < m->async_count; i++) free((void *)m->async[i].in0.data);
   pthread_mutex_destroy(&m->lock);
   free(m);
 }
@@ -174,6 +180,58 @@ static vyre_status m_pipeline_release(vyre_backend *self, vyre_pipeline pipeline
   return m->inner->vt->pipeline_release(m->inner, pipeline, err);
 }
 
+/* Async: the bug shows at the wait, from a copy of the first input. */
+static vyre_status m_dispatch_async(vyre_backend *self, const vyre_program_ref *program,
+                                    const vyre_input *inputs, uint32_t input_count,
+                                    const vyre_dispatch_options *options, vyre_pending *out,
+                                    vyre_error *err) {
+  miscompile *m = (miscompile *)self;
+  see(options);
+  vyre_status st = m->inner->vt->dispatch_async(m->inner, program, inputs, input_count, options,
+                                                out, err);
+  if (st != VYRE_OK || !out || !input_count || !planted(m, program)) return st;
+  void *copy = malloc(inputs[0].size ? inputs[0].size : 1);
+  if (!copy) return st;
+  memcpy(copy, inputs[0].data, inputs[0].size);
+  pthread_mutex_lock(&m->lock);
+  if (m->async_count < PIPES_MAX) {
+    m->async[m->async_count].handle = *out;
+    m->async[m->async_count].in0.data = copy;
+    m->async[m->async_count++].in0.size = inputs[0].size;
+    copy = NULL;
+  }
+  pthread_mutex_unlock(&m->lock);
+  free(copy);
+  return st;
+}
+
+/* The copied first input of async dispatch `h`, taken out (data NULL: none). */
+static vyre_input take_async(miscompile *m, vyre_pending h) {
+  vyre_input in = {NULL, 0};
+  pthread_mutex_lock(&m->lock);
+  for (uint32_t i = 0; i < m->async_count && !in.data; i++)
+    if (m->async[i].handle == h) in = m->async[i].in0, m->async[i] = m->async[--m->async_count];
+  pthread_mutex_unlock(&m->lock);
+  return in;
+}
+
+static vyre_status m_pending_wait(vyre_backend *self, vyre_pending pending, vyre_outputs **out,
+                                  vyre_timing *timing, vyre_error *err) {
+  miscompile *m = (miscompile *)self;
+  vyre_input in = take_async(m, pending);
+  vyre_status st = m->inner->vt->pending_wait(m->inner, pending, out, timing, err);
+  if (st == VYRE_OK && out && in.data && (*out)->count)
+    corrupt(&in, 1, (*out)->items[0].data, (*out)->items[0].size);
+  free((void *)in.data);
+  return st;
+}
+
+static vyre_status m_pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err) {
+  miscompile *m = (miscompile *)self;
+  free((void *)take_async(m, pending).data);
+  return m->inner->vt->pending_release(m->inner, pending, err);
+}
+
 /* The other entries: the reference's, on the inner instance. */
 #define INNER(self) (((miscompile *)(self))->inner)
 #define FORWARD(entry, params, args) \
@@ -183,19 +241,8 @@ FORWARD(shutdown, (vyre_backend * self, vyre_error *err), (INNER(self), err))
 FORWARD(metrics,
         (vyre_backend * self, vyre_metric *out, uint32_t capacity, uint32_t *count, vyre_error *err),
         (INNER(self), out, capacity, count, err))
-FORWARD(dispatch_async,
-        (vyre_backend * self, const vyre_program_ref *program, const vyre_input *inputs,
-         uint32_t input_count, const vyre_dispatch_options *options, vyre_pending *out,
-         vyre_error *err),
-        (INNER(self), program, inputs, input_count, options, out, err))
 FORWARD(pending_poll, (vyre_backend * self, vyre_pending pending, int *ready, vyre_error *err),
         (INNER(self), pending, ready, err))
-FORWARD(pending_wait,
-        (vyre_backend * self, vyre_pending pending, vyre_outputs **out, vyre_timing *timing,
-         vyre_error *err),
-        (INNER(self), pending, out, timing, err))
-FORWARD(pending_release, (vyre_backend * self, vyre_pending pending, vyre_error *err),
-        (INNER(self), pending, err))
 FORWARD(resident_alloc, (vyre_backend * self, uint64_t size, vyre_resident *out, vyre_error *err),
         (INNER(self), size, out, err))
 FORWARD(resident_free, (vyre_backend * self, vyre_resident buffer, vyre_error *err),
@@ -246,10 +293,10 @@ static const vyre_backend_vtable vtable = {
     .prepare = f_prepare,
     .shutdown = f_shutdown,
     .metrics = f_metrics,
-    .dispatch_async = f_dispatch_async,
+    .dispatch_async = m_dispatch_async,
     .pending_poll = f_pending_poll,
-    .pending_wait = f_pending_wait,
-    .pending_release = f_pending_release,
+    .pending_wait = m_pending_wait,
+    .pending_release = m_pending_release,
     .resident_alloc = f_resident_alloc,
     .resident_free = f_resident_free,
     .resident_size = f_resident_size,

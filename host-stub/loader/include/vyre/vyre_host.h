@@ -283,17 +283,20 @@ VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_m
 #define VYRE_VALIDATE_DIVERGED 2u    /* it did not: reported, a capsule written */
 #define VYRE_VALIDATE_UNCHECKABLE 3u /* selected, but the reference could not run it (reported) */
 
-/* Chained on vyre_dispatch_options.next of dispatch and dispatch_into
- * (the entries that are checked; on the other entries it is taken off
- * the chain and ignored): re-run this call on the reference backend and
- * compare its outputs.  A chain holds at most one. */
+/* Chained on vyre_dispatch_options.next of dispatch, dispatch_into or
+ * dispatch_async (the entries that are checked, dispatch_async at its
+ * pending_wait; on the other entries it is taken off the chain and
+ * ignored): re-run this call on the reference backend and compare its
+ * outputs.  A chain holds at most one. */
 typedef struct vyre_validate {
   vyre_ext head;            /* {sizeof(vyre_validate), VYRE_EXT_VALIDATE, next} */
   uint32_t mode;            /* VYRE_VALIDATE_DEFAULT, _ON or _OFF */
   uint32_t flags;           /* VYRE_VALIDATE_STRICT, or 0: as $VYRE_VALIDATE says */
   const char *capsule_path; /* NULL: a new file under $VYRE_VALIDATE_DIR; else the
                                replay capsule is written to this file */
-  uint32_t *outcome;        /* NULL, or receives VYRE_VALIDATE_NOT_CHECKED...UNCHECKABLE */
+  uint32_t *outcome;        /* NULL, or receives VYRE_VALIDATE_NOT_CHECKED...UNCHECKABLE
+                               when the call returns (dispatch_async: NOT_CHECKED;
+                               its verdict comes at pending_wait) */
 } vyre_validate;
 
 /* Layout checks (LP64 and ILP32 where pointers are involved). */
