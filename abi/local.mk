@@ -36,7 +36,8 @@ VYRE_SUPPORT_SOURCES = \
 	abi/support/prng.h abi/support/bits.h \
 	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h \
 	abi/support/clock.c abi/support/clock.h abi/support/json.c abi/support/json.h \
-	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h
+	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h \
+	abi/support/callcheck.c abi/support/callcheck.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la
 abi_libvyre_private_la_SOURCES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "vyre/vyre_support.h"
+#include "abi/support/callcheck.h"
 
 /* Contract in chain.h. */
 vyre_status vyre__ext_find(const vyre_dispatch_options *o, const vyre__ext_kind *kind,
@@ -12,27 +13,11 @@ vyre_status vyre__ext_find(const vyre_dispatch_options *o, const vyre__ext_kind 
   /* Options from a 1.0 caller end before `next`: they have no chain. */
   if (!o || o->struct_size < offsetof(vyre_dispatch_options, next) + sizeof o->next)
     return VYRE_OK;
+  vyre_status st = vyre__ext_chain_check(o->next, what, "the options' extension chain", err);
+  if (st != VYRE_OK) return st;
   const vyre_ext *hit = NULL;
   uint32_t i = 0;
   for (const vyre_ext *e = o->next; e; e = e->next, i++) {
-    if (i == VYRE__CHAIN_MAX)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: the options' extension chain has more than %u entries (a "
-                            "cycle?). Fix: end the chain with next = NULL",
-                            what, VYRE__CHAIN_MAX);
-    /* Nothing past the size the caller vouched for is read. */
-    if (e->struct_size < sizeof *e)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: extension chain entry %u has struct_size %u, less than its "
-                            "%zu-byte head (vyre_ext). Fix: set head.struct_size to the size of "
-                            "the whole extension struct",
-                            what, i, e->struct_size, sizeof *e);
-    if (e->type == 0)
-      return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                            "%s: extension chain entry %u has type 0, which is never a type (an "
-                            "uninitialised struct?). Fix: set head.type to the VYRE_EXT_* of "
-                            "the struct",
-                            what, i);
     if (e->type != kind->type) continue; /* not this one: skipped (vyre.h) */
     if (e->struct_size < kind->size)
       return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,

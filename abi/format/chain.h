@@ -5,9 +5,7 @@
 #include <stdint.h>
 
 #include "vyre/vyre.h"
-
-/* A chain longer than this is taken for a cycle. */
-#define VYRE__CHAIN_MAX 64u
+#include "abi/support/callcheck.h"
 
 /* The chained struct a reader looks for, and its words in messages. */
 typedef struct vyre__ext_kind {
@@ -20,10 +18,11 @@ typedef struct vyre__ext_kind {
 /*
  * The one entry of `kind` chained on `o` into *found (NULL when there is
  * none).  `o` may be NULL, or options whose struct_size stops before
- * `next` (a 1.0 caller): no chain.  Walks the whole chain once with the
- * checks of docs/abi.md section 5: every entry's struct_size covers its
- * vyre_ext head, its type is not 0, the chain ends within VYRE__CHAIN_MAX
- * entries; the entry of kind->type covers kind->size and is alone.  Other
+ * `next` (a 1.0 caller): no chain.  Checks the whole chain first with
+ * vyre__ext_chain_check (callcheck.h: every entry's struct_size within its
+ * vyre_ext head and 64 KiB, no type 0, no cycle, at most VYRE__CHAIN_MAX
+ * entries: the checks libvyre-host makes before a plugin is called), then
+ * the entry of kind->type covers kind->size and is alone.  Other
  * types are skipped.  Failures are VYRE_INVALID_ARGUMENT naming `what`
  * (the call: "dispatch"), with a Fix, and *found NULL.  *found points into
  * the caller's chain (borrowed for the call); reads only the caller's

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "vyre/vyre_support.h"
+#include "abi/support/callcheck.h"
 
 /* A NULL `what` still names something. */
 static const char *name_of(const char *what) { return what ? what : "vyre"; }
@@ -11,13 +12,8 @@ vyre_status vyre_check_program_ref(const vyre_program_ref *program, const char *
   if (!program)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "%s: program is NULL. Fix: pass a vyre_program_ref", name_of(what));
-  if (program->struct_size < sizeof *program)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "%s: vyre_program_ref.struct_size is %u, at least %zu expected. Fix: "
-                          "initialise it with VYRE_PROGRAM_BYTES(bytes, size) or "
-                          "VYRE_PROGRAM_PIPELINE(handle)",
-                          name_of(what), program->struct_size, sizeof *program);
-  return VYRE_OK;
+  /* One wording with libvyre-host's checking instance (callcheck.h). */
+  return vyre__program_ref_size_check(program->struct_size, name_of(what), err);
 }
 
 vyre_status vyre_check_inputs(const vyre_input *inputs, uint32_t input_count, uint32_t expected,

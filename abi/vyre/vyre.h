@@ -513,7 +513,12 @@ struct vyre_backend_vtable {
    * at revision `version` or a later, compatible one: *out receives a
    * plugin-owned table that starts with vyre_extension_head (its version
    * says which revision it is).  VYRE_UNSUPPORTED, *out NULL, when the
-   * instance does not serve the extension at that revision. */
+   * instance does not serve the extension at that revision.
+   * Two "self" pointers: the functions IN the table take the plugin's own
+   * instance.  Through libvyre-host, `self` here is the host-made instance
+   * (b), and the table's functions get vyre_host_backend_native(b)
+   * (vyre_host.h); the table is not wrapped, so the host checks nothing
+   * those functions are given. */
   vyre_status (*get_extension)(vyre_backend *self, const char *name, uint32_t version,
                                const void **out, vyre_error *err);
 };

@@ -56,7 +56,9 @@ void vyre_error_copy(vyre_error *dst, const vyre_error *src);
  * thread-safe. */
 
 /* VYRE_INVALID_ARGUMENT when `program` is NULL ("WHAT: program is NULL.
- * Fix: ...") or its struct_size is below sizeof(vyre_program_ref). */
+ * Fix: ...") or its struct_size is below sizeof(vyre_program_ref); since
+ * vyre 1.0.0 also when it is 0 or above 64 KiB (named as a caller built
+ * against the 0.1 draft). */
 vyre_status vyre_check_program_ref(const vyre_program_ref *program, const char *what,
                                    vyre_error *err);
 /* VYRE_INVALID_ARGUMENT when input_count is not `expected` (the

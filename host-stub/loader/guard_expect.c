@@ -1,4 +1,4 @@
-/* guard_expect.c -- what the checking instance expects a plugin to return: the outputs of a dispatch (from its program), the tracks of pending dispatches and pipelines, contract violations. */
+/* guard_expect.c -- what the checking instance expects a plugin to return: the outputs of a dispatch (from its program or its pipeline's), its statuses; contract violations. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,16 @@ vyre_status host_finish(const host_guard *g, const char *entry, vyre_status st,
                         e->message[0] ? e->message : "(the backend gave no message)");
 }
 
+int host_factory_status(vyre_status *st, const char *path, char *reason, size_t reason_size) {
+  if ((uint32_t)*st < (uint32_t)VYRE_STATUS_COUNT_) return 0;
+  snprintf(reason, reason_size,
+           "factory returned %d (0x%x), which is no vyre_status. Fix: this is a bug in the "
+           "backend plugin %s; report it to its authors",
+           (int)*st, (unsigned)*st, path);
+  *st = VYRE_INTERNAL;
+  return 1;
+}
+
 /* Fill *w from a decoded program and the call's inputs and options. */
 static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_t input_count,
                         const vyre_dispatch_options *options, expect *w) {
@@ -53,38 +63,6 @@ static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_
   w->sizes_known = 1;
 }
 
-track *host_track_find(host_guard *g, int is_pipeline, uint64_t handle) {
-  for (uint32_t i = 0; i < g->track_count; i++)
-    if (g->tracks[i].handle == handle && g->tracks[i].is_pipeline == is_pipeline)
-      return &g->tracks[i];
-  return NULL;
-}
-
-void host_track_drop(host_guard *g, track *t) {
-  vyre_program_free(t->program);
-  free(t->bytes);
-  *t = g->tracks[--g->track_count];
-}
-
-/* Called with the lock held.  Out of memory: the handle is not tracked
- * and its outputs are checked without a program. */
-track *host_track_add(host_guard *g, int is_pipeline, uint64_t handle) {
-  track *old = host_track_find(g, is_pipeline, handle);
-  if (old) host_track_drop(g, old); /* the plugin reused a handle */
-  if (g->track_count == g->track_cap) {
-    uint32_t cap = g->track_cap ? g->track_cap * 2 : 8;
-    track *grown = realloc(g->tracks, cap * sizeof *grown);
-    if (!grown) return NULL;
-    g->tracks = grown;
-    g->track_cap = cap;
-  }
-  track *t = &g->tracks[g->track_count++];
-  memset(t, 0, sizeof *t);
-  t->is_pipeline = is_pipeline;
-  t->handle = handle;
-  return t;
-}
-
 /* What the program of a dispatch must return.  A program the host cannot
  * decode (the plugin must have refused it) leaves everything unknown. */
 void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_input *inputs,
@@ -96,7 +74,9 @@ void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_
   if (program->struct_size < sizeof ref) ref.pipeline = 0;
   pthread_mutex_lock(&g->lock);
   if (ref.pipeline) {
-    track *t = host_track_find(g, 1, ref.pipeline);
+    void *info = NULL;
+    host_pipeline_info *t =
+        host_handles_has(&g->handles, HOST_KIND_PIPELINE, ref.pipeline, &info) ? info : NULL;
     if (t && !t->program && t->bytes) {
       /* Decoded at the first dispatch, not at pipeline_create: creating
        * a pipeline of a cached plan stays a few hundred ns. */
@@ -105,7 +85,8 @@ void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_
       free(t->bytes);
       t->bytes = NULL;
     }
-    if (t) expect_from(t->program, inputs, input_count, options, w);
+    /* A program this host cannot decode (a newer plugin's) goes unchecked. */
+    if (t && t->program) expect_from(t->program, inputs, input_count, options, w);
   } else if (ref.bytes && ref.size) {
     /* One decoded program is kept: a caller dispatches the same one again
      * and again, and comparing bytes is cheaper than decoding them. */

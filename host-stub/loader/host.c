@@ -26,7 +26,9 @@
 /* Where libtool puts the uninstalled host library, relative to the top. */
 #define HOST_BUILD_LIBDIR "/host-stub/loader/.libs"
 
+#define HOST_MAGIC 0x54534f4845525956ull /* "VYREHOST" while open; 0 once closed (quarantined) */
 struct vyre_host {
+  uint64_t magic;       /* HOST_MAGIC while open */
   pthread_mutex_t lock; /* guards entries[].status and entries[].reason */
   host_entry *entries;
   uint32_t count;
@@ -307,10 +309,10 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
                           opt.flags);
-
   vyre_host *host = calloc(1, sizeof *host);
   if (!host) goto fail_alloc;
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
+  host->magic = HOST_MAGIC;
   const char *forced = opt.backend;
   if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
     forced = vyre__env(VYRE__ENV_BACKEND);
@@ -340,6 +342,11 @@ fail_alloc:
 
 void vyre_host_close(vyre_host *host) {
   if (!host) return;
+  if (host->magic != HOST_MAGIC) { /* kept, poisoned, by host_quarantine below */
+    fprintf(stderr, "vyre-host: vyre_host_close: host %p was already closed; ignored. Fix: close "
+                    "each host once\n", (void *)host);
+    return;
+  }
   /* Handles are deliberately leaked: see docs/host.md, "Never dlclose". */
   for (uint32_t i = 0; i < host->count; i++) {
     free(host->entries[i].path);
@@ -349,8 +356,10 @@ void vyre_host_close(vyre_host *host) {
   }
   free(host->entries);
   free(host->forced);
+  host->entries = NULL, host->forced = NULL, host->count = host->capacity = 0;
   pthread_mutex_destroy(&host->lock);
-  free(host);
+  host->magic = 0;
+  host_quarantine(host);
 }
 
 uint32_t vyre_host_backend_count(const vyre_host *host) { return host ? host->count : 0; }
@@ -470,6 +479,7 @@ static vyre_status try_factory(vyre_host *host, host_entry *e, const vyre_backen
   host_log("creating '%s'", e->id);
   vyre_status st = e->create(&opts, &b, &perr);
   perr.message[sizeof perr.message - 1] = '\0';
+  if (host_factory_status(&st, e->path, reason, reason_size)) goto fail; /* no vyre_status */
   if (st != VYRE_OK) {
     /* An instance returned with a failure is the plugin's bug; leaving it
      * alone is safer than destroying something half-made. */
@@ -646,14 +656,13 @@ static vyre_status create_best(vyre_host *host, const vyre_backend_options *opti
 vyre_status vyre_host_create(vyre_host *host, const char *id, const vyre_backend_options *options,
                              vyre_backend **out, uint32_t *index, vyre_error *err) {
   if (out) *out = NULL;
-  if (!host || !out)
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "vyre_host_create: host or out is NULL. Fix: pass both");
-  if (options && (options->struct_size < sizeof(uint32_t) || options->struct_size > HOST_STRUCT_MAX))
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "vyre_host_create: options->struct_size %u is invalid. Fix: set it to "
-                          "sizeof(vyre_backend_options)",
-                          options->struct_size);
+  if (!host || !out || host->magic != HOST_MAGIC)
+    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "vyre_host_create: %s",
+                          host && out ? "the host was closed. Fix: pass one vyre_host_open made, "
+                                        "before its vyre_host_close"
+                                      : "host or out is NULL. Fix: pass both");
+  vyre_status st = host_check_backend_options("vyre_host_create", options, err);
+  if (st != VYRE_OK) return st;
   if (id) return create_by_id(host, id, "", options, out, index, err);
   if (host->forced)
     return create_by_id(host, host->forced,

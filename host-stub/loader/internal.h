@@ -104,6 +104,35 @@ void host_entry_reason(host_entry *e, const char *fmt, ...)
 vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backend **out,
                             vyre_error *err);
 
+/*
+ * Check the vyre_backend_options a caller passes to vyre_host_create
+ * (guard_args.c) before any factory sees them: NULL is accepted;
+ * struct_size must reach `flags` and be at most HOST_STRUCT_MAX, flags 0,
+ * and the `next` chain pass vyre__ext_chain_check.  VYRE_OK, or
+ * VYRE_INVALID_ARGUMENT with one line naming `what` and a Fix.
+ */
+vyre_status host_check_backend_options(const char *what, const vyre_backend_options *options,
+                                       vyre_error *err);
+
+/*
+ * Keep a poisoned host object (a destroyed instance of guard.c, a closed
+ * vyre_host) allocated, plain malloc'ed memory, among the last
+ * HOST_QUARANTINE_MAX such objects; the oldest is freed when one more
+ * comes, the rest when libvyre-host is unloaded (guard_handles.c).  A
+ * second destroy or close then reads our own memory and is a clear error.
+ * Thread-safe.
+ */
+#define HOST_QUARANTINE_MAX 4096u
+void host_quarantine(void *obj);
+
+/*
+ * A factory's status that is no vyre_status (999, 12345, -5) is the
+ * plugin's bug (docs/abi.md section 11): returns 1 with *st set to
+ * VYRE_INTERNAL and `reason` naming the raw value and the plugin file
+ * `path`; 0 (nothing changed) for a vyre_status.  guard_expect.c.
+ */
+int host_factory_status(vyre_status *st, const char *path, char *reason, size_t reason_size);
+
 /* ------------------------------------------------------------------ */
 /* The validation layer (validate.c; docs/host.md, "Validation layer") */
 /* ------------------------------------------------------------------ */

@@ -5,7 +5,8 @@
 VYRE_BUILD_PLUGINS = host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/libvyre-cuda.so
 
 # The checking instance (guard*.c), also built into tests/loader's skew hosts.
-HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c
+HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c \
+	host-stub/loader/guard_args.c host-stub/loader/guard_handles.c
 # The validation layer the checking instance calls (validate*.c), likewise.
 HOST_VALIDATE_SOURCES = host-stub/loader/validate.c host-stub/loader/validate_check.c \
 	host-stub/loader/validate_async.c

@@ -617,6 +617,7 @@ static uint32_t run_launches(launch *L, worker *ws, uint32_t nthreads, uint32_t 
 
 /* What stopped the launch, as the dispatch's error (VYRE_OK: nothing). */
 static vyre_status launch_status(const launch *L, const ref_limits *lim, vyre_error *err) {
+  int ns = lim && lim->timeout_ns < 1000000u; /* below 1 ms "%.3f s" would say 0.000 s */
   if (L->why == WHY_STEPS)
     return vyre_error_set(err, VYRE_LIMIT, 0,
                           "dispatch: budget exceeded: the program ran more than its %llu steps "
@@ -627,12 +628,12 @@ static vyre_status launch_status(const launch *L, const ref_limits *lim, vyre_er
                           (unsigned long long)L->max_steps);
   if (L->why == WHY_TIME)
     return vyre_error_set(err, VYRE_LIMIT, 0,
-                          "dispatch: budget exceeded: the program was still running %.3f s "
+                          "dispatch: budget exceeded: the program was still running %.*f %s "
                           "after the call began (vyre_limits.timeout_ns) and was stopped; host "
                           "outputs are discarded, resident buffers keep what it wrote. Fix: "
                           "raise the timeout (vyre --timeout) if the program needs longer, or "
                           "make its loops end",
-                          (double)lim->timeout_ns / 1e9);
+                          ns ? 0 : 3, (double)lim->timeout_ns / (ns ? 1 : 1e9), ns ? "ns" : "s");
   if (L->trapped)
     return vyre_error_set(err, VYRE_TRAP, (int64_t)L->trap_code,
                           "dispatch: the program trapped with code %u at instruction %u in "

@@ -28,6 +28,24 @@ START_TEST(test_program_ref) {
            "it with VYRE_PROGRAM_BYTES(bytes, size) or VYRE_PROGRAM_PIPELINE(handle)",
            sizeof(vyre_program_ref));
   ck_assert_str_eq(err.message, want);
+  /* A caller built against the 0.1 draft: the low half of its bytes
+   * pointer lands in struct_size (issue 23, finding 4). */
+  old.struct_size = 0x5a3b2c10u;
+  ck_assert_int_eq(vyre_check_program_ref(&old, "dispatch", &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_str_eq(err.message,
+                   "dispatch: struct_size 0x5a3b2c10 (1513827344) is not a vyre_program_ref: "
+                   "built against the 0.1 draft, whose vyre_program_ref began with the bytes "
+                   "pointer? Fix: rebuild the caller against the vyre 1.x headers and initialise "
+                   "it with VYRE_PROGRAM_BYTES(bytes, size) or VYRE_PROGRAM_PIPELINE(handle)");
+  old.struct_size = 65537;
+  ck_assert_int_eq(vyre_check_program_ref(&old, "dispatch", &err), VYRE_INVALID_ARGUMENT);
+  old.struct_size = 65536; /* a later, larger layout: read up to what this reader knows */
+  ck_assert_int_eq(vyre_check_program_ref(&old, "dispatch", &err), VYRE_OK);
+  old.struct_size = 0;
+  ck_assert_int_eq(vyre_check_program_ref(&old, "dispatch", &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(err.message, "struct_size is 0 (not initialised, or a caller built "
+                                    "against the 0.1 draft"),
+                "%s", err.message);
   ck_assert_int_eq(vyre_check_program_ref(NULL, NULL, NULL), VYRE_INVALID_ARGUMENT);
   ck_assert_int_eq(vyre_check_program_ref(NULL, NULL, &err), VYRE_INVALID_ARGUMENT);
   ck_assert_str_eq(err.message, "vyre: program is NULL. Fix: pass a vyre_program_ref");

@@ -182,11 +182,34 @@ START_TEST(test_cycle_bound) {
   ck_assert_int_eq(vyre__ext_find(&o, &other_kind, "dispatch", &found, &err), VYRE_OK);
   ck_assert_msg(found == &xs[VYRE__CHAIN_MAX - 1].head, "the 64th entry is found");
   xs[VYRE__CHAIN_MAX - 1].head.next = &xs[VYRE__CHAIN_MAX].head;
-  expect_refused(&o, &other_kind, "the options' extension chain has more than 64 entries (a "
-                                  "cycle?). Fix: end the chain with next = NULL");
+  expect_refused(&o, &other_kind, "the options' extension chain has more than 64 entries. Fix: "
+                                  "end the chain with next = NULL");
   xs[1].head.next = &xs[0].head;
-  expect_refused(&o, &other_kind, "more than 64 entries (a cycle?)");
+  expect_refused(&o, &other_kind, "the options' extension chain is a cycle: entry 1's next points "
+                                  "back to entry 0. Fix: end the chain with next = NULL");
   free(xs);
+}
+END_TEST
+
+START_TEST(test_cycle_and_size_bounds) {
+  /* A vyre_limits that points to itself is a cycle, not "two entries";
+   * an entry over 64 KiB is garbage (issue 24, finding 16). */
+  vyre_limits l = limits(1, 0, NULL);
+  l.head.next = &l.head;
+  vyre_dispatch_options o = options_with(&l.head);
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_limits out;
+  ck_assert_int_eq(vyre__limits_read(&o, "dispatch", &out, &err), VYRE_INVALID_ARGUMENT);
+  ck_assert_str_eq(err.message, "dispatch: the options' extension chain is a cycle: entry 0's next "
+                                "points back to entry 0. Fix: end the chain with next = NULL");
+  uint32_t sizes[] = {70000u, 0xffffffffu};
+  for (unsigned k = 0; k < 2; k++) {
+    other_ext x = other(NULL);
+    x.head.struct_size = sizes[k];
+    o = options_with(&x.head);
+    expect_refused(&o, &other_kind, "extension chain entry 0 has struct_size");
+    expect_refused(&o, &other_kind, "more than 65536 (garbage: an uninitialised struct?)");
+  }
 }
 END_TEST
 
@@ -201,6 +224,7 @@ static Suite *chain_suite(void) {
   tcase_add_test(errors, test_bad_entries);
   tcase_add_test(errors, test_duplicate);
   tcase_add_test(errors, test_cycle_bound);
+  tcase_add_test(errors, test_cycle_and_size_bounds);
   suite_add_tcase(s, errors);
   return s;
 }

@@ -887,7 +887,8 @@ START_TEST(test_hostile_entries) {
 
   setenv(STUB_EVIL_ENV, "poll", 1);
   int ready = 0;
-  ck_assert_int_eq(b->vt->pending_poll(b, 42, &ready, &err), VYRE_INTERNAL);
+  ck_assert(b->vt->dispatch_async(b, &ref, NULL, 0, NULL, &p, &err) == VYRE_OK && p != 0);
+  ck_assert_int_eq(b->vt->pending_poll(b, p, &ready, &err), VYRE_INTERNAL);
   ck_assert_msg(strstr(err.message, "it set *ready to 7"), "%s", err.message);
 
   setenv(STUB_EVIL_ENV, "profile", 1);

@@ -36,7 +36,8 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libunrelated.la \
 	tests/loader/stubs/libhostile_evil.la \
 	tests/loader/stubs/libhostile_zfail.la \
-	tests/loader/stubs/libhostile_fakeref.la
+	tests/loader/stubs/libhostile_fakeref.la \
+	tests/loader/stubs/libhostile_guard.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -205,6 +206,14 @@ tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"r
 tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
 
+# guard: id 'guarded', a plugin that trusts its caller (every handle, every
+# pointer) and counts the calls that reach it, for check_guard
+noinst_HEADERS += tests/loader/stubs/guard_plugin.h
+tests_loader_stubs_libhostile_guard_la_SOURCES = tests/loader/stubs/guard_plugin.c
+tests_loader_stubs_libhostile_guard_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^(vyre_plugin_|guard_calls$$)'
+tests_loader_stubs_libhostile_guard_la_LIBADD = $(STUB_LIBADD)
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -219,6 +228,15 @@ tests_loader_check_loader_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_loader_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
+
+# The checking instance: caller checks, handles, lifetimes, factory statuses.
+check_PROGRAMS += tests/loader/check_guard
+TESTS += tests/loader/check_guard
+tests_loader_check_guard_SOURCES = tests/loader/check_guard.c
+tests_loader_check_guard_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
+tests_loader_check_guard_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_guard_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 
 # The same suite against hosts of ABI minor N+1 (2) and N-1 (0): version
 # skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).

@@ -228,8 +228,10 @@ VYRE_HOST_API int vyre_host_vtable_has(const vyre_backend *backend, size_t offse
  * plugin's own and take the plugin's instance: pass them
  * vyre_host_backend_native(b).
  * Any other backend (one a program created through a registration
- * itself, or NULL) is returned as it is.  The result lives as long as
- * `backend`; destroy `backend`, never the result.  Thread-safe.
+ * itself, or NULL) is returned as it is; a destroyed host-made one gives
+ * NULL.  The result lives as long as `backend`; destroy `backend`, never
+ * the result (the host cannot see a destroy of the native instance, and
+ * would destroy it again).  Thread-safe.
  */
 VYRE_HOST_API vyre_backend *vyre_host_backend_native(vyre_backend *backend);
 
