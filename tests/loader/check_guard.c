@@ -518,6 +518,31 @@ START_TEST(test_extension_handles) {
 }
 END_TEST
 
+/* A pipeline whose program this host cannot decode (a newer plugin's, or
+ * the guard out of memory) goes unchecked, like the bytes path: its first
+ * dispatch dereferenced NULL (issue 24, finding 1). */
+START_TEST(test_undecodable_pipeline) {
+  fixture g;
+  fixture_open(&g, guard_path, "guarded");
+  static const char garbage[] = "not a vyre program";
+  vyre_error err = VYRE_ERROR_INIT;
+  vyre_pipeline pl = 0;
+  ck_assert(g.b->vt->pipeline_create(g.b, garbage, sizeof garbage, NULL, &pl, &err) == VYRE_OK);
+  vyre_program_ref ref = VYRE_PROGRAM_PIPELINE(pl);
+  vyre_outputs *out = NULL;
+  for (int i = 0; i < 2; i++) {
+    ck_assert_msg(g.b->vt->dispatch(g.b, &ref, NULL, 0, NULL, &out, NULL, &err) == VYRE_OK, "%s",
+                  err.message);
+    g.b->vt->outputs_free(g.b, out);
+  }
+  vyre_pending p = 0;
+  ck_assert(g.b->vt->dispatch_async(g.b, &ref, NULL, 0, NULL, &p, &err) == VYRE_OK);
+  ck_assert(g.b->vt->pending_wait(g.b, p, &out, NULL, &err) == VYRE_OK);
+  g.b->vt->outputs_free(g.b, out);
+  fixture_close(&g);
+}
+END_TEST
+
 /* Many handles in and out: the set stays exact (deletion in the open
  * addressing table moves entries; none may be lost). */
 START_TEST(test_handle_churn) {
@@ -699,6 +724,7 @@ static Suite *guard_suite(void) {
   tcase_add_test(tc, test_foreign_and_stale_handles);
   tcase_add_test(tc, test_handle_churn);
   tcase_add_test(tc, test_extension_handles);
+  tcase_add_test(tc, test_undecodable_pipeline);
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifetimes");
