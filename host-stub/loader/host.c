@@ -70,7 +70,6 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
                           opt.flags);
-
   vyre_host *host = calloc(1, sizeof *host);
   if (!host) goto fail_alloc;
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
@@ -87,6 +86,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
   }
   if (host_collect_candidates(host, &opt) != 0) goto fail_collect;
   load_all(host);
+  host_validate_link(host->entries, host->count);
   *out = host;
   return VYRE_OK;
 

@@ -323,7 +323,8 @@ tests_loader_check_judge_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c host-stub/loader/discover.c \
-	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c
+	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c \
+	$(HOST_VALIDATE_SOURCES)
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
@@ -349,3 +350,24 @@ endif
 # `vyre list --no-probe` runs no plugin code (shell, like tests/cli).
 TESTS += tests/loader/noload.test
 EXTRA_DIST += tests/loader/noload.test
+
+# The validation layer (docs/host.md, "Validation layer"): a plugin over
+# the reference with a planted add miscompile (named libmiscompile.so,
+# not libvyre-*.so, so that directory scans of the stubs never list it),
+# and the suite that catches it and replays its capsule with `vyre conform`.
+check_LTLIBRARIES += tests/loader/stubs/libmiscompile.la
+tests_loader_stubs_libmiscompile_la_SOURCES = tests/loader/stubs/miscompile.c
+tests_loader_stubs_libmiscompile_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DMISCOMPILE_INNER='"$(abs_top_builddir)/host-stub/ref/.libs/libvyre-ref.so"'
+tests_loader_stubs_libmiscompile_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^(vyre_plugin_|miscompile_seen_calls$$)'
+tests_loader_stubs_libmiscompile_la_LIBADD = abi/libvyre-private.la -ldl -lpthread
+if HAVE_CHECK
+check_PROGRAMS += tests/loader/check_validate
+TESTS += tests/loader/check_validate
+tests_loader_check_validate_SOURCES = tests/loader/check_validate.c
+tests_loader_check_validate_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_loader_check_validate_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_validate_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS) -ldl
+endif

@@ -302,6 +302,46 @@ VYRE_HOST_API vyre_status vyre_host_create_for(vyre_host *host, const void *prog
                                                const vyre_backend_options *options,
                                                vyre_backend **out, vyre_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Validation: the extension "vyre.validate" (share/doc/vyre/host.md, */
+/* "Validation layer")                                                 */
+/* ------------------------------------------------------------------ */
+/* Read by libvyre-host only: an instance made by vyre_host_create takes
+ * it off the chain before the plugin is called (the plugin never sees
+ * it), so it works with every backend; a backend instance used without
+ * libvyre-host skips it as an unknown type. */
+#define VYRE_VALIDATE_NAME "vyre.validate"
+#define VYRE_VALIDATE_VERSION 1
+#define VYRE_EXT_VALIDATE 0x56590003u
+
+/* vyre_validate.mode */
+#define VYRE_VALIDATE_DEFAULT 0u /* as $VYRE_VALIDATE selects */
+#define VYRE_VALIDATE_ON 1u      /* check this call */
+#define VYRE_VALIDATE_OFF 2u     /* do not check this call */
+/* vyre_validate.flags */
+#define VYRE_VALIDATE_STRICT (1u << 0) /* a divergence fails the call (VYRE_INTERNAL) */
+/* What *vyre_validate.outcome receives. */
+#define VYRE_VALIDATE_NOT_CHECKED 0u /* not selected, the call failed, or an entry not checked */
+#define VYRE_VALIDATE_AGREED 1u      /* the reference returned the same */
+#define VYRE_VALIDATE_DIVERGED 2u    /* it did not: reported, a capsule written */
+#define VYRE_VALIDATE_UNCHECKABLE 3u /* selected, but the reference could not run it (reported) */
+
+/* Chained on vyre_dispatch_options.next of dispatch, dispatch_into or
+ * dispatch_async (the entries that are checked, dispatch_async at its
+ * pending_wait; on the other entries it is taken off the chain and
+ * ignored): re-run this call on the reference backend and compare its
+ * outputs.  A chain holds at most one. */
+typedef struct vyre_validate {
+  vyre_ext head;            /* {sizeof(vyre_validate), VYRE_EXT_VALIDATE, next} */
+  uint32_t mode;            /* VYRE_VALIDATE_DEFAULT, _ON or _OFF */
+  uint32_t flags;           /* VYRE_VALIDATE_STRICT, or 0: as $VYRE_VALIDATE says */
+  const char *capsule_path; /* NULL: a new file under $VYRE_VALIDATE_DIR; else the
+                               replay capsule is written to this file */
+  uint32_t *outcome;        /* NULL, or receives VYRE_VALIDATE_NOT_CHECKED...UNCHECKABLE
+                               when the call returns (dispatch_async: NOT_CHECKED;
+                               its verdict comes at pending_wait) */
+} vyre_validate;
+
 /* Layout checks (LP64 and ILP32 where pointers are involved). */
 VYRE_STATIC_ASSERT(sizeof(vyre_host_status) == 4 && sizeof(vyre_host_origin) == 4,
                    "host enums are 32 bits");
@@ -315,6 +355,9 @@ VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, reason) == 56 + 6 * sizeof(void
 VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, op_types) ==
                        offsetof(vyre_host_candidate, reason) + VYRE_HOST_REASON_MAX,
                    "candidate.op_types");
+VYRE_STATIC_ASSERT(offsetof(vyre_validate, mode) == sizeof(vyre_ext) &&
+                       sizeof(vyre_validate) == sizeof(vyre_ext) + 8 + 2 * sizeof(void *),
+                   "vyre_validate layout");
 
 #ifdef __cplusplus
 }
