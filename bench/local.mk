@@ -38,3 +38,9 @@ EXTRA_DIST += bench/plot.py bench/report.py bench/compute.sh bench/peers.py benc
 	bench/ftz_cost.cu bench/const_fma.vyre bench/compute_bound.sh bench/compute_bound.c \
 	bench/compute_bound_peers.py bench/mma.sh bench/mma_peers.py bench/mma_peers_test.py bench/mma.test \
 	bench/mma_simple.vyre
+
+# The per-call cost of libvyre-host's checking instance and its validation
+# layer (BENCHMARKS.md, "Validation layer overhead"): run by hand.
+noinst_PROGRAMS += bench/guard_overhead
+bench_guard_overhead_SOURCES = bench/guard_overhead.c
+bench_guard_overhead_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la

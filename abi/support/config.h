@@ -25,6 +25,8 @@
   X(BACKEND, "VYRE_BACKEND", TEXT)                               \
   X(BACKEND_PATH, "VYRE_BACKEND_PATH", PATH)                     \
   X(BUILD_DIR, "VYRE_BUILD_DIR", PATH)                           \
+  X(VALIDATE, "VYRE_VALIDATE", TEXT)                             \
+  X(VALIDATE_DIR, "VYRE_VALIDATE_DIR", PATH)                     \
   X(REF_THREADS, "VYRE_REF_THREADS", UINT)                       \
   X(CUDA_DRIVER, "VYRE_CUDA_DRIVER", PATH)                       \
   X(CUDA_POOL_DEVICE_BYTES, "VYRE_CUDA_POOL_DEVICE_BYTES", BYTES) \

@@ -1,4 +1,4 @@
-/* elf.c -- bounded reading of ELF files that may be hostile: header, program and section headers, dynamic symbols, machine names (elf.h). */
+/* elf.c -- bounded reading of ELF files that may be hostile: header, program and section headers, the dynamic section and symbols, machine names (elf.h). */
 #include "elf.h"
 
 #include <errno.h>
@@ -233,13 +233,8 @@ int vyre__elf_dynsym(const vyre__elf *e, vyre__elf_symtab *out, char *why, size_
   return 1;
 }
 
-int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
-                       vyre__elf_sym *out, char *why, size_t why_size) {
-  unsigned char s[SYM64];
-  unsigned need = e->is64 ? SYM64 : SYM32;
-  if (table_entry(e, t->offset, t->entsize, t->count, i, need, s) != 0)
-    return fail(why, why_size, "corrupt ELF file: symbol %llu lies outside its table",
-                (unsigned long long)i);
+/* One symbol table entry of the file's class and byte order. */
+static void sym_decode(const vyre__elf *e, const unsigned char *s, vyre__elf_sym *out) {
   out->name = (uint32_t)field(e, s, 4);
   if (e->is64) {
     out->info = s[4], out->other = s[5], out->shndx = (uint16_t)field(e, s + 6, 2);
@@ -248,6 +243,16 @@ int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i
     out->value = word(e, s + 4), out->size = word(e, s + 8);
     out->info = s[12], out->other = s[13], out->shndx = (uint16_t)field(e, s + 14, 2);
   }
+}
+
+int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
+                       vyre__elf_sym *out, char *why, size_t why_size) {
+  unsigned char s[SYM64];
+  unsigned need = e->is64 ? SYM64 : SYM32;
+  if (table_entry(e, t->offset, t->entsize, t->count, i, need, s) != 0)
+    return fail(why, why_size, "corrupt ELF file: symbol %llu lies outside its table",
+                (unsigned long long)i);
+  sym_decode(e, s, out);
   return 0;
 }
 
@@ -275,6 +280,314 @@ int vyre__elf_sym_name(const vyre__elf *e, const vyre__elf_symtab *t, const vyre
   }
   buf[n < buf_size ? n : buf_size - 1] = '\0';
   return -1; /* unterminated */
+}
+
+/* ------------------------------------------------------------------ */
+/* The dynamic section, read as the dynamic linker reads it           */
+/* ------------------------------------------------------------------ */
+
+enum { PT_LOAD_ = 1, PT_DYNAMIC_ = 2, STB_GLOBAL_ = 1, STB_WEAK_ = 2, STB_GNU_UNIQUE_ = 10 };
+
+/* The dynamic tags read here (System V ABI "Dynamic Section", GNU
+ * extensions), by name and number. */
+#define ELF_DYN_TAGS(X)                                                                        \
+  X(PLTRELSZ, 2) X(HASH, 4) X(STRTAB, 5) X(SYMTAB, 6) X(RELA, 7) X(RELASZ, 8) X(STRSZ, 10)     \
+  X(SYMENT, 11) X(INIT, 12) X(FINI, 13) X(REL, 17) X(RELSZ, 18) X(JMPREL, 23)                  \
+  X(INIT_ARRAY, 25) X(FINI_ARRAY, 26) X(INIT_ARRAYSZ, 27) X(FINI_ARRAYSZ, 28)                  \
+  X(PREINIT_ARRAY, 32) X(PREINIT_ARRAYSZ, 33) X(RELRSZ, 35) X(RELR, 36)                        \
+  X(GNU_HASH, 0x6ffffef5u) X(VERSYM, 0x6ffffff0u) X(VERDEF, 0x6ffffffcu) X(VERNEED, 0x6ffffffeu)
+enum {
+#define DYN_SLOT_(name, value) DYN_##name,
+  ELF_DYN_TAGS(DYN_SLOT_)
+#undef DYN_SLOT_
+  DYN_TRACKED
+};
+static const uint64_t dyn_tag[] = {
+#define DYN_VALUE_(name, value) value,
+    ELF_DYN_TAGS(DYN_VALUE_)
+#undef DYN_VALUE_
+};
+static const char *const dyn_name[] = {
+#define DYN_NAME_(name, value) "DT_" #name,
+    ELF_DYN_TAGS(DYN_NAME_)
+#undef DYN_NAME_
+};
+/* Tags whose value is an offset in the string table. */
+static const struct {
+  uint64_t tag;
+  const char *name;
+} dyn_strings[] = {{1, "DT_NEEDED"}, {14, "DT_SONAME"}, {15, "DT_RPATH"}, {29, "DT_RUNPATH"}};
+
+/* The tracked entries of one dynamic section (the last of each tag). */
+typedef struct elf_dynamic {
+  uint64_t offset, count; /* the entries in the file */
+  uint64_t value[DYN_TRACKED];
+  uint32_t have; /* bit per slot */
+} elf_dynamic;
+
+#define DYN_HAS(d, slot) (((d)->have >> (slot)) & 1u)
+
+int vyre__elf_addr_range(const vyre__elf *e, uint64_t addr, uint64_t size, uint64_t *offset,
+                         uint64_t *avail) {
+  for (uint32_t i = 0; i < e->phnum; i++) {
+    vyre__elf_phdr p;
+    if (vyre__elf_phdr_read(e, i, &p, NULL, 0) != 0) return -1;
+    if (p.type != PT_LOAD_ || addr < p.vaddr || vyre__elf_range_ok(e, p.offset, p.filesz) != 0)
+      continue;
+    uint64_t into = addr - p.vaddr;
+    if (into >= p.filesz || size > p.filesz - into) continue;
+    if (offset) *offset = p.offset + into;
+    if (avail) *avail = p.filesz - into;
+    return 0;
+  }
+  return -1;
+}
+
+static int outside(char *why, size_t why_size, const char *what, uint64_t addr, uint64_t size) {
+  return fail(why, why_size,
+              "corrupt ELF file: %s (%llu bytes at address 0x%llx) lies outside the file "
+              "contents every PT_LOAD segment maps",
+              what, (unsigned long long)size, (unsigned long long)addr);
+}
+
+/* Dynamic entry k of d: its tag and value. */
+static int dyn_entry(const vyre__elf *e, const elf_dynamic *d, uint64_t k, uint64_t *tag,
+                     uint64_t *value) {
+  unsigned w = e->is64 ? 8 : 4;
+  unsigned char b[16];
+  if (read_exact(e, d->offset + k * 2 * w, b, 2 * w) != 0) return -1;
+  *tag = word(e, b);
+  *value = word(e, b + w);
+  return 0;
+}
+
+/* The PT_DYNAMIC segment's entries up to DT_NULL: 1, 0 when there is no
+ * PT_DYNAMIC, -1 when it cannot be read where the linker reads it. */
+static int dyn_read(const vyre__elf *e, elf_dynamic *d, char *why, size_t why_size) {
+  memset(d, 0, sizeof *d);
+  vyre__elf_phdr p;
+  uint32_t i;
+  for (i = 0; i < e->phnum; i++) {
+    if (vyre__elf_phdr_read(e, i, &p, why, why_size) != 0) return -1;
+    if (p.type == PT_DYNAMIC_) break;
+  }
+  if (i == e->phnum) return 0;
+  /* The linker reads the entries at p_vaddr of the loaded image. */
+  if (vyre__elf_addr_range(e, p.vaddr, p.filesz, &d->offset, NULL) != 0)
+    return outside(why, why_size, "its dynamic section", p.vaddr, p.filesz);
+  uint64_t n = p.filesz / (e->is64 ? 16 : 8);
+  errno = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t tag, value;
+    if (dyn_entry(e, d, k, &tag, &value) != 0)
+      return fail(why, why_size, "cannot read the dynamic section: %s",
+                  errno ? strerror(errno) : "short read");
+    if (tag == 0) {
+      d->count = k;
+      return 1;
+    }
+    for (unsigned s = 0; s < DYN_TRACKED; s++)
+      if (dyn_tag[s] == tag) {
+        d->value[s] = value;
+        d->have |= 1u << s;
+      }
+  }
+  return fail(why, why_size, "corrupt ELF file: its dynamic section (%llu entries) has no "
+                             "DT_NULL end",
+              (unsigned long long)n);
+}
+
+/* `n` 4-byte words at file offset off, in chunks; calls visit on each
+ * until it returns nonzero (returned), or 0 after all; -1 unreadable. */
+static int words_visit(const vyre__elf *e, uint64_t off, uint64_t n,
+                       int (*visit)(void *ctx, uint64_t i, uint32_t v), void *ctx) {
+  unsigned char b[256];
+  for (uint64_t i = 0; i < n;) {
+    uint64_t k = n - i < sizeof b / 4 ? n - i : sizeof b / 4;
+    if (read_exact(e, off + i * 4, b, (size_t)k * 4) != 0) return -1;
+    for (uint64_t j = 0; j < k; j++, i++) {
+      int r = visit(ctx, i, (uint32_t)field(e, b + j * 4, 4));
+      if (r) return r;
+    }
+  }
+  return 0;
+}
+
+static int bucket_max(void *ctx, uint64_t i, uint32_t v) {
+  uint32_t *max = ctx;
+  if (v > *max) *max = v;
+  return 0;
+}
+
+static int chain_end(void *ctx, uint64_t i, uint32_t v) {
+  if (!(v & 1u)) return 0;
+  *(uint64_t *)ctx = i;
+  return 1;
+}
+
+/* The symbol count DT_GNU_HASH implies: one past the end of the chain
+ * of the highest bucket (symbols below symoffset are not hashed). */
+static int gnu_hash_count(const vyre__elf *e, uint64_t addr, uint64_t *count, char *why,
+                          size_t why_size) {
+  uint64_t off, avail;
+  unsigned char h[16];
+  if (vyre__elf_addr_range(e, addr, 16, &off, &avail) != 0 || read_exact(e, off, h, 16) != 0)
+    return outside(why, why_size, "DT_GNU_HASH", addr, 16);
+  uint32_t nbuckets = (uint32_t)field(e, h, 4), symoffset = (uint32_t)field(e, h + 4, 4);
+  uint64_t bloom = field(e, h + 8, 4) * (uint64_t)(e->is64 ? 8 : 4);
+  uint64_t head = 16 + bloom + 4 * (uint64_t)nbuckets; /* < 2^36: no overflow */
+  if (head > avail) return outside(why, why_size, "DT_GNU_HASH", addr, head);
+  uint32_t max = 0;
+  if (words_visit(e, off + 16 + bloom, nbuckets, bucket_max, &max) < 0)
+    return outside(why, why_size, "DT_GNU_HASH", addr, head);
+  if (max == 0) { /* every bucket empty: only the unhashed symbols */
+    *count = symoffset;
+    return 0;
+  }
+  if (max < symoffset)
+    return fail(why, why_size, "corrupt ELF file: a DT_GNU_HASH bucket names symbol %u, below "
+                               "the first hashed one (%u)",
+                max, symoffset);
+  /* The chains follow the buckets in the same segment. */
+  uint64_t skip = 4 * (uint64_t)(max - symoffset), end = UINT64_MAX;
+  if (skip >= avail - head ||
+      words_visit(e, off + head + skip, (avail - head - skip) / 4, chain_end, &end) != 1)
+    return fail(why, why_size, "corrupt ELF file: the DT_GNU_HASH chain of symbol %u runs past "
+                               "the end of its segment",
+                max);
+  *count = (uint64_t)max + end + 1;
+  return 0;
+}
+
+/* The symbol count: DT_GNU_HASH (what glibc uses), else DT_HASH's nchain. */
+static int symbol_count(const vyre__elf *e, const elf_dynamic *d, uint64_t *count, char *why,
+                        size_t why_size) {
+  if (DYN_HAS(d, DYN_GNU_HASH)) return gnu_hash_count(e, d->value[DYN_GNU_HASH], count, why, why_size);
+  if (!DYN_HAS(d, DYN_HASH))
+    return fail(why, why_size, "corrupt ELF file: no DT_GNU_HASH or DT_HASH, the dynamic linker "
+                               "cannot look up its symbols");
+  uint64_t addr = d->value[DYN_HASH], off;
+  unsigned char h[8];
+  if (vyre__elf_addr_range(e, addr, 8, &off, NULL) != 0 || read_exact(e, off, h, 8) != 0)
+    return outside(why, why_size, "DT_HASH", addr, 8);
+  uint64_t size = 8 + 4 * (field(e, h, 4) + field(e, h + 4, 4));
+  if (vyre__elf_addr_range(e, addr, size, NULL, NULL) != 0)
+    return outside(why, why_size, "DT_HASH", addr, size);
+  *count = field(e, h + 4, 4);
+  return 0;
+}
+
+/* Every other table dlopen reads lies in the file; string offsets lie in
+ * the string table. */
+static int dyn_tables_ok(const vyre__elf *e, const elf_dynamic *d, uint64_t symbols,
+                         uint64_t strsz, char *why, size_t why_size) {
+  static const struct {
+    unsigned addr, size; /* slots; size DYN_TRACKED: fixed[] bytes */
+    uint64_t fixed;
+  } tables[] = {
+      {DYN_RELA, DYN_RELASZ, 0},           {DYN_REL, DYN_RELSZ, 0},
+      {DYN_JMPREL, DYN_PLTRELSZ, 0},       {DYN_RELR, DYN_RELRSZ, 0},
+      {DYN_INIT_ARRAY, DYN_INIT_ARRAYSZ, 0}, {DYN_FINI_ARRAY, DYN_FINI_ARRAYSZ, 0},
+      {DYN_PREINIT_ARRAY, DYN_PREINIT_ARRAYSZ, 0}, {DYN_INIT, DYN_TRACKED, 1},
+      {DYN_FINI, DYN_TRACKED, 1},          {DYN_VERNEED, DYN_TRACKED, 16},
+      {DYN_VERDEF, DYN_TRACKED, 20},       {DYN_VERSYM, DYN_TRACKED, 0},
+  };
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    unsigned a = tables[i].addr, z = tables[i].size;
+    if (!DYN_HAS(d, a)) continue;
+    uint64_t size = z < DYN_TRACKED ? (DYN_HAS(d, z) ? d->value[z] : 0) : tables[i].fixed;
+    if (a == DYN_VERSYM) size = 2 * symbols;
+    if (size && vyre__elf_addr_range(e, d->value[a], size, NULL, NULL) != 0)
+      return outside(why, why_size, dyn_name[a], d->value[a], size);
+  }
+  for (uint64_t k = 0; k < d->count; k++) {
+    uint64_t tag, value;
+    if (dyn_entry(e, d, k, &tag, &value) != 0) return -1;
+    for (size_t s = 0; s < sizeof dyn_strings / sizeof dyn_strings[0]; s++)
+      if (tag == dyn_strings[s].tag && value >= strsz)
+        return fail(why, why_size,
+                    "corrupt ELF file: %s names string %llu, the string table has %llu bytes",
+                    dyn_strings[s].name, (unsigned long long)value, (unsigned long long)strsz);
+  }
+  return 0;
+}
+
+int vyre__elf_dynamic_symtab(const vyre__elf *e, vyre__elf_symtab *out, char *why,
+                             size_t why_size) {
+  memset(out, 0, sizeof *out);
+  elf_dynamic d;
+  int rc = dyn_read(e, &d, why, why_size);
+  if (rc <= 0) return rc;
+  if (!DYN_HAS(&d, DYN_SYMTAB)) return 0;
+  if (!DYN_HAS(&d, DYN_STRTAB) || !DYN_HAS(&d, DYN_STRSZ))
+    return fail(why, why_size, "corrupt ELF file: DT_SYMTAB without DT_STRTAB and DT_STRSZ");
+  uint64_t entsize = e->is64 ? SYM64 : SYM32, count = 0;
+  /* The linker reads symbols of the class's size whatever DT_SYMENT says. */
+  if (DYN_HAS(&d, DYN_SYMENT) && d.value[DYN_SYMENT] != entsize)
+    return fail(why, why_size, "corrupt ELF file: DT_SYMENT %llu, expected %llu",
+                (unsigned long long)d.value[DYN_SYMENT], (unsigned long long)entsize);
+  uint64_t strtab = d.value[DYN_STRTAB], strsz = d.value[DYN_STRSZ];
+  if (vyre__elf_addr_range(e, strtab, strsz, &out->str_offset, NULL) != 0)
+    return outside(why, why_size, "DT_STRTAB", strtab, strsz);
+  out->str_size = strsz;
+  if (symbol_count(e, &d, &count, why, why_size) != 0) return -1;
+  uint64_t symtab = d.value[DYN_SYMTAB];
+  if (count > UINT64_MAX / entsize ||
+      vyre__elf_addr_range(e, symtab, count * entsize, &out->offset, NULL) != 0)
+    return outside(why, why_size, "DT_SYMTAB", symtab,
+                   count > UINT64_MAX / entsize ? UINT64_MAX : count * entsize);
+  out->entsize = entsize;
+  out->count = count;
+  return dyn_tables_ok(e, &d, count, strsz, why, why_size) == 0 ? 1 : -1;
+}
+
+/* Symbol i of t (whose entries lie in the file) through `chunk`, which
+ * holds symbols [*first, *first + *held): a scan reads a chunk at once. */
+static int sym_cached(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i,
+                      unsigned char *chunk, size_t chunk_size, uint64_t *first, uint64_t *held,
+                      vyre__elf_sym *out) {
+  uint64_t per = chunk_size / t->entsize;
+  if (per == 0) return vyre__elf_sym_read(e, t, i, out, NULL, 0);
+  if (i < *first || i >= *first + *held) {
+    *first = i;
+    *held = t->count - i < per ? t->count - i : per;
+    if (read_exact(e, t->offset + i * t->entsize, chunk, (size_t)(*held * t->entsize)) != 0) {
+      *held = 0;
+      return -1;
+    }
+  }
+  sym_decode(e, chunk + (i - *first) * t->entsize, out);
+  return 0;
+}
+
+int vyre__elf_sym_find(const vyre__elf *e, const vyre__elf_symtab *t, const char *name,
+                       vyre__elf_sym *out, char *why, size_t why_size) {
+  char buf[128];
+  size_t len = strlen(name);
+  if (len >= sizeof buf) return fail(why, why_size, "symbol name too long to look up");
+  unsigned char chunk[64 * SYM64]; /* symbols read 64 at a time */
+  uint64_t first = 0, held = 0;
+  if (t->entsize < (e->is64 ? SYM64 : SYM32) || t->count > UINT64_MAX / t->entsize ||
+      vyre__elf_range_ok(e, t->offset, t->count * t->entsize) != 0)
+    return fail(why, why_size, "corrupt ELF file: its symbol table lies outside the file");
+  for (uint64_t i = 1; i < t->count; i++) {
+    vyre__elf_sym s;
+    if (sym_cached(e, t, i, chunk, sizeof chunk, &first, &held, &s) != 0)
+      return fail(why, why_size, "corrupt ELF file: symbol %llu cannot be read",
+                  (unsigned long long)i);
+    unsigned bind = s.info >> 4;
+    if (s.shndx == 0 || (bind != STB_GLOBAL_ && bind != STB_WEAK_ && bind != STB_GNU_UNIQUE_) ||
+        s.name >= t->str_size || t->str_size - s.name < len + 1)
+      continue;
+    if (read_exact(e, t->str_offset + s.name, buf, len + 1) != 0)
+      return fail(why, why_size, "corrupt ELF file: the name of symbol %llu cannot be read",
+                  (unsigned long long)i);
+    if (memcmp(buf, name, len) == 0 && buf[len] == '\0') {
+      *out = s;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* e_machine values (System V ABI; glibc <elf.h> EM_*), the union of what

@@ -131,6 +131,47 @@ int vyre__elf_sym_read(const vyre__elf *e, const vyre__elf_symtab *t, uint64_t i
 int vyre__elf_sym_name(const vyre__elf *e, const vyre__elf_symtab *t, const vyre__elf_sym *s,
                        char *buf, size_t buf_size);
 
+/*
+ * [addr, addr + size) of the loaded image (virtual addresses, relative
+ * to the load base as in an ET_DYN file) as the file backs it: 0 when
+ * the range lies wholly in the file contents (p_filesz, not p_memsz) of
+ * one PT_LOAD segment; *offset (may be NULL) receives the file offset of
+ * addr and *avail (may be NULL) the bytes that segment's file contents
+ * hold from addr on.  -1 otherwise (in no segment, in the zero-filled
+ * tail, across two segments, overflowing).
+ */
+int vyre__elf_addr_range(const vyre__elf *e, uint64_t addr, uint64_t size, uint64_t *offset,
+                         uint64_t *avail);
+
+/*
+ * The dynamic symbol table as the dynamic linker finds it, with no
+ * section headers (dlopen never reads them): the PT_DYNAMIC segment,
+ * read at its address through the PT_LOAD that maps it; DT_SYMTAB,
+ * DT_STRTAB, DT_STRSZ, DT_SYMENT (the class's symbol size when absent);
+ * the symbol count from DT_GNU_HASH (the highest bucket's chain), else
+ * DT_HASH (nchain).  Every address the entries give is mapped through
+ * vyre__elf_addr_range, so every table lies in the file contents of one
+ * PT_LOAD: the two tables above and the hash tables, and besides them
+ * the other tables `dlopen` reads before any plugin code runs
+ * (DT_RELA/DT_REL/DT_JMPREL/DT_RELR with their sizes, DT_INIT_ARRAY,
+ * DT_FINI_ARRAY, DT_PREINIT_ARRAY with theirs, DT_VERSYM, DT_VERNEED,
+ * DT_VERDEF, DT_INIT, DT_FINI) and every string offset (DT_NEEDED,
+ * DT_SONAME, DT_RPATH, DT_RUNPATH) below DT_STRSZ.  Their contents are
+ * not judged (relocations are the linker's).  *out receives file
+ * offsets, usable with vyre__elf_sym_read / vyre__elf_sym_name.
+ * 1 when found; 0 when the file has no PT_DYNAMIC or no DT_SYMTAB;
+ * -1 when corrupt ("corrupt ELF file: DT_SYMTAB (address 0x..) lies
+ * outside the file contents every PT_LOAD segment maps").
+ */
+int vyre__elf_dynamic_symtab(const vyre__elf *e, vyre__elf_symtab *out, char *why,
+                             size_t why_size);
+
+/* The first defined (st_shndx != 0), global or weak symbol of table t
+ * named `name`, by a linear scan: 1 and *out; 0 when there is none; -1
+ * when a symbol or name cannot be read. */
+int vyre__elf_sym_find(const vyre__elf *e, const vyre__elf_symtab *t, const char *name,
+                       vyre__elf_sym *out, char *why, size_t why_size);
+
 /* e_machine's name ("x86_64", "aarch64", "nvidia cuda"), or "machine N"
  * written into buf for one not in the table. */
 const char *vyre__elf_machine_str(uint16_t machine, char *buf, size_t size);

@@ -76,11 +76,34 @@ static void list_json(vyre_host *host, int chosen, const char *select_error) {
     vyre__json_key(&w, "unknown_capabilities");
     snprintf(text, sizeof text, "0x%llx", (unsigned long long)c.unknown_capabilities);
     vyre__json_string(&w, text);
+    /* What the file's descriptor says (null when it was never read). */
+    int read = c.status != VYRE_HOST_SKIPPED;
+    vyre__json_key(&w, "build_id");
+    vyre__json_string(&w, read ? c.build_id : NULL);
+    vyre__json_key(&w, "abi_range");
+    snprintf(text, sizeof text, "%u.%u-%u.%u", c.abi_major, c.plugin_minor_min, c.abi_major,
+             c.plugin_minor_max);
+    vyre__json_string(&w, read ? text : NULL);
+    vyre__json_key(&w, "release");
+    if (read) vyre__json_uint(&w, c.release);
+    else vyre__json_null(&w);
     vyre__json_object_end(&w);
   }
   vyre__json_array_end(&w);
   vyre__json_object_end(&w);
   vyre__json_end(&w);
+}
+
+static void list_skipped(vyre_host *host) {
+  uint32_t n = vyre_host_backend_count(host), skipped = vyre_host_skipped_count(host);
+  if (!skipped) return;
+  printf("\nskipped (%u):\n", skipped);
+  for (uint32_t i = 0; i < n; i++) {
+    vyre_host_candidate c = candidate(host, i);
+    if (c.status != VYRE_HOST_SKIPPED) continue;
+    printf("  %s (%s)%s%s%s: %s\n", c.path, vyre_host_origin_name(c.origin),
+           c.id[0] ? " id '" : "", c.id, c.id[0] ? "'" : "", c.reason);
+  }
 }
 
 static void list_text(vyre_host *host, int chosen, const char *select_error) {
@@ -98,19 +121,11 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
              vyre_host_origin_name(c.origin));
       if (c.description[0]) printf("  %-12s %s\n", "", c.description);
       if (c.status == VYRE_HOST_UNAVAILABLE) printf("  %-12s why: %s\n", "", c.reason);
+      else if (c.reason[0]) printf("  %-12s note: %s\n", "", c.reason);
       print_unknown(&c, "  ");
     }
   }
-  uint32_t skipped = vyre_host_skipped_count(host);
-  if (skipped) {
-    printf("\nskipped (%u):\n", skipped);
-    for (uint32_t i = 0; i < n; i++) {
-      vyre_host_candidate c = candidate(host, i);
-      if (c.status != VYRE_HOST_SKIPPED) continue;
-      printf("  %s (%s)%s%s%s: %s\n", c.path, vyre_host_origin_name(c.origin),
-             c.id[0] ? " id '" : "", c.id, c.id[0] ? "'" : "", c.reason);
-    }
-  }
+  list_skipped(host);
   printf("\n");
   if (chosen >= 0) {
     vyre_host_candidate c = candidate(host, (uint32_t)chosen);
@@ -125,6 +140,46 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
   printf("search order: VYRE_BACKEND_PATH, the build tree (when run from one), the plugin dir.\n");
 }
 
+/* --no-probe: the candidates as judged from their files (VYRE_HOST_NO_LOAD). */
+static void list_judged(vyre_host *host, uint32_t listed) {
+  uint32_t n = vyre_host_backend_count(host);
+  printf("judged from their files (--no-probe: no plugin code ran; ids are unknown until a "
+         "plugin's entry runs):\n");
+  if (!listed) printf("  no compatible backend.\n");
+  for (uint32_t i = 0; i < n; i++) {
+    vyre_host_candidate c = candidate(host, i);
+    if (c.status != VYRE_HOST_LISTED) continue;
+    printf("  %-8s %s (%s)\n", vyre_host_status_name(c.status), c.path,
+           vyre_host_origin_name(c.origin));
+    printf("  %-8s ABI %u.%u-%u.%u, release %u%s%s, build '%s'\n", "", c.abi_major,
+           c.plugin_minor_min, c.abi_major, c.plugin_minor_max, c.release,
+           c.release ? "" : ": ", c.release ? "" : c.reason, c.build_id);
+  }
+}
+
+/* `vyre list --no-probe`: open with VYRE_HOST_NO_LOAD, run no plugin code. */
+static int list_no_probe(const cli_command *self, int json) {
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_LOAD, NULL, NULL};
+  vyre_host *host = NULL;
+  vyre_error err = VYRE_ERROR_INIT;
+  if (vyre_host_open(&opt, &host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
+  uint32_t n = vyre_host_backend_count(host), listed = 0;
+  for (uint32_t i = 0; i < n; i++) listed += candidate(host, i).status == VYRE_HOST_LISTED;
+  const char *none = "no compatible backend found (--no-probe judges files only). Fix: run "
+                     "`vyre list` without --no-probe for details, or add a plugin to "
+                     "VYRE_BACKEND_PATH";
+  if (json) {
+    list_json(host, -1, listed ? NULL : none);
+  } else {
+    list_judged(host, listed);
+    list_skipped(host);
+    printf("\n`vyre list` without --no-probe loads them: it shows their ids and the backend "
+           "`vyre run` uses.\n");
+  }
+  vyre_host_close(host);
+  return listed ? CLI_OK : CLI_FAIL;
+}
+
 static int run_list(const cli_command *self, int argc, char **argv) {
   int json = 0, probe = 1;
   for (int i = 1; i < argc; i++) {
@@ -132,10 +187,11 @@ static int run_list(const cli_command *self, int argc, char **argv) {
     else if (cli_opt_flag(argv, i, "--no-probe")) probe = 0;
     else return cli_usage(self, "unknown argument '%s'", argv[i]);
   }
+  if (!probe) return list_no_probe(self, json);
   vyre_host *host = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   if (cli_open_host(&host, &err) != VYRE_OK) return cli_fail(self, "%s", err.message);
-  if (probe) vyre_host_probe(host);
+  vyre_host_probe(host);
   int chosen = -1;
   uint32_t index = 0;
   const char *select_error = NULL;
@@ -155,16 +211,19 @@ const cli_command cli_cmd_list = {
     "runs from one, then the installed plugin dir) is shown with its status:\n"
     "  ready        its factory works on this machine\n"
     "  unavailable  it loaded, but its factory failed here (the reason is shown)\n"
-    "  loaded       registered; its factory was not tried (--no-probe)\n"
+    "  loaded       registered; its factory was not tried\n"
+    "  listed       (--no-probe) judged compatible from its file, not loaded\n"
     "  skipped      not usable at all: not a plugin, wrong ABI, bad registration,\n"
     "               duplicate id (the reason is shown)\n\n"
     "options:\n"
     "  --json       one JSON object: \"chosen\", \"forced\", \"candidates\", and\n"
     "               \"error\" when no backend is usable\n"
     "               (docs/schemas/vyre-list.schema.json)\n"
-    "  --no-probe   do not try the factories (only the chosen backend's is tried)\n\n"
+    "  --no-probe   run no plugin code: judge each file from its bytes (the\n"
+    "               descriptor: ABI range, release, build id) and load none;\n"
+    "               no backend is chosen, ids are unknown\n\n"
     "exit status:\n"
-    "  0  a backend is usable\n"
+    "  0  a backend is usable (--no-probe: one is compatible)\n"
     "  1  none is (the list is still printed), or the host cannot open\n"
     "  2  the command line is wrong\n",
     run_list,

@@ -16,6 +16,7 @@ const char *vyre_host_status_name(uint32_t status) {
   case VYRE_HOST_READY: return "ready";
   case VYRE_HOST_UNAVAILABLE: return "unavailable";
   case VYRE_HOST_SKIPPED: return "skipped";
+  case VYRE_HOST_LISTED: return "listed";
   default: return "?";
   }
 }

@@ -109,6 +109,7 @@ static int check_head(const vyre__elf *e, const host_elf_want *want, char *reaso
 static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
                           size_t reason_size) {
   uint32_t loads = 0, dynamics = 0;
+  uint64_t load_end = 0; /* where the previous PT_LOAD ends in memory */
   char b1[64];
   for (uint32_t i = 0; i < e->phnum; i++) {
     vyre__elf_phdr s;
@@ -123,6 +124,14 @@ static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
                     "corrupt ELF file: PT_LOAD segment %u has %llu bytes in the file but "
                     "%llu in memory",
                     i, (unsigned long long)s.filesz, (unsigned long long)s.memsz);
+      /* The linker maps them in order, each after the last: a segment
+       * that overlaps another would be mapped over it. */
+      if (s.vaddr < load_end || s.memsz > UINT64_MAX - s.vaddr)
+        return fail(reason, reason_size,
+                    "corrupt ELF file: PT_LOAD segment %u (address 0x%llx) overlaps the one "
+                    "before it or is out of order",
+                    i, (unsigned long long)s.vaddr);
+      load_end = s.vaddr + s.memsz;
       loads++;
     } else if (s.type == PT_DYNAMIC) {
       *dyn = s;
@@ -138,7 +147,7 @@ static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
   /* dlopen never reads the section headers, but they are what an ELF
    * file ends with: a file cut short anywhere is refused here. */
   uint64_t sections = (uint64_t)e->shnum * e->shentsize;
-  if (e->shoff && vyre__elf_range_ok(e, e->shoff, sections) != 0)
+  if (e->shoff && sections && vyre__elf_range_ok(e, e->shoff, sections) != 0)
     return fail(reason, reason_size, "truncated: %llu bytes, its section headers end at %llu",
                 (unsigned long long)e->size,
                 (unsigned long long)vyre__elf_end(e->shoff, sections));
@@ -189,4 +198,70 @@ int host_elf_check_fd(int fd, const host_elf_want *want, char *reason, size_t re
     return fail(reason, reason_size, "cannot stat the file: %s", strerror(errno));
   if (!S_ISREG(st.st_mode)) return fail(reason, reason_size, "not a regular file");
   return host_elf_check(vyre__elf_read_fd, &fd, (uint64_t)st.st_size, want, reason, reason_size);
+}
+
+/* ------------------------------------------------------------------ */
+/* One exported data object, read from the file                        */
+/* ------------------------------------------------------------------ */
+
+enum { STT_OBJECT_ = 1, SHN_LORESERVE_ = 0xff00 };
+
+static int object_read(const vyre__elf *e, const char *name, void *buf, size_t buf_size,
+                       host_elf_object *out, char *reason, size_t reason_size) {
+  vyre__elf_symtab t;
+  int rc = vyre__elf_dynamic_symtab(e, &t, reason, reason_size);
+  if (rc < 0) return -1;
+  if (rc == 0) return 0; /* no dynamic symbols: not found */
+  vyre__elf_sym s;
+  rc = vyre__elf_sym_find(e, &t, name, &s, reason, reason_size);
+  if (rc < 0) return -1;
+  if (rc == 0) return 0;
+  out->found = 1;
+  out->type = s.info & 0xfu;
+  out->shndx = s.shndx;
+  out->address = s.value;
+  out->size = s.size;
+  /* A reserved section index (SHN_ABS, SHN_COMMON) is no place in the
+   * file; a .bss object has no file bytes: neither is read. */
+  uint64_t offset;
+  if (out->type != STT_OBJECT_ || s.shndx >= SHN_LORESERVE_ || s.size == 0 ||
+      vyre__elf_addr_range(e, s.value, s.size, &offset, NULL) != 0)
+    return 0;
+  out->in_file = 1;
+  size_t n = s.size < buf_size ? (size_t)s.size : buf_size;
+  if (n && e->read(e->ctx, offset, buf, n) != (long)n)
+    return fail(reason, reason_size, "cannot read '%s' at offset %llu: %s", name,
+                (unsigned long long)offset, errno ? strerror(errno) : "short read");
+  out->copied = n;
+  return 0;
+}
+
+int host_elf_object_read(vyre__elf_reader read, void *ctx, uint64_t file_size, const char *name,
+                         void *buf, size_t buf_size, host_elf_object *out, char *reason,
+                         size_t reason_size) {
+  memset(out, 0, sizeof *out);
+  vyre__elf e;
+  errno = 0;
+  if (vyre__elf_open(&e, read, ctx, file_size, reason, reason_size) != 0) return -1;
+  return object_read(&e, name, buf, buf_size, out, reason, reason_size);
+}
+
+int host_elf_object_buffer(const void *data, size_t size, const char *name, void *buf,
+                           size_t buf_size, host_elf_object *out, char *reason,
+                           size_t reason_size) {
+  memset(out, 0, sizeof *out);
+  vyre__elf e;
+  vyre__elf_buffer b;
+  if (vyre__elf_open_buffer(&e, &b, data, size, reason, reason_size) != 0) return -1;
+  return object_read(&e, name, buf, buf_size, out, reason, reason_size);
+}
+
+int host_elf_object_fd(int fd, const char *name, void *buf, size_t buf_size,
+                       host_elf_object *out, char *reason, size_t reason_size) {
+  struct stat st;
+  memset(out, 0, sizeof *out);
+  if (fstat(fd, &st) != 0)
+    return fail(reason, reason_size, "cannot stat the file: %s", strerror(errno));
+  return host_elf_object_read(vyre__elf_read_fd, &fd, (uint64_t)st.st_size, name, buf, buf_size,
+                              out, reason, reason_size);
 }

@@ -96,6 +96,8 @@ static void g_destroy(vyre_backend *self) {
   host_retire(g); /* frees the outputs still held, with the plugin's outputs_free */
   g->inner->vt->destroy(g->inner);
   g->inner = NULL;
+  host_validate_free(g->validate);
+  g->validate = NULL;
   vyre_program_free(g->cache);
   free(g->cache_bytes);
   free(g->path);
@@ -164,6 +166,9 @@ static vyre_status g_dispatch(vyre_backend *self, const vyre_program_ref *progra
   if (out) *out = NULL;
   vyre_status st = check_call(g, "dispatch", program, inputs, input_count, options, err);
   if (st != VYRE_OK) return st;
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_dispatch(g->validate, self, program, inputs, input_count, options, out,
+                                  timing, err);
   vyre_outputs *o = NULL;
   vyre_timing t;
   PLUGIN_ERROR(e);
@@ -193,6 +198,9 @@ static vyre_status g_dispatch_into(vyre_backend *self, const vyre_program_ref *p
   vyre_status st = check_call(g, "dispatch_into", program, inputs, input_count, options, err);
   if (st == VYRE_OK) st = host_check_slots("dispatch_into", outputs, output_count, err);
   if (st != VYRE_OK) return st;
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_dispatch_into(g->validate, self, program, inputs, input_count, options,
+                                       outputs, output_count, timing, err);
   vyre_timing t;
   PLUGIN_ERROR(e);
   st = ivt->dispatch_into(g->inner, program, inputs, input_count, options, outputs, output_count,
@@ -223,6 +231,9 @@ static vyre_status g_dispatch_async(vyre_backend *self, const vyre_program_ref *
   if (out) *out = 0;
   vyre_status st = check_call(g, "dispatch_async", program, inputs, input_count, options, err);
   if (st != VYRE_OK) return st;
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_dispatch_async(g->validate, self, program, inputs, input_count, options,
+                                        out, err);
   vyre_pending h = 0;
   PLUGIN_ERROR(e);
   st = ivt->dispatch_async(g->inner, program, inputs, input_count, options, out ? &h : NULL, &e);
@@ -261,6 +272,8 @@ static vyre_status g_pending_wait(vyre_backend *self, vyre_pending pending, vyre
                                   vyre_timing *timing, vyre_error *err) {
   GUARD(self, err, "pending_wait");
   if (out) *out = NULL;
+  if (HOST_VALIDATE_PENDING(g->validate_pending))
+    return host_validate_pending_wait(g->validate, self, pending, out, timing, err);
   /* The wait releases the handle whatever it returns: so does the set. */
   void *info = NULL;
   vyre_status st = VYRE_OK;
@@ -290,6 +303,8 @@ static vyre_status g_pending_wait(vyre_backend *self, vyre_pending pending, vyre
 
 static vyre_status g_pending_release(vyre_backend *self, vyre_pending pending, vyre_error *err) {
   GUARD(self, err, "pending_release");
+  if (HOST_VALIDATE_PENDING(g->validate_pending))
+    return host_validate_pending_release(g->validate, self, pending, err);
   vyre_status st = VYRE_OK;
   if (!host_forget(g, HOST_KIND_PENDING, pending, NULL) &&
       (st = host_check_handle(g, "pending_release", HOST_KIND_PENDING, pending, err)) != VYRE_OK)
@@ -399,6 +414,9 @@ static vyre_status g_dispatch_resident(vyre_backend *self, const vyre_program_re
     st = host_check_residents(g, "dispatch_resident", buffers, buffer_count, err);
   if (st == VYRE_OK) st = host_check_options(g, "dispatch_resident", options, err);
   if (st != VYRE_OK) return st;
+  if (HOST_VALIDATE_HOOK(0, options))
+    return host_validate_dispatch_resident(g->validate, self, program, buffers, buffer_count,
+                                           options, timing, err);
   vyre_timing t;
   PLUGIN_ERROR(e);
   st = ivt->dispatch_resident(g->inner, program, buffers, buffer_count, options,
@@ -435,6 +453,9 @@ static vyre_status g_pipeline_create(vyre_backend *self, const void *program_byt
                                         "program's image and its size");
   if (st == VYRE_OK) st = host_check_options(g, "pipeline_create", options, err);
   if (st != VYRE_OK) return st;
+  if (HOST_VALIDATE_HOOK(g->validating, options))
+    return host_validate_pipeline_create(g->validate, self, program_bytes, program_size, options,
+                                         out, err);
   vyre_pipeline h = 0;
   PLUGIN_ERROR(e);
   st = ivt->pipeline_create(g->inner, program_bytes, program_size, options, out ? &h : NULL, &e);
@@ -469,6 +490,7 @@ static vyre_status g_pipeline_release(vyre_backend *self, vyre_pipeline pipeline
   st = ivt->pipeline_release(g->inner, pipeline, &e);
   if (st == VYRE_OK || st == VYRE_INVALID_HANDLE)
     host_forget(g, HOST_KIND_PIPELINE, pipeline, NULL);
+  host_validate_pipeline_release(g->validate, pipeline);
   return host_finish(g, "pipeline_release", st, &e, err);
 }
 
@@ -515,6 +537,8 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
   memcpy(g->id, e->id, sizeof g->id);
   g->head.struct_size = sizeof g->head;
   g->head.vt = &g->vt;
+  g->validate = host_validate_new(e, &g->head, &g->validating, &g->validate_pending);
+  if (!g->validate) goto fail_validate;
   /* The host's table is no longer than the plugin's, and has exactly the
    * entries the plugin has: VYRE_HOST_HAS answers as it would for the
    * plugin's own.  Entries beyond this host's vyre.h are not reachable
@@ -557,6 +581,8 @@ vyre_status host_guard_wrap(const host_entry *e, vyre_backend *inner, vyre_backe
   *out = &g->head;
   return VYRE_OK;
 
+fail_validate:
+  pthread_mutex_destroy(&g->lock);
 fail_lock:
   free(g->path);
 fail_path:

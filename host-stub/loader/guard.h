@@ -67,6 +67,9 @@ typedef struct host_guard {
   _Atomic int extended;   /* get_extension served a table that may make handles
                              (any but vyre.limits, vyre.indirect): handles the
                              host did not see are then the plugin's to judge */
+  host_validate *validate; /* validate.c */
+  int validating;          /* $VYRE_VALIDATE selects this instance's dispatches */
+  atomic_int validate_pending; /* the layer holds checked async dispatches */
 } host_guard;
 
 /* A fresh error record for the plugin to write; only the head is cleared

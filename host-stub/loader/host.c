@@ -16,247 +16,7 @@
 #include "abi/support/sized.h"
 #include "vyre/vyre_support.h"
 
-#ifndef VYRE_PLUGINDIR
-#error "VYRE_PLUGINDIR must name the installed plugin directory: config-paths.h defines it (make writes it at the top of the build tree; host-stub/loader/local.mk passes -include config-paths.h)"
-#endif
-/* The plugins `make` builds, relative to the top of a build tree. */
-#ifndef VYRE_BUILD_PLUGINS
-#define VYRE_BUILD_PLUGINS "host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/libvyre-cuda.so"
-#endif
-/* Where libtool puts the uninstalled host library, relative to the top. */
-#define HOST_BUILD_LIBDIR "/host-stub/loader/.libs"
 
-#define HOST_MAGIC 0x54534f4845525956ull /* "VYREHOST" while open; 0 once closed (quarantined) */
-struct vyre_host {
-  uint64_t magic;       /* HOST_MAGIC while open */
-  pthread_mutex_t lock; /* guards entries[].status and entries[].reason */
-  host_entry *entries;
-  uint32_t count;
-  uint32_t capacity;
-  char *forced; /* forced id or NULL */
-  int forced_from_env;
-};
-
-/* ------------------------------------------------------------------ */
-/* Candidate table                                                     */
-/* ------------------------------------------------------------------ */
-
-static host_entry *entry_new(vyre_host *host, const char *path, uint32_t origin) {
-  if (host->count == host->capacity) {
-    uint32_t cap = host->capacity ? host->capacity * 2 : 8;
-    host_entry *grown = realloc(host->entries, cap * sizeof *grown);
-    if (!grown) return NULL;
-    host->entries = grown;
-    host->capacity = cap;
-  }
-  host_entry *e = &host->entries[host->count];
-  memset(e, 0, sizeof *e);
-  e->path = strdup(path);
-  if (!e->path) return NULL;
-  e->origin = origin;
-  e->status = VYRE_HOST_SKIPPED;
-  host->count++;
-  return e;
-}
-
-/* 1 when `real` names a file an earlier candidate already is. */
-static int already_listed(const vyre_host *host, const char *real) {
-  for (uint32_t i = 0; i < host->count; i++)
-    if (host->entries[i].real && strcmp(host->entries[i].real, real) == 0) return 1;
-  return 0;
-}
-
-/*
- * Add one file.  `quiet_missing`: a file that does not exist is not
- * listed (build-tree plugins that were not built).  Returns -1 only when
- * out of memory.
- */
-static int add_file(vyre_host *host, const char *path, uint32_t origin, int quiet_missing) {
-  struct stat st;
-  int stat_errno = 0;
-  if (stat(path, &st) != 0) {
-    stat_errno = errno;
-    if (quiet_missing) return 0;
-  }
-  char *real = stat_errno ? NULL : realpath(path, NULL);
-  if (real && already_listed(host, real)) {
-    host_log("%s: the same file as an earlier candidate, not listed twice", path);
-    free(real);
-    return 0;
-  }
-  host_entry *e = entry_new(host, path, origin);
-  if (!e) {
-    free(real);
-    return -1;
-  }
-  e->real = real;
-  if (stat_errno) {
-    host_entry_reason(e, "cannot read %s: %s. Fix: correct the path in %s", path,
-                      strerror(stat_errno), vyre_host_origin_name(origin));
-    e->status = VYRE_HOST_SKIPPED;
-  } else if (!S_ISREG(st.st_mode)) {
-    /* dlopen would block on a FIFO and fail on a device: never try. */
-    host_entry_reason(e, "not a regular file: %s. Fix: list plugin files or directories of them",
-                      path);
-    e->status = VYRE_HOST_SKIPPED;
-  } else {
-    e->status = VYRE_HOST_LOADED; /* pending: host_load_entry runs later */
-  }
-  return 0;
-}
-
-/* The names a directory offers as backends: libvyre-<something>.so.
- * Nothing else in a searched directory is ever opened (dlopen runs a
- * library's constructors, and it stays mapped for good). */
-#define BACKEND_PREFIX "libvyre-"
-static int name_is_backend(const char *name) {
-  size_t n = strlen(name), p = sizeof BACKEND_PREFIX - 1;
-  return n > p + 3 && strncmp(name, BACKEND_PREFIX, p) == 0 && strcmp(name + n - 3, ".so") == 0;
-}
-
-static int compare_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Add a directory's libvyre-*.so files in byte-wise sorted order, so
- * the result does not depend on the file system or the locale. */
-static int add_directory(vyre_host *host, const char *dir, uint32_t origin) {
-  DIR *d = opendir(dir);
-  if (!d) {
-    host_entry *e = entry_new(host, dir, origin);
-    if (!e) return -1;
-    host_entry_reason(e, "cannot read directory %s: %s. Fix: correct the path in %s", dir,
-                      strerror(errno), vyre_host_origin_name(origin));
-    return 0;
-  }
-  char **names = NULL;
-  size_t count = 0, cap = 0;
-  int rc = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (!name_is_backend(de->d_name)) continue;
-    if (count == cap) {
-      size_t ncap = cap ? cap * 2 : 16;
-      char **grown = realloc(names, ncap * sizeof *grown);
-      if (!grown) {
-        rc = -1;
-        goto done;
-      }
-      names = grown;
-      cap = ncap;
-    }
-    names[count] = strdup(de->d_name);
-    if (!names[count]) {
-      rc = -1;
-      goto done;
-    }
-    count++;
-  }
-  if (count) qsort(names, count, sizeof *names, compare_names);
-  for (size_t i = 0; i < count && rc == 0; i++) {
-    size_t len = strlen(dir) + 1 + strlen(names[i]) + 1;
-    char *path = malloc(len);
-    if (!path) {
-      rc = -1;
-      break;
-    }
-    snprintf(path, len, "%s/%s", dir, names[i]);
-    rc = add_file(host, path, origin, 0);
-    free(path);
-  }
-done:
-  for (size_t i = 0; i < count; i++) free(names[i]);
-  free(names);
-  closedir(d);
-  return rc;
-}
-
-/* A colon-separated list of files and directories; empty items ignored. */
-static int add_path_list(vyre_host *host, const char *list, uint32_t origin) {
-  char *copy = strdup(list);
-  if (!copy) return -1;
-  int rc = 0;
-  char *save = NULL;
-  for (char *item = strtok_r(copy, ":", &save); item && rc == 0;
-       item = strtok_r(NULL, ":", &save)) {
-    struct stat st;
-    if (stat(item, &st) == 0 && S_ISDIR(st.st_mode)) rc = add_directory(host, item, origin);
-    else rc = add_file(host, item, origin, 0);
-  }
-  free(copy);
-  return rc;
-}
-
-/* The top of the build tree this library runs from, or NULL: libtool
- * keeps the uninstalled library in <top>/host-stub/loader/.libs/. */
-static char *own_build_tree(void) {
-  Dl_info info;
-  union {
-    vyre_status (*fn)(const vyre_host_options *, vyre_host **, vyre_error *);
-    void *data;
-  } self = {.fn = vyre_host_open};
-  if (!dladdr(self.data, &info) || !info.dli_fname) return NULL;
-  char *real = realpath(info.dli_fname, NULL);
-  if (!real) return NULL;
-  char *slash = strrchr(real, '/');
-  size_t suffix = strlen(HOST_BUILD_LIBDIR);
-  if (slash && (size_t)(slash - real) > suffix &&
-      strncmp(slash - suffix, HOST_BUILD_LIBDIR, suffix) == 0) {
-    slash[-(ptrdiff_t)suffix] = '\0';
-    return real;
-  }
-  free(real);
-  return NULL;
-}
-
-static int add_build_tree(vyre_host *host, const char *top) {
-  char *list = strdup(VYRE_BUILD_PLUGINS);
-  if (!list) return -1;
-  int rc = 0;
-  char *save = NULL;
-  for (char *rel = strtok_r(list, ":", &save); rel && rc == 0; rel = strtok_r(NULL, ":", &save)) {
-    size_t len = strlen(top) + 1 + strlen(rel) + 1;
-    char *path = malloc(len);
-    if (!path) {
-      rc = -1;
-      break;
-    }
-    snprintf(path, len, "%s/%s", top, rel);
-    rc = add_file(host, path, VYRE_HOST_FROM_BUILD, 1);
-    free(path);
-  }
-  free(list);
-  return rc;
-}
-
-static int collect_candidates(vyre_host *host, const vyre_host_options *opt) {
-  int use_env = !(opt->flags & VYRE_HOST_NO_ENV);
-  if (opt->search_path && add_path_list(host, opt->search_path, VYRE_HOST_FROM_OPTIONS) != 0)
-    return -1;
-  const char *env = use_env ? vyre__env(VYRE__ENV_BACKEND_PATH) : NULL;
-  if (env && add_path_list(host, env, VYRE_HOST_FROM_ENV) != 0) return -1;
-  if (opt->flags & VYRE_HOST_NO_DEFAULT_DIRS) return 0;
-
-  /* The build tree comes before the installed directory: when both hold a
-   * plugin, `make check` and ./host-stub/cli/vyre must test what was just built. */
-  const char *build_env = use_env ? vyre__env(VYRE__ENV_BUILD_DIR) : NULL;
-  if (build_env && *build_env) {
-    if (add_build_tree(host, build_env) != 0) return -1;
-  } else {
-    char *top = own_build_tree();
-    if (top) {
-      host_log("running from the build tree %s", top);
-      int rc = add_build_tree(host, top);
-      free(top);
-      if (rc != 0) return -1;
-    }
-  }
-  struct stat st;
-  if (stat(VYRE_PLUGINDIR, &st) == 0 && S_ISDIR(st.st_mode))
-    return add_directory(host, VYRE_PLUGINDIR, VYRE_HOST_FROM_PLUGINDIR);
-  host_log("plugin dir %s does not exist", VYRE_PLUGINDIR);
-  return 0;
-}
 
 /* First-found wins: a later candidate with a registered id is skipped,
  * and kept as that id's fallback (docs/host.md, "Duplicate ids"). */
@@ -267,8 +27,9 @@ static void load_all(vyre_host *host) {
       host_log("skipped %s: %s", e->path, e->reason);
       continue;
     }
-    host_load_entry(e);
-    if (e->status == VYRE_HOST_SKIPPED) continue;
+    host_load_entry(e, host->no_load);
+    /* A listed candidate has no id yet (its entry never ran). */
+    if (e->status == VYRE_HOST_SKIPPED || e->status == VYRE_HOST_LISTED) continue;
     for (uint32_t j = 0; j < i; j++) {
       const host_entry *prev = &host->entries[j];
       if (prev->registered && strcmp(prev->id, e->id) == 0) {
@@ -305,15 +66,15 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
                             options->struct_size);
     vyre__sized_read(&opt, sizeof opt, options);
   }
-  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS))
+  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS | VYRE_HOST_NO_LOAD))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
                           opt.flags);
-
   vyre_host *host = calloc(1, sizeof *host);
   if (!host) goto fail_alloc;
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
   host->magic = HOST_MAGIC;
+  host->no_load = (opt.flags & VYRE_HOST_NO_LOAD) != 0;
   const char *forced = opt.backend;
   if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
     forced = vyre__env(VYRE__ENV_BACKEND);
@@ -323,8 +84,9 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
     host->forced = strdup(forced);
     if (!host->forced) goto fail_forced;
   }
-  if (collect_candidates(host, &opt) != 0) goto fail_collect;
+  if (host_collect_candidates(host, &opt) != 0) goto fail_collect;
   load_all(host);
+  host_validate_link(host->entries, host->count);
   *out = host;
   return VYRE_OK;
 
@@ -432,9 +194,12 @@ vyre_status vyre_host_backend_info(vyre_host *host, uint32_t index, vyre_host_ca
   full.registration_minor = e->registration_minor;
   full.unknown_capabilities = e->unknown_capabilities;
   full.extensions = e->extensions;
+  full.release = e->release;
   pthread_mutex_lock(&host->lock);
   full.status = e->status;
   memcpy(full.reason, e->reason, sizeof full.reason);
+  /* A usable candidate's reason is "" or its note (a pre-1.0.0 build). */
+  if (!full.reason[0] && e->note[0]) snprintf(full.reason, sizeof full.reason, "%s", e->note);
   pthread_mutex_unlock(&host->lock);
   vyre__sized_write(info, &full, sizeof full);
   return VYRE_OK;
@@ -667,6 +432,7 @@ vyre_status vyre_host_create(vyre_host *host, const char *id, const vyre_backend
                                       : "host or out is NULL. Fix: pass both");
   vyre_status st = host_check_backend_options("vyre_host_create", options, err);
   if (st != VYRE_OK) return st;
+  if (host->no_load) return host_no_load_error("vyre_host_create", err);
   if (id) return create_by_id(host, id, "", options, out, index, err);
   if (host->forced)
     return create_by_id(host, host->forced,

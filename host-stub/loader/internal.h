@@ -2,6 +2,8 @@
 #ifndef HOST_INTERNAL_H
 #define HOST_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "vyre/vyre.h"
@@ -71,16 +73,49 @@ typedef struct host_entry {
   uint64_t storage_types;
   uint32_t registration_size;
   uint32_t vtable_size;
+  uint16_t release; /* the descriptor's release (0: a pre-1.0.0 build) */
+  char note[128];   /* shown as the reason of a usable candidate ("pre-1.0.0 build"); "" */
+  /* The host's registered "reference" entry (the validation layer's
+   * oracle), or NULL; set by host_validate_link when vyre_host_open
+   * returns, valid until vyre_host_close. */
+  const struct host_entry *reference;
 } host_entry;
 
+/* The host (host.c); discover.c fills its candidate table. */
+#define HOST_MAGIC 0x54534f4845525956ull /* "VYREHOST" while open; 0 once closed (quarantined) */
+struct vyre_host {
+  uint64_t magic;       /* HOST_MAGIC while open */
+  pthread_mutex_t lock; /* guards entries[].status and entries[].reason */
+  host_entry *entries;
+  uint32_t count;
+  uint32_t capacity;
+  char *forced; /* forced id or NULL */
+  int forced_from_env;
+  int no_load; /* VYRE_HOST_NO_LOAD: candidates judged from their files only */
+};
+
+/* Fill host->entries from the search path (discover.c, docs/host.md
+ * "Discovery"): options first, then $VYRE_BACKEND_PATH, the build tree
+ * and the plugin directory, as opt->flags allow.  0, or -1 when out of
+ * memory. */
+int host_collect_candidates(vyre_host *host, const vyre_host_options *opt);
+
 /*
- * Load the file at e->path: dlopen, check the descriptor, call the entry,
- * check and copy the registration.  On any failure e->status is
- * VYRE_HOST_SKIPPED with a one-line reason; else VYRE_HOST_LOADED.  The
- * handle is kept even on failure (never dlclose).  Not thread-safe on one
- * entry; different entries may load concurrently.
+ * Judge the file at e->path from its bytes (ELF checks, the descriptor
+ * and the entry symbol read with pread: no plugin code runs); then,
+ * unless `judge_only`, dlopen it, check the loaded descriptor equals the
+ * file's, call the entry, check and copy the registration.  On any
+ * failure e->status is VYRE_HOST_SKIPPED with a one-line reason; else
+ * VYRE_HOST_LISTED (judge_only) or VYRE_HOST_LOADED.  A handle is kept
+ * even on failure (never dlclose).  Not thread-safe on one entry;
+ * different entries may load concurrently.
  */
-void host_load_entry(host_entry *e);
+void host_load_entry(host_entry *e, int judge_only);
+
+/* The error of vyre_host_create and the other create/select functions
+ * on a host opened with VYRE_HOST_NO_LOAD: VYRE_INVALID_ARGUMENT, naming
+ * `function` (loader.c). */
+vyre_status host_no_load_error(const char *function, vyre_error *err);
 
 /* Set e->reason from a format (truncated to one line). */
 void host_entry_reason(host_entry *e, const char *fmt, ...)
@@ -135,6 +170,84 @@ void host_quarantine(void *obj);
  * `path`; 0 (nothing changed) for a vyre_status.  guard_expect.c.
  */
 int host_factory_status(vyre_status *st, const char *path, char *reason, size_t reason_size);
+
+/* ------------------------------------------------------------------ */
+/* The validation layer (validate.c; docs/host.md, "Validation layer") */
+/* ------------------------------------------------------------------ */
+typedef struct host_validate host_validate;
+
+/* Point every entry's `reference` at the registered entry with id
+ * "reference" (called once by vyre_host_open, single-threaded). */
+void host_validate_link(host_entry *entries, uint32_t count);
+
+/*
+ * The layer of one instance: `self` is the instance callers hold (the
+ * layer calls back into it), e the entry it was made from.  Reads
+ * $VYRE_VALIDATE and $VYRE_VALIDATE_DIR; *on receives 1 when they select
+ * dispatches of this instance (the flag the hooks test); the layer keeps
+ * *pending non-zero while it holds checked async dispatches (the flag the
+ * pending hooks test).  NULL on out of memory.  Free with
+ * host_validate_free (NULL accepted).
+ */
+host_validate *host_validate_new(const host_entry *e, vyre_backend *self, int *on,
+                                 atomic_int *pending);
+void host_validate_free(host_validate *v);
+
+/* Set while the layer calls back into the instance, so the hooks let the
+ * call through. */
+extern _Thread_local int host_validate_busy;
+
+/* Whether an entry goes through the layer: the instance is validated, or
+ * the call's options have a chain (which may hold a vyre_validate to take
+ * off).  Otherwise this is the whole cost of the layer on a call. */
+#if defined(__GNUC__)
+#define HOST_VALIDATE_UNLIKELY_(x) __builtin_expect(!!(x), 0)
+#else
+#define HOST_VALIDATE_UNLIKELY_(x) (x)
+#endif
+#define HOST_VALIDATE_HOOK(on, o)                                                            \
+  HOST_VALIDATE_UNLIKELY_(                                                                  \
+      ((on) || ((o) && (o)->struct_size >= sizeof(vyre_dispatch_options) && (o)->next)) && \
+      !host_validate_busy)
+
+/* Whether pending_wait and pending_release go through the layer: it
+ * holds checked async dispatches. */
+#define HOST_VALIDATE_PENDING(flag) \
+  HOST_VALIDATE_UNLIKELY_(atomic_load_explicit(&(flag), memory_order_relaxed) && !host_validate_busy)
+
+/* The entries through the layer: the same arguments as the vtable's,
+ * `self` the instance callers hold; each takes vyre_validate off the
+ * chain, calls self's entry, and (dispatch, dispatch_into; dispatch_async
+ * at its pending_wait) checks the result against the reference when the
+ * call is selected. */
+vyre_status host_validate_dispatch(host_validate *v, vyre_backend *self,
+                                   const vyre_program_ref *program, const vyre_input *inputs,
+                                   uint32_t input_count, const vyre_dispatch_options *options,
+                                   vyre_outputs **out, vyre_timing *timing, vyre_error *err);
+vyre_status host_validate_dispatch_into(host_validate *v, vyre_backend *self,
+                                        const vyre_program_ref *program, const vyre_input *inputs,
+                                        uint32_t input_count, const vyre_dispatch_options *options,
+                                        vyre_output_slot *outputs, uint32_t output_count,
+                                        vyre_timing *timing, vyre_error *err);
+vyre_status host_validate_dispatch_async(host_validate *v, vyre_backend *self,
+                                         const vyre_program_ref *program, const vyre_input *inputs,
+                                         uint32_t input_count, const vyre_dispatch_options *options,
+                                         vyre_pending *out, vyre_error *err);
+vyre_status host_validate_dispatch_resident(host_validate *v, vyre_backend *self,
+                                            const vyre_program_ref *program,
+                                            const vyre_resident *buffers, uint32_t buffer_count,
+                                            const vyre_dispatch_options *options,
+                                            vyre_timing *timing, vyre_error *err);
+vyre_status host_validate_pipeline_create(host_validate *v, vyre_backend *self,
+                                          const void *program_bytes, uint64_t program_size,
+                                          const vyre_dispatch_options *options,
+                                          vyre_pipeline *out, vyre_error *err);
+vyre_status host_validate_pending_wait(host_validate *v, vyre_backend *self, vyre_pending pending,
+                                       vyre_outputs **out, vyre_timing *timing, vyre_error *err);
+vyre_status host_validate_pending_release(host_validate *v, vyre_backend *self,
+                                          vyre_pending pending, vyre_error *err);
+/* Forget a released pipeline's program (pipeline_release). */
+void host_validate_pipeline_release(host_validate *v, vyre_pipeline pipeline);
 
 /* Debug tracing (VYRE_LOG=debug), one "vyre-host: ..." line on stderr. */
 #define host_log(...) vyre__log("vyre-host", __VA_ARGS__)

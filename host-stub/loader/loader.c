@@ -1,4 +1,4 @@
-/* loader.c -- open one plugin file, check its descriptor before running it, negotiate the ABI, check its registration. */
+/* loader.c -- judge one plugin file from its bytes (descriptor read with pread, no plugin code run), then load it, negotiate the ABI, check its registration. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elf.h>
 #if defined(__GLIBC__)
 #include <link.h>
 #endif
@@ -15,6 +16,7 @@
 #include "elfcheck.h"
 #include "internal.h"
 #include "vyre/vyre_program.h"
+#include "vyre/vyre_support.h"
 
 void host_entry_reason(host_entry *e, const char *fmt, ...) {
   va_list ap;
@@ -25,6 +27,14 @@ void host_entry_reason(host_entry *e, const char *fmt, ...) {
    * messages may carry newlines. */
   for (char *p = e->reason; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+}
+
+vyre_status host_no_load_error(const char *function, vyre_error *err) {
+  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                        "%s: the host was opened with VYRE_HOST_NO_LOAD: its candidates were "
+                        "judged from their files and none was loaded, so none can create an "
+                        "instance. Fix: open the host without VYRE_HOST_NO_LOAD",
+                        function);
 }
 
 /* This process's ELF class, byte order and machine, found once. */
@@ -59,19 +69,19 @@ static int id_is_valid(const char *id) {
 }
 
 /*
- * The size the dynamic symbol table gives the descriptor, so that a
- * descriptor claiming more bytes than the object has is caught before it
- * is read.  0 when the platform cannot tell.
+ * The size and type the dynamic linker's symbol table gives the object
+ * at `address` (glibc's dladdr1): after dlopen, a second look at the
+ * symbol the file check judged.  0 when the platform cannot tell.
  */
 static size_t symbol_size(const void *address, int *is_object) {
   *is_object = 1;
-#if defined(__GLIBC__) && defined(RTLD_DL_SYMENT)
+  /* glibc's RTLD_DL_SYMENT is an enumerator, not a macro: test glibc. */
+#if defined(__GLIBC__)
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   if (dladdr1(address, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
       info.dli_saddr == address) {
-    int type = ELF64_ST_TYPE(sym->st_info);
-    *is_object = type == STT_OBJECT || type == STT_NOTYPE;
+    *is_object = ELF64_ST_TYPE(sym->st_info) == STT_OBJECT;
     return (size_t)sym->st_size;
   }
 #else
@@ -80,46 +90,39 @@ static size_t symbol_size(const void *address, int *is_object) {
   return 0;
 }
 
-/* Descriptor checks; fills e's descriptor fields.  0 when usable. */
-static int check_descriptor(host_entry *e, const void *symbol) {
-  int is_object;
-  size_t sym_size = symbol_size(symbol, &is_object);
-  if (!is_object) {
-    host_entry_reason(e, "bad plugin descriptor: '%s' is not a data object. Fix: define it as "
-                         "`VYRE_PLUGIN_EXPORT const vyre_descriptor " VYRE_PLUGIN_DESCRIPTOR_SYMBOL " = VYRE_DESCRIPTOR_INIT(...)`",
-                      VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+/* A descriptor of release 0 serving only minor 0 may be the 0.1 draft
+ * (its vyre_program_ref layout differs): refused.  Release 0 serving
+ * minor 1 or later is a pre-1.0.0 build of this ABI: accepted, noted. */
+static int check_release(host_entry *e, const vyre_descriptor *d) {
+  e->release = d->release;
+  if (d->release != 0) return 0;
+  if (d->abi_minor_max == 0) {
+    host_entry_reason(e, "pre-1.0.0 build: descriptor release 0 serving only ABI %u.0, which "
+                         "may be the 0.1 draft (its vyre_program_ref layout differs). Fix: "
+                         "rebuild the plugin against the headers of vyre 1.0.0 or later "
+                         "(VYRE_DESCRIPTOR_INIT sets release %u)",
+                      d->abi_major, VYRE_DESCRIPTOR_RELEASE);
     return -1;
   }
-  if (sym_size != 0 && sym_size < 8) {
-    host_entry_reason(e, "bad plugin descriptor: the symbol is %zu bytes, the header alone is 8. "
-                         "Fix: rebuild the plugin against vyre.h",
-                      sym_size);
-    return -1;
-  }
-  uint32_t size;
-  memcpy(&size, symbol, sizeof size);
-  if (size < 8) {
-    host_entry_reason(e, "bad plugin descriptor: struct_size %u is smaller than its own header "
-                         "(8 bytes). Fix: set struct_size = sizeof(vyre_descriptor)",
-                      size);
-    return -1;
-  }
+  snprintf(e->note, sizeof e->note,
+           "pre-1.0.0 build (descriptor release 0): rebuild it against vyre 1.0.0 or later");
+  return 0;
+}
+
+/* Descriptor checks on its `size` bytes as the file holds them (the
+ * symbol is at least HOST_DESCRIPTOR_MIN bytes); fills e's descriptor
+ * fields.  0 when usable. */
+static int check_descriptor(host_entry *e, const unsigned char *bytes, size_t size_in_file) {
   vyre_descriptor d;
   memset(&d, 0, sizeof d);
-  size_t take = size < sizeof d ? size : sizeof d;
-  if (sym_size != 0 && sym_size < take) {
-    host_entry_reason(e, "bad plugin descriptor: struct_size %u but the symbol is only %zu bytes. "
-                         "Fix: set struct_size = sizeof(vyre_descriptor)",
-                      size, sym_size);
-    return -1;
-  }
-  memcpy(&d, symbol, take);
+  memcpy(&d, bytes, HOST_DESCRIPTOR_MIN); /* the symbol has at least these */
   if (d.magic != VYRE_PLUGIN_MAGIC) {
     host_entry_reason(e, "bad plugin descriptor: magic 0x%08x, expected 0x%08x (\"VYPL\"). "
                          "Fix: this is not a vyre plugin, or it is corrupt; rebuild it",
                       d.magic, VYRE_PLUGIN_MAGIC);
     return -1;
   }
+  uint32_t size = d.struct_size;
   if (size < HOST_DESCRIPTOR_MIN) {
     host_entry_reason(e, "bad plugin descriptor: struct_size %u, the host needs at least %zu. "
                          "Fix: rebuild the plugin against vyre.h (set struct_size = "
@@ -133,6 +136,15 @@ static int check_descriptor(host_entry *e, const void *symbol) {
                       size, HOST_STRUCT_MAX);
     return -1;
   }
+  /* The size-prefix rule: min(struct_size, sizeof) bytes, the rest 0. */
+  size_t take = size < sizeof d ? size : sizeof d;
+  if (take > size_in_file) {
+    host_entry_reason(e, "bad plugin descriptor: struct_size %u but the symbol is only %zu bytes. "
+                         "Fix: set struct_size = sizeof(vyre_descriptor)",
+                      size, size_in_file);
+    return -1;
+  }
+  memcpy(&d, bytes, take);
   if (take >= offsetof(vyre_descriptor, build_id) + sizeof d.build_id)
     copy_plugin_string(e->build_id, sizeof e->build_id - 1, d.build_id);
   e->minor_min = d.abi_minor_min;
@@ -159,6 +171,7 @@ static int check_descriptor(host_entry *e, const void *symbol) {
                       VYRE_HOST_ABI_MINOR, VYRE_HOST_ABI_MINOR);
     return -1;
   }
+  if (check_release(e, &d) != 0) return -1;
   e->abi_major = d.abi_major;
   e->abi_minor = minor;
   if (d.registration_size < HOST_REGISTRATION_MIN || d.registration_size > HOST_STRUCT_MAX) {
@@ -302,20 +315,107 @@ static int take_registration(host_entry *e, const vyre_registration *reg) {
   return 0;
 }
 
+/* The descriptor as the file holds it: its first bytes. */
+typedef struct file_descriptor {
+  unsigned char bytes[sizeof(vyre_descriptor)];
+  size_t size; /* min(symbol size, sizeof bytes) */
+} file_descriptor;
+
+static const char *symbol_type_words(unsigned type) {
+  switch (type) {
+  case STT_NOTYPE: return "untyped (STT_NOTYPE)";
+  case STT_FUNC: return "a function";
+  case STT_SECTION: return "a section";
+  case STT_TLS: return "thread-local";
+  case STT_GNU_IFUNC: return "an indirect function";
+  default: return "not a data object";
+  }
+}
+
+/* The descriptor symbol in the file (fd): a data object of at least
+ * HOST_DESCRIPTOR_MIN bytes in the file contents; its bytes into *out. */
+static int read_file_descriptor(host_entry *e, int fd, file_descriptor *out) {
+  char why[256];
+  host_elf_object o;
+  if (host_elf_object_fd(fd, VYRE_PLUGIN_DESCRIPTOR_SYMBOL, out->bytes, sizeof out->bytes, &o,
+                         why, sizeof why) != 0) {
+    host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build, or "
+                         "remove it from the search path",
+                      why);
+    return -1;
+  }
+  if (!o.found) {
+    host_entry_reason(e, "not a vyre plugin: it exports no '%s'. Fix: remove it from the search "
+                         "path, or export the descriptor (-export-symbols-regex)",
+                      VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+    return -1;
+  }
+  if (o.type != STT_OBJECT) {
+    host_entry_reason(e, "bad plugin descriptor: '%s' is %s, not a data object. Fix: define it "
+                         "as `VYRE_PLUGIN_EXPORT const vyre_descriptor %s = VYRE_DESCRIPTOR_INIT(...)`",
+                      VYRE_PLUGIN_DESCRIPTOR_SYMBOL, symbol_type_words(o.type),
+                      VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+    return -1;
+  }
+  if (o.size < HOST_DESCRIPTOR_MIN) {
+    host_entry_reason(e, "bad plugin descriptor: the symbol '%s' is %llu bytes, the host needs at "
+                         "least %zu. Fix: define it as a vyre_descriptor with VYRE_DESCRIPTOR_INIT "
+                         "(rebuild against vyre.h)",
+                      VYRE_PLUGIN_DESCRIPTOR_SYMBOL, (unsigned long long)o.size,
+                      (size_t)HOST_DESCRIPTOR_MIN);
+    return -1;
+  }
+  if (!o.in_file) {
+    host_entry_reason(e, "bad plugin descriptor: its %llu bytes at address 0x%llx are not file "
+                         "contents a PT_LOAD segment maps (%s). Fix: define it `const` and "
+                         "initialised, with VYRE_DESCRIPTOR_INIT",
+                      (unsigned long long)o.size, (unsigned long long)o.address,
+                      o.shndx >= SHN_LORESERVE ? "an absolute or common symbol"
+                                               : "a zero-filled .bss object, or a corrupt file");
+    return -1;
+  }
+  out->size = o.copied;
+  return 0;
+}
+
+/* The entry symbol in the file: a function. */
+static int check_file_entry(host_entry *e, int fd) {
+  char why[256];
+  host_elf_object o;
+  if (host_elf_object_fd(fd, VYRE_PLUGIN_ENTRY_SYMBOL, NULL, 0, &o, why, sizeof why) != 0) {
+    host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build, or "
+                         "remove it from the search path",
+                      why);
+    return -1;
+  }
+  if (!o.found || o.type != STT_FUNC) {
+    host_entry_reason(e, "incomplete plugin: it exports no '%s'%s%s. Fix: export the entry "
+                         "function (-export-symbols-regex '^vyre_plugin_')",
+                      VYRE_PLUGIN_ENTRY_SYMBOL, o.found ? " function: the symbol is " : "",
+                      o.found ? symbol_type_words(o.type) : "");
+    return -1;
+  }
+  return 0;
+}
+
 /*
- * Before dlopen: is the file a complete shared object for this machine?
- * dlopen maps the segments a file's program headers describe, and
- * touching a page past the end of the file raises SIGBUS: a truncated
- * plugin (an interrupted copy) anywhere on the search path would kill
- * every host.  The check reads (pread) the ELF header and the program
- * headers; it never maps the file.  0 when dlopen may be tried.
+ * Judge the file without running any of its code: plain reads (pread),
+ * never a mapping.  Is it a complete shared object for this machine
+ * (dlopen maps the segments the program headers describe, and touching
+ * a page past the end of the file raises SIGBUS: a truncated plugin
+ * would kill every host)?  Do its dynamic section and tables lie in the
+ * file?  Then the descriptor, read from the file where the dynamic
+ * linker would find it, is judged, and the entry must be a function.
+ * 0 when the plugin is compatible: only then is it dlopened (its
+ * constructors run).  *desc receives the descriptor's bytes.
  *
- * The file can change between this check and dlopen (TOCTOU).  The
- * search path is trusted as far as its owner is: the check guards
- * against accidents and corrupt files, not against someone who can
- * write the plugin directory (they could install any code there).
+ * The file can change between this check and dlopen (TOCTOU): the
+ * descriptor is compared again once loaded.  The search path is trusted
+ * as far as its owner is: the check guards against accidents, corrupt
+ * and incompatible files, not against someone who can write the plugin
+ * directory (they could install any code there).
  */
-static int check_file(host_entry *e) {
+static int judge_file(host_entry *e, file_descriptor *desc) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, elf_want_init);
   char why[256];
@@ -327,21 +427,45 @@ static int check_file(host_entry *e) {
     return -1;
   }
   int rc = host_elf_check_fd(fd, &elf_want, why, sizeof why);
-  close(fd);
   if (rc != 0)
     host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build "
                          "for this machine (an interrupted copy or build leaves a truncated "
                          "file), or remove it from the search path",
                       why);
+  if (rc == 0) rc = read_file_descriptor(e, fd, desc);
+  if (rc == 0) rc = check_descriptor(e, desc->bytes, desc->size);
+  if (rc == 0) rc = check_file_entry(e, fd);
+  close(fd);
   return rc;
 }
 
-void host_load_entry(host_entry *e) {
-  host_log("loading %s", e->path);
-  if (check_file(e) != 0) {
-    skip(e);
-    return;
+/* After dlopen: the descriptor dlsym finds is the object the file holds,
+ * unchanged (a relocation or a constructor could have written it, or
+ * the file could have been replaced since it was judged). */
+static int check_loaded_descriptor(host_entry *e, const void *loaded,
+                                   const file_descriptor *desc) {
+  int is_object;
+  size_t size = symbol_size(loaded, &is_object);
+  if (size != 0 && (!is_object || size < desc->size)) {
+    host_entry_reason(e, "bad plugin descriptor: the symbol dlsym found (%zu bytes, %s) is not "
+                         "the one read from the file. Fix: rebuild the plugin; do not replace "
+                         "it while hosts start",
+                      size, is_object ? "a data object" : "not a data object");
+    return -1;
   }
+  if (memcmp(loaded, desc->bytes, desc->size) != 0) {
+    host_entry_reason(e, "bad plugin descriptor: descriptor changed by relocation/constructor: "
+                         "its loaded bytes differ from the file's. Fix: define it `const` with "
+                         "VYRE_DESCRIPTOR_INIT and never write to it (or do not replace the "
+                         "file while hosts start)");
+    return -1;
+  }
+  return 0;
+}
+
+/* dlopen a judged plugin, check its descriptor again, call its entry
+ * and take its registration. */
+static void load(host_entry *e, const file_descriptor *desc) {
   dlerror();
   /* RTLD_LOCAL: two plugins may define the same internal symbols.
    * RTLD_NOW: a missing symbol fails here, not in the middle of a dispatch. */
@@ -355,15 +479,15 @@ void host_load_entry(host_entry *e) {
     return;
   }
   dlerror();
-  const void *desc = dlsym(e->handle, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
-  if (!desc) {
-    host_entry_reason(e, "not a vyre plugin: it exports no '%s'. Fix: remove it from the search "
-                         "path, or export the descriptor (-export-symbols-regex)",
+  const void *loaded = dlsym(e->handle, VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
+  if (!loaded) {
+    host_entry_reason(e, "not a vyre plugin: dlsym finds no '%s' (its file has one). Fix: "
+                         "rebuild the plugin; do not replace it while hosts start",
                       VYRE_PLUGIN_DESCRIPTOR_SYMBOL);
     skip(e);
     return;
   }
-  if (check_descriptor(e, desc) != 0) {
+  if (check_loaded_descriptor(e, loaded, desc) != 0) {
     skip(e);
     return;
   }
@@ -406,4 +530,20 @@ void host_load_entry(host_entry *e) {
   e->status = VYRE_HOST_LOADED;
   host_log("loaded '%s' %s (ABI %u.%u, precedence %d) from %s", e->id, e->version, e->abi_major,
            e->abi_minor, e->precedence, e->path);
+}
+
+void host_load_entry(host_entry *e, int judge_only) {
+  host_log("%s %s", judge_only ? "judging" : "loading", e->path);
+  file_descriptor desc;
+  memset(&desc, 0, sizeof desc);
+  if (judge_file(e, &desc) != 0) {
+    skip(e);
+    return;
+  }
+  if (judge_only) {
+    e->status = VYRE_HOST_LISTED;
+    host_log("listed %s (ABI %u.%u, not loaded)", e->path, e->abi_major, e->abi_minor);
+    return;
+  }
+  load(e, &desc);
 }

@@ -7,13 +7,17 @@ VYRE_BUILD_PLUGINS = host-stub/ref/.libs/libvyre-ref.so:plugin/runtime/.libs/lib
 # The checking instance (guard*.c), also built into tests/loader's skew hosts.
 HOST_GUARD_SOURCES = host-stub/loader/guard.c host-stub/loader/guard_expect.c \
 	host-stub/loader/guard_args.c host-stub/loader/guard_handles.c
+# The validation layer the checking instance calls (validate*.c), likewise.
+HOST_VALIDATE_SOURCES = host-stub/loader/validate.c host-stub/loader/validate_check.c \
+	host-stub/loader/validate_async.c
 
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
-host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/loader.c \
+host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/discover.c host-stub/loader/loader.c \
 	$(HOST_GUARD_SOURCES) host-stub/loader/guard.h \
 	host-stub/loader/elfcheck.c host-stub/loader/api.c \
-	host-stub/loader/select.c host-stub/loader/elfcheck.h host-stub/loader/internal.h
+	host-stub/loader/select.c host-stub/loader/elfcheck.h host-stub/loader/internal.h \
+	$(HOST_VALIDATE_SOURCES) host-stub/loader/validate.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-include config-paths.h -DVYRE_BUILD_PLUGINS='"$(VYRE_BUILD_PLUGINS)"'
 # libvyre's API from the installed shared libvyre (a dependency, not a

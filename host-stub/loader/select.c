@@ -203,11 +203,13 @@ vyre_status vyre_host_create_for(vyre_host *host, const void *program, uint64_t 
                           "vyre_host_create_for: %s is NULL. Fix: pass the host, the program's "
                           "bytes and the address of a vyre_backend *",
                           !host ? "host" : !out ? "out" : "program");
-  if (options && (options->struct_size < sizeof(uint32_t) || options->struct_size > HOST_STRUCT_MAX))
+  if (host->magic != HOST_MAGIC)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "vyre_host_create_for: options->struct_size %u is invalid. Fix: set it "
-                          "to sizeof(vyre_backend_options)",
-                          options->struct_size);
+                          "vyre_host_create_for: the host was closed. Fix: pass one "
+                          "vyre_host_open made, before its vyre_host_close");
+  if (host->no_load) return host_no_load_error("vyre_host_create_for", err);
+  vyre_status checked = host_check_backend_options("vyre_host_create_for", options, err);
+  if (checked != VYRE_OK) return checked;
   if (dispatch && (dispatch->struct_size < sizeof(uint32_t) || dispatch->struct_size > HOST_STRUCT_MAX))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_create_for: dispatch->struct_size %u is invalid. Fix: set it "

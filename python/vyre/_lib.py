@@ -361,7 +361,7 @@ class HostCandidate(C.Structure):
                 ("registration_size", C.c_uint32), ("vtable_size", C.c_uint32),
                 ("reason", C.c_char * HOST_REASON_MAX),
                 ("op_types", C.POINTER(C.c_uint32)), ("unknown_op_count", C.c_uint32),
-                ("registration_minor", C.c_uint16), ("reserved", C.c_uint16),
+                ("registration_minor", C.c_uint16), ("release", C.c_uint16),
                 ("unknown_capabilities", C.c_uint64), ("extensions", C.c_char_p)]
 
 

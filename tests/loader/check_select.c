@@ -230,7 +230,7 @@ START_TEST(test_errors) {
   void *bytes = image(uses_mul, &size);
   vyre_backend_options bo = {0, 0, 0, 0, NULL};
   ck_assert(vyre_host_create_for(h, bytes, size, NULL, &bo, &b, &err) == VYRE_INVALID_ARGUMENT);
-  ck_assert_msg(strstr(err.message, "options->struct_size 0"), "%s", err.message);
+  ck_assert_msg(strstr(err.message, "vyre_backend_options.struct_size is 0"), "%s", err.message);
   vyre_dispatch_options d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;

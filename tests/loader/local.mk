@@ -38,7 +38,15 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libhostile_zfail.la \
 	tests/loader/stubs/libhostile_fakeref.la \
 	tests/loader/stubs/libselect_nodiv.la \
-	tests/loader/stubs/libhostile_guard.la
+	tests/loader/stubs/libhostile_guard.la \
+	tests/loader/stubs/libjudge_tiny.la \
+	tests/loader/stubs/libjudge_funcdesc.la \
+	tests/loader/stubs/libjudge_major2.la \
+	tests/loader/stubs/libjudge_ctor.la \
+	tests/loader/stubs/libjudge_draft.la \
+	tests/loader/stubs/libjudge_pre10.la \
+	tests/loader/stubs/libjudge_mutable.la \
+	tests/loader/stubs/libjudge_sysv.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -226,6 +234,57 @@ tests_loader_stubs_libhostile_guard_la_LDFLAGS = -module -rpath /nowhere -avoid-
 	-export-symbols-regex '^(vyre_plugin_|guard_calls$$)'
 tests_loader_stubs_libhostile_guard_la_LIBADD = $(STUB_LIBADD)
 
+# The judge stubs (libjudge_*.so: a directory scan of the stubs never
+# picks them up) test what the host decides from the file alone
+# (tests/loader/check_judge.c, noload.test).
+# tiny: an 8-byte vyre_plugin_descriptor object (struct_size 88, magic)
+tests_loader_stubs_libjudge_tiny_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_tiny_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"tiny"' -DSTUB_TINY_DESC
+tests_loader_stubs_libjudge_tiny_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_tiny_la_LIBADD = $(STUB_LIBADD)
+
+# funcdesc: a function named vyre_plugin_descriptor
+tests_loader_stubs_libjudge_funcdesc_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_funcdesc_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"funcdesc"' -DSTUB_FUNC_DESC
+tests_loader_stubs_libjudge_funcdesc_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_funcdesc_la_LIBADD = $(STUB_LIBADD)
+
+# major2: ABI major 2, with a constructor that creates $STUB_CTOR_MARKER
+tests_loader_stubs_libjudge_major2_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_major2_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"major2"' -DSTUB_MAJOR=2 -DSTUB_CTOR_MARKER
+tests_loader_stubs_libjudge_major2_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_major2_la_LIBADD = $(STUB_LIBADD)
+
+# ctor: a working plugin with that constructor
+tests_loader_stubs_libjudge_ctor_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_ctor_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"ctor"' -DSTUB_CTOR_MARKER
+tests_loader_stubs_libjudge_ctor_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_ctor_la_LIBADD = $(STUB_LIBADD)
+
+# draft: descriptor release 0 serving minor 0 only (could be the 0.1 draft)
+tests_loader_stubs_libjudge_draft_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_draft_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"draft"' -DSTUB_RELEASE=0 -DSTUB_ABI10 -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=0
+tests_loader_stubs_libjudge_draft_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_draft_la_LIBADD = $(STUB_LIBADD)
+
+# pre10: descriptor release 0 serving minors 0..1 (a pre-1.0.0 build of ABI 1.1)
+tests_loader_stubs_libjudge_pre10_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_pre10_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"pre10"' -DSTUB_RELEASE=0 -DSTUB_MINOR_MIN=0 -DSTUB_MINOR_MAX=1
+tests_loader_stubs_libjudge_pre10_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_pre10_la_LIBADD = $(STUB_LIBADD)
+
+# mutable: a writable descriptor its constructor changes once loaded
+tests_loader_stubs_libjudge_mutable_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_mutable_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"mutable"' -DSTUB_MUTABLE_DESC
+tests_loader_stubs_libjudge_mutable_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_mutable_la_LIBADD = $(STUB_LIBADD)
+
+# sysv: a working plugin with only a DT_HASH table (no DT_GNU_HASH)
+tests_loader_stubs_libjudge_sysv_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_sysv_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"sysv"'
+tests_loader_stubs_libjudge_sysv_la_LDFLAGS = $(STUB_LDFLAGS) -Wl,--hash-style=sysv
+tests_loader_stubs_libjudge_sysv_la_LIBADD = $(STUB_LIBADD)
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -250,12 +309,22 @@ tests_loader_check_guard_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_loader_check_guard_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_guard_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 
+# Judging a plugin from its file: hostile descriptors and crafted ELF
+# files refused without dlopen, VYRE_HOST_NO_LOAD.
+check_PROGRAMS += tests/loader/check_judge
+TESTS += tests/loader/check_judge
+tests_loader_check_judge_SOURCES = tests/loader/check_judge.c
+tests_loader_check_judge_CPPFLAGS = $(tests_loader_check_loader_CPPFLAGS)
+tests_loader_check_judge_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_judge_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
+
 # The same suite against hosts of ABI minor N+1 (2) and N-1 (0): version
 # skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
-tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c \
-	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c
+tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c host-stub/loader/discover.c \
+	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c \
+	$(HOST_VALIDATE_SOURCES)
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
@@ -276,4 +345,29 @@ tests_loader_check_select_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_select_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_select_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
+endif
+
+# `vyre list --no-probe` runs no plugin code (shell, like tests/cli).
+TESTS += tests/loader/noload.test
+EXTRA_DIST += tests/loader/noload.test
+
+# The validation layer (docs/host.md, "Validation layer"): a plugin over
+# the reference with a planted add miscompile (named libmiscompile.so,
+# not libvyre-*.so, so that directory scans of the stubs never list it),
+# and the suite that catches it and replays its capsule with `vyre conform`.
+check_LTLIBRARIES += tests/loader/stubs/libmiscompile.la
+tests_loader_stubs_libmiscompile_la_SOURCES = tests/loader/stubs/miscompile.c
+tests_loader_stubs_libmiscompile_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DMISCOMPILE_INNER='"$(abs_top_builddir)/host-stub/ref/.libs/libvyre-ref.so"'
+tests_loader_stubs_libmiscompile_la_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^(vyre_plugin_|miscompile_seen_calls$$)'
+tests_loader_stubs_libmiscompile_la_LIBADD = abi/libvyre-private.la -ldl -lpthread
+if HAVE_CHECK
+check_PROGRAMS += tests/loader/check_validate
+TESTS += tests/loader/check_validate
+tests_loader_check_validate_SOURCES = tests/loader/check_validate.c
+tests_loader_check_validate_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DVYRE_TEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_loader_check_validate_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_validate_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS) -ldl
 endif

@@ -4,7 +4,8 @@
  * must return 0 or -1 without reading outside the buffer, and always
  * leave a NUL-terminated reason; a file it passes must have its program
  * headers, segments and dynamic section inside the input (checked again
- * here, independently, for the host's class).  Build (the FUZZ_TARGETS
+ * here, independently, for the host's class), and the descriptor read
+ * that follows (host_elf_object_buffer) must keep the same promises.  Build (the FUZZ_TARGETS
  * rule of tests/fuzz/local.mk, `make fuzz`), or by hand:
  *   clang -g -fsanitize=fuzzer,address,undefined -I. \
  *     tests/fuzz/libfuzz/fuzz_elfcheck.c host-stub/loader/elfcheck.c abi/support/elf.c -o fuzz_elfcheck
@@ -57,6 +58,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       memcpy(&p, copy + h.e_phoff + (uint64_t)i * sizeof p, sizeof p);
       if (p.p_filesz && (p.p_offset > size || p.p_filesz > size - p.p_offset)) abort();
     }
+    /* The descriptor read that follows a passing check: 0 or -1 with a
+     * reason, and what it copies lies in the file. */
+    unsigned char desc[96];
+    host_elf_object o;
+    memset(reason, 'x', sizeof reason);
+    rc = host_elf_object_buffer(copy, size, "vyre_plugin_descriptor", desc, sizeof desc, &o,
+                                reason, sizeof reason);
+    if (rc != 0 && rc != -1) abort();
+    if (rc == -1 && memchr(reason, '\0', sizeof reason) == NULL) abort();
+    if (rc == 0 && (o.copied > sizeof desc || (o.copied && (!o.in_file || !o.found)) ||
+                    (o.in_file && o.size > size)))
+      abort();
   }
   free(copy);
   return 0;

@@ -2,7 +2,9 @@
 /*
  * The input is a whole candidate ELF file, read through
  * vyre__elf_open_buffer: the header, every program and section header,
- * the dynamic symbol table and its symbols' names.  Every call must
+ * the dynamic symbol table and its symbols' names, and the same table
+ * found through the dynamic section (vyre__elf_dynamic_symtab,
+ * vyre__elf_sym_find, vyre__elf_addr_range).  Every call must
  * return one of its documented results without reading outside the
  * buffer, leave a NUL-terminated "why" on failure, and what it accepts
  * must lie inside the input (checked again here, independently).  Build
@@ -56,6 +58,31 @@ static void read_symbols(const vyre__elf *e, size_t size) {
   }
 }
 
+/* The dynamic symbol table as the dynamic linker finds it: what it
+ * accepts lies in the file, and a lookup returns a defined symbol. */
+static void read_dynamic(const vyre__elf *e, size_t size) {
+  char why[256];
+  vyre__elf_symtab t;
+  memset(why, 'x', sizeof why);
+  int rc = vyre__elf_dynamic_symtab(e, &t, why, sizeof why);
+  if (rc != 0 && rc != 1 && rc != -1) abort();
+  expect_why(rc, why, sizeof why);
+  if (rc != 1) return;
+  if (!inside(t.str_offset, t.str_size, size) || t.entsize == 0 || t.offset > size ||
+      t.count > (size - t.offset) / t.entsize)
+    abort();
+  vyre__elf_sym s;
+  memset(why, 'x', sizeof why);
+  rc = vyre__elf_sym_find(e, &t, "vyre_plugin_descriptor", &s, why, sizeof why);
+  if (rc != 0 && rc != 1 && rc != -1) abort();
+  expect_why(rc, why, sizeof why);
+  if (rc == 1 && s.shndx == 0) abort();
+  uint64_t off = 0, avail = 0;
+  if (rc == 1 && vyre__elf_addr_range(e, s.value, s.size, &off, &avail) == 0 &&
+      (!inside(off, s.size, size) || avail < s.size))
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* A copy of exactly `size` bytes, so that ASan sees any overread. */
   uint8_t *copy = malloc(size ? size : 1);
@@ -95,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       expect_why(r, why, sizeof why);
     }
     read_symbols(&e, size);
+    read_dynamic(&e, size);
   }
   free(copy);
   return 0;

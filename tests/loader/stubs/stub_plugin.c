@@ -6,7 +6,13 @@
  *   STUB_MAJOR n           descriptor/registration ABI major (default VYRE_ABI_MAJOR)
  *   STUB_MINOR_MIN/MAX n   minor range served (default 0..VYRE_ABI_MINOR)
  *   STUB_MAGIC n           descriptor magic
+ *   STUB_RELEASE n         descriptor release (default VYRE_DESCRIPTOR_RELEASE)
  *   STUB_SHORT_DESC        export a 16-byte descriptor (struct_size 16)
+ *   STUB_TINY_DESC         export an 8-byte descriptor object (struct_size 88)
+ *   STUB_FUNC_DESC         export a function named vyre_plugin_descriptor
+ *   STUB_MUTABLE_DESC      a writable descriptor that a constructor changes
+ *   STUB_CTOR_MARKER       an ELF constructor that creates the file named
+ *                          by $STUB_CTOR_MARKER (proof that plugin code ran)
  *   STUB_DESC_REG_SIZE n   descriptor registration_size
  *   STUB_REG_SIZE n        registration struct_size
  *   STUB_NO_DESCRIPTOR     export no descriptor
@@ -59,6 +65,9 @@
 #endif
 #ifndef STUB_MAGIC
 #define STUB_MAGIC VYRE_PLUGIN_MAGIC
+#endif
+#ifndef STUB_RELEASE
+#define STUB_RELEASE VYRE_DESCRIPTOR_RELEASE
 #endif
 /* The sizes the 1.0 headers had: everything up to the 1.1 fields. */
 #define STUB_REG_SIZE_10 offsetof(vyre_registration, op_types)
@@ -410,7 +419,15 @@ static const __attribute__((unused)) stub_future_registration stub_registration 
 }, {0, 0, 0, 0}};
 
 #ifndef STUB_NO_DESCRIPTOR
-#ifdef STUB_SHORT_DESC
+#if defined(STUB_TINY_DESC)
+/* 8 bytes: struct_size and magic of a full descriptor, nothing after. */
+STUB_EXPORT const uint32_t vyre_plugin_descriptor[2] = {sizeof(vyre_descriptor), STUB_MAGIC};
+#elif defined(STUB_FUNC_DESC)
+/* A function where the descriptor should be (its code read as data
+ * would start with instruction bytes). */
+STUB_EXPORT void vyre_plugin_descriptor(void);
+void vyre_plugin_descriptor(void) { stub_calls.entry += 1000; }
+#elif defined(STUB_SHORT_DESC)
 typedef struct {
   uint32_t struct_size, magic;
   uint16_t abi_major, abi_minor_min, abi_minor_max, reserved;
@@ -420,17 +437,37 @@ STUB_EXPORT const stub_short_descriptor vyre_plugin_descriptor = {
 #else
 /* Written out field by field (not VYRE_DESCRIPTOR_INIT) so that each
  * can be broken on purpose. */
-VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor = {
+#ifdef STUB_MUTABLE_DESC
+#define STUB_DESC_QUALIFIER
+#else
+#define STUB_DESC_QUALIFIER const
+#endif
+VYRE_PLUGIN_EXPORT STUB_DESC_QUALIFIER vyre_descriptor vyre_plugin_descriptor = {
     .struct_size = sizeof(vyre_descriptor),
     .magic = STUB_MAGIC,
     .abi_major = STUB_MAJOR,
     .abi_minor_min = STUB_MINOR_MIN,
     .abi_minor_max = STUB_MINOR_MAX,
+    .release = STUB_RELEASE,
     .registration_size = STUB_DESC_REG_SIZE,
     .vtable_size = STUB_DESC_VTABLE_SIZE,
     .build_id = "stub " STUB_ID,
 };
+#ifdef STUB_MUTABLE_DESC
+/* Serve more minors once loaded than the file says. */
+__attribute__((constructor)) static void stub_mutate_descriptor(void) {
+  vyre_plugin_descriptor.abi_minor_max = 7;
+}
 #endif
+#endif
+#endif
+
+#ifdef STUB_CTOR_MARKER
+__attribute__((constructor)) static void stub_constructor(void) {
+  const char *path = getenv("STUB_CTOR_MARKER");
+  FILE *f = path && *path ? fopen(path, "w") : NULL;
+  if (f) fclose(f);
+}
 #endif
 
 #ifndef STUB_NO_ENTRY

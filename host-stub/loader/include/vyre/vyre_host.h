@@ -15,10 +15,14 @@
  *        plugins `make` builds there (host-stub/ref/.libs/libvyre-ref.so,
  *        plugin/runtime/.libs/libvyre-cuda.so).
  *     3. The installed plugin directory (${libdir}/vyre/backends).
- *   Each candidate is dlopen'ed (RTLD_NOW | RTLD_LOCAL); its descriptor is
- *   checked before any plugin function runs; then vyre_plugin_entry is
- *   called with the host's version and returns the registration, which is
- *   checked too.  The host records the negotiated minor itself
+ *   Each candidate is judged from its file first, with plain reads: the
+ *   ELF headers and dynamic section, and the descriptor where the dynamic
+ *   linker would find it (a data object of the right size); only a
+ *   compatible plugin is dlopen'ed (RTLD_NOW | RTLD_LOCAL), so no code of
+ *   an incompatible one ever runs (VYRE_HOST_NO_LOAD stops there).  Once
+ *   loaded, its descriptor must still equal the file's; then
+ *   vyre_plugin_entry is called with the host's version and returns the
+ *   registration, which is checked too.  The host records the negotiated minor itself
  *   (min(host minor, descriptor's abi_minor_max)) and passes it to the
  *   factory in vyre_backend_options.abi_minor.  Op ids and capability
  *   bits the host does not know are left out and counted
@@ -75,6 +79,10 @@ typedef struct vyre_host vyre_host;
 /* vyre_host_options.flags */
 #define VYRE_HOST_NO_ENV (1u << 0)          /* ignore VYRE_BACKEND_PATH, VYRE_BACKEND, VYRE_BUILD_DIR */
 #define VYRE_HOST_NO_DEFAULT_DIRS (1u << 1) /* search neither the build tree nor the plugin dir */
+/* Added in libvyre-host 1.2: judge every candidate from its file only
+ * (the descriptor read with pread) and load none: no plugin code runs;
+ * compatible ones are VYRE_HOST_LISTED, and nothing can be created. */
+#define VYRE_HOST_NO_LOAD (1u << 2)
 
 /* Options of vyre_host_open.  Zero-initialise and set struct_size; NULL
  * options mean all defaults. */
@@ -93,6 +101,8 @@ typedef enum vyre_host_status {
   VYRE_HOST_READY = 1,       /* its factory succeeded the last time it was tried */
   VYRE_HOST_UNAVAILABLE = 2, /* registered, but its factory failed the last time: reason */
   VYRE_HOST_SKIPPED = 3,     /* not loadable, bad ABI, bad registration or duplicate: reason */
+  VYRE_HOST_LISTED = 4,      /* (1.2) judged from its file: compatible, not loaded
+                                (VYRE_HOST_NO_LOAD); id and registration unknown */
   VYRE_HOST_STATUS_FORCE32_ = 0x7fffffff /* 32 bits whatever the enum options */
 } vyre_host_status;
 
@@ -133,7 +143,8 @@ typedef struct vyre_host_candidate {
   uint64_t storage_types;   /* bit (1 << vyre_type) per supported buffer type */
   uint32_t registration_size; /* struct_size of the plugin's registration */
   uint32_t vtable_size;     /* descriptor vtable_size */
-  char reason[VYRE_HOST_REASON_MAX]; /* why SKIPPED/UNAVAILABLE; "" otherwise */
+  char reason[VYRE_HOST_REASON_MAX]; /* why SKIPPED/UNAVAILABLE; otherwise "" or a note
+                                        ("pre-1.0.0 build ...") */
   /* Appended in libvyre-host 1.1 (read them only when struct_size covers
    * them). */
   const uint32_t *op_types; /* op_count masks parallel to ops: bit (1 << vyre_type)
@@ -142,7 +153,9 @@ typedef struct vyre_host_candidate {
   uint32_t unknown_op_count; /* op ids the plugin listed that this host does
                                not know (a newer plugin); left out of ops */
   uint16_t registration_minor; /* the minor of the registration's layout */
-  uint16_t reserved;
+  uint16_t release;         /* (libvyre-host 1.2; 0 before) the descriptor's release:
+                               VYRE_DESCRIPTOR_RELEASE of its headers, 0 for a pre-1.0.0
+                               build (then `reason` says so) or a descriptor never read */
   uint64_t unknown_capabilities; /* capability bits this host does not know;
                                     left out of capabilities */
   const char *extensions;   /* "name@version ..." the plugin serves; "" if none */
@@ -246,7 +259,7 @@ VYRE_HOST_API vyre_backend *vyre_host_backend_native(vyre_backend *backend);
 VYRE_HOST_API vyre_status vyre_host_negotiate_minor(uint16_t host_minor, uint16_t min,
                                                     uint16_t max, uint16_t *out);
 
-/* Names for printing: "loaded", "ready", "unavailable", "skipped"; and
+/* Names for printing: "loaded", "ready", "unavailable", "skipped", "listed"; and
  * "options", "VYRE_BACKEND_PATH", "build tree", "plugin dir".  "?" for
  * unknown values. */
 VYRE_HOST_API const char *vyre_host_status_name(uint32_t status);
@@ -289,6 +302,46 @@ VYRE_HOST_API vyre_status vyre_host_create_for(vyre_host *host, const void *prog
                                                const vyre_backend_options *options,
                                                vyre_backend **out, vyre_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Validation: the extension "vyre.validate" (share/doc/vyre/host.md, */
+/* "Validation layer")                                                 */
+/* ------------------------------------------------------------------ */
+/* Read by libvyre-host only: an instance made by vyre_host_create takes
+ * it off the chain before the plugin is called (the plugin never sees
+ * it), so it works with every backend; a backend instance used without
+ * libvyre-host skips it as an unknown type. */
+#define VYRE_VALIDATE_NAME "vyre.validate"
+#define VYRE_VALIDATE_VERSION 1
+#define VYRE_EXT_VALIDATE 0x56590003u
+
+/* vyre_validate.mode */
+#define VYRE_VALIDATE_DEFAULT 0u /* as $VYRE_VALIDATE selects */
+#define VYRE_VALIDATE_ON 1u      /* check this call */
+#define VYRE_VALIDATE_OFF 2u     /* do not check this call */
+/* vyre_validate.flags */
+#define VYRE_VALIDATE_STRICT (1u << 0) /* a divergence fails the call (VYRE_INTERNAL) */
+/* What *vyre_validate.outcome receives. */
+#define VYRE_VALIDATE_NOT_CHECKED 0u /* not selected, the call failed, or an entry not checked */
+#define VYRE_VALIDATE_AGREED 1u      /* the reference returned the same */
+#define VYRE_VALIDATE_DIVERGED 2u    /* it did not: reported, a capsule written */
+#define VYRE_VALIDATE_UNCHECKABLE 3u /* selected, but the reference could not run it (reported) */
+
+/* Chained on vyre_dispatch_options.next of dispatch, dispatch_into or
+ * dispatch_async (the entries that are checked, dispatch_async at its
+ * pending_wait; on the other entries it is taken off the chain and
+ * ignored): re-run this call on the reference backend and compare its
+ * outputs.  A chain holds at most one. */
+typedef struct vyre_validate {
+  vyre_ext head;            /* {sizeof(vyre_validate), VYRE_EXT_VALIDATE, next} */
+  uint32_t mode;            /* VYRE_VALIDATE_DEFAULT, _ON or _OFF */
+  uint32_t flags;           /* VYRE_VALIDATE_STRICT, or 0: as $VYRE_VALIDATE says */
+  const char *capsule_path; /* NULL: a new file under $VYRE_VALIDATE_DIR; else the
+                               replay capsule is written to this file */
+  uint32_t *outcome;        /* NULL, or receives VYRE_VALIDATE_NOT_CHECKED...UNCHECKABLE
+                               when the call returns (dispatch_async: NOT_CHECKED;
+                               its verdict comes at pending_wait) */
+} vyre_validate;
+
 /* Layout checks (LP64 and ILP32 where pointers are involved). */
 VYRE_STATIC_ASSERT(sizeof(vyre_host_status) == 4 && sizeof(vyre_host_origin) == 4,
                    "host enums are 32 bits");
@@ -302,6 +355,9 @@ VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, reason) == 56 + 6 * sizeof(void
 VYRE_STATIC_ASSERT(offsetof(vyre_host_candidate, op_types) ==
                        offsetof(vyre_host_candidate, reason) + VYRE_HOST_REASON_MAX,
                    "candidate.op_types");
+VYRE_STATIC_ASSERT(offsetof(vyre_validate, mode) == sizeof(vyre_ext) &&
+                       sizeof(vyre_validate) == sizeof(vyre_ext) + 8 + 2 * sizeof(void *),
+                   "vyre_validate layout");
 
 #ifdef __cplusplus
 }
