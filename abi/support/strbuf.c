@@ -88,3 +88,24 @@ char *vyre__sb_take(strbuf *sb, size_t *len) {
   vyre__sb_init(sb);
   return out;
 }
+
+void vyre__sb_hex_lines(strbuf *sb, const char *key, const char *name, const unsigned char *data,
+                        unsigned long long size) {
+  static const char digits[] = "0123456789abcdef";
+  enum { PER_LINE = 64 };
+  if (size == 0) {
+    vyre__sb_printf(sb, ";@ %s %s hex\n", key, name);
+    return;
+  }
+  for (unsigned long long off = 0; off < size; off += PER_LINE) {
+    vyre__sb_printf(sb, ";@ %s%s %s hex ", key, off ? "+" : "", name);
+    char line[2 * PER_LINE + 2];
+    unsigned long long m = size - off < PER_LINE ? size - off : PER_LINE;
+    for (unsigned long long i = 0; i < m; i++) {
+      line[2 * i] = digits[data[off + i] >> 4];
+      line[2 * i + 1] = digits[data[off + i] & 15];
+    }
+    line[2 * m] = '\n';
+    vyre__sb_append(sb, line, (size_t)(2 * m + 1));
+  }
+}

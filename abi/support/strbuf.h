@@ -29,6 +29,12 @@ void vyre__sb_reserve(strbuf *sb, size_t extra);
  * (NULL once an allocation failed); then vyre__sb_commit the bytes written. */
 char *vyre__sb_room(strbuf *sb, size_t extra);
 void vyre__sb_commit(strbuf *sb, size_t n);
+/* A case file's data directive (docs/conformance.md, "Case files"):
+ * `;@ KEY NAME hex ...` with 64 bytes a line, continued as `;@ KEY+ NAME
+ * hex ...`; an empty buffer is one `;@ KEY NAME hex` line.  Conformance
+ * capsules and the validation layer's capsules write data with it. */
+void vyre__sb_hex_lines(strbuf *sb, const char *key, const char *name, const unsigned char *data,
+                        unsigned long long size);
 /* Take the text (caller frees with free()); the strbuf is reset.  NULL
  * when an allocation failed. */
 char *vyre__sb_take(strbuf *sb, size_t *len);

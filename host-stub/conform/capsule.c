@@ -9,27 +9,10 @@
 
 /* Recorded outputs are for people; beyond this they are cut (inputs never are). */
 #define CAPSULE_OUTPUT_MAX 65536u
-#define HEX_PER_LINE 64u
 
 static void hex_lines(strbuf *b, const char *key, const char *name, const uint8_t *data,
                       uint64_t size, uint64_t limit) {
-  static const char digits[] = "0123456789abcdef";
-  uint64_t n = size < limit ? size : limit;
-  if (n == 0) {
-    vyre__sb_printf(b, ";@ %s %s hex\n", key, name);
-    return;
-  }
-  for (uint64_t off = 0; off < n; off += HEX_PER_LINE) {
-    vyre__sb_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
-    char line[2 * HEX_PER_LINE + 2];
-    uint64_t m = n - off < HEX_PER_LINE ? n - off : HEX_PER_LINE;
-    for (uint64_t i = 0; i < m; i++) {
-      line[2 * i] = digits[data[off + i] >> 4];
-      line[2 * i + 1] = digits[data[off + i] & 15];
-    }
-    line[2 * m] = '\n';
-    vyre__sb_append(b, line, 2 * m + 1);
-  }
+  vyre__sb_hex_lines(b, key, name, data, size < limit ? size : limit);
 }
 
 /* One line of free text: newlines would end the directive. */

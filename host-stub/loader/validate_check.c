@@ -146,28 +146,6 @@ int host_validate_compare(host_validate *v, const host_vcall *c, const host_vres
 /* Capsules                                                            */
 /* ------------------------------------------------------------------ */
 
-#define HEX_PER_LINE 64u
-
-static void hex_lines(strbuf *b, const char *key, const char *name, const uint8_t *data,
-                      uint64_t size) {
-  static const char digits[] = "0123456789abcdef";
-  if (size == 0) {
-    vyre__sb_printf(b, ";@ %s %s hex\n", key, name);
-    return;
-  }
-  for (uint64_t off = 0; off < size; off += HEX_PER_LINE) {
-    vyre__sb_printf(b, ";@ %s%s %s hex ", key, off ? "+" : "", name);
-    char line[2 * HEX_PER_LINE + 2];
-    uint64_t m = size - off < HEX_PER_LINE ? size - off : HEX_PER_LINE;
-    for (uint64_t i = 0; i < m; i++) {
-      line[2 * i] = digits[data[off + i] >> 4];
-      line[2 * i + 1] = digits[data[off + i] & 15];
-    }
-    line[2 * m] = '\n';
-    vyre__sb_append(b, line, 2 * m + 1);
-  }
-}
-
 /* The options and the requirements of the call, as case directives. */
 static void options_lines(strbuf *b, const host_vcall *c) {
   const vyre_dispatch_options *o = &c->options;
@@ -225,12 +203,12 @@ vyre_status host_validate_capsule(const host_validate *v, const host_vcall *c,
   for (uint32_t i = 0; i < p->buffer_count; i++) {
     int32_t k = p->buffers[i].input_index;
     if (k >= 0 && (uint32_t)k < c->input_count)
-      hex_lines(&b, "input", p->buffers[i].name, c->inputs[k].data, c->inputs[k].size);
+      vyre__sb_hex_lines(&b, "input", p->buffers[i].name, c->inputs[k].data, c->inputs[k].size);
   }
   for (uint32_t i = 0; want->status == VYRE_OK && i < p->buffer_count; i++) {
     int32_t k = p->buffers[i].output_index;
     if (k >= 0 && (uint32_t)k < want->count)
-      hex_lines(&b, "expect-output", p->buffers[i].name, want->data[k], want->size[k]);
+      vyre__sb_hex_lines(&b, "expect-output", p->buffers[i].name, want->data[k], want->size[k]);
   }
   size_t n = strlen(text);
   vyre__sb_printf(&b, "\n%s%s", text, n && text[n - 1] == '\n' ? "" : "\n");
