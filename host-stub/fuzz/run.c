@@ -376,8 +376,8 @@ int fz_run(const fz_options *o, cf_target *t, vyre_backend *reference, vyre_erro
                  (want.status == VYRE_OK || want.status == VYRE_TRAP) &&
                  (c->decoded->features & VYRE_FEAT_GRID_BARRIER)) {
         /* A grid barrier needs the whole grid resident at once; a backend
-         * may refuse a grid larger than its device holds (DESIGN.md, CUDA
-         * specifics).  Counted and shown, not a wrong answer; the refusal
+         * may refuse a grid larger than its device holds (docs/semantics.md, the
+         * grid-barrier rule).  Counted and shown, not a wrong answer; the refusal
          * comes before anything runs, so a program that traps on the
          * reference (seed 2026 program 7313) is refused, not mismatched. */
         refused++;

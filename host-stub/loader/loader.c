@@ -472,9 +472,16 @@ static void load(host_entry *e, const file_descriptor *desc) {
   e->handle = dlopen(e->path, RTLD_NOW | RTLD_LOCAL);
   if (!e->handle) {
     const char *why = dlerror();
-    host_entry_reason(e, "dlopen failed: %s. Fix: check that the file is a shared library for "
-                         "this machine and that its dependencies resolve (ldd)",
-                      why ? why : "unknown error");
+    /* A plugin that imports libvyre's functions from libvyre.so loads only
+     * in a host that has loaded libvyre: name the packaging fix. */
+    int imports_vyre = why && strstr(why, "undefined symbol: vyre_") != NULL;
+    host_entry_reason(e, "dlopen failed: %s. Fix: %s", why ? why : "unknown error",
+                      imports_vyre
+                          ? "link libvyre into the plugin statically, as `pkg-config --libs "
+                            "vyre-plugin` does (libvyre.a and the version script; docs/abi.md, "
+                            "\"Packaging a plugin\")"
+                          : "check that the file is a shared library for this machine and that "
+                            "its dependencies resolve (ldd)");
     skip(e);
     return;
   }

@@ -533,6 +533,18 @@ START_TEST(test_sysv_hash) {
 }
 END_TEST
 
+START_TEST(test_imports_from_libvyre) {
+  vyre_host *host = open_flags(judge("imports"), 0);
+  vyre_host_candidate c = info_at(host, 0);
+  ck_assert_msg(c.status == VYRE_HOST_SKIPPED && strstr(c.reason, "undefined symbol") &&
+                    strstr(c.reason, "vyre-plugin"),
+                "a plugin importing a vyre_ function the host's libvyre lacks is skipped, and the "
+                "Fix names vyre-plugin: %s",
+                c.reason);
+  vyre_host_close(host);
+}
+END_TEST
+
 START_TEST(test_flags) {
   vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_LOAD << 1, NULL, NULL};
   vyre_host *host = (vyre_host *)&opt;
@@ -561,6 +573,7 @@ static Suite *judge_suite(void) {
   tcase_add_test(tc, test_no_load_lists);
   tcase_add_test(tc, test_flags);
   tcase_add_test(tc, test_sysv_hash);
+  tcase_add_test(tc, test_imports_from_libvyre);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("release");

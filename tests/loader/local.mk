@@ -46,7 +46,8 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libjudge_draft.la \
 	tests/loader/stubs/libjudge_pre10.la \
 	tests/loader/stubs/libjudge_mutable.la \
-	tests/loader/stubs/libjudge_sysv.la
+	tests/loader/stubs/libjudge_sysv.la \
+	tests/loader/stubs/libjudge_imports.la
 
 # good: the working stub: id 'stub', precedence 50
 tests_loader_stubs_libvyre_stub_good_la_SOURCES = tests/loader/stubs/stub_plugin.c
@@ -284,6 +285,13 @@ tests_loader_stubs_libjudge_sysv_la_SOURCES = tests/loader/stubs/stub_plugin.c
 tests_loader_stubs_libjudge_sysv_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"sysv"'
 tests_loader_stubs_libjudge_sysv_la_LDFLAGS = $(STUB_LDFLAGS) -Wl,--hash-style=sysv
 tests_loader_stubs_libjudge_sysv_la_LIBADD = $(STUB_LIBADD)
+
+# imports: needs a vyre_ function no libvyre has (dlopen fails; the Fix
+# names vyre-plugin.pc)
+tests_loader_stubs_libjudge_imports_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libjudge_imports_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"imports"' -DSTUB_IMPORTS_VYRE
+tests_loader_stubs_libjudge_imports_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libjudge_imports_la_LIBADD = $(STUB_LIBADD)
 
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)

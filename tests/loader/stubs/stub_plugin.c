@@ -11,6 +11,8 @@
  *   STUB_TINY_DESC         export an 8-byte descriptor object (struct_size 88)
  *   STUB_FUNC_DESC         export a function named vyre_plugin_descriptor
  *   STUB_MUTABLE_DESC      a writable descriptor that a constructor changes
+ *   STUB_IMPORTS_VYRE      import a vyre_ function no libvyre defines (a plugin
+ *                          linked against a newer libvyre.so than the host has)
  *   STUB_CTOR_MARKER       an ELF constructor that creates the file named
  *                          by $STUB_CTOR_MARKER (proof that plugin code ran)
  *   STUB_DESC_REG_SIZE n   descriptor registration_size
@@ -468,6 +470,13 @@ __attribute__((constructor)) static void stub_constructor(void) {
   FILE *f = path && *path ? fopen(path, "w") : NULL;
   if (f) fclose(f);
 }
+#endif
+
+#ifdef STUB_IMPORTS_VYRE
+/* Not in any libvyre: dlopen (RTLD_NOW) fails with "undefined symbol". */
+extern int vyre_stub_function_of_a_newer_libvyre(void);
+__attribute__((used)) int stub_imports_vyre(void);
+__attribute__((used)) int stub_imports_vyre(void) { return vyre_stub_function_of_a_newer_libvyre(); }
 #endif
 
 #ifndef STUB_NO_ENTRY
