@@ -103,6 +103,21 @@ int cli_session_open(const cli_command *cmd, const cli_select *sel, cli_session 
                       "%s. Fix: build host-stub/libvyre-ref.so or put it on VYRE_BACKEND_PATH",
                       err.message);
   }
+  uint32_t device = sel->device;
+  if (sel->device_uuid && !sel->no_target) {
+    if (sel->all)
+      return cli_fail(cmd, "--device %s: a UUID names a device of one backend, not of all. Fix: "
+                      "add --backend ID", sel->device_uuid);
+    const char *id = sel->backend ? sel->backend : vyre_host_forced_id(s->host);
+    vyre_host_candidate first;
+    memset(&first, 0, sizeof first);
+    first.struct_size = sizeof first;
+    if (sel->plugin && vyre_host_backend_info(s->host, 0, &first, NULL) == VYRE_OK && *first.id)
+      id = first.id;
+    if (cli_device_by_uuid(s->host, id, sel->device_uuid, &device, &err) != VYRE_OK)
+      return cli_fail(cmd, "%s", err.message);
+  }
+  s->device = device;
   uint32_t n = vyre_host_backend_count(s->host);
   s->targets = calloc(n ? n : 1, sizeof *s->targets);
   if (!s->targets) return cli_fail(cmd, "out of memory");
@@ -115,7 +130,7 @@ int cli_session_open(const cli_command *cmd, const cli_select *sel, cli_session 
     if (n == 0 || vyre_host_backend_info(s->host, 0, &cand, NULL) != VYRE_OK ||
         cand.origin != VYRE_HOST_FROM_OPTIONS)
       return cli_fail(cmd, "--plugin %s: no such plugin file. Fix: check the path", sel->plugin);
-    target_from(s->host, 0, sel->device, &s->targets[0]);
+    target_from(s->host, 0, device, &s->targets[0]);
     s->count = 1;
     return CLI_OK;
   }
@@ -126,7 +141,7 @@ int cli_session_open(const cli_command *cmd, const cli_select *sel, cli_session 
       cand.struct_size = sizeof cand;
       if (vyre_host_backend_info(s->host, i, &cand, NULL) != VYRE_OK) continue;
       if (cand.status == VYRE_HOST_SKIPPED) continue;
-      target_from(s->host, i, sel->device, &s->targets[s->count++]);
+      target_from(s->host, i, device, &s->targets[s->count++]);
     }
     if (s->count == 0) return cli_fail(cmd, "no backend found. Fix: `vyre list` shows where "
                                             "plugins are searched");
@@ -141,11 +156,11 @@ int cli_session_open(const cli_command *cmd, const cli_select *sel, cli_session 
                       "found and why others were skipped", id);
   } else {
     uint32_t best = 0;
-    vyre_backend_options bo = {sizeof bo, sel->device, 0, 0, NULL};
+    vyre_backend_options bo = {sizeof bo, device, 0, 0, NULL};
     if (vyre_host_select(s->host, &bo, &best, &err) != VYRE_OK) return cli_fail(cmd, "%s", err.message);
     index = (int32_t)best;
   }
-  target_from(s->host, (uint32_t)index, sel->device, &s->targets[0]);
+  target_from(s->host, (uint32_t)index, device, &s->targets[0]);
   s->count = 1;
   return CLI_OK;
 }
@@ -185,8 +200,9 @@ int cli_common_option(const cli_command *cmd, int argc, char **argv, int *i,
     return 1;
   }
   if ((r = cli_opt_value(cmd, argc, argv, i, "--device", &v)) != 0) {
-    if (r < 0 || cli_parse_u32(v, 0, 1024, &c->sel->device) != 0) {
-      cli_usage(cmd, "--device takes an ordinal 0..1024");
+    if (r < 0 || cli_parse_devices(v, &c->sel->device, NULL, &c->sel->device_uuid) != 0) {
+      cli_usage(cmd, "--device takes an ordinal or a device UUID (GPU-..., all of it or a unique "
+                     "prefix; `vyre info` prints it)");
       return -1;
     }
     return 1;
@@ -335,7 +351,7 @@ const cli_command cli_cmd_conform = {
     "  --backend ID        the backend to certify (default: the one `vyre run` picks)\n"
     "  --all               every backend found (the reference is checked against itself)\n"
     "  --plugin FILE       a plugin file, searched before anything else\n"
-    "  --device N          device ordinal (default 0)\n"
+    "  --device N          device ordinal (default 0), or the device's UUID\n"
     "  --timeout SECONDS   fail a dispatch still running SECONDS after it began\n"
     "                      (decimals allowed; default 60, 0 = none): the case fails\n"
     "                      with \"budget exceeded\" instead of hanging the run\n"

@@ -14,6 +14,7 @@ typedef struct cli_select {
   int no_target;       /* none (coverage of the whole format, ptxas fuzzing) */
   int need_reference;  /* create the reference instance (the oracle) */
   uint32_t device;
+  const char *device_uuid; /* --device GPU-...: resolved by cli_session_open */
 } cli_select;
 
 /* An open host with the reference and the targets.  Targets that cannot
@@ -23,6 +24,7 @@ typedef struct cli_session {
   vyre_backend *reference;
   cf_target *targets;
   uint32_t count;
+  uint32_t device; /* the ordinal --device named (a UUID resolved) */
 } cli_session;
 
 /* Open the host (libvyre-host's default search, --plugin first) and make

@@ -178,7 +178,7 @@ static int run_fuzz(const cli_command *self, int argc, char **argv) {
   int rc = cli_session_open(self, &sel, &s);
   if (rc == CLI_OK) {
     vyre_error err = VYRE_ERROR_INIT;
-    rc = sequences ? run_sequences(&o, &s, sel.device, &err)
+    rc = sequences ? run_sequences(&o, &s, s.device, &err)
                    : fz_run(&o, s.count ? &s.targets[0] : NULL, s.reference, &err);
     cli_progress_show(&progress, NULL);
     fflush(stdout);
@@ -220,7 +220,7 @@ const cli_command cli_cmd_fuzz = {
     "  --capsules DIR     where mismatches go (default fuzz-failures/)\n"
     "  --no-minimize      keep mismatching programs as they are\n"
     "  --max-failures N   stop after N mismatches (default 10)\n"
-    "  --device N         device ordinal (default 0)\n"
+    "  --device N         device ordinal (default 0), or the device's UUID\n"
     "  --timeout SECONDS  fail a dispatch still running SECONDS after it began\n"
     "                     (decimals allowed; default 60, 0 = none)\n"
     "  --ptxas            no GPU: run each program on the reference, lower it with\n"
