@@ -214,7 +214,6 @@ typedef struct run_state {
   vyre_host *host;
   vyre_backend *b;
   vyre_host_candidate cand; /* the backend's id */
-  char id_storage[32];      /* cand.id when no candidate is known */
   vyre_outputs *outs;       /* the last dispatch's */
   vyre_input inputs[MAX_INPUTS];
   void *owned[MAX_INPUTS]; /* the inputs' bytes */
@@ -262,24 +261,6 @@ static int load_inputs(const cli_command *self, const run_args *a, run_state *S)
   return CLI_OK;
 }
 
-/* The candidate behind instance b, which vyre_host_create_for does not
- * name: the one registered with its device profile's backend id. */
-static void candidate_of(run_state *S) {
-  vyre_device_profile p;
-  memset(&p, 0, sizeof p);
-  p.struct_size = sizeof p;
-  if (!VYRE_HOST_HAS(S->b, device_profile) ||
-      S->b->vt->device_profile(S->b, &p, NULL) != VYRE_OK)
-    snprintf(p.backend_id, sizeof p.backend_id, "?");
-  int32_t index = vyre_host_find(S->host, p.backend_id);
-  if (index >= 0) vyre_host_backend_info(S->host, (uint32_t)index, &S->cand, NULL);
-  /* A backend whose profile names no registered id: the id it reports. */
-  if (index < 0 || !S->cand.id) {
-    snprintf(S->id_storage, sizeof S->id_storage, "%s", p.backend_id);
-    S->cand.id = S->id_storage;
-  }
-}
-
 /* Create the backend and check it can dispatch: --backend ID's, else
  * the best that covers the program (vyre_host_create_for: docs/host.md,
  * "Selection for a program"). */
@@ -295,13 +276,12 @@ static int open_backend(const cli_command *self, run_args *a, run_state *S) {
   if (a->backend) {
     if (vyre_host_create(S->host, a->backend, &bo, &S->b, &index, &S->err) != VYRE_OK)
       return cli_fail(self, "%s", S->err.message);
-    vyre_host_backend_info(S->host, index, &S->cand, NULL);
   } else {
-    if (vyre_host_create_for(S->host, S->bytes, S->size, &a->options, &bo, &S->b, &S->err) !=
-        VYRE_OK)
+    if (vyre_host_create_for(S->host, S->bytes, S->size, &a->options, &bo, &S->b, &index,
+                             &S->err) != VYRE_OK)
       return cli_fail(self, "%s: %s", a->program, S->err.message);
-    candidate_of(S);
   }
+  vyre_host_backend_info(S->host, index, &S->cand, NULL);
   if (!VYRE_HOST_HAS(S->b, dispatch) || !VYRE_HOST_HAS(S->b, outputs_free))
     return cli_fail(self, "backend '%s' has no dispatch entry (vtable of %u bytes). Fix: pick "
                     "another backend with --backend (see `vyre list`)",

@@ -97,7 +97,7 @@ static uint32_t device_unmet(vyre_backend *b, const vyre_needs *n, char *why, si
  */
 static vyre_status create_covering(vyre_host *host, uint32_t i, const char *forced_by,
                                    const vyre_needs *n, const vyre_backend_options *options,
-                                   vyre_backend **out, select_log *l) {
+                                   vyre_backend **out, uint32_t *chosen, select_log *l) {
   vyre_host_candidate c;
   char why[VYRE_HOST_REASON_MAX], label[HOST_ID_MAX + 64];
   *out = NULL;
@@ -135,20 +135,22 @@ static vyre_status create_covering(vyre_host *host, uint32_t i, const char *forc
   }
   host_log("'%s' (%s) covers the program", id, c.path);
   *out = b;
+  if (chosen) *chosen = used;
   return VYRE_OK;
 }
 
 /* The forced backend, and only it: what it lacks is the error. */
 static vyre_status create_forced(vyre_host *host, const vyre_needs *n,
                                  const vyre_backend_options *options, vyre_backend **out,
-                                 vyre_error *err) {
+                                 uint32_t *index, vyre_error *err) {
   const char *id = vyre_host_forced_id(host);
   int32_t i = vyre_host_find(host, id);
   /* Absent or skipped: vyre_host_create says so, with the reason. */
-  if (i < 0) return vyre_host_create(host, NULL, options, out, NULL, err);
+  if (i < 0) return vyre_host_create(host, NULL, options, out, index, err);
   select_log l;
   memset(&l, 0, sizeof l);
-  vyre_status st = create_covering(host, (uint32_t)i, host_forced_by(host), n, options, out, &l);
+  vyre_status st = create_covering(host, (uint32_t)i, host_forced_by(host), n, options, out, index,
+                                   &l);
   if (st == VYRE_OK) return VYRE_OK;
   if (!l.lacking) return vyre_error_set(err, st, 0, "%s", l.text);
   return vyre_error_set(err, VYRE_UNSUPPORTED, 0,
@@ -160,7 +162,7 @@ static vyre_status create_forced(vyre_host *host, const vyre_needs *n,
 /* Candidates in selection order; the first that covers `n` wins. */
 static vyre_status create_best_for(vyre_host *host, const vyre_needs *n,
                                    const vyre_backend_options *options, vyre_backend **out,
-                                   vyre_error *err) {
+                                   uint32_t *index, vyre_error *err) {
   uint32_t count = 0;
   uint32_t *order = host_selection_order(host, &count);
   if (!order)
@@ -169,13 +171,13 @@ static vyre_status create_best_for(vyre_host *host, const vyre_needs *n,
   /* None registered: vyre_host_create's message says what was searched. */
   if (count == 0) {
     free(order);
-    return vyre_host_create(host, NULL, options, out, NULL, err);
+    return vyre_host_create(host, NULL, options, out, index, err);
   }
   select_log l;
   memset(&l, 0, sizeof l);
   l.last = VYRE_NO_DEVICE;
   for (uint32_t k = 0; k < count; k++) {
-    if (create_covering(host, order[k], NULL, n, options, out, &l) == VYRE_OK) {
+    if (create_covering(host, order[k], NULL, n, options, out, index, &l) == VYRE_OK) {
       free(order);
       return VYRE_OK;
     }
@@ -196,7 +198,7 @@ static vyre_status create_best_for(vyre_host *host, const vyre_needs *n,
 vyre_status vyre_host_create_for(vyre_host *host, const void *program, uint64_t size,
                                  const vyre_dispatch_options *dispatch,
                                  const vyre_backend_options *options, vyre_backend **out,
-                                 vyre_error *err) {
+                                 uint32_t *index, vyre_error *err) {
   if (out) *out = NULL;
   if (!host || !out || !program)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
@@ -235,6 +237,6 @@ vyre_status vyre_host_create_for(vyre_host *host, const void *program, uint64_t 
     vyre_error_prefix(err, "vyre_host_create_for");
     return st;
   }
-  if (vyre_host_forced_id(host)) return create_forced(host, &n, options, out, err);
-  return create_best_for(host, &n, options, out, err);
+  if (vyre_host_forced_id(host)) return create_forced(host, &n, options, out, index, err);
+  return create_best_for(host, &n, options, out, index, err);
 }

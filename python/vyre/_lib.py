@@ -451,6 +451,9 @@ vyre_host_backend_info = _proto(host, "vyre_host_backend_info", ST, HostP, u32,
                                 C.POINTER(HostCandidate), EP)
 vyre_host_create = _proto(host, "vyre_host_create", ST, HostP, C.c_char_p,
                           C.POINTER(BackendOptions), C.POINTER(BP), C.POINTER(u32), EP)
+vyre_host_create_for = _proto(host, "vyre_host_create_for", ST, HostP, C.c_void_p, C.c_uint64,
+                              C.POINTER(DispatchOptions), C.POINTER(BackendOptions),
+                              C.POINTER(BP), C.POINTER(u32), EP)
 vyre_host_probe = _proto(host, "vyre_host_probe", u32, HostP)
 vyre_host_forced_id = _proto(host, "vyre_host_forced_id", C.c_char_p, HostP)
 vyre_host_vtable_has = _proto(host, "vyre_host_vtable_has", C.c_int, BP, sz)

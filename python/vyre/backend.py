@@ -11,13 +11,19 @@ from .resident import (Pending, Pipeline, Resident, Step, _AnyBuffer, _dtype_of,
                        _host_in, _host_out, _to_host_array, _triple)
 
 
-def open(id=None, device=0):
+def open(id=None, device=0, program=None):
     """Create an instance of backend `id` ("cuda", "reference") on device
     `device`: an ordinal, or the device's UUID as Profile.uuid and
     nvidia-smi -L print it ("GPU-8932f937-..."; all of it or a prefix only
     one device has; "GPU-" optional).  id None takes $VYRE_BACKEND when
-    set, else the best backend that works (lowest precedence).  Raises the
-    host's error (with every reason) when none can be created."""
+    set, else the best backend that works (lowest precedence); with
+    `program` (a Program, or its image as bytes), the best backend whose
+    registration and device cover what that program needs
+    (vyre_host_create_for: host.md, "Selection for a program"; id and a
+    UUID device are then not allowed).  Raises the host's error (with
+    every reason) when none can be created."""
+    if program is not None:
+        return _open_for(id, device, program)
     if id is not None and not isinstance(id, str):
         raise invalid("backend id %r is not a string. Fix: pass e.g. 'cuda' or 'reference'" % (id,))
     if isinstance(device, str):
@@ -38,6 +44,28 @@ def _open_on(id, device):
     check(_lib.vyre_host_create(_get_host(), id.encode() if id else None, C.byref(opts),
                                 C.byref(out), C.byref(index), C.byref(err)), err,
           "vyre_host_create")
+    return Backend(out, _info(index.value), device)
+
+
+def _open_for(id, device, program):
+    if id is not None:
+        raise invalid("open(id=%r, program=...): a program chooses the backend. Fix: pass "
+                      "either id or program" % (id,))
+    if isinstance(device, bool) or not isinstance(device, int) or device < 0 or \
+            device > 0xFFFFFFFF:
+        raise invalid("device %r: open(program=...) takes an ordinal. Fix: pass 0, 1, ..."
+                      % (device,))
+    if not isinstance(program, Program):
+        program = Program(program)
+    opts = _lib.BackendOptions()
+    opts.struct_size = C.sizeof(opts)
+    opts.device_ordinal = device
+    out = _lib.BP()
+    index = C.c_uint32()
+    err = _lib.new_error()
+    check(_lib.vyre_host_create_for(_get_host(), C.cast(program._image, C.c_void_p),
+                                    program.size, None, C.byref(opts), C.byref(out),
+                                    C.byref(index), C.byref(err)), err, "vyre_host_create_for")
     return Backend(out, _info(index.value), device)
 
 

@@ -77,7 +77,8 @@ static vyre_status create_for(vyre_host *h, const char *text, char id[32], vyre_
   size_t size = 0;
   void *bytes = image(text, &size);
   vyre_backend *b = (vyre_backend *)&size; /* must become NULL on failure */
-  vyre_status st = vyre_host_create_for(h, bytes, size, NULL, NULL, &b, err);
+  uint32_t index = UINT32_MAX;
+  vyre_status st = vyre_host_create_for(h, bytes, size, NULL, NULL, &b, &index, err);
   free(bytes);
   id[0] = '\0';
   if (st != VYRE_OK) {
@@ -90,6 +91,12 @@ static vyre_status create_for(vyre_host *h, const char *text, char id[32], vyre_
   p.struct_size = sizeof p;
   ck_assert_msg(b->vt->device_profile(b, &p, NULL) == VYRE_OK, "the instance has a profile");
   snprintf(id, 32, "%s", p.backend_id);
+  /* *index names the candidate that made it. */
+  vyre_host_candidate c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  ck_assert_msg(vyre_host_backend_info(h, index, &c, NULL) == VYRE_OK && strcmp(c.id, id) == 0,
+                "*index %u is the candidate of '%s'", index, id);
   b->vt->destroy(b);
   return st;
 }
@@ -217,25 +224,25 @@ START_TEST(test_errors) {
   vyre_host *h = open_host(path_of("libselect_nodiv", NULL), NULL);
   vyre_error err = VYRE_ERROR_INIT;
   vyre_backend *b = NULL;
-  ck_assert(vyre_host_create_for(h, NULL, 0, NULL, NULL, &b, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_create_for(h, NULL, 0, NULL, NULL, &b, NULL, &err) == VYRE_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err.message, "program is NULL"), "%s", err.message);
-  ck_assert(vyre_host_create_for(NULL, "x", 1, NULL, NULL, &b, &err) == VYRE_INVALID_ARGUMENT);
-  ck_assert(vyre_host_create_for(h, "x", 1, NULL, NULL, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_create_for(NULL, "x", 1, NULL, NULL, &b, NULL, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_create_for(h, "x", 1, NULL, NULL, NULL, NULL, &err) == VYRE_INVALID_ARGUMENT);
   const char junk[64] = "not a program";
-  vyre_status st = vyre_host_create_for(h, junk, sizeof junk, NULL, NULL, &b, &err);
+  vyre_status st = vyre_host_create_for(h, junk, sizeof junk, NULL, NULL, &b, NULL, &err);
   ck_assert_msg(st != VYRE_OK && b == NULL &&
                     strncmp(err.message, "vyre_host_create_for: ", 22) == 0,
                 "a bad image is the decoder's error: %s", err.message);
   size_t size = 0;
   void *bytes = image(uses_mul, &size);
   vyre_backend_options bo = {0, 0, 0, 0, NULL};
-  ck_assert(vyre_host_create_for(h, bytes, size, NULL, &bo, &b, &err) == VYRE_INVALID_ARGUMENT);
+  ck_assert(vyre_host_create_for(h, bytes, size, NULL, &bo, &b, NULL, &err) == VYRE_INVALID_ARGUMENT);
   ck_assert_msg(strstr(err.message, "vyre_backend_options.struct_size is 0"), "%s", err.message);
   vyre_dispatch_options d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
   d.fixpoint_iterations = 3;
-  ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, &err) == VYRE_UNSUPPORTED &&
+  ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, NULL, &err) == VYRE_UNSUPPORTED &&
                     strstr(err.message, "nodiv (capability fixpoint not offered)"),
                 "the dispatch options count: %s", err.message);
   free(bytes);

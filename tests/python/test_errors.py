@@ -76,3 +76,28 @@ class Raised(RefCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OpenForProgram(unittest.TestCase):
+    """vyre.open(program=...): the backend that covers the program (vyre_host_create_for)."""
+
+    def test_chosen_backend_runs_it(self):
+        p = example("saxpy")
+        be = vyre.open(program=p)
+        try:
+            self.assertIn(be.id, ("cuda", "reference"))
+            self.assertEqual(be.info.id, be.id)
+        finally:
+            be.close()
+        be = vyre.open(program=p.bytes)  # an image works as well as a Program
+        be.close()
+
+    def test_refusals(self):
+        p = example("saxpy")
+        with self.assertRaises(errors.InvalidArgument) as c:
+            vyre.open("reference", program=p)
+        self.assertIn("Fix: pass either id or program", str(c.exception))
+        with self.assertRaises(errors.InvalidArgument):
+            vyre.open(program=p, device="GPU-1234")
+        with self.assertRaises(errors.InvalidProgram):
+            vyre.open(program=b"not a program")

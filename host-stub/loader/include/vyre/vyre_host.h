@@ -288,7 +288,8 @@ VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_m
  * capability (its device profile; the instance is then destroyed).  A
  * forced backend that lacks something is an error naming what, never
  * replaced by another.  options may be NULL (device 0).  On success *out
- * receives the instance, as from vyre_host_create.  On failure *out is
+ * receives the instance, as from vyre_host_create, and *index (when index
+ * is not NULL) the candidate that made it.  On failure *out is
  * NULL: VYRE_INVALID_PROGRAM (and the decoder's statuses) for a program
  * that does not decode; VYRE_UNSUPPORTED when some candidate lacks what
  * the program needs, the message naming each candidate tried and what it
@@ -300,7 +301,8 @@ VYRE_HOST_API vyre_status vyre_host_create_for(vyre_host *host, const void *prog
                                                uint64_t size,
                                                const vyre_dispatch_options *dispatch,
                                                const vyre_backend_options *options,
-                                               vyre_backend **out, vyre_error *err);
+                                               vyre_backend **out, uint32_t *index,
+                                               vyre_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Validation: the extension "vyre.validate" (share/doc/vyre/host.md, */
