@@ -325,7 +325,8 @@ static int dispatch_all(const cli_command *self, const run_args *a, run_state *S
 
 /* --output-raw, then the outputs (and --timed's figures) as text or JSON. */
 static int print_results(const cli_command *self, const run_args *a, run_state *S) {
-  int rc;
+  int rc = cli_run_check_outputs(self, S->cand.id, S->prog, S->inputs, &a->options, S->outs);
+  if (rc != CLI_OK) return rc;
   if (a->output_raw &&
       (rc = cli_run_write_raw_outputs(self, a->output_raw, S->prog, S->outs)) != CLI_OK)
     return rc;

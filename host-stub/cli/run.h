@@ -28,6 +28,15 @@ int cli_run_make_input(const cli_command *self, const input_spec *spec, uint64_t
 /* The program's inputs, one line each, to f (for a wrong input count). */
 void cli_run_list_inputs(const vyre_program *p, FILE *f);
 
+/* Whether outs is what p returns for these inputs and options, by
+ * libvyre's own geometry (vyre_geometry_derive): one output per output
+ * buffer, each of its size.  Nothing a backend returns is printed or
+ * written before this passes, so that no output is read past what the
+ * backend handed out.  CLI_OK, or CLI_FAIL after printing why (naming
+ * backend `id`). */
+int cli_run_check_outputs(const cli_command *self, const char *id, const vyre_program *p,
+                          const vyre_input *inputs, const vyre_dispatch_options *options,
+                          const vyre_outputs *outs);
 /* Each output's elements as text, at most `show` per output (0: all). */
 void cli_run_print_outputs_text(const vyre_program *p, const vyre_outputs *outs, uint32_t show);
 /* The "outputs" member of --json: every output lossless (values, bits of

@@ -43,6 +43,34 @@ static const vyre_buffer_info *output_buffer(const vyre_program *p, uint32_t k) 
   return NULL;
 }
 
+int cli_run_check_outputs(const cli_command *self, const char *id, const vyre_program *p,
+                          const vyre_input *inputs, const vyre_dispatch_options *options,
+                          const vyre_outputs *outs) {
+  uint64_t sizes[VYRE_MAX_BUFFERS] = {0};
+  for (uint32_t i = 0; i < p->input_count && i < VYRE_MAX_BUFFERS; i++) sizes[i] = inputs[i].size;
+  vyre_geometry geo;
+  vyre_error e = VYRE_ERROR_INIT;
+  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, &e) != VYRE_OK)
+    return cli_fail(self, "backend '%s' returned VYRE_OK for a dispatch it must refuse (%s); "
+                    "its outputs are not printed. Fix: this is a bug in the backend: report it; "
+                    "try --backend reference", id, e.message);
+  if (outs->count != p->output_count || (outs->count && !outs->items))
+    return cli_fail(self, "backend '%s' returned %u outputs for a program with %u; they are not "
+                    "printed. Fix: this is a bug in the backend: report it", id, outs->count,
+                    p->output_count);
+  for (uint32_t i = 0; i < p->buffer_count; i++) {
+    int32_t k = p->buffers[i].output_index;
+    if (k < 0 || (uint32_t)k >= outs->count) continue;
+    const vyre_output *it = &outs->items[k];
+    if (it->size != geo.out_size[i] || (it->size && !it->data))
+      return cli_fail(self, "backend '%s' returned %llu bytes at %p for output %d '%s', which has "
+                      "%llu; it is not printed. Fix: this is a bug in the backend: report it",
+                      id, (unsigned long long)it->size, it->data, k, p->buffers[i].name,
+                      (unsigned long long)geo.out_size[i]);
+  }
+  return CLI_OK;
+}
+
 /*
  * Where output k's bytes sit in its buffer.  A range (out_range) may start
  * or end inside an element: then the bytes are reported as bytes and no

@@ -209,6 +209,9 @@ static vyre_status g_dispatch_into(vyre_backend *self, const vyre_program_ref *p
   if (st != VYRE_OK || !outputs) return host_finish(g, "dispatch_into", st, &e, err);
   expect w;
   host_expect_for(g, program, inputs, input_count, options, &w);
+  if (w.refused[0])
+    return host_violation(g, err, "dispatch_into", "it returned VYRE_OK for a call every backend "
+                          "must refuse (%s)", w.refused);
   for (uint32_t k = 0; k < output_count; k++) {
     if (outputs[k].size > outputs[k].capacity)
       return host_violation(g, err, "dispatch_into",

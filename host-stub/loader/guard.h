@@ -14,10 +14,14 @@
 #define GUARD_DEAD 0x44414544444e5942ull  /* "BYNDDEAD": destroyed, in quarantine */
 
 /* What a dispatch must return: one output per output buffer of its
- * program, each of the byte size the program's geometry gives. */
+ * program, each of the byte size the program's geometry gives.  A call
+ * whose geometry libvyre refuses (an input count or size the program does
+ * not take, a workgroup or grid override over the limits) has no outputs
+ * to check: `refused` holds why, and VYRE_OK for it is a violation. */
 typedef struct expect {
   int count_known, sizes_known;
   uint32_t count;
+  char refused[256]; /* "" unless the call's geometry is refused */
   uint64_t size[VYRE_MAX_BUFFERS];
 } expect;
 

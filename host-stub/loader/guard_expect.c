@@ -46,16 +46,31 @@ int host_factory_status(vyre_status *st, const char *path, char *reason, size_t 
   return 1;
 }
 
-/* Fill *w from a decoded program and the call's inputs and options. */
+/* Fill *w from a decoded program and the call's inputs and options.  A
+ * call whose geometry libvyre refuses is one every backend must refuse
+ * (they derive it with the same vyre_geometry_derive): w->refused says
+ * why, and the sizes stay unknown. */
 static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_t input_count,
                         const vyre_dispatch_options *options, expect *w) {
   w->count_known = 1;
   w->count = p->output_count;
-  if (input_count != p->input_count || (input_count && !inputs)) return;
+  if (input_count != p->input_count || (input_count && !inputs)) {
+    snprintf(w->refused, sizeof w->refused, "the program takes %u input%s, the call passed %u",
+             p->input_count, p->input_count == 1 ? "" : "s", input_count);
+    return;
+  }
   uint64_t sizes[VYRE_MAX_BUFFERS];
   for (uint32_t i = 0; i < input_count && i < VYRE_MAX_BUFFERS; i++) sizes[i] = inputs[i].size;
   vyre_geometry geo;
-  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, NULL) != VYRE_OK) return;
+  vyre_error e = VYRE_ERROR_INIT;
+  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, &e) != VYRE_OK) {
+    /* "dispatch: grid ... is over the limit .... Fix: ...": the why alone. */
+    const char *why = strncmp(e.message, "dispatch: ", 10) == 0 ? e.message + 10 : e.message;
+    size_t n = strcspn(why, ".");
+    snprintf(w->refused, sizeof w->refused, "%.*s", (int)n, why);
+    if (!w->refused[0]) snprintf(w->refused, sizeof w->refused, "%s", vyre_status_name(e.status));
+    return;
+  }
   for (uint32_t b = 0; b < p->buffer_count; b++) {
     int32_t k = p->buffers[b].output_index;
     if (k >= 0 && (uint32_t)k < VYRE_MAX_BUFFERS) w->size[k] = geo.out_size[b];
@@ -113,6 +128,9 @@ void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_
 /* Check outputs the plugin returned with VYRE_OK. */
 vyre_status host_check_outputs(const host_guard *g, const char *entry, const vyre_outputs *o,
                                  const expect *w, vyre_error *err) {
+  if (w->refused[0])
+    return host_violation(g, err, entry, "it returned VYRE_OK for a call every backend must "
+                          "refuse (%s)", w->refused);
   if (!o) return host_violation(g, err, entry, "it returned VYRE_OK but no outputs");
   if (o->struct_size < offsetof(vyre_outputs, items) + sizeof(void *) ||
       o->struct_size > HOST_STRUCT_MAX)
