@@ -64,7 +64,8 @@ vyre_status cf_capsule_format(const cf_case *c, const cf_capsule_info *info, cha
   strbuf b = {0};
   vyre__sb_printf(&b, "; vyre conformance replay capsule (docs/conformance.md, \"Replay capsules\")\n"
                     "; re-run: vyre conform --replay THIS_FILE [--backend ID]\n");
-  vyre__sb_printf(&b, ";@ capsule 1\n;@ case %s\n;@ category %s\n", c->name, c->category);
+  vyre__sb_printf(&b, ";@ capsule %u\n;@ case %s\n;@ category %s\n", CF_CAPSULE_VERSION, c->name,
+                  c->category);
   if (info && info->origin) one_line(&b, "origin", info->origin);
   if (info && info->backend_id)
     vyre__sb_printf(&b, ";@ backend %s %s\n", info->backend_id,

@@ -36,6 +36,8 @@
 #define CF_TOO_BIG_FIX                                                                        \
   "pass a file of the right kind; that is the most vyre reads from one (docs/conformance.md, " \
   "\"Files the harness reads\")"
+/* The replay capsule format (`;@ capsule 1`, docs/conformance.md, "Replay capsules"). */
+#define CF_CAPSULE_VERSION 1u
 
 /* SHA-256 of a file as 64 hex chars + NUL. */
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err);

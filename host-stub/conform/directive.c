@@ -138,10 +138,14 @@ static vyre_status d_data(cf_parse_ctx *px, cf_pending *pd, const directive_row 
 /* expect STATUS [CODE] */
 static vyre_status d_expect(cf_parse_ctx *px, cf_pending *pd, const directive_row *row,
                             const cf_tok *t, uint32_t n) {
-  (void)pd;
   cf_case *c = px->c;
+  if (pd->expect_line)
+    return cf_parse_error(px, VYRE_INVALID_ARGUMENT,
+                          "a second `expect` (line %u has one). Fix: keep one `;@ expect` per "
+                          "case", pd->expect_line);
   int s = status_by_name(&t[1]);
   if (s < 0) return usage(px, row);
+  pd->expect_line = px->line;
   c->expect = s;
   if (n == 3) {
     uint32_t code;
@@ -238,13 +242,17 @@ static vyre_status d_ops(cf_parse_ctx *px, cf_pending *pd, const directive_row *
   return VYRE_OK;
 }
 
-/* capsule */
+/* capsule [VERSION]: the capsule format, 1 (the only one) when left out */
 static vyre_status d_capsule(cf_parse_ctx *px, cf_pending *pd, const directive_row *row,
                              const cf_tok *t, uint32_t n) {
   (void)pd;
   (void)row;
-  (void)t;
-  (void)n;
+  uint32_t version = 1;
+  if (n == 2 && (cf_tok_u32(&t[1], &version) != 0 || version != CF_CAPSULE_VERSION))
+    return cf_parse_error(px, VYRE_UNSUPPORTED,
+                          "capsule format '%.*s' is not one this vyre reads (%u). Fix: replay it "
+                          "with the vyre that wrote it, or write `;@ capsule %u`",
+                          (int)t[1].n, t[1].s, CF_CAPSULE_VERSION, CF_CAPSULE_VERSION);
   px->c->is_capsule = 1;
   return VYRE_OK;
 }
@@ -308,7 +316,8 @@ static const directive_row directives[] = {
      "`indirect` names the buffer holding the counts and their byte offset. Fix: `;@ indirect "
      "BUFFER 0`"},
     {"ops", d_ops, 1, ANY, "`ops` names the ops under test. Fix: `;@ ops add`"},
-    {"capsule", d_capsule, 0, ANY, NULL},
+    {"capsule", d_capsule, 0, 1,
+     "`capsule` takes at most the format version. Fix: `;@ capsule 1`"},
     {"program-sha256", d_sha, 1, 1,
      "`program-sha256` takes 64 hex digits. Fix: copy the hash whole"},
     {"device", d_ignored, 0, ANY, NULL},

@@ -255,6 +255,34 @@ static vyre_status gen_random(const gen_args *a) {
   return VYRE_OK;
 }
 
+/* Whether LO <= HI as values of the type (signed, unsigned or float;
+ * a NaN bound is out of order). */
+static int range_in_order(uint32_t type, const uint8_t *lo, const uint8_t *hi) {
+  uint32_t size = vyre_type_size(type);
+  uint64_t a = 0, b = 0;
+  for (uint32_t i = 0; i < size; i++) {
+    a |= (uint64_t)lo[i] << (8 * i);
+    b |= (uint64_t)hi[i] << (8 * i);
+  }
+  if (type == VYRE_T_F32 || type == VYRE_T_F16 || type == VYRE_T_BF16) {
+    uint32_t ab = type == VYRE_T_F32   ? (uint32_t)a
+                  : type == VYRE_T_F16 ? vyre_f16_to_f32((uint16_t)a)
+                                       : vyre_bf16_to_f32((uint16_t)a);
+    uint32_t bb = type == VYRE_T_F32   ? (uint32_t)b
+                  : type == VYRE_T_F16 ? vyre_f16_to_f32((uint16_t)b)
+                                       : vyre_bf16_to_f32((uint16_t)b);
+    float fa, fb;
+    memcpy(&fa, &ab, 4);
+    memcpy(&fb, &bb, 4);
+    return fa <= fb;
+  }
+  if (type >= VYRE_T_I8 && type <= VYRE_T_I64) {
+    uint64_t sbit = 1ull << (size * 8 - 1);
+    return (int64_t)((a ^ sbit) - sbit) <= (int64_t)((b ^ sbit) - sbit);
+  }
+  return a <= b;
+}
+
 static vyre_status gen_range(const gen_args *a) {
   const cf_tok *toks = a->toks;
   uint8_t e[8], e2[8];
@@ -265,6 +293,11 @@ static vyre_status gen_range(const gen_args *a) {
       cf_parse_literal(a->type, toks[4].s, toks[4].n, e2, why, sizeof why) != 0)
     return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT, "range bounds '%.*s' '%.*s': %s",
                           (int)toks[3].n, toks[3].s, (int)toks[4].n, toks[4].s, why);
+  if (!range_in_order(a->type, e, e2))
+    return cf_parse_error(a->px, VYRE_INVALID_ARGUMENT,
+                          "range LO '%.*s' is above HI '%.*s'. Fix: write `range SEED N LO HI` "
+                          "with LO <= HI",
+                          (int)toks[3].n, toks[3].s, (int)toks[4].n, toks[4].s);
   uint64_t rng = seed ^ 0x5eed0f1e5ull;
   uint8_t x[8];
   for (uint32_t i = 0; i < a->count; i++) {
@@ -286,6 +319,32 @@ static const struct generator {
     {"range", gen_range, 2},
 };
 
+/* Room for exactly `extra` more bytes (and the NUL strbuf keeps): a
+ * 256 MiB input must cost 256 MiB, not the 512 MiB of strbuf's doubling.
+ * 0 when out of memory (b->failed is set). */
+static int reserve_exact(strbuf *b, uint64_t extra) {
+  if (b->failed) return 0;
+  if (b->len + extra + 1 <= b->cap) return 1;
+  char *grown = realloc(b->data, (size_t)(b->len + extra + 1));
+  if (!grown) {
+    b->failed = 1;
+    return 0;
+  }
+  b->data = grown;
+  b->cap = (size_t)(b->len + extra + 1);
+  return 1;
+}
+
+/* The bytes a generator line makes, known before it runs: count x size,
+ * or for values and hex what their words give. */
+static uint64_t generated_bytes(const struct generator *g, const gen_args *a) {
+  if (!g || g->count_at) return (uint64_t)a->count * a->size;
+  if (g->run == gen_values) return (uint64_t)(a->n - 1) * a->size;
+  uint64_t bytes = 0;
+  for (uint32_t i = 1; i < a->n; i++) bytes += a->toks[i].n / 2;
+  return bytes;
+}
+
 vyre_status cf_generate(cf_parse_ctx *px, uint32_t type, const cf_tok *toks, uint32_t n,
                         strbuf *b) {
   gen_args a = {px, type, vyre_type_size(type), 0, toks, n, b};
@@ -301,9 +360,18 @@ vyre_status cf_generate(cf_parse_ctx *px, uint32_t type, const cf_tok *toks, uin
     if (a.count > CF_MAX_GENERATED)
       return cf_parse_error(px, VYRE_LIMIT, "%u elements is more than the %u a generator makes. "
                             "Fix: use fewer", a.count, CF_MAX_GENERATED);
-    if (px->data + (uint64_t)a.count * a.size > CF_MAX_CASE_DATA)
-      return cf_parse_error(px, VYRE_LIMIT, "%u more elements make the case's data more than %llu "
-                            "bytes. Fix: use fewer", a.count, (unsigned long long)CF_MAX_CASE_DATA);
   }
-  return g ? g->run(&a) : usage(&a);
+  if (!g) return usage(&a);
+  /* Every generator's bytes are counted against the case's bound before
+   * a byte is allocated, and then allocated once. */
+  uint64_t bytes = generated_bytes(g, &a);
+  if (px->data + bytes > CF_MAX_CASE_DATA)
+    return cf_parse_error(px, VYRE_LIMIT, "this line's %llu bytes make the case's data more than "
+                          "%llu bytes (%llu before it). Fix: generate less",
+                          (unsigned long long)bytes, (unsigned long long)CF_MAX_CASE_DATA,
+                          (unsigned long long)px->data);
+  if (!reserve_exact(b, bytes))
+    return cf_parse_error(px, VYRE_OUT_OF_MEMORY, "out of memory for %llu bytes of data. Fix: "
+                          "generate less, or free memory", (unsigned long long)bytes);
+  return g->run(&a);
 }

@@ -36,6 +36,7 @@ typedef struct cf_pending {
   strbuf in[CF_MAX_IO];
   strbuf out[CF_MAX_IO];
   int in_set[CF_MAX_IO], out_set[CF_MAX_IO];
+  uint32_t expect_line; /* the line of the case's `expect`; 0: none yet */
 } cf_pending;
 
 /* util.c: the error of the line px is at, "PATH:LINE: what"; returns st. */

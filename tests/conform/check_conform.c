@@ -292,6 +292,29 @@ START_TEST(test_case_errors) {
               "buffer a ro u64\nbuffer b ro u64\nbuffer o wo u32 [1]\n%z = const u32 0\n"
               "store o %z %z\n",
               "more than 268435456 bytes");
+  /* range with LO above HI is refused, whatever the type's order. */
+  FORMAT(text, sizeof text, ";@ input a range 1 4 9 2\n%s", prog);
+  parse_fails(text, "range LO '9' is above HI '2'");
+  parse_fails(";@ input a range 1 4 -1 -2\nworkgroup 1\nbuffer a ro i32\nbuffer o wo u32 [2]\n"
+              "%z = const u32 0\nstore o %z %z\n",
+              "range LO '-1' is above HI '-2'");
+  parse_fails(";@ input a range 1 4 2.5 -2.5\nworkgroup 1\nbuffer a ro f32\nbuffer o wo u32 [2]\n"
+              "%z = const u32 0\nstore o %z %z\n",
+              "range LO '2.5' is above HI '-2.5'");
+  /* A second `expect` is refused, not silently the one that counts. */
+  FORMAT(text, sizeof text, ";@ input a values 1\n;@ expect ok\n;@ expect trap 3\n%s", prog);
+  parse_fails(text, "dir/bad.vyre:3: a second `expect` (line 2 has one)");
+  /* A capsule format this vyre does not know is refused. */
+  FORMAT(text, sizeof text, ";@ capsule 99\n;@ input a values 1\n%s", prog);
+  parse_fails(text, "capsule format '99' is not one this vyre reads (1)");
+  FORMAT(text, sizeof text, ";@ capsule 1 2\n;@ input a values 1\n%s", prog);
+  parse_fails(text, "`capsule` takes at most the format version");
+  /* values and hex are counted against the bound before they are made:
+   * 256 MiB of zeros, then one value more is refused. */
+  parse_fails(";@ input a zeros 67108864\n;@ input b values 1\nworkgroup 1\n"
+              "buffer a ro u32\nbuffer b ro u32\nbuffer o wo u32 [1]\n%z = const u32 0\n"
+              "store o %z %z\n",
+              "this line's 4 bytes make the case's data more than 268435456 bytes");
   /* A fixed-count input must have exactly its count. */
   parse_fails(";@ input b values 1 2 3\nworkgroup 1\nbuffer b ro u32 [2]\nbuffer o wo u32 [1]\n"
               "%z = const u32 0\nstore o %z %z\n",
