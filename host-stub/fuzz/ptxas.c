@@ -4,6 +4,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,11 +52,18 @@ static void file_clear(batch_file *bf) {
   memset(bf, 0, sizeof *bf);
 }
 
+/* 1 when `path` is a regular file we may execute (access(X_OK) alone
+ * passes a directory, which posix_spawn then cannot run). */
+static int is_program(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
 /* 1 when `name` (a path, or a command looked up in PATH as posix_spawnp
- * does) is an executable file: a child that cannot exec it would only
- * exit 127, which reads as a failed assembly. */
+ * does) is an executable regular file: a child that cannot exec it would
+ * only exit 127, which reads as a failed assembly. */
 static int can_run(const char *name) {
-  if (strchr(name, '/')) return access(name, X_OK) == 0;
+  if (strchr(name, '/')) return is_program(name);
   const char *path = vyre__env(VYRE__ENV_EXEC_PATH);
   if (!path || !*path) path = "/bin:/usr/bin";
   char full[4096];
@@ -66,7 +74,7 @@ static int can_run(const char *name) {
       snprintf(full, sizeof full, "%s", name);
     else
       snprintf(full, sizeof full, "%.*s/%s", (int)n, p, name);
-    if (access(full, X_OK) == 0) return 1;
+    if (is_program(full)) return 1;
     if (!e) break;
     p = e + 1;
   }
@@ -79,6 +87,13 @@ vyre_status fz_ptxas_open(const char *ptxas, const char *arch, const char *dir, 
   if (!ptxas || !*ptxas)
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0, "fuzz --ptxas: no ptxas. Fix: set "
                           "PTXAS=/usr/local/cuda/bin/ptxas or put ptxas on PATH");
+  struct stat sb;
+  if (strchr(ptxas, '/') && stat(ptxas, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return vyre_error_set(err, VYRE_IO, 0,
+                          "fuzz --ptxas: cannot run '%s': it is %s, not a program. Fix: pass "
+                          "--ptxas-bin /usr/local/cuda/bin/ptxas (or set PTXAS) to the ptxas "
+                          "executable itself",
+                          ptxas, S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
   if (!can_run(ptxas))
     return vyre_error_set(err, VYRE_IO, 0,
                           "fuzz --ptxas: cannot run '%s': no such executable%s. Fix: pass "
