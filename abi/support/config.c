@@ -33,8 +33,17 @@ const char *vyre__env(vyre__env_id id) {
   return v && *v ? v : NULL;
 }
 
-int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max,
-                    uint64_t *value, char *problem, size_t problem_size) {
+/* Decimal digits only, at least one: a count, however long. */
+static int all_digits(const char *v) {
+  if (!*v) return 0;
+  for (; *v; v++)
+    if (*v < '0' || *v > '9') return 0;
+  return 1;
+}
+
+int vyre__env_count_as(vyre__env_id id, uint64_t fallback, const char *fallback_words,
+                       uint64_t min, uint64_t max, uint64_t *value, char *problem,
+                       size_t problem_size) {
   *value = fallback;
   if (problem && problem_size) problem[0] = '\0';
   const char *v = vyre__env(id);
@@ -42,12 +51,23 @@ int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t m
   const char *name = vyre__env_name(id);
   int bytes = vars[id].kind == KIND_BYTES;
   uint64_t x;
-  if ((bytes ? vyre__parse_bytes(v, &x) : vyre__parse_count(v, &x)) != 0) {
-    if (problem && problem_size)
+  /* A count of digits past 2^64 - 1 is above every range: clamped to the
+   * maximum like any other value above it (docs/environment.md). */
+  int parsed = (bytes ? vyre__parse_bytes(v, &x) : vyre__parse_count(v, &x)) == 0;
+  int overflow = !parsed && !bytes && all_digits(v);
+  if (overflow) x = UINT64_MAX;
+  if (!parsed && !overflow) {
+    if (problem && problem_size) {
+      char used[160];
+      if (fallback_words)
+        snprintf(used, sizeof used, "%s (%llu)", fallback_words, (unsigned long long)fallback);
+      else
+        snprintf(used, sizeof used, "%llu", (unsigned long long)fallback);
       snprintf(problem, problem_size,
-               "%s='%s' is not %s: using %llu. Fix: set it to %s, or unset it", name, v,
-               bytes ? "a byte count" : "a count", (unsigned long long)fallback,
+               "%s='%s' is not %s: using %s. Fix: set it to %s, or unset it", name, v,
+               bytes ? "a byte count" : "a count", used,
                bytes ? VYRE__BYTES_GRAMMAR : "a decimal number");
+    }
     return -1;
   }
   if (x < min || x > max) {
@@ -60,4 +80,9 @@ int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t m
   }
   *value = x;
   return 0;
+}
+
+int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max,
+                    uint64_t *value, char *problem, size_t problem_size) {
+  return vyre__env_count_as(id, fallback, NULL, min, max, value, problem, problem_size);
 }

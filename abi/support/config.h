@@ -84,6 +84,13 @@ const char *vyre__env(vyre__env_id id);
  */
 int vyre__env_count(vyre__env_id id, uint64_t fallback, uint64_t min, uint64_t max,
                     uint64_t *value, char *problem, size_t problem_size);
+/* The same, naming what the fallback is: "VYRE_REF_THREADS='x' is not a
+ * count: using the online CPUs (16). Fix: ..." for fallback_words "the
+ * online CPUs" (NULL: the number alone).  A UINT value of digits past
+ * 2^64 - 1 is clamped to max, as a value above the range is. */
+int vyre__env_count_as(vyre__env_id id, uint64_t fallback, const char *fallback_words,
+                       uint64_t min, uint64_t max, uint64_t *value, char *problem,
+                       size_t problem_size);
 
 /*
  * The readers every component calls: vyre__env_count, and its problem

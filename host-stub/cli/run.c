@@ -180,18 +180,27 @@ static int parse_args(const cli_command *self, int argc, char **argv, run_args *
 }
 
 /* Chain --timeout and --max-steps on the options (vyre_limits) when the
- * backend serves vyre.limits; say on stderr what it will not enforce. */
-static void attach_limits(run_args *a, vyre_backend *b, const char *id) {
+ * backend serves vyre.limits; say on stderr what it will not enforce.  A
+ * backend whose answer is not "served" or "not served" (a contract
+ * violation the host refused, or another failure) gets no run: it would
+ * run without the limit asked for, and the reason would be hidden. */
+static int attach_limits(const cli_command *self, run_args *a, vyre_backend *b, const char *id) {
   const void *t = NULL;
   vyre_error err = VYRE_ERROR_INIT;
   uint32_t enforced = 0;
-  if (VYRE_HOST_HAS(b, get_extension) &&
-      b->vt->get_extension(b, VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, &t, &err) == VYRE_OK && t)
-    enforced = ((const vyre_limits_info *)t)->enforced;
+  if (VYRE_HOST_HAS(b, get_extension)) {
+    vyre_status st = b->vt->get_extension(b, VYRE_LIMITS_NAME, VYRE_LIMITS_VERSION, &t, &err);
+    if (st == VYRE_OK && t) enforced = ((const vyre_limits_info *)t)->enforced;
+    else if (st != VYRE_UNSUPPORTED)
+      return cli_fail(self, "%s needs %s, and asking backend '%s' for it failed: %s (the "
+                      "program is not run without the limit asked for)",
+                      a->max_steps ? "--max-steps" : "--timeout", VYRE_LIMITS_NAME, id,
+                      err.message);
+  }
   if (!enforced) {
     fprintf(stderr, "vyre run: backend '%s' does not serve %s: --timeout and --max-steps are "
                     "ignored\n", id, VYRE_LIMITS_NAME);
-    return;
+    return CLI_OK;
   }
   if (a->max_steps && !(enforced & VYRE_LIMITS_STEPS))
     fprintf(stderr, "vyre run: backend '%s' has no step count: --max-steps is ignored (use "
@@ -204,6 +213,7 @@ static void attach_limits(run_args *a, vyre_backend *b, const char *id) {
   a->limits.timeout_ns = a->timeout_ns;
   a->limits.max_steps = a->max_steps;
   a->options.next = &a->limits.head;
+  return CLI_OK;
 }
 
 /* What one `vyre run` holds, released by run_state_free. */
@@ -286,7 +296,7 @@ static int open_backend(const cli_command *self, run_args *a, run_state *S) {
     return cli_fail(self, "backend '%s' has no dispatch entry (vtable of %u bytes). Fix: pick "
                     "another backend with --backend (see `vyre list`)",
                     S->cand.id, S->b->vt->struct_size);
-  if (a->timeout_ns || a->max_steps) attach_limits(a, S->b, S->cand.id);
+  if (a->timeout_ns || a->max_steps) return attach_limits(self, a, S->b, S->cand.id);
   return CLI_OK;
 }
 

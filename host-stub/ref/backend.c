@@ -7,6 +7,7 @@
 
 #include "ref.h"
 #include "abi/support/config.h"
+#include "abi/support/log.h"
 #include "abi/support/sized.h"
 
 #define REF_MAX_THREADS 256u
@@ -72,11 +73,14 @@ static const char *const metric_names[REF_M_COUNT_] = {
 /* Threads: VYRE_REF_THREADS when set (1 runs everything on the calling
  * thread), else the online CPUs. */
 static uint32_t choose_threads(void) {
-  uint64_t v = vyre__env_uint(VYRE__ENV_REF_THREADS, 0, 1, REF_MAX_THREADS);
-  if (v) return (uint32_t)v;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1) return 1;
-  return (uint64_t)n > REF_MAX_THREADS ? REF_MAX_THREADS : (uint32_t)n;
+  uint64_t cpus = n < 1 ? 1 : (uint64_t)n > REF_MAX_THREADS ? REF_MAX_THREADS : (uint64_t)n;
+  uint64_t v;
+  char problem[512];
+  if (vyre__env_count_as(VYRE__ENV_REF_THREADS, cpus, "the online CPUs", 1, REF_MAX_THREADS, &v,
+                         problem, sizeof problem) != 0)
+    vyre__warn("vyre", "%s", problem);
+  return (uint32_t)v;
 }
 
 static uint64_t memory_pages(int which) {

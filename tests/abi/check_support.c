@@ -53,7 +53,8 @@ START_TEST(test_env_uint) {
   setenv("VYRE_REF_THREADS", "100000", 1);
   ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 256, "above clamps down");
   setenv("VYRE_REF_THREADS", "99999999999999999999999", 1);
-  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "overflow is refused");
+  ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 256,
+                "digits past 2^64 - 1 are above the range: clamped to its maximum");
   setenv("VYRE_REF_THREADS", "4K", 1);
   ck_assert_msg(vyre__env_uint(VYRE__ENV_REF_THREADS, 7, 1, 256) == 7, "counts take no suffix");
   unsetenv("VYRE_REF_THREADS");
@@ -107,6 +108,23 @@ START_TEST(test_env_count_problem) {
   ck_assert_str_eq(why, "VYRE_REF_THREADS=999 is outside 1..256: using 256. Fix: set it within "
                         "the range");
   ck_assert_int_eq(vyre__env_count(VYRE__ENV_REF_THREADS, 7, 1, 256, &v, NULL, 0), -1);
+  /* Each of these is no count: the message names what is used instead. */
+  static const char *const junk[] = {"garbage", "-1", "+4", "0x10", "1e3", " 4", "4 "};
+  for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+    char want[512];
+    setenv("VYRE_REF_THREADS", junk[i], 1);
+    ck_assert_int_eq(vyre__env_count_as(VYRE__ENV_REF_THREADS, 16, "the online CPUs", 1, 256, &v,
+                                        why, sizeof why), -1);
+    snprintf(want, sizeof want, "VYRE_REF_THREADS='%s' is not a count: using the online CPUs "
+             "(16). Fix: set it to a decimal number, or unset it", junk[i]);
+    ck_assert_msg(v == 16 && strcmp(why, want) == 0, "'%s': %s", junk[i], why);
+  }
+  setenv("VYRE_REF_THREADS", "99999999999999999999", 1);
+  ck_assert_int_eq(vyre__env_count_as(VYRE__ENV_REF_THREADS, 16, "the online CPUs", 1, 256, &v,
+                                      why, sizeof why), -1);
+  ck_assert_uint_eq(v, 256);
+  ck_assert_str_eq(why, "VYRE_REF_THREADS=99999999999999999999 is outside 1..256: using 256. "
+                        "Fix: set it within the range");
   unsetenv("VYRE_REF_THREADS");
   setenv("VYRE_CUDA_STAGING_CHUNK", "16 M", 1);
   ck_assert_int_eq(vyre__env_count(VYRE__ENV_CUDA_STAGING_CHUNK, 9, 0, UINT64_MAX, &v, why,
