@@ -37,7 +37,7 @@ VYRE_SUPPORT_SOURCES = \
 	abi/support/bytes.c abi/support/bytes.h abi/support/errfill.c abi/support/errfill.h \
 	abi/support/clock.c abi/support/clock.h abi/support/json.c abi/support/json.h \
 	abi/support/file.c abi/support/file.h abi/support/elf.c abi/support/elf.h \
-	abi/support/callcheck.c abi/support/callcheck.h \
+	abi/support/callcheck.c abi/support/callcheck.h abi/support/safetext.c abi/support/safetext.h \
 	abi/support/uuid.c abi/support/uuid.h
 
 noinst_LTLIBRARIES += abi/libvyre-private.la abi/libvyre-support.la

@@ -7,6 +7,7 @@
 #include "abi/support/json.h"
 #include "abi/support/uuid.h"
 #include "cli.h"
+#include "term.h"
 
 static vyre_host_candidate candidate(vyre_host *host, uint32_t i) {
   vyre_host_candidate c;
@@ -101,7 +102,9 @@ static void list_skipped(vyre_host *host) {
   for (uint32_t i = 0; i < n; i++) {
     vyre_host_candidate c = candidate(host, i);
     if (c.status != VYRE_HOST_SKIPPED) continue;
-    printf("  %s (%s)%s%s%s: %s\n", c.path, vyre_host_origin_name(c.origin),
+    char path[4096];
+    printf("  %s (%s)%s%s%s: %s\n", cli_safe(path, sizeof path, c.path),
+           vyre_host_origin_name(c.origin),
            c.id[0] ? " id '" : "", c.id, c.id[0] ? "'" : "", c.reason);
   }
 }
@@ -116,9 +119,10 @@ static void list_text(vyre_host *host, int chosen, const char *select_error) {
     for (uint32_t i = 0; i < n; i++) {
       vyre_host_candidate c = candidate(host, i);
       if (c.status == VYRE_HOST_SKIPPED) continue;
+      char path[4096];
       printf("%c %-12s %-10s %6d  %-11s %s (%s)\n", (int)i == chosen ? '*' : ' ', c.id,
-             c.version[0] ? c.version : "-", c.precedence, vyre_host_status_name(c.status), c.path,
-             vyre_host_origin_name(c.origin));
+             c.version[0] ? c.version : "-", c.precedence, vyre_host_status_name(c.status),
+             cli_safe(path, sizeof path, c.path), vyre_host_origin_name(c.origin));
       if (c.description[0]) printf("  %-12s %s\n", "", c.description);
       if (c.status == VYRE_HOST_UNAVAILABLE) printf("  %-12s why: %s\n", "", c.reason);
       else if (c.reason[0]) printf("  %-12s note: %s\n", "", c.reason);
@@ -149,7 +153,8 @@ static void list_judged(vyre_host *host, uint32_t listed) {
   for (uint32_t i = 0; i < n; i++) {
     vyre_host_candidate c = candidate(host, i);
     if (c.status != VYRE_HOST_LISTED) continue;
-    printf("  %-8s %s (%s)\n", vyre_host_status_name(c.status), c.path,
+    char path[4096];
+    printf("  %-8s %s (%s)\n", vyre_host_status_name(c.status), cli_safe(path, sizeof path, c.path),
            vyre_host_origin_name(c.origin));
     printf("  %-8s ABI %u.%u-%u.%u, release %u%s%s, build '%s'\n", "", c.abi_major,
            c.plugin_minor_min, c.abi_major, c.plugin_minor_max, c.release,
@@ -294,9 +299,9 @@ static void print_bytes(const char *label, uint64_t bytes) {
 }
 
 static void print_profile(const vyre_device_profile *p) {
-  char caps[512];
+  char caps[512], name[sizeof p->name];
   char uuid[VYRE__UUID_TEXT_SIZE];
-  printf("device %u: %s\n", p->ordinal, p->name);
+  printf("device %u: %s\n", p->ordinal, cli_safe(name, sizeof name, p->name));
   if (!vyre__uuid_is_zero(p->uuid)) printf("  %-17s%s\n", "uuid:", vyre__uuid_format(p->uuid, uuid));
   if (p->compute_major || p->compute_minor)
     printf("  %-17s%u.%u\n", "compute cap:", p->compute_major, p->compute_minor);
@@ -614,9 +619,10 @@ static int run_info(const cli_command *self, int argc, char **argv) {
     if (b) b->vt->destroy(b);
     goto done;
   }
-  char caps[512];
+  char caps[512], path[4096];
   printf("backend %s %s: %s\n", c.id, c.version, c.description);
-  printf("  %-17s%s (%s)\n", "file:", c.path, vyre_host_origin_name(c.origin));
+  printf("  %-17s%s (%s)\n", "file:", cli_safe(path, sizeof path, c.path),
+         vyre_host_origin_name(c.origin));
   if (c.build_id[0]) printf("  %-17s%s\n", "build id:", c.build_id);
   printf("  %-17s%u.%u (the plugin serves %u.%u to %u.%u)\n", "ABI:", c.abi_major, c.abi_minor,
          c.abi_major, c.plugin_minor_min, c.abi_major, c.plugin_minor_max);
@@ -650,8 +656,9 @@ static int run_info(const cli_command *self, int argc, char **argv) {
     if (b->vt->metrics(b, metrics, 256, &count, &err) == VYRE_OK) {
       printf("metrics (%u):\n", count);
       for (uint32_t i = 0; i < count && i < 256; i++) {
-        metrics[i].name[sizeof metrics[i].name - 1] = '\0';
-        printf("  %-40s %llu\n", metrics[i].name, (unsigned long long)metrics[i].value);
+        char name[sizeof metrics[i].name]; /* cli_safe reads at most its size - 1 */
+        printf("  %-40s %llu\n", cli_safe(name, sizeof name, metrics[i].name),
+               (unsigned long long)metrics[i].value);
       }
     } else {
       printf("metrics: unavailable: %s\n", err.message);

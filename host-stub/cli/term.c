@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "abi/support/config.h"
+#include "abi/support/safetext.h"
 #include "term.h"
 
 static cli_color_mode color_mode = CLI_COLOR_AUTO;
@@ -26,6 +27,11 @@ int cli_color_on(FILE *f) {
   const char *term = vyre__env(VYRE__ENV_TERM);
   if (term && strcmp(term, "dumb") == 0) return 0;
   return f && isatty(fileno(f));
+}
+
+const char *cli_safe(char *buf, size_t size, const char *text) {
+  vyre__safe_text(buf, size, text, size ? size - 1 : 0, VYRE__SAFE_LINE);
+  return buf;
 }
 
 void cli_paint(FILE *f, const char *sgr, const char *text) {

@@ -19,6 +19,13 @@ void cli_color_set_mode(cli_color_mode mode);
 /* Whether text written to f gets ANSI colors. */
 int cli_color_on(FILE *f);
 
+/* text made safe to print (abi/support/safetext.h, one line: control
+ * bytes, escape sequences and malformed UTF-8 become '?') in buf of
+ * `size` bytes, reading at most size - 1 bytes of text (an array without
+ * a NUL of that size is read whole, never past); returns buf.  For what plugins, case files and file
+ * names give: `vyre list`'s paths and reasons, device and metric names. */
+const char *cli_safe(char *buf, size_t size, const char *text);
+
 /* SGR sequences for cli_paint. */
 #define CLI_SGR_ERROR "1;31"
 #define CLI_SGR_WARN "1;33"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "abi/support/file.h"
+#include "abi/support/safetext.h"
 #include "vyre/vyre_support.h"
 #include "vyre/vyre_text.h"
 #include "abi/support/json.h"
@@ -40,6 +41,9 @@ void cli_error_prefix(const cli_command *cmd) { cli_error_prefix_name(cmd->name)
 static void report(const cli_command *cmd, int code, const char *fmt, va_list ap) {
   char message[4096];
   vsnprintf(message, sizeof message, fmt, ap);
+  /* Messages quote plugins, case files and file names: one sanitiser
+   * (abi/support/safetext.h) stands between them and the terminal. */
+  vyre__safe_text(message, sizeof message, message, sizeof message, VYRE__SAFE_TEXT);
   cli_error_record(code, message);
   cli_error_prefix_name(cmd->name);
   fputs(message, stderr);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/safetext.h"
 #include "internal.h"
 #include "abi/support/file.h"
 #include "abi/support/sized.h"
@@ -29,6 +30,10 @@ static void default_names(cf_case *c, const char *path) {
   } else {
     snprintf(c->category, sizeof c->category, "misc");
   }
+  /* From file names, printed in every report: made safe to print. */
+  vyre__safe_text(c->name, sizeof c->name, c->name, sizeof c->name, VYRE__SAFE_LINE);
+  vyre__safe_text(c->category, sizeof c->category, c->category, sizeof c->category,
+                  VYRE__SAFE_LINE);
 }
 
 static cf_case *case_new(const char *path) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/safetext.h"
 #include "internal.h"
 
 typedef struct directive_row directive_row;
@@ -60,8 +61,15 @@ static vyre_status d_name(cf_parse_ctx *px, cf_pending *pd, const directive_row 
   if (t[1].n >= cap)
     return cf_parse_error(px, VYRE_INVALID_ARGUMENT, "name too long (%zu bytes). Fix: at most %zu",
                           t[1].n, cap - 1);
-  memcpy(dst, t[1].s, t[1].n);
-  dst[t[1].n] = '\0';
+  /* Names are printed and become file names: a control byte, an escape
+   * sequence or malformed UTF-8 in one is refused, not printed. */
+  if (vyre__safe_text(dst, cap, t[1].s, t[1].n, VYRE__SAFE_LINE) != t[1].n ||
+      memcmp(dst, t[1].s, t[1].n) != 0) {
+    dst[0] = '\0';
+    return cf_parse_error(px, VYRE_INVALID_ARGUMENT,
+                          "the %s name has a control byte or malformed UTF-8. Fix: use "
+                          "printable text", row->name);
+  }
   return VYRE_OK;
 }
 
@@ -76,13 +84,15 @@ static vyre_status d_text(cf_parse_ctx *px, cf_pending *pd, const directive_row 
   size_t len = (size_t)(to - from);
   if (strcmp(row->name, "about") == 0) {
     free(c->about);
-    c->about = strndup(from, len);
+    c->about = malloc(len + 1);
     if (!c->about) return cf_parse_error(px, VYRE_OUT_OF_MEMORY, "out of memory. Fix: free memory");
+    vyre__safe_text(c->about, len + 1, from, len, VYRE__SAFE_LINE);
   } else {
+    /* Text for people, printed as it is read: made safe first. */
     int is_origin = strcmp(row->name, "origin") == 0;
     char *dst = is_origin ? c->origin : c->backend;
     size_t cap = is_origin ? sizeof c->origin : sizeof c->backend;
-    snprintf(dst, cap, "%.*s", (int)len, from);
+    vyre__safe_text(dst, cap, from, len, VYRE__SAFE_LINE);
   }
   return VYRE_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/safetext.h"
 #include "guard.h"
 #include "vyre/vyre_support.h"
 
@@ -32,6 +33,9 @@ vyre_status host_finish(const host_guard *g, const char *entry, vyre_status st,
   if ((uint32_t)st >= (uint32_t)VYRE_STATUS_COUNT_)
     return host_violation(g, err, entry, "it returned status %d, which is no vyre_status", (int)st);
   e->message[sizeof e->message - 1] = '\0';
+  /* The plugin's text reaches terminals: no control byte or escape
+   * sequence passes (newlines do: a JIT log has lines). */
+  vyre__safe_text(e->message, sizeof e->message, e->message, sizeof e->message, VYRE__SAFE_TEXT);
   return vyre_error_set(err, st, e->native_code, "%s",
                         e->message[0] ? e->message : "(the backend gave no message)");
 }

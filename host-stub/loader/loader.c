@@ -13,6 +13,7 @@
 #include <link.h>
 #endif
 
+#include "abi/support/safetext.h"
 #include "elfcheck.h"
 #include "internal.h"
 #include "vyre/vyre_program.h"
@@ -24,9 +25,10 @@ void host_entry_reason(host_entry *e, const char *fmt, ...) {
   vsnprintf(e->reason, sizeof e->reason, fmt, ap);
   va_end(ap);
   /* `vyre list` prints one line per candidate: dlerror() and plugin
-   * messages may carry newlines. */
+   * messages may carry newlines, file names escape sequences. */
   for (char *p = e->reason; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+  vyre__safe_text(e->reason, sizeof e->reason, e->reason, sizeof e->reason, VYRE__SAFE_LINE);
 }
 
 vyre_status host_no_load_error(const char *function, vyre_error *err) {
@@ -46,15 +48,11 @@ static void skip(host_entry *e) {
   host_log("skipped %s: %s", e->path, e->reason);
 }
 
-/* Copy at most `max` bytes of a plugin string, replacing control bytes so
- * that a hostile or broken string cannot break one-line output. */
+/* Copy at most `max` bytes of a plugin string (dst has max + 1), made
+ * safe by the one sanitiser (abi/support/safetext.h): a hostile or broken
+ * string cannot break one-line output or drive a terminal. */
 static void copy_plugin_string(char *dst, size_t max, const char *src) {
-  size_t n = src ? strnlen(src, max) : 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)src[i];
-    dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-  }
-  dst[n] = '\0';
+  vyre__safe_text(dst, max + 1, src, max, VYRE__SAFE_LINE);
 }
 
 /* [a-z0-9_-]{1,31}, read without going past byte 32. */

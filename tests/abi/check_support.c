@@ -8,6 +8,7 @@
 
 #include "abi/support/bytes.h"
 #include "abi/support/config.h"
+#include "abi/support/safetext.h"
 #include "abi/support/sized.h"
 #include "abi/support/strbuf.h"
 #include "abi/support/uuid.h"
@@ -355,6 +356,50 @@ START_TEST(test_strbuf_bytes) {
 }
 END_TEST
 
+/* The one sanitiser: every control byte and escape sequence a terminal
+ * acts on becomes '?', well-formed UTF-8 stays. */
+START_TEST(test_safe_text) {
+  static const struct {
+    const char *in, *line, *text;
+  } rows[] = {
+      {"plain text", "plain text", "plain text"},
+      {"clear\033[2J", "clear?[2J", "clear?[2J"},
+      {"title\033]0;x\007end", "title?]0;x?end", "title?]0;x?end"},
+      {"a\nb\tc\rd\be", "a?b?c?d?e", "a\nb\tc?d?e"},
+      {"del\177", "del?", "del?"},
+      {"c1 \xc2\x9b" "2J", "c1 ??2J", "c1 ??2J"},
+      {"lone \x9b" "2J", "lone ?2J", "lone ?2J"},
+      {"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
+       "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"},
+      {"overlong \xc0\xaf \xe0\x80\xaf", "overlong ?? ???", "overlong ?? ???"},
+      {"surrogate \xed\xa0\x80", "surrogate ???", "surrogate ???"},
+      {"cut \xe6\x97", "cut ??", "cut ??"},
+      {"nbsp \xc2\xa0 ok", "nbsp \xc2\xa0 ok", "nbsp \xc2\xa0 ok"},
+  };
+  char out[64];
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    vyre__safe_text(out, sizeof out, rows[i].in, strlen(rows[i].in), VYRE__SAFE_LINE);
+    ck_assert_msg(strcmp(out, rows[i].line) == 0, "row %zu, one line: '%s'", i, out);
+    vyre__safe_text(out, sizeof out, rows[i].in, strlen(rows[i].in), VYRE__SAFE_TEXT);
+    ck_assert_msg(strcmp(out, rows[i].text) == 0, "row %zu, text: '%s'", i, out);
+    /* In place gives the same. */
+    snprintf(out, sizeof out, "%s", rows[i].in);
+    vyre__safe_text(out, sizeof out, out, sizeof out, VYRE__SAFE_LINE);
+    ck_assert_msg(strcmp(out, rows[i].line) == 0, "row %zu, in place: '%s'", i, out);
+  }
+  /* Bounds: len stops the read, size the write (always a NUL), NULL is "". */
+  ck_assert_uint_eq(vyre__safe_text(out, sizeof out, "abcdef", 3, VYRE__SAFE_LINE), 3);
+  ck_assert_str_eq(out, "abc");
+  ck_assert_uint_eq(vyre__safe_text(out, 4, "abcdef", 6, VYRE__SAFE_LINE), 3);
+  ck_assert_str_eq(out, "abc");
+  ck_assert_uint_eq(vyre__safe_text(out, 4, "ab\xc3\xa9", 4, VYRE__SAFE_LINE), 3);
+  ck_assert_msg(strcmp(out, "ab?") == 0, "a character cut by the end of dst is one '?': '%s'", out);
+  ck_assert_uint_eq(vyre__safe_text(out, sizeof out, NULL, 5, VYRE__SAFE_LINE), 0);
+  ck_assert_str_eq(out, "");
+  ck_assert_uint_eq(vyre__safe_text(out, 0, "x", 1, VYRE__SAFE_LINE), 0);
+}
+END_TEST
+
 static Suite *support_suite(void) {
   Suite *s = suite_create("support");
   TCase *config = tcase_create("config");
@@ -379,6 +424,9 @@ static Suite *support_suite(void) {
   TCase *buf = tcase_create("strbuf");
   tcase_add_test(buf, test_strbuf_bytes);
   suite_add_tcase(s, buf);
+  TCase *safe = tcase_create("safetext");
+  tcase_add_test(safe, test_safe_text);
+  suite_add_tcase(s, safe);
   return s;
 }
 

@@ -37,6 +37,7 @@ check_LTLIBRARIES += \
 	tests/loader/stubs/libhostile_evil.la \
 	tests/loader/stubs/libhostile_zfail.la \
 	tests/loader/stubs/libhostile_fakeref.la \
+	tests/loader/stubs/libhostile_escape.la \
 	tests/loader/stubs/libselect_nodiv.la \
 	tests/loader/stubs/libhostile_guard.la \
 	tests/loader/stubs/libjudge_tiny.la \
@@ -215,6 +216,13 @@ tests_loader_stubs_libhostile_fakeref_la_SOURCES = tests/loader/stubs/stub_plugi
 tests_loader_stubs_libhostile_fakeref_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"reference"' -DSTUB_PRECEDENCE=1 -DSTUB_FACTORY_FAILS
 tests_loader_stubs_libhostile_fakeref_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libhostile_fakeref_la_LIBADD = $(STUB_LIBADD)
+
+# escape: id 'escape', terminal escapes in its version and description,
+# and the evil stub's modes ($STUB_EVIL=escmsg, escname)
+tests_loader_stubs_libhostile_escape_la_SOURCES = tests/loader/stubs/stub_plugin.c
+tests_loader_stubs_libhostile_escape_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"escape"' -DSTUB_PRECEDENCE=800 -DSTUB_EVIL -DSTUB_ESCAPES
+tests_loader_stubs_libhostile_escape_la_LDFLAGS = $(STUB_LDFLAGS)
+tests_loader_stubs_libhostile_escape_la_LIBADD = $(STUB_LIBADD)
 
 # nodiv: id 'nodiv', precedence 1 (before every other backend): gid
 # const load store mul and add at u32, no div; f16 storage and the f16

@@ -32,6 +32,7 @@
  *   STUB_DESC_VTABLE_SIZE n  descriptor vtable_size
  *   STUB_SELECT            for choosing by program: also claims gid and mul
  *                          and f16 storage (its device profile has no f16)
+ *   STUB_ESCAPES           version and description full of terminal escapes
  *   STUB_EVIL              a hostile backend: dispatch, the pending entries,
  *                          device_profile, metrics and get_extension return
  *                          what $STUB_EVIL asks for (the modes are listed
@@ -182,6 +183,8 @@ static vyre_status stub_get_extension(vyre_backend *self, const char *name, uint
  *   nonul  an error message without NUL    poll    *ready = 7
  *   profile  device name and id without NUL
  *   metrics  metric names without NUL      ext     VYRE_OK without a table
+ *   escmsg   an error message with terminal escapes (ESC [2J, OSC, C1 CSI)
+ *   escname  a device name with terminal escapes
  */
 static int evil_mode(const char *mode) {
   const char *m = getenv(STUB_EVIL_ENV);
@@ -201,6 +204,14 @@ static vyre_status evil_outputs_make(vyre_outputs **out, vyre_error *err) {
     if (err && err->struct_size >= sizeof *err) {
       err->status = VYRE_DRIVER;
       memset(err->message, 'A', sizeof err->message);
+    }
+    return VYRE_DRIVER;
+  }
+  if (evil_mode("escmsg")) {
+    if (err && err->struct_size >= sizeof *err) {
+      err->status = VYRE_DRIVER;
+      snprintf(err->message, sizeof err->message,
+               "driver says \033[2J\033]0;pwned\a\xc2\x9b" "1m gone\nsecond line");
     }
     return VYRE_DRIVER;
   }
@@ -265,6 +276,8 @@ static vyre_status evil_device_profile(vyre_backend *self, vyre_device_profile *
     memset(out->name, 'N', sizeof out->name);
     memset(out->backend_id, 'I', sizeof out->backend_id);
   }
+  if (st == VYRE_OK && evil_mode("escname") && out->struct_size >= sizeof *out)
+    snprintf(out->name, sizeof out->name, "GPU\033[2J\033[31m red");
   return st;
 }
 
@@ -401,6 +414,17 @@ static const uint32_t stub_op_types[] = {
 #endif
 };
 
+#ifdef STUB_ESCAPES
+/* Terminal escapes in every string a plugin gives: clear the screen (CSI
+ * as ESC [ and as UTF-8 C2 9B, and a lone 0x9B), set the window title
+ * (OSC ... BEL), a carriage return. */
+#define STUB_VERSION "1.0\033]0;pwned\a"
+#define STUB_DESCRIPTION "clears \033[2J the screen\r \xc2\x9b" "2J \x9b" "2J caf\xc3\xa9"
+#else
+#define STUB_VERSION "0.0.1-stub"
+#define STUB_DESCRIPTION "test stub plugin (" STUB_ID ")"
+#endif
+
 /* Immutable: one registration for every minor (the host records the
  * negotiated one). */
 static const __attribute__((unused)) stub_future_registration stub_registration = {{
@@ -408,8 +432,8 @@ static const __attribute__((unused)) stub_future_registration stub_registration 
     .abi_major = STUB_MAJOR,
     .abi_minor = STUB_REG_MINOR,
     .id = STUB_ID,
-    .version = "0.0.1-stub",
-    .description = "test stub plugin (" STUB_ID ")",
+    .version = STUB_VERSION,
+    .description = STUB_DESCRIPTION,
     .precedence = STUB_PRECEDENCE,
     .op_count = sizeof stub_ops / sizeof stub_ops[0],
     .ops = stub_ops,
