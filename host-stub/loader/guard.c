@@ -284,7 +284,8 @@ static vyre_status g_pending_wait(vyre_backend *self, vyre_pending pending, vyre
       (st = host_check_handle(g, "pending_wait", HOST_KIND_PENDING, pending, err)) != VYRE_OK)
     return st;
   expect w;
-  memset(&w, 0, offsetof(expect, size));
+  memset(&w, 0, offsetof(expect, refused));
+  w.refused[0] = '\0';
   if (info) memcpy(&w, info, sizeof w);
   free(info);
   vyre_outputs *o = NULL;

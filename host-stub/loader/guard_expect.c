@@ -66,9 +66,12 @@ static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_
   uint64_t sizes[VYRE_MAX_BUFFERS];
   for (uint32_t i = 0; i < input_count && i < VYRE_MAX_BUFFERS; i++) sizes[i] = inputs[i].size;
   vyre_geometry geo;
-  vyre_error e = VYRE_ERROR_INIT;
-  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, &e) != VYRE_OK) {
-    /* "dispatch: grid ... is over the limit .... Fix: ...": the why alone. */
+  if (vyre_geometry_derive(p, sizes, NULL, options, &geo, NULL) != VYRE_OK) {
+    /* Derived again for its message: a 2 KiB error record is not zeroed
+     * on every checked dispatch, only on this rare path.  "dispatch: grid
+     * ... is over the limit .... Fix: ...": the why alone is kept. */
+    vyre_error e = VYRE_ERROR_INIT;
+    vyre_geometry_derive(p, sizes, NULL, options, &geo, &e);
     const char *why = strncmp(e.message, "dispatch: ", 10) == 0 ? e.message + 10 : e.message;
     size_t n = strcspn(why, ".");
     snprintf(w->refused, sizeof w->refused, "%.*s", (int)n, why);
@@ -86,7 +89,8 @@ static void expect_from(const vyre_program *p, const vyre_input *inputs, uint32_
  * decode (the plugin must have refused it) leaves everything unknown. */
 void host_expect_for(host_guard *g, const vyre_program_ref *program, const vyre_input *inputs,
                        uint32_t input_count, const vyre_dispatch_options *options, expect *w) {
-  memset(w, 0, offsetof(expect, size));
+  memset(w, 0, offsetof(expect, refused)); /* the rest is written before it is read */
+  w->refused[0] = '\0';
   vyre_program_ref ref;
   if (!program || vyre__sized_read(&ref, sizeof ref, program) < offsetof(vyre_program_ref, pipeline))
     return;
