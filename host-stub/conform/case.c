@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/errfill.h"
 #include "abi/support/safetext.h"
 #include "internal.h"
 #include "abi/support/file.h"
@@ -207,6 +208,10 @@ fail:
   pending_free(pd);
   free(toks);
   cf_case_free(c);
+  /* The message quotes the file (words, program text, its path): every
+   * report prints it, so it is made safe to print here, once. */
+  size_t room = vyre__error_message_room(err);
+  if (room) vyre__safe_text(err->message, room, err->message, room, VYRE__SAFE_TEXT);
   return st;
 }
 

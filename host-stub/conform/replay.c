@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/safetext.h"
 #include "internal.h"
 
 void cf_report_minimized(FILE *out, const char *indent, cf_case *m, const cf_target *t,
@@ -31,7 +32,9 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
   int exit_code = 0;
   char name[256];
   cf_case_full_name(c, name, sizeof name);
-  fprintf(o->out, "replay %s (%s)%s%s\n", path, name, c->origin[0] ? ", recorded from " : "",
+  char safe[4096]; /* the path as given: made safe to print */
+  vyre__safe_text(safe, sizeof safe, path, sizeof safe - 1, VYRE__SAFE_LINE);
+  fprintf(o->out, "replay %s (%s)%s%s\n", safe, name, c->origin[0] ? ", recorded from " : "",
           c->origin);
   if (c->sha_mismatch)
     fprintf(o->out, "  note: the program differs from the one the capsule recorded "
@@ -106,7 +109,9 @@ int cf_coverage_run(const cf_options *o, const cf_target *targets, uint32_t nt, 
       cf_coverage_add(cov, cp.cases[i]->decoded);
     } else {
       cf_paint(o, "1;31", "FAIL");
-      fprintf(o->out, " %s: %s\n", cp.paths[i], cp.errors[i]);
+      char safe[4096]; /* a file name of the corpus: made safe to print */
+      vyre__safe_text(safe, sizeof safe, cp.paths[i], sizeof safe - 1, VYRE__SAFE_LINE);
+      fprintf(o->out, " %s: %s\n", safe, cp.errors[i]);
       exit_code = 1;
     }
   }

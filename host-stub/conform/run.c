@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/support/safetext.h"
 #include "internal.h"
 
 static const char *capsule_root(const cf_options *o) {
@@ -237,7 +238,9 @@ static void run_one(const cf_options *o, cf_target_report *r, vyre_backend *refe
     snprintf(oc->reason, sizeof oc->reason, "the case does not load: %s", cp->errors[i]);
     cf_progress_clear(o);
     cf_paint(o, "1;31", "FAIL");
-    fprintf(o->out, " %s: %s\n", cp->paths[i], oc->reason);
+    char path[4096]; /* a file name of the corpus: made safe to print */
+    vyre__safe_text(path, sizeof path, cp->paths[i], sizeof path - 1, VYRE__SAFE_LINE);
+    fprintf(o->out, " %s: %s\n", path, oc->reason);
     row = cf_report_row(r, "corpus-errors");
   } else {
     run_case(o, r, reference, c, oc);
