@@ -1,10 +1,11 @@
-/* file.h -- the one bounded file reader and the one atomic file writer of the host side. */
+/* file.h -- the one checked open of the host side (regular files only, bounded, never blocking on a FIFO), the library check before dlopen, the directory walk, the atomic writer. */
 #ifndef VYRE_SUPPORT_FILE_H
 #define VYRE_SUPPORT_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "vyre/vyre.h"
@@ -28,6 +29,55 @@
  */
 vyre_status vyre__file_read(const char *path, uint64_t max, const char *too_big_fix, void **data,
                             size_t *size, vyre_error *err);
+
+/*
+ * The one checked open of a file the project reads: `path` opened
+ * read-only with O_NONBLOCK (a FIFO never waits for a writer), then
+ * fstat: anything but a regular file is refused before a byte is read,
+ * and so is one of more than `max` bytes (UINT64_MAX: any size).  Then
+ * O_NONBLOCK is cleared.  *fd (close it) and *st (may be NULL) on
+ * VYRE_OK; *fd -1 on failure, with the messages of vyre__file_read.
+ * Thread-safe.
+ */
+vyre_status vyre__file_open(const char *path, uint64_t max, const char *too_big_fix, int *fd,
+                            struct stat *st, vyre_error *err);
+
+/*
+ * Is `path` a shared library this process can map without a fault: a
+ * regular file (vyre__file_open) holding a complete ELF shared object
+ * (ET_DYN) of this process's class, byte order and machine, whose
+ * program header table, every segment's file contents, at least one
+ * PT_LOAD and the section header table lie inside the file (dlopen maps
+ * what the program headers describe, and touching a page past the end
+ * of a truncated file raises SIGBUS).  Read with pread through the one
+ * ELF reader (elf.h), never mapped.  VYRE_OK, or VYRE_IO:
+ *   "cannot load PATH: <the open error or the ELF reason>. Fix: <fix>"
+ * The file can still change after the check (the caller's dlopen opens
+ * it again): this guards against accidents, not an adversary.
+ * Thread-safe.
+ */
+vyre_status vyre__file_check_library(const char *path, const char *fix, vyre_error *err);
+
+/*
+ * Walk the directory tree under `root` breadth first and call on_file
+ * for each regular file (symlinks followed) whose name does not start
+ * with '.'; the entries of each directory in byte-wise order.  Each
+ * directory is walked once, identified by (st_dev, st_ino), however many
+ * paths or symlinks lead to it, under its shortest path (breadth first:
+ * a long path to it cannot hide what the depth cap leaves reachable by a
+ * short one): a loop is not followed and a DAG of directory symlinks
+ * costs its directories, not its paths.  Directories more than max_depth
+ * levels below root are not walked.  on_file gets the path
+ * ("root/sub/name") and returns VYRE_OK to go on; anything else stops
+ * the walk and is returned.  Failures: the root or a directory that
+ * cannot be opened or read (VYRE_IO "cannot read WHAT DIR: <strerror>.
+ * Fix: <fix>", what: "corpus directory"), VYRE_OUT_OF_MEMORY.  Paths longer than 4095
+ * bytes are skipped.  Thread-safe.
+ */
+typedef vyre_status (*vyre__walk_fn)(void *ctx, const char *path, vyre_error *err);
+vyre_status vyre__dir_walk(const char *root, unsigned max_depth, const char *what,
+                           const char *fix,
+                           vyre__walk_fn on_file, void *ctx, vyre_error *err);
 
 /*
  * The same from an open descriptor, read from where it stands to its

@@ -112,10 +112,20 @@ int cli_run_make_input(const cli_command *self, const input_spec *spec, uint64_t
     void *data = NULL;
     size_t size = 0;
     vyre_error err = VYRE_ERROR_INIT;
-    if (cli_read_file(spec->arg, max_input,
+    /* A fixed-size buffer takes exactly its size: read at most one byte
+     * more (a stream is not read to --max-input-bytes first). */
+    uint64_t need = (uint64_t)b->decl.count * esize;
+    int exact = b->decl.count && need < max_input;
+    if (cli_read_file(spec->arg, exact ? need : max_input,
                       "raise --max-input-bytes, or give a file of the buffer's size", &data, &size,
-                      &err) != 0)
+                      &err) != 0) {
+      if (exact && err.status == VYRE_LIMIT)
+        return cli_fail(self, "input %d (%s) needs exactly %llu bytes; %s has more. Fix: give a "
+                        "file of %u little-endian %s values",
+                        b->input_index, desc, (unsigned long long)need, spec->arg, b->decl.count,
+                        vyre_type_name(type));
       return cli_fail(self, "input %d (%s): %s", b->input_index, desc, err.message);
+    }
     if (size % esize || (b->decl.count && size != (uint64_t)b->decl.count * esize)) {
       free(data);
       if (b->decl.count)

@@ -1,10 +1,7 @@
-/* corpus.c -- the conformance corpus: its case files listed (a bounded walk, byte-wise order) and hashed, and loaded through a --filter for a run. */
-#include <dirent.h>
-#include <errno.h>
+/* corpus.c -- the conformance corpus: its case files listed (vyre__dir_walk: each directory once, byte-wise order) and hashed, and loaded through a --filter for a run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "internal.h"
 #include "abi/support/file.h"
@@ -36,57 +33,24 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The directories on the path from the corpus root to the one walked:
- * a directory symlink back to one of them is a loop, not followed. */
+/* Deeper than any corpus: not walked (docs/conformance.md). */
 #define CF_MAX_CORPUS_DEPTH 16
-typedef struct dir_id {
-  dev_t dev;
-  ino_t ino;
-} dir_id;
 
-static vyre_status walk(const char *dir, plist *l, dir_id *path, int depth, vyre_error *err) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
-                          "--corpus DIR", dir, strerror(errno));
-  struct stat self;
-  if (fstat(dirfd(d), &self) != 0) {
-    closedir(d);
-    return vyre_error_set(err, VYRE_IO, errno, "cannot read corpus directory %s: %s. Fix: pass "
-                          "--corpus DIR", dir, strerror(errno));
-  }
-  path[depth].dev = self.st_dev;
-  path[depth].ino = self.st_ino;
-  struct dirent *e;
-  vyre_status st = VYRE_OK;
-  while ((e = readdir(d)) != NULL && st == VYRE_OK) {
-    if (e->d_name[0] == '.') continue;
-    char sub[4096];
-    if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= sizeof sub) continue;
-    struct stat sb;
-    if (stat(sub, &sb) != 0) continue;
-    if (S_ISDIR(sb.st_mode)) {
-      int loop = 0;
-      for (int k = 0; k <= depth && !loop; k++)
-        loop = path[k].dev == sb.st_dev && path[k].ino == sb.st_ino;
-      /* A loop, or deeper than any corpus: not walked (docs/conformance.md). */
-      if (loop || depth + 1 > CF_MAX_CORPUS_DEPTH) continue;
-      st = walk(sub, l, path, depth + 1, err);
-    } else if (S_ISREG(sb.st_mode)) {
-      size_t n = strlen(e->d_name);
-      if (n > 5 && strcmp(e->d_name + n - 5, ".vyre") == 0) plist_add(l, sub);
-    }
-  }
-  closedir(d);
-  return st;
+static vyre_status add_case_file(void *ctx, const char *path, vyre_error *err) {
+  (void)err;
+  size_t n = strlen(path);
+  if (n > 5 && strcmp(path + n - 5, ".vyre") == 0) plist_add(ctx, path);
+  return VYRE_OK;
 }
 
 vyre_status cf_corpus_list(const char *dir, char ***paths, uint32_t *count, vyre_error *err) {
   plist l = {0};
   *paths = NULL;
   *count = 0;
-  dir_id path[CF_MAX_CORPUS_DEPTH + 1];
-  vyre_status st = walk(dir, &l, path, 0, err);
+  /* Each directory once, however many symlinks lead to it: a loop is not
+   * followed and a DAG of links costs its directories, not its paths. */
+  vyre_status st = vyre__dir_walk(dir, CF_MAX_CORPUS_DEPTH, "corpus directory", "pass --corpus DIR", add_case_file,
+                                  &l, err);
   if (st == VYRE_OK && l.failed) st = vyre_error_set(err, VYRE_OUT_OF_MEMORY, 0, "out of memory");
   if (st != VYRE_OK) {
     cf_corpus_list_free(l.v, l.n);

@@ -5,26 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "abi/support/file.h"
 
 vyre_status cf_sha256_file(const char *path, char hex[65], vyre_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vyre_error_set(err, VYRE_IO, errno, "cannot open %s: %s. Fix: check the path", path,
-                          strerror(errno));
+  /* The one checked open (a FIFO never blocks, a size over the bound is
+   * refused before reading); streamed, not held whole. */
+  int fd;
+  vyre_status st = vyre__file_open(path, CF_MAX_PLUGIN_BYTES, "pass a plugin file", &fd, NULL, err);
+  if (st != VYRE_OK) return st;
   vyre_sha256_ctx ctx;
   vyre_sha256_init(&ctx);
   char chunk[65536];
-  size_t n;
+  ssize_t n;
   uint64_t total = 0;
-  while (total <= CF_MAX_PLUGIN_BYTES && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    vyre_sha256_update(&ctx, chunk, n);
-    total += n;
+  while (total <= CF_MAX_PLUGIN_BYTES && (n = read(fd, chunk, sizeof chunk)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return vyre_error_set(err, VYRE_IO, e, "cannot read %s: %s. Fix: check the file", path,
+                            strerror(e));
+    }
+    vyre_sha256_update(&ctx, chunk, (size_t)n);
+    total += (uint64_t)n;
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) return vyre_error_set(err, VYRE_IO, 0, "cannot read %s. Fix: check the file", path);
+  close(fd);
   if (total > CF_MAX_PLUGIN_BYTES)
     return vyre_error_set(err, VYRE_LIMIT, 0, "cannot hash %s: it holds more than %zu bytes. Fix: "
                           "pass a plugin file", path, CF_MAX_PLUGIN_BYTES);

@@ -14,6 +14,7 @@
 #endif
 
 #include "abi/support/safetext.h"
+#include "abi/support/file.h"
 #include "elfcheck.h"
 #include "internal.h"
 #include "vyre/vyre_program.h"
@@ -417,11 +418,17 @@ static int judge_file(host_entry *e, file_descriptor *desc) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, elf_want_init);
   char why[256];
-  int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    host_entry_reason(e, "cannot open %s: %s. Fix: make it readable, or remove it from the "
-                         "search path",
-                      e->path, strerror(errno));
+  int fd;
+  vyre_error open_err = VYRE_ERROR_INIT;
+  /* The one checked open (abi/support/file.h): a FIFO never blocks, only
+   * a regular file is read. */
+  if (vyre__file_open(e->path, UINT64_MAX, NULL, &fd, NULL, &open_err) != VYRE_OK) {
+    if (open_err.native_code)
+      host_entry_reason(e, "cannot open %s: %s. Fix: make it readable, or remove it from the "
+                           "search path",
+                        e->path, strerror((int)open_err.native_code));
+    else /* "it is not a regular file (a FIFO). Fix: pass a regular file" */
+      host_entry_reason(e, "%s, or remove it from the search path", open_err.message);
     return -1;
   }
   int rc = host_elf_check_fd(fd, &elf_want, why, sizeof why);

@@ -107,13 +107,23 @@ static void disk_path(const vc_diskcache *d, const uint8_t key[32], char *out, s
 }
 
 /* Read and verify the entry stored under disk key `key`.  1: *payload (malloc'd) valid; 0: absent;
- * -1: present but corrupt (removed so it is rebuilt). */
+ * -1: present but corrupt (removed so it is rebuilt), or not a regular file or larger than any
+ * entry (left alone: the next write replaces it). */
 static int disk_read(const vc_diskcache *d, const uint8_t key[32], uint8_t **payload, uint64_t *size) {
   char path[1200];
   disk_path(d, key, path, sizeof path);
   *payload = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  /* The one checked open: a FIFO or a device under the entry's name
+   * never blocks nor is read; it is refused like a corrupt entry, and
+   * the next write renames a regular file over it. */
+  int fd;
+  vyre_error open_err = VYRE_ERROR_INIT;
+  if (vyre__file_open(path, sizeof(disk_header) + DISK_MAX_PAYLOAD, NULL, &fd, NULL,
+                      &open_err) != VYRE_OK) {
+    if (open_err.native_code != 0) return 0; /* absent or unreadable: a miss, as before */
+    vc_log("disk cache entry refused: %s", open_err.message);
+    return -1;
+  }
   disk_header h;
   uint8_t *data = NULL;
   int ok = 0;

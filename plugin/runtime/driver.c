@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi/support/config.h"
+#include "abi/support/file.h"
 #include "util.h"
 
 #define DEFAULT_DRIVER "libcuda.so.1"
@@ -75,9 +76,28 @@ typedef CUresult(CUDAAPI *vc_pfn_getproc_v2)(const char *symbol, void **pfn, int
 typedef CUresult(CUDAAPI *vc_pfn_getproc_v1)(const char *symbol, void **pfn, int version,
                                               cuuint64_t flags);
 
+/* A path (not a bare name the dynamic linker searches for): a FIFO
+ * would block dlopen and a truncated library would SIGBUS inside it, so
+ * it is judged from its file first (abi/support/file.h).  A file that
+ * cannot be opened at all (native code: the errno) is left to dlopen,
+ * whose dlerror() text says the same. */
+static vyre_status check_driver_file(const char *path, vyre_error *err) {
+  vyre_error refused = VYRE_ERROR_INIT;
+  if (!strchr(path, '/') ||
+      vyre__file_check_library(path, "point VYRE_CUDA_DRIVER at the NVIDIA driver's complete "
+                               "libcuda.so.1 (ldconfig -p | grep libcuda), or unset it",
+                               &refused) == VYRE_OK ||
+      refused.native_code != 0)
+    return VYRE_OK;
+  return vyre_error_set(err, VYRE_NO_DEVICE, 0, "CUDA driver not loaded: VYRE_CUDA_DRIVER: %s",
+                        refused.message);
+}
+
 vyre_status vc_driver_open(vc_driver *d, vyre_error *err) {
   const char *path = vyre__env(VYRE__ENV_CUDA_DRIVER);
   if (!path) path = DEFAULT_DRIVER;
+  vyre_status st = check_driver_file(path, err);
+  if (st != VYRE_OK) return st;
   dlerror();
   /* RTLD_NODELETE: libcuda keeps threads and atexit handlers; it must
    * never be unmapped, even when the last instance closes it. */

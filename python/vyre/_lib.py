@@ -32,11 +32,14 @@ def _build_tree_dirs():
 
 
 def _candidates():
-    """(where, libvyre path, libvyre-host path) in the order they are tried."""
-    out = []
+    """(where, libvyre path, libvyre-host path) in the order they are tried.
+
+    VYRE_LIB_DIR, when set, is the only place: a directory that is wrong
+    is an error, not a silent fall back to another copy."""
     env = os.environ.get("VYRE_LIB_DIR")
     if env:
-        out.append(("VYRE_LIB_DIR=" + env, os.path.join(env, LIBVYRE), os.path.join(env, LIBVYRE_HOST)))
+        return [("VYRE_LIB_DIR=" + env, os.path.join(env, LIBVYRE), os.path.join(env, LIBVYRE_HOST))]
+    out = []
     tree = _build_tree_dirs()
     if tree:
         out.append(("the build tree", os.path.join(tree[0], LIBVYRE), os.path.join(tree[1], LIBVYRE_HOST)))
@@ -52,9 +55,104 @@ def _candidates():
     return out
 
 
+_PHNUM_MAX = 4096  # more program headers than any real shared object has
+
+
+def _elf_why(fd, size):
+    """Why a library of `size` bytes open on `fd` cannot be mapped whole, or None.
+
+    The check of abi/support/file.c's vyre__file_check_library, in Python
+    since it runs before any library is loaded: this process's class and
+    byte order, ET_DYN, the program headers, every segment's file contents
+    and the section headers inside the file (dlopen maps what the program
+    headers describe; a page past the end of a truncated file is SIGBUS)."""
+    import struct
+    import sys
+    head = os.pread(fd, 64, 0)
+    if len(head) < 16 or head[:4] != b"\x7fELF":
+        return "not an ELF file (%d bytes%s)" % (size, ", too short" if len(head) < 16 else "")
+    is64 = head[4] == 2
+    want64 = C.sizeof(C.c_void_p) == 8
+    big = head[5] == 2
+    if head[4] not in (1, 2) or head[5] not in (1, 2) or is64 != want64 or big != (sys.byteorder == "big"):
+        return "built for another ELF class or byte order than this %d-bit %s-endian process" % (
+            64 if want64 else 32, sys.byteorder)
+    e = ">" if big else "<"
+    need = 64 if is64 else 52
+    if len(head) < need:
+        return "truncated: %d bytes, the ELF header alone needs %d" % (size, need)
+    if is64:
+        etype, = struct.unpack_from(e + "H", head, 16)
+        phoff, shoff = struct.unpack_from(e + "QQ", head, 32)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", head, 54)
+    else:
+        etype, = struct.unpack_from(e + "H", head, 16)
+        phoff, shoff = struct.unpack_from(e + "II", head, 28)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", head, 42)
+    if etype != 3:
+        return "not a shared library (ELF type %d)" % etype
+    if phentsize != (56 if is64 else 32) or phnum == 0 or phnum > _PHNUM_MAX:
+        return "corrupt ELF file: %d program headers of %d bytes" % (phnum, phentsize)
+    if phoff + phnum * phentsize > size:
+        return "truncated: %d bytes, its program headers end at %d" % (size, phoff + phnum * phentsize)
+    table = os.pread(fd, phnum * phentsize, phoff)
+    if len(table) != phnum * phentsize:
+        return "cannot read its program headers"
+    loads = 0
+    for i in range(phnum):
+        at = i * phentsize
+        if is64:
+            ptype, _, offset, _, _, filesz = struct.unpack_from(e + "IIQQQQ", table, at)
+        else:
+            ptype, offset, _, _, filesz = struct.unpack_from(e + "IIIII", table, at)
+        loads += ptype == 1
+        if filesz and offset + filesz > size:
+            return "truncated: %d bytes, its %s %d ends at %d" % (
+                size, "PT_LOAD segment" if ptype == 1 else "program header", i, offset + filesz)
+    if not loads:
+        return "corrupt ELF file: no PT_LOAD segment"
+    if shoff and shnum * shentsize and shoff + shnum * shentsize > size:
+        return "truncated: %d bytes, its section headers end at %d" % (size, shoff + shnum * shentsize)
+    return None
+
+
+def _check_library(path):
+    """None when `path` (one with a '/': a bare soname is the dynamic
+    linker's to find) is a regular file holding a complete shared library
+    for this process; else why not.  Opened with O_NONBLOCK, so a FIFO
+    never blocks, and read, never mapped."""
+    import stat
+    if "/" not in path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        return "cannot open %s: %s" % (path, exc.strerror)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                    else "not a plain file")
+            return "%s is not a regular file (%s)" % (path, kind)
+        why = _elf_why(fd, st.st_size)
+        return None if why is None else "%s: %s" % (path, why)
+    except OSError as exc:
+        return "cannot read %s: %s" % (path, exc.strerror)
+    finally:
+        os.close(fd)
+
+
 def _load():
     tried = []
     for where, vyre_path, host_path in _candidates():
+        # Judged from their files first: dlopen of a FIFO blocks and of a
+        # truncated library raises SIGBUS, which no except clause catches.
+        why = _check_library(vyre_path) or _check_library(host_path)
+        if why:
+            tried.append("%s: %s" % (where, why))
+            continue
         try:
             # libvyre first and global: libvyre-host's DT_NEEDED (LIBVYRE)
             # then resolves to this very copy, whatever its run path says.
@@ -63,11 +161,16 @@ def _load():
             return vyre, host, where
         except OSError as exc:
             tried.append("%s: %s" % (where, exc))
-    raise ImportError(
-        "vyre: cannot load libvyre and libvyre-host (tried %s). Fix: build the tree (make) and "
-        "import vyre from <build>/python, install vyre (make install) and add its libdir to the "
-        "dynamic linker's path, or set VYRE_LIB_DIR to the directory holding %s and %s"
-        % ("; ".join(tried), LIBVYRE, LIBVYRE_HOST, ))
+    if os.environ.get("VYRE_LIB_DIR"):
+        fix = ("set VYRE_LIB_DIR to the directory holding complete copies of %s and %s (a build's "
+               "abi/.libs and host-stub/loader/.libs, or the install libdir), or unset it"
+               % (LIBVYRE, LIBVYRE_HOST))
+    else:
+        fix = ("build the tree (make) and import vyre from <build>/python, install vyre (make "
+               "install) and add its libdir to the dynamic linker's path, or set VYRE_LIB_DIR to "
+               "the directory holding %s and %s" % (LIBVYRE, LIBVYRE_HOST))
+    raise ImportError("vyre: cannot load libvyre and libvyre-host (tried %s). Fix: %s"
+                      % ("; ".join(tried), fix))
 
 
 vyre, host, LOADED_FROM = _load()

@@ -41,8 +41,8 @@ check_PROGRAMS += tests/abi/check_abi tests/abi/check_format tests/abi/check_tex
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
 TESTS += tests/abi/check_abi tests/abi/check_format tests/abi/check_text tests/abi/check_support \
 	tests/abi/check_util tests/abi/check_elf tests/abi/check_argcheck
-check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
-TESTS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs
+check_PROGRAMS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs tests/abi/check_open
+TESTS += tests/abi/check_chain tests/abi/check_literal tests/abi/check_needs tests/abi/check_open
 tests_abi_check_abi_SOURCES = tests/abi/check_abi.c
 tests_abi_check_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_abi_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
@@ -72,6 +72,10 @@ tests_abi_check_chain_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_abi_check_util_SOURCES = tests/abi/check_util.c
 tests_abi_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_abi_check_util_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
+# The one checked open: regular files only, the library check, the directory walk.
+tests_abi_check_open_SOURCES = tests/abi/check_open.c
+tests_abi_check_open_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_abi_check_open_LDADD = abi/libvyre-private.la $(CHECK_LIBS) -ldl
 # The ELF reader on crafted, truncated and corrupted files.
 tests_abi_check_elf_SOURCES = tests/abi/check_elf.c
 tests_abi_check_elf_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

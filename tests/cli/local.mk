@@ -3,8 +3,8 @@
 TESTS += tests/cli/cli_list.test tests/cli/cli_run.test tests/cli/cli_bench.test tests/cli/examples.test \
 	tests/cli/cli_plugins.test tests/cli/cli_hostile.test tests/cli/cli_limits.test tests/cli/cli_devices.test \
 	tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test tests/cli/cli_values.test tests/cli/cli_files.test \
-	tests/cli/cli_select.test
-EXTRA_DIST += tests/cli/cli_select.test
+	tests/cli/cli_select.test tests/cli/cli_open.test
+EXTRA_DIST += tests/cli/cli_select.test tests/cli/cli_open.test
 EXTRA_DIST += tests/cli/cli_json.test tests/cli/cli_term.test tests/cli/cli_man.test tests/cli/cli_values.test tests/cli/cli_files.test \
 	tests/json_schema_check.py
 EXTRA_DIST += tests/cli/cli_lib.sh tests/cli/cli_hostile.test tests/cli/cli_limits.test \
