@@ -498,10 +498,9 @@ class Backend(Handle):
             if s is not None:
                 return s
         for obj in arrays:
-            cai, _ = interop._cai(obj)
-            if cai is not None and cai.get("stream") is not None:
-                v = int(cai["stream"])
-                return 0 if v == 1 else v  # 1: the legacy default stream, NULL to vyre
+            s = interop.cai_stream(obj)
+            if s is not None:
+                return 0 if s == 1 else s  # 1: the legacy default stream, NULL to vyre
         return 0 if arrays else None
 
     def _resident_handles(self, prog, buffers, stream, temps):

@@ -353,6 +353,31 @@ class FakeInterop(unittest.TestCase):
                 ref.dispatch_resident(self.saxpy, a, x, y)
             self.assertIn("cuda", cm.exception.fix)
 
+    def test_hostile_interfaces(self):
+        # Every field of the interface is checked: a hostile one raises
+        # InvalidArgument (a VyreError with a Fix), not ValueError from int().
+        a, x, y = self.mem(1, 1.0), self.mem(N, 1.0), self.mem(N, 1.0)
+        cases = [({"typestr": "<u"}, "typestr"), ({"typestr": "<f4junk"}, "typestr"),
+                 ({"shape": (-N,)}, "shape[0]"), ({"data": (-1, False)}, "device address"),
+                 ({"data": (y.ptr, "yes")}, "read-only flag"), ({"stream": 2**64}, "stream"),
+                 ({"strides": (4, 4)}, "strides")]
+        for fields, text in cases:
+            t = FakeTensor(y.ptr, N)
+            t.__cuda_array_interface__.update(fields)
+            for call in (lambda: self.be.import_device(t),
+                         lambda: self.be.dispatch_resident(self.saxpy, a, x, t)):
+                with self.assertRaises(vyre.InvalidArgument) as cm:
+                    call()
+                self.assertIn(text, cm.exception.message)
+                self.assertTrue(cm.exception.fix)
+        # A DLPack producer whose capsule names another device than it says.
+        liar = DLPackTensor(y.ptr, N)
+        liar.__dlpack_device__ = lambda: (interop.KDL_CUDA, 1)
+        with self.assertRaises(vyre.InvalidArgument) as cm:
+            self.be.dispatch_resident(self.saxpy, a, x, liar)
+        self.assertEqual(liar.deleted, 1, "the refused tensor was given back")
+        self.assertEqual(self.be.metrics().get("resident.imported_buffers", 0), 0)
+
 
 if __name__ == "__main__":
     unittest.main()
