@@ -378,6 +378,28 @@ class FakeInterop(unittest.TestCase):
         self.assertEqual(liar.deleted, 1, "the refused tensor was given back")
         self.assertEqual(self.be.metrics().get("resident.imported_buffers", 0), 0)
 
+    def test_close_from_a_producer(self):
+        # A producer that closes the backend while the call that asked it is
+        # in flight: that call completes on the live instance, which is
+        # destroyed as the call leaves; later calls raise InvalidHandle.
+        be = vyre.open("cuda")
+        a, x, y = self.mem(1, 2.0), self.mem(N, np.arange(N)), self.mem(N, 1.0)
+
+        class Closing(object):
+            def __init__(self, cai):
+                self._cai = cai
+
+            @property
+            def __cuda_array_interface__(self):
+                be.close()
+                return self._cai
+        c = Closing(dict(y.__cuda_array_interface__))
+        be.dispatch_resident(self.saxpy, a, x, c)
+        np.testing.assert_array_equal(y.host(), 2 * np.arange(N, dtype=np.float32) + 1)
+        self.assertIn("closed", repr(be))
+        with self.assertRaises(vyre.InvalidHandle):
+            be.metrics()
+
 
 if __name__ == "__main__":
     unittest.main()
