@@ -401,6 +401,7 @@ class Builder(object):
 
         class _If(_Scope):
             def __exit__(self, *exc):
+                b._c(None)  # the ENDs of if-blocks nested in this one
                 b._pending_ends.append(1)  # END written lazily: else_ may follow
                 return False
         return _If(self)
