@@ -274,6 +274,9 @@ class Backend(SharedHandle):
                 raise invalid("indirect %r is not a Resident or (Resident, byte offset). Fix: "
                               "pass the resident buffer holding the three u32 counts x y z"
                               % (indirect,))
+            if buf.backend is not self:
+                raise invalid("indirect is a resident buffer of another backend instance. Fix: "
+                              "allocate it on this one")
             off = _ints.u64(off, "indirect byte offset",
                             fix="pass the offset of the three u32 counts in the buffer")
             ind = _lib.Indirect()

@@ -453,6 +453,9 @@ def _sequence_reads(call, reads, keep):
         if not isinstance(buf, Resident):
             raise invalid("read %d is not a Resident or (Resident, offset, nbytes). Fix: "
                           "pass resident buffers" % i)
+        if buf.backend is not call.backend:
+            raise invalid("read %d is a resident buffer of another backend instance. Fix: read "
+                          "buffers of the backend that runs the sequence" % i)
         off = _ints.u64(off, "read %d offset" % i, fix="pass a byte offset inside the buffer")
         n = buf.size - off if n is None else _ints.u64(n, "read %d size" % i,
                                                         fix="pass a byte count")
