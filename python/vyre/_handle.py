@@ -22,8 +22,23 @@ class Handle(object):
         # this thread is inside a block that holds the lock (notify_all makes
         # a deque); a plain Lock would deadlock there.  Every such block
         # leaves the state consistent at each allocation it makes.
-        self._cv = threading.Condition(threading.RLock())
+        self._lock = threading.RLock()
+        self._cv = threading.Condition(self._lock)
         self._state = OPEN
+        self._waiting = 0  # threads in _wait(): notify only when there are some
+
+    def _wait(self):
+        """Wait on the handle's condition (its lock held)."""
+        self._waiting += 1
+        try:
+            self._cv.wait()
+        finally:
+            self._waiting -= 1
+
+    def _wake(self):
+        """Wake the waiting threads (the lock held); nothing to do without any."""
+        if self._waiting:
+            self._cv.notify_all()
 
     def _is_open(self):
         return self._state == OPEN
@@ -46,9 +61,9 @@ class Handle(object):
         try:
             self._release()
         finally:
-            with self._cv:
+            with self._lock:
                 self._state = CLOSED
-                self._cv.notify_all()
+                self._wake()
 
     def __enter__(self):
         return self
@@ -59,7 +74,7 @@ class Handle(object):
 
     def __del__(self):
         try:
-            if getattr(self, "_cv", None) is not None:
+            if getattr(self, "_lock", None) is not None:
                 self.close()
         except Exception:
             pass
@@ -82,7 +97,7 @@ class SharedHandle(Handle):
     def _enter(self):
         """Count a call in flight; InvalidHandle when closed or closing."""
         me = threading.get_ident()
-        with self._cv:
+        with self._lock:
             ok = self._state == OPEN
             if ok:
                 self._calls[me] = self._calls.get(me, 0) + 1
@@ -99,7 +114,7 @@ class SharedHandle(Handle):
 
     def _leave(self):
         me = threading.get_ident()
-        with self._cv:
+        with self._lock:
             n = self._calls[me] - 1
             if n:
                 self._calls[me] = n
@@ -108,7 +123,7 @@ class SharedHandle(Handle):
             run = not self._calls and self._deferred
             self._deferred = False if run else self._deferred
             if not self._calls:
-                self._cv.notify_all()
+                self._wake()
         if run:
             self._finish_close()
 
@@ -116,17 +131,17 @@ class SharedHandle(Handle):
         """Release the handle once no call is in flight (waiting for them);
         calls made after close() began raise InvalidHandle.  Idempotent."""
         me = threading.get_ident()
-        with self._cv:
+        with self._lock:
             if self._state != OPEN:
                 while self._state != CLOSED and me not in self._calls:
-                    self._cv.wait()
+                    self._wait()
                 return
             self._state = CLOSING
             if me in self._calls:
                 self._deferred = True
                 return
             while self._calls:
-                self._cv.wait()
+                self._wait()
         self._finish_close()
 
 
@@ -144,10 +159,10 @@ class OwnedHandle(Handle):
         """Hold the handle for one call (waiting while another thread holds
         it); InvalidHandle when it is closed."""
         me = threading.get_ident()
-        with self._cv:
+        with self._lock:
             mine = self._holder == me
             while self._holder is not None and not mine:
-                self._cv.wait()
+                self._wait()
             ok = self._state == OPEN and not mine
             if ok:
                 self._holder = me
@@ -158,23 +173,23 @@ class OwnedHandle(Handle):
             raise self._closed()
 
     def _drop(self):
-        with self._cv:
+        with self._lock:
             self._holder = None
-            self._cv.notify_all()
+            self._wake()
 
     def _retire(self):
         """Mark the handle closed while this thread holds it (a call that
         consumes it: Pending.wait)."""
-        with self._cv:
+        with self._lock:
             self._state = CLOSED
 
     def close(self):
         """Release the handle, after the call in flight on it.  Idempotent."""
         me = threading.get_ident()
-        with self._cv:
+        with self._lock:
             mine = self._holder == me
             while self._holder is not None and not mine:
-                self._cv.wait()
+                self._wait()
             if mine or self._state != OPEN:
                 go = False
             else:
@@ -200,7 +215,7 @@ class Call(object):
 
     def __init__(self, backend):
         backend._enter()
-        self.backend, self._want, self._held = backend, {}, []
+        self.backend, self._want, self._held = backend, [], []
 
     def __enter__(self):
         return self
@@ -221,14 +236,19 @@ class Call(object):
         Its value stays while the handle is open, so hold() checking it is
         still open makes the value read here safe to pass."""
         handle._check_open()
-        self._want[id(handle)] = handle
+        for h in self._want:
+            if h is handle:
+                break
+        else:
+            self._want.append(handle)
         return handle.handle
 
     def hold(self):
-        """Hold every handle use()d (waiting for other threads' calls on them);
-        InvalidHandle when one was closed meanwhile."""
-        for key in sorted(self._want):
-            h = self._want[key]
+        """Hold every handle use()d (waiting for other threads' calls on them),
+        in the order of their ids; InvalidHandle when one was closed meanwhile."""
+        want, self._want = self._want, []
+        if len(want) > 1:
+            want.sort(key=id)
+        for h in want:
             h._hold()
             self._held.append(h)
-        self._want = {}

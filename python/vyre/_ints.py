@@ -32,12 +32,14 @@ def is_bool(value):
 def checked(value, ctype, what, low=None, fix=None):
     """value as a Python int: an int or any integer with __index__ (NumPy's
     integers), not a bool, from max(low, the C type's lowest) to the C
-    type's highest (ctype: "u32", "u64", "i32", "int" or "ptr").  Anything
-    else raises InvalidArgument naming `what`, the range and `fix` (default:
-    pass an int in that range)."""
+    type's highest (ctype: "u32", "u64", "i32", "i64", "int" or "ptr").
+    Anything else raises InvalidArgument naming `what`, the range and `fix`
+    (default: pass an int in that range)."""
     lo, hi, name = RANGES[ctype]
     if low is not None and low > lo:
         lo = low
+    if type(value) is int and lo <= value <= hi:  # the common case, first
+        return value
     fix = fix or "pass an int from %d to %d" % (lo, hi)
     if is_bool(value):
         raise invalid("%s %r is a bool where an integer is meant. Fix: %s" % (what, value, fix))
@@ -48,7 +50,7 @@ def checked(value, ctype, what, low=None, fix=None):
                                                                   fix))
     if v < lo:
         raise invalid("%s %d is below %d, the least %s takes. Fix: %s" % (
-            what, v, lo, "it" if low is not None and low > RANGES[ctype][0] else name, fix))
+            what, v, lo, "it" if lo > RANGES[ctype][0] else name, fix))
     if v > hi:
         raise invalid("%s %d is over %d, the most %s holds. Fix: %s" % (what, v, hi, name, fix))
     return v
@@ -73,7 +75,8 @@ def triple(v, what):
     if not 1 <= len(t) <= 3:
         raise invalid("%s %r is not 1 to 3 positive ints. Fix: pass e.g. 256 or (16, 16)"
                       % (what, v))
-    t = tuple(u32(x, "%s %s" % (what, "xyz"[i]), low=1,
-                  fix="pass 1 to 3 ints from 1 to 4294967295, e.g. 256 or (16, 16)")
-              for i, x in enumerate(t))
+    if not all(type(x) is int and 0 < x < 1 << 32 for x in t):
+        t = tuple(u32(x, "%s %s" % (what, "xyz"[i]), low=1,
+                      fix="pass 1 to 3 ints from 1 to 4294967295, e.g. 256 or (16, 16)")
+                  for i, x in enumerate(t))
     return t + (1,) * (3 - len(t))

@@ -170,7 +170,7 @@ class CloseRaces(unittest.TestCase):
             cycle = [be.alloc(16)]
             cycle.append(cycle)
             del cycle
-            with be._cv:  # where _leave's notify_all may collect
+            with be._lock:  # where _leave's notify_all may collect
                 gc.collect()
             done.append(be.metrics()["resident.live.buffers"])
         t = threading.Thread(target=collect_under_the_lock, daemon=True)
