@@ -8,7 +8,7 @@
 vyre_python_sources = python/vyre/__init__.py python/vyre/_lib.py python/vyre/errors.py \
 	python/vyre/program.py python/vyre/builder.py python/vyre/_handle.py python/vyre/host.py \
 	python/vyre/resident.py python/vyre/backend.py python/vyre/interop.py \
-	python/vyre/dlpack.py
+	python/vyre/dlpack.py python/vyre/_ints.py
 EXTRA_DIST += $(vyre_python_sources) python/vyre/_paths.py.in \
 	examples/python/numpy_basics.py examples/python/fused_sgd.py
 dist_doc_DATA += docs/python.md

@@ -1,14 +1,14 @@
 """backend.py -- a backend instance (vyre.open): queries, host and async dispatch, resident buffers, device-array interop, sequences and pipelines."""
 import ctypes as C
 
-from . import _lib, interop
-from ._handle import Handle
+from . import _ints, _lib, interop
+from ._handle import Call, SharedHandle
 from .errors import VyreError, check, invalid, make, unsupported
 from .host import (BackendInfo, Profile, Timing, _get_host, _info, _new_timing,  # noqa: F401
                    backends)
 from .program import Program
 from .resident import (Pending, Pipeline, Resident, Step, _AnyBuffer, _dtype_of,  # noqa: F401
-                       _host_in, _host_out, _to_host_array, _triple)
+                       _host_in, _host_out, _sequence_reads, _to_host_array)
 
 
 def open(id=None, device=0, program=None):
@@ -28,10 +28,21 @@ def open(id=None, device=0, program=None):
         raise invalid("backend id %r is not a string. Fix: pass e.g. 'cuda' or 'reference'" % (id,))
     if isinstance(device, str):
         return _open_by_uuid(id, device)
-    if not isinstance(device, int) or device < 0:
-        raise invalid("device %r is not an ordinal or a UUID. Fix: pass 0, 1, ... or "
-                      "'GPU-xxxxxxxx-...' (Backend.profile().uuid)" % (device,))
-    return _open_on(id, device)
+    return _open_on(id, _ordinal(device))
+
+
+def _ordinal(device):
+    return _ints.u32(device, "device", fix="pass an ordinal 0, 1, ... or a UUID "
+                     "'GPU-xxxxxxxx-...' (Backend.profile().uuid)")
+
+
+def _made(out, index, device):
+    """The Backend over a new instance; the instance is destroyed when that fails."""
+    try:
+        return Backend(out, _info(index.value), device)
+    except BaseException:
+        out.contents.vt.contents.destroy(out)
+        raise
 
 
 def _open_on(id, device):
@@ -44,17 +55,14 @@ def _open_on(id, device):
     check(_lib.vyre_host_create(_get_host(), id.encode() if id else None, C.byref(opts),
                                 C.byref(out), C.byref(index), C.byref(err)), err,
           "vyre_host_create")
-    return Backend(out, _info(index.value), device)
+    return _made(out, index, device)
 
 
 def _open_for(id, device, program):
     if id is not None:
         raise invalid("open(id=%r, program=...): a program chooses the backend. Fix: pass "
                       "either id or program" % (id,))
-    if isinstance(device, bool) or not isinstance(device, int) or device < 0 or \
-            device > 0xFFFFFFFF:
-        raise invalid("device %r: open(program=...) takes an ordinal. Fix: pass 0, 1, ..."
-                      % (device,))
+    device = _ints.u32(device, "device", fix="open(program=...) takes an ordinal: pass 0, 1, ...")
     if not isinstance(program, Program):
         program = Program(program)
     opts = _lib.BackendOptions()
@@ -66,7 +74,7 @@ def _open_for(id, device, program):
     check(_lib.vyre_host_create_for(_get_host(), C.cast(program._image, C.c_void_p),
                                     program.size, None, C.byref(opts), C.byref(out),
                                     C.byref(index), C.byref(err)), err, "vyre_host_create_for")
-    return Backend(out, _info(index.value), device)
+    return _made(out, index, device)
 
 
 def _open_by_uuid(id, text):
@@ -117,12 +125,15 @@ def _open_by_uuid(id, text):
 # ---------------------------------------------------------------------------
 
 
-class Backend(Handle):
-    """A backend instance (vyre.open).  Free-threaded like the C instance;
-    a context manager: leaving the block closes it.  Attributes: id, info
-    (BackendInfo), device (ordinal)."""
+class Backend(SharedHandle):
+    """A backend instance (vyre.open).  Free-threaded like the C instance:
+    any number of threads may call it at once, and close() waits for the
+    calls in flight (docs/python.md, "Threads").  A context manager:
+    leaving the block closes it.  Attributes: id, info (BackendInfo),
+    device (ordinal)."""
 
     def __init__(self, ptr, info, device):
+        SharedHandle.__init__(self)
         self._b = ptr
         self._vt = ptr.contents.vt.contents
         self._native = _lib.vyre_host_backend_native(ptr)
@@ -133,32 +144,29 @@ class Backend(Handle):
 
     # Life ----------------------------------------------------------------
 
-    def _is_open(self):
-        return bool(self._b)
-
     def _closed_text(self):
         return "backend %s is closed. Fix: vyre.open() a new one" % self.id
 
-    def _live(self):
-        self._check_open()
-
     def has(self, entry):
         """True when the instance provides vtable entry `entry` ("dispatch_async", ...)."""
-        self._live()
-        field = getattr(_lib.Vtable, entry, None)
+        field = getattr(_lib.Vtable, entry, None) if isinstance(entry, str) else None
         if field is None or entry in ("struct_size", "reserved"):
             raise invalid("'%s' is no entry of the backend's function table. Fix: use a name "
-                          "of vyre.h's vyre_backend_vtable" % entry)
-        return bool(_lib.vyre_host_vtable_has(self._b, field.offset))
+                          "of vyre.h's vyre_backend_vtable" % (entry,))
+        with Call(self):
+            return bool(_lib.vyre_host_vtable_has(self._b, field.offset))
 
     def _need(self, entry):
-        if not self.has(entry):
+        """Inside a Call: Unsupported when the instance lacks vtable entry `entry`."""
+        if not _lib.vyre_host_vtable_has(self._b, getattr(_lib.Vtable, entry).offset):
             raise unsupported("backend %s does not provide %s. Fix: use a backend that does "
                               "(vyre.backends() lists their capabilities)" % (self.id, entry))
 
     def close(self):
-        """Destroy the instance (every handle it made is released).  Idempotent."""
-        Handle.close(self)
+        """Destroy the instance (every handle it made is released), once the
+        calls in flight on it have returned; calls made after close() began
+        raise InvalidHandle.  Idempotent."""
+        SharedHandle.close(self)
 
     def _release(self):
         b, self._b = self._b, None
@@ -167,17 +175,19 @@ class Backend(Handle):
 
     def __repr__(self):
         return "<vyre.Backend %s (device %d)%s>" % (self.id, self.device,
-                                                    "" if self._b else " closed")
+                                                    "" if self._is_open() else " closed")
 
     # Queries ---------------------------------------------------------------
 
     def profile(self):
         """The device profile (a Profile)."""
-        self._need("device_profile")
-        p = _lib.DeviceProfile()
-        p.struct_size = C.sizeof(p)
-        err = _lib.new_error()
-        check(self._vt.device_profile(self._b, C.byref(p), C.byref(err)), err, "device_profile")
+        with Call(self):
+            self._need("device_profile")
+            p = _lib.DeviceProfile()
+            p.struct_size = C.sizeof(p)
+            err = _lib.new_error()
+            check(self._vt.device_profile(self._b, C.byref(p), C.byref(err)), err,
+                  "device_profile")
         return Profile(p)
 
     @property
@@ -187,37 +197,41 @@ class Backend(Handle):
 
     def metrics(self):
         """The backend's counters: a dict name -> int."""
-        self._need("metrics")
-        err = _lib.new_error()
-        count = C.c_uint32()
-        check(self._vt.metrics(self._b, None, 0, C.byref(count), C.byref(err)), err, "metrics")
-        arr = (_lib.Metric * max(count.value, 1))()
-        check(self._vt.metrics(self._b, arr, count.value, C.byref(count), C.byref(err)), err,
-              "metrics")
+        with Call(self):
+            self._need("metrics")
+            err = _lib.new_error()
+            count = C.c_uint32()
+            check(self._vt.metrics(self._b, None, 0, C.byref(count), C.byref(err)), err,
+                  "metrics")
+            arr = (_lib.Metric * max(count.value, 1))()
+            check(self._vt.metrics(self._b, arr, count.value, C.byref(count), C.byref(err)), err,
+                  "metrics")
         return {m.name.decode(): m.value for m in arr[:min(count.value, len(arr))]}
 
     def prepare(self):
         """Warm up (contexts, streams) so the first dispatch is not slow."""
-        self._need("prepare")
-        err = _lib.new_error()
-        check(self._vt.prepare(self._b, C.byref(err)), err, "prepare")
+        self._simple("prepare")
 
     def shutdown(self):
         """Wait for all work and release cached resources; the instance stays usable."""
-        self._need("shutdown")
-        err = _lib.new_error()
-        check(self._vt.shutdown(self._b, C.byref(err)), err, "shutdown")
+        self._simple("shutdown")
+
+    def _simple(self, entry):
+        with Call(self):
+            self._need(entry)
+            err = _lib.new_error()
+            check(getattr(self._vt, entry)(self._b, C.byref(err)), err, entry)
 
     # Programs and options ----------------------------------------------------
 
-    def _ref(self, program):
-        """(vyre_program_ref, Program) for a Program, Pipeline or program bytes."""
+    def _ref(self, program, call):
+        """(vyre_program_ref, Program) for a Program, Pipeline or program
+        bytes; a Pipeline is use()d by `call`."""
         if isinstance(program, Pipeline):
             if program.backend is not self:
                 raise invalid("the pipeline was compiled on another backend instance. Fix: "
                               "compile it on this one (Backend.compile)")
-            program._check_open()
-            return _lib.ProgramRef(C.sizeof(_lib.ProgramRef), 0, None, 0, program.handle), \
+            return _lib.ProgramRef(C.sizeof(_lib.ProgramRef), 0, None, 0, call.use(program)), \
                 program.program
         if isinstance(program, (bytes, bytearray, memoryview)):
             program = Program(program)
@@ -228,23 +242,22 @@ class Backend(Handle):
                               C.cast(program._image, C.c_void_p), program.size, 0)
         return ref, program
 
-    def _options(self, workgroup=None, grid=None, fixpoint=None, ulp=None, stream=None,
+    def _options(self, call, workgroup=None, grid=None, fixpoint=None, ulp=None, stream=None,
                  indirect=None):
         """(DispatchOptions or None, keepalive) for the call's options; stream
         (a CUstream as an int) chains vyre_cuda_stream; indirect (a Resident,
-        or (Resident, byte offset)) chains vyre_indirect."""
+        or (Resident, byte offset)) chains vyre_indirect, use()d by `call`."""
         if workgroup is None and grid is None and fixpoint is None and ulp is None and \
                 stream is None and indirect is None:
             return None, None
         o = _lib.DispatchOptions()
         o.struct_size = C.sizeof(o)
-        o.workgroup[:] = _triple(workgroup, "workgroup")
-        o.grid[:] = _triple(grid, "grid")
-        for name, v in (("fixpoint", fixpoint), ("ulp", ulp)):
-            if v is not None and (not isinstance(v, int) or v < 0 or v > 0xFFFFFFFF):
-                raise invalid("%s %r is not a u32 count. Fix: pass a non-negative int" % (name, v))
-        o.fixpoint_iterations = fixpoint or 0
-        o.ulp_budget = ulp or 0
+        o.workgroup[:] = _ints.triple(workgroup, "workgroup")
+        o.grid[:] = _ints.triple(grid, "grid")
+        o.fixpoint_iterations = 0 if fixpoint is None else _ints.u32(
+            fixpoint, "fixpoint", fix="pass a launch count from 0 to 4294967295")
+        o.ulp_budget = 0 if ulp is None else _ints.u32(
+            ulp, "ulp", fix="pass a budget from 0 (strict) to 4294967295")
         link = None
         if stream is not None:
             self._interop()
@@ -257,15 +270,20 @@ class Backend(Handle):
         if indirect is not None:
             buf, off = (indirect, 0) if isinstance(indirect, Resident) else \
                 (tuple(indirect) + (0,))[:2] if isinstance(indirect, (tuple, list)) else (None, 0)
-            if not isinstance(buf, Resident) or not isinstance(off, int) or off < 0:
+            if not isinstance(buf, Resident):
                 raise invalid("indirect %r is not a Resident or (Resident, byte offset). Fix: "
                               "pass the resident buffer holding the three u32 counts x y z"
                               % (indirect,))
+            if buf.backend is not self:
+                raise invalid("indirect is a resident buffer of another backend instance. Fix: "
+                              "allocate it on this one")
+            off = _ints.u64(off, "indirect byte offset",
+                            fix="pass the offset of the three u32 counts in the buffer")
             ind = _lib.Indirect()
             ind.head.struct_size = C.sizeof(ind)
             ind.head.type = _lib.EXT_INDIRECT
             ind.head.next = o.next
-            ind.buffer, ind.offset = buf._h(), off
+            ind.buffer, ind.offset = call.use(buf), off
             o.next = C.pointer(ind.head)
         return o, (link, ind)
 
@@ -273,14 +291,19 @@ class Backend(Handle):
     def _stream_handle(stream):
         """A stream argument as a CUstream int: an int, a torch.cuda.Stream
         (.cuda_stream) or a CuPy stream (.ptr)."""
-        if stream is None or isinstance(stream, int):
-            return stream
-        for attr in ("cuda_stream", "ptr", "handle"):
-            v = getattr(stream, attr, None)
-            if isinstance(v, int):
-                return v
-        raise invalid("stream %r is not a CUDA stream. Fix: pass a torch.cuda.Stream, a "
-                      "cupy.cuda.Stream or a CUstream handle as an int" % (stream,))
+        if stream is None:
+            return None
+        if not isinstance(stream, int):
+            for attr in ("cuda_stream", "ptr", "handle"):
+                v = getattr(stream, attr, None)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    stream = v
+                    break
+            else:
+                raise invalid("stream %r is not a CUDA stream. Fix: pass a torch.cuda.Stream, a "
+                              "cupy.cuda.Stream or a CUstream handle as an int" % (stream,))
+        return _ints.checked(stream, "ptr", "stream", fix="pass a torch.cuda.Stream, a "
+                             "cupy.cuda.Stream or a CUstream handle (0: the legacy default)")
 
     # Host dispatch -------------------------------------------------------------
 
@@ -326,71 +349,78 @@ class Backend(Handle):
         same buffers; ulp: the transcendental budget (0 = strict); stream:
         a CUDA stream to order the call on (CUDA backend).
         """
-        self._need("dispatch")
-        ref, prog = self._ref(program)
-        arr, keep = self._inputs(prog, inputs)
-        opts, link = self._options(workgroup, grid, fixpoint, ulp, self._stream_handle(stream))
-        t = _new_timing() if timing else None
-        err = _lib.new_error()
-        if out is None:
-            res = C.POINTER(_lib.Outputs)()
-            check(self._vt.dispatch(self._b, C.byref(ref), arr, len(inputs),
-                                    C.byref(opts) if opts else None, C.byref(res),
-                                    C.byref(t) if t else None, C.byref(err)), err, "dispatch")
-            outputs = self._take_outputs(res, prog)
-        else:
-            self._need("dispatch_into")
-            out = list(out) if isinstance(out, (list, tuple)) else [out]
-            if len(out) != len(prog.outputs):
-                raise invalid("%s has %d output(s) (%s), out= gives %d. Fix: pass one writable "
-                              "buffer per output" % (prog.name, len(prog.outputs),
-                                                     ", ".join(b.name for b in prog.outputs),
-                                                     len(out)))
-            slots = (_lib.OutputSlot * max(len(out), 1))()
-            for i, (o, binfo) in enumerate(zip(out, prog.outputs)):
-                ptr, cap, k = _host_out(o, binfo, "out[%d] '%s'" % (i, binfo.name))
-                slots[i].data, slots[i].capacity = ptr, cap
-                keep.append(k)
-            check(self._vt.dispatch_into(self._b, C.byref(ref), arr, len(inputs),
-                                         C.byref(opts) if opts else None, slots, len(out),
-                                         C.byref(t) if t else None, C.byref(err)), err,
-                  "dispatch_into")
-            outputs = out
-        del keep, link
+        with Call(self) as call:
+            self._need("dispatch")
+            ref, prog = self._ref(program, call)
+            arr, keep = self._inputs(prog, inputs)
+            opts, link = self._options(call, workgroup, grid, fixpoint, ulp,
+                                       self._stream_handle(stream))
+            t = _new_timing() if timing else None
+            err = _lib.new_error()
+            if out is None:
+                res = C.POINTER(_lib.Outputs)()
+                call.hold()
+                check(self._vt.dispatch(self._b, C.byref(ref), arr, len(inputs),
+                                        C.byref(opts) if opts else None, C.byref(res),
+                                        C.byref(t) if t else None, C.byref(err)), err, "dispatch")
+                outputs = self._take_outputs(res, prog)
+            else:
+                outputs = self._dispatch_into(call, ref, prog, arr, inputs, opts, out, t, keep)
+            del keep, link
         return (outputs, Timing(t)) if t else outputs
+
+    def _dispatch_into(self, call, ref, prog, arr, inputs, opts, out, t, keep):
+        self._need("dispatch_into")
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(out) != len(prog.outputs):
+            raise invalid("%s has %d output(s) (%s), out= gives %d. Fix: pass one writable "
+                          "buffer per output" % (prog.name, len(prog.outputs),
+                                                 ", ".join(b.name for b in prog.outputs), len(out)))
+        slots = (_lib.OutputSlot * max(len(out), 1))()
+        for i, (o, binfo) in enumerate(zip(out, prog.outputs)):
+            ptr, cap, k = _host_out(o, binfo, "out[%d] '%s'" % (i, binfo.name))
+            slots[i].data, slots[i].capacity = ptr, cap
+            keep.append(k)
+        err = _lib.new_error()
+        call.hold()
+        check(self._vt.dispatch_into(self._b, C.byref(ref), arr, len(inputs),
+                                     C.byref(opts) if opts else None, slots, len(out),
+                                     C.byref(t) if t else None, C.byref(err)), err,
+              "dispatch_into")
+        return out
 
     def dispatch_async(self, program, *inputs, workgroup=None, grid=None, fixpoint=None,
                        ulp=None, timing=False, stream=None):
         """Enqueue a dispatch (inputs as dispatch; they are copied before this
         returns) and return a Pending; Pending.wait() gives the outputs."""
-        self._live()
-        self._need("dispatch_async")
-        ref, prog = self._ref(program)
-        arr, keep = self._inputs(prog, inputs)
-        opts, link = self._options(workgroup, grid, fixpoint, ulp, self._stream_handle(stream))
-        h = C.c_uint64()
-        err = _lib.new_error()
-        check(self._vt.dispatch_async(self._b, C.byref(ref), arr, len(inputs),
-                                      C.byref(opts) if opts else None, C.byref(h), C.byref(err)),
-              err, "dispatch_async")
-        del keep, link
-        return Pending(self, h.value, prog, timing)
+        with Call(self) as call:
+            self._need("dispatch_async")
+            ref, prog = self._ref(program, call)
+            arr, keep = self._inputs(prog, inputs)
+            opts, link = self._options(call, workgroup, grid, fixpoint, ulp,
+                                       self._stream_handle(stream))
+            h = C.c_uint64()
+            err = _lib.new_error()
+            call.hold()
+            check(self._vt.dispatch_async(self._b, C.byref(ref), arr, len(inputs),
+                                          C.byref(opts) if opts else None, C.byref(h),
+                                          C.byref(err)), err, "dispatch_async")
+            del keep, link
+            return Pending(self, h.value, prog, timing)
 
     # Resident buffers --------------------------------------------------------------
 
     def alloc(self, size, dtype=None):
         """A new zero-filled resident buffer of `size` bytes (a Resident);
         dtype: the NumPy dtype name its download() returns."""
-        self._live()
-        self._need("resident_alloc")
-        if not isinstance(size, int) or size < 0:
-            raise invalid("resident size %r is not a byte count. Fix: pass a non-negative int"
-                          % (size,))
-        h = C.c_uint64()
-        err = _lib.new_error()
-        check(self._vt.resident_alloc(self._b, size, C.byref(h), C.byref(err)), err,
-              "resident_alloc")
-        return Resident(self, h.value, size, str(dtype) if dtype is not None else None)
+        size = _ints.u64(size, "resident size", fix="pass a byte count from 0 to 2**64-1")
+        with Call(self):
+            self._need("resident_alloc")
+            h = C.c_uint64()
+            err = _lib.new_error()
+            check(self._vt.resident_alloc(self._b, size, C.byref(h), C.byref(err)), err,
+                  "resident_alloc")
+            return Resident(self, h.value, size, str(dtype) if dtype is not None else None)
 
     def upload(self, data, dtype=None):
         """A new resident buffer holding a copy of host `data` (NumPy array,
@@ -407,10 +437,9 @@ class Backend(Handle):
         return r
 
     def _interop(self):
-        """The CUDA interop table, or Unsupported."""
-        self._live()
+        """Inside a Call: the CUDA interop table, or Unsupported."""
         if self._cu is None:
-            if not self.has("get_extension"):
+            if not _lib.vyre_host_vtable_has(self._b, _lib.Vtable.get_extension.offset):
                 raise unsupported("backend %s serves no extensions (ABI 1.0), and device arrays "
                                   "and streams need vyre.cuda.interop@1. Fix: use the cuda "
                                   "backend (vyre.open('cuda'))" % self.id)
@@ -429,10 +458,12 @@ class Backend(Handle):
 
     def cuda_context(self):
         """(CUcontext as an int, CUdevice ordinal) the instance runs in (CUDA interop)."""
-        cu = self._interop()
-        ctx, dev = C.c_void_p(), C.c_int32()
-        err = _lib.new_error()
-        check(cu.context(self._native, C.byref(ctx), C.byref(dev), C.byref(err)), err, "context")
+        with Call(self):
+            cu = self._interop()
+            ctx, dev = C.c_void_p(), C.c_int32()
+            err = _lib.new_error()
+            check(cu.context(self._native, C.byref(ctx), C.byref(dev), C.byref(err)), err,
+                  "context")
         return ctx.value or 0, dev.value
 
     def import_device(self, array, dtype=None):
@@ -442,12 +473,12 @@ class Backend(Handle):
         It must be C-contiguous, 16-byte aligned and on this backend's device.
         A read-only array (DLPack READ_ONLY flag, __cuda_array_interface__
         read-only data) gives a read-only Resident (Resident.readonly)."""
-        arr = self._device_array(array, "the device array", None, None)
-        return self._import(arr, dtype)
+        with Call(self):
+            arr = self._device_array(array, "the device array", None, None)
+            return self._import(arr, dtype)
 
     def _device_array(self, obj, what, binfo, stream):
-        cu = self._interop()
-        del cu
+        self._interop()
         arr = interop.device_array(obj, what, stream)
         try:
             if binfo is not None:
@@ -465,12 +496,11 @@ class Backend(Handle):
         return arr
 
     def _import(self, arr, dtype=None):
-        cu = self._interop()
         h = C.c_uint64()
         err = _lib.new_error()
-        try:
-            check(cu.resident_import(self._native, arr.ptr, arr.nbytes, C.byref(h), C.byref(err)),
-                  err, "resident_import")
+        try:  # inside a Call
+            check(self._interop().resident_import(self._native, arr.ptr, arr.nbytes, C.byref(h),
+                                                  C.byref(err)), err, "resident_import")
         except Exception:
             arr.release()
             raise
@@ -496,17 +526,17 @@ class Backend(Handle):
         for obj in arrays:
             s = interop.framework_stream(obj)
             if s is not None:
-                return s
+                return self._stream_handle(s)
         for obj in arrays:
-            cai, _ = interop._cai(obj)
-            if cai is not None and cai.get("stream") is not None:
-                v = int(cai["stream"])
-                return 0 if v == 1 else v  # 1: the legacy default stream, NULL to vyre
+            s = interop.cai_stream(obj)
+            if s is not None:
+                return 0 if s == 1 else s  # 1: the legacy default stream, NULL to vyre
         return 0 if arrays else None
 
-    def _resident_handles(self, prog, buffers, stream, temps):
-        """Handles for a resident dispatch's buffers; device arrays are imported
-        into `temps` (freed by the caller after the call)."""
+    def _resident_handles(self, call, prog, buffers, stream, temps):
+        """Handles for a resident dispatch's buffers (Residents use()d by
+        `call`); device arrays are imported into `temps` (freed by the
+        caller after the call)."""
         if len(buffers) != len(prog.kernel_buffers):
             raise invalid("%s takes %d buffer(s) for a resident dispatch (%s), %d given. Fix: "
                           "pass one Resident or device array per non-workgroup buffer, in "
@@ -523,7 +553,7 @@ class Backend(Handle):
                 if obj.readonly and binfo.access in ("rw", "wo"):
                     raise invalid("%s imports a read-only array and the program writes '%s'. "
                                   "Fix: pass a writable array" % (what, binfo.name))
-                hs[i] = obj._h()
+                hs[i] = call.use(obj)
                 continue
             if not interop.is_device_array(obj):
                 raise invalid("%s (%s) is neither a Resident nor a device array. Fix: upload "
@@ -538,6 +568,17 @@ class Backend(Handle):
             temps.append(r)
             hs[i] = r.handle
         return hs
+
+    @staticmethod
+    def _free_temps(call, temps):
+        """After the call: give back what it held, then its per-call imports
+        (a DLPack deleter is the producer's code)."""
+        call.drop()
+        for r in temps:
+            src = r._source
+            r.free()
+            if src is not None:
+                src.release()
 
     def dispatch_resident(self, program, *buffers, workgroup=None, grid=None, fixpoint=None,
                           ulp=None, timing=False, stream=None, indirect=None):
@@ -557,27 +598,24 @@ class Backend(Handle):
         the bound the derived grid (or grid=) sets (docs/abi.md, "Indirect
         dispatch"; the backend must offer "indirect_dispatch").
         """
-        self._live()
-        self._need("dispatch_resident")
-        ref, prog = self._ref(program)
-        s = self._auto_stream(buffers, stream)
-        temps = []
-        try:
-            hs = self._resident_handles(prog, buffers, s, temps)
-            opts, link = self._options(workgroup, grid, fixpoint, ulp, s, indirect)
-            t = _new_timing() if timing else None
-            err = _lib.new_error()
-            check(self._vt.dispatch_resident(self._b, C.byref(ref), hs, len(buffers),
-                                             C.byref(opts) if opts else None,
-                                             C.byref(t) if t else None, C.byref(err)), err,
-                  "dispatch_resident")
-            del link
-        finally:
-            for r in temps:
-                src = r._source
-                r.free()
-                if src is not None:
-                    src.release()
+        with Call(self) as call:
+            self._need("dispatch_resident")
+            ref, prog = self._ref(program, call)
+            s = self._auto_stream(buffers, stream)
+            temps = []
+            try:
+                hs = self._resident_handles(call, prog, buffers, s, temps)
+                opts, link = self._options(call, workgroup, grid, fixpoint, ulp, s, indirect)
+                t = _new_timing() if timing else None
+                err = _lib.new_error()
+                call.hold()
+                check(self._vt.dispatch_resident(self._b, C.byref(ref), hs, len(buffers),
+                                                 C.byref(opts) if opts else None,
+                                                 C.byref(t) if t else None, C.byref(err)), err,
+                      "dispatch_resident")
+                del link
+            finally:
+                self._free_temps(call, temps)
         return Timing(t) if t else None
 
     def sequence(self, steps, repeat=1, reads=(), timing=False, stream=None):
@@ -588,66 +626,49 @@ class Backend(Handle):
         dtype, else uint8; bytearrays without NumPy), with timing=True
         (reads, Timing).  Device arrays among a step's buffers are imported
         for the call; stream orders it (the first step's options)."""
-        self._live()
-        self._need("dispatch_sequence")
-        if not isinstance(repeat, int) or repeat < 0:
-            raise invalid("repeat %r is not a count. Fix: pass an int >= 1" % (repeat,))
+        repeat = _ints.u32(repeat, "repeat", fix="pass a count from 0 to 4294967295 (0 or 1: once)")
         steps = [s if isinstance(s, Step) else Step(*s) for s in steps]
-        if not steps:
-            raise invalid("a sequence needs at least one step. Fix: pass [Step(program, "
-                          "buffers), ...]")
-        allbufs = [b for s in steps for b in s.buffers]
-        strm = self._auto_stream(allbufs, stream)
-        temps, keep = [], []
-        carr = (_lib.SequenceStep * len(steps))()
-        try:
-            for i, s in enumerate(steps):
-                ref, prog = self._ref(s.program)
-                hs = self._resident_handles(prog, s.buffers, strm, temps)
-                opts, link = self._options(stream=strm if i == 0 else None, **s.options)
-                keep += [ref, hs, opts, link]
-                carr[i].struct_size = C.sizeof(_lib.SequenceStep)
-                carr[i].buffer_count = len(s.buffers)
-                carr[i].program = C.pointer(ref)
-                carr[i].buffers = C.cast(hs, C.POINTER(C.c_uint64))
-                carr[i].options = C.pointer(opts) if opts else None
-            rarr = (_lib.ResidentCopy * max(len(reads), 1))()
-            results = []
-            for i, r in enumerate(reads):
-                buf, off, n = (r, 0, None) if isinstance(r, Resident) else (tuple(r) + (None,))[:3]
-                if not isinstance(buf, Resident):
-                    raise invalid("read %d is not a Resident or (Resident, offset, nbytes). Fix: "
-                                  "pass resident buffers" % i)
-                n = buf.size - off if n is None else n
-                dst = C.create_string_buffer(max(n, 1))
-                keep.append(dst)
-                rarr[i].buffer, rarr[i].offset = buf._h(), off
-                rarr[i].host, rarr[i].size = C.cast(dst, C.c_void_p), n
-                results.append((dst, n, buf.dtype))
-            t = _new_timing() if timing else None
-            err = _lib.new_error()
-            check(self._vt.dispatch_sequence(self._b, carr, len(steps), repeat,
-                                             rarr if reads else None, len(reads),
-                                             C.byref(t) if t else None, C.byref(err)), err,
-                  "dispatch_sequence")
-        finally:
-            for r in temps:
-                src = r._source
-                r.free()
-                if src is not None:
-                    src.release()
+        _ints.u32(len(steps), "step count", low=1,
+                  fix="pass [Step(program, buffers), ...]: at least one step")
+        with Call(self) as call:
+            self._need("dispatch_sequence")
+            strm = self._auto_stream([b for s in steps for b in s.buffers], stream)
+            temps, keep = [], []
+            carr = (_lib.SequenceStep * len(steps))()
+            try:
+                for i, s in enumerate(steps):
+                    ref, prog = self._ref(s.program, call)
+                    hs = self._resident_handles(call, prog, s.buffers, strm, temps)
+                    opts, link = self._options(call, stream=strm if i == 0 else None, **s.options)
+                    keep += [ref, hs, opts, link]
+                    carr[i].struct_size = C.sizeof(_lib.SequenceStep)
+                    carr[i].buffer_count = len(s.buffers)
+                    carr[i].program = C.pointer(ref)
+                    carr[i].buffers = C.cast(hs, C.POINTER(C.c_uint64))
+                    carr[i].options = C.pointer(opts) if opts else None
+                rarr, results = _sequence_reads(call, reads, keep)
+                t = _new_timing() if timing else None
+                err = _lib.new_error()
+                call.hold()
+                check(self._vt.dispatch_sequence(self._b, carr, len(steps), repeat,
+                                                 rarr if reads else None, len(reads),
+                                                 C.byref(t) if t else None, C.byref(err)), err,
+                      "dispatch_sequence")
+            finally:
+                self._free_temps(call, temps)
         out = [_to_host_array(C.addressof(d), n, dt) for d, n, dt in results]
         return (out, Timing(t)) if timing else out
 
     def compile(self, program, workgroup=None, ulp=None):
         """Compile ahead (validate, lower, load) once; returns a Pipeline."""
-        self._live()
-        self._need("pipeline_create")
-        ref, prog = self._ref(program)
-        opts, link = self._options(workgroup=workgroup, ulp=ulp)
-        h = C.c_uint64()
-        err = _lib.new_error()
-        check(self._vt.pipeline_create(self._b, C.cast(prog._image, C.c_void_p), prog.size,
-                                       C.byref(opts) if opts else None, C.byref(h), C.byref(err)),
-              err, "pipeline_create")
-        return Pipeline(self, h.value, prog)
+        with Call(self) as call:
+            self._need("pipeline_create")
+            ref, prog = self._ref(program, call)
+            opts, link = self._options(call, workgroup=workgroup, ulp=ulp)
+            h = C.c_uint64()
+            err = _lib.new_error()
+            call.hold()
+            check(self._vt.pipeline_create(self._b, C.cast(prog._image, C.c_void_p), prog.size,
+                                           C.byref(opts) if opts else None, C.byref(h),
+                                           C.byref(err)), err, "pipeline_create")
+            return Pipeline(self, h.value, prog)

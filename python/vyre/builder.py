@@ -1,8 +1,9 @@
 """builder.py -- a small Pythonic program builder over libvyre's C builder (vyre_support.h)."""
 import ctypes as C
 import struct
+import threading
 
-from . import _lib
+from . import _ints, _lib
 from .errors import check, invalid
 from .program import ACCESS, Program, type_id
 
@@ -139,44 +140,47 @@ class Builder(object):
     cas, ballot, shuffle, reduce.  Statements: let, assign, store,
     barrier, ret, trap; control flow as context managers: if_, else_,
     loop, block.  Type errors are the validator's, raised by finish().
+    Every call into C holds the builder's lock, so that close() or finish()
+    in another thread waits for it (one thread building is the sensible
+    use; several are safe, their instructions interleaved).
     """
 
     def __init__(self, workgroup=(64, 1, 1)):
-        wg = self._wg(workgroup)
+        wg = _ints.triple(() if workgroup is None else workgroup, "workgroup")
+        self._lock = threading.Lock()
+        self._pending_ends = []  # closed if-blocks whose END waits for a possible else_
+        self._locals = []
         self._b = _lib.vyre_builder_new(*wg)
         if not self._b:
             raise MemoryError("vyre_builder_new: out of memory")
-        self._pending_ends = []  # closed if-blocks whose END waits for a possible else_
-        self._locals = []
-
-    @staticmethod
-    def _wg(workgroup):
-        wg = (workgroup,) if isinstance(workgroup, int) else tuple(workgroup)
-        if not 1 <= len(wg) <= 3 or any(not isinstance(v, int) or v < 1 for v in wg):
-            raise invalid("workgroup %r is not 1 to 3 positive ints. Fix: pass e.g. 256 or (16, 16)"
-                          % (workgroup,))
-        return wg + (1,) * (3 - len(wg))
 
     def __del__(self):
-        self.close()
+        if getattr(self, "_lock", None) is not None:
+            self.close()
 
     def close(self):
-        if getattr(self, "_b", None):
-            _lib.vyre_builder_free(self._b)
-            self._b = None
+        """Free an unfinished builder (after a call in flight on it).  Idempotent."""
+        with self._lock:
+            b, self._b = getattr(self, "_b", None), None
+            if b:
+                _lib.vyre_builder_free(b)
 
-    def _h(self):
-        if not self._b:
-            raise invalid("this builder is finished. Fix: make a new vyre.Builder")
-        # An if-block's END is written once we know no else_ follows.
-        while self._pending_ends:
-            self._pending_ends.pop()
-            _lib.vyre_b_end(self._b)
-        return self._b
+    def _c(self, fn, *args, flush=True):
+        """fn(the C builder, *args) under the builder's lock: args are plain
+        values already (no code of the caller's runs while it is held);
+        InvalidArgument once finished.  Pending if-block ENDs are written
+        first unless flush is False."""
+        with self._lock:
+            if not self._b:
+                raise invalid("this builder is finished. Fix: make a new vyre.Builder")
+            # An if-block's END is written once we know no else_ follows.
+            while flush and self._pending_ends:
+                self._pending_ends.pop()
+                _lib.vyre_b_end(self._b)
+            return fn(self._b, *args) if fn is not None else None
 
     def _type_name(self, vid):
-        t = _lib.vyre_b_type_of(self._b, vid)
-        return _lib.vyre_type_name(t).decode()
+        return _lib.vyre_type_name(self._c(_lib.vyre_b_type_of, vid, flush=False)).decode()
 
     def _v(self, vid):
         return Value(self, vid)
@@ -195,7 +199,8 @@ class Builder(object):
                       % (x,))
 
     def set_workgroup(self, workgroup):
-        _lib.vyre_builder_set_workgroup(self._h(), *self._wg(workgroup))
+        wg = _ints.triple(() if workgroup is None else workgroup, "workgroup")
+        self._c(_lib.vyre_builder_set_workgroup, *wg)
 
     # Declarations ------------------------------------------------------
 
@@ -208,19 +213,30 @@ class Builder(object):
         output flag (a backend-allocated, zero-filled output); binding: the
         next one when None; out_range: (byte offset, byte size) read back.
         """
-        h = self._h()
         raw = str(name).encode()
         acc = _index(ACCESS, access, "buffer access")
-        idx = _lib.vyre_b_buffer(h, raw, 0xFFFFFFFF if binding is None else int(binding), acc,
-                                 type_id(type), int(count), 1 if output else 0)
+        bind = 0xFFFFFFFF if binding is None else _ints.u32(binding, "binding of buffer '%s'" % name)
+        n = _ints.u32(count, "count of buffer '%s'" % name,
+                      fix="pass an element count from 0 (sized by its input) to 4294967295")
+        t = type_id(type)
+        rng = None
         if out_range is not None:
-            _lib.vyre_b_buffer_range(h, idx, int(out_range[0]), int(out_range[1]))
-        return Buffer(self, idx, str(name), _lib.vyre_type_name(type_id(type)).decode())
+            r = tuple(out_range) if isinstance(out_range, (tuple, list)) else ()
+            if len(r) != 2:
+                raise invalid("out_range %r of buffer '%s' is not (byte offset, byte size). Fix: "
+                              "pass two ints" % (out_range, name))
+            rng = tuple(_ints.u32(v, "out_range %s of buffer '%s'" % (w, name))
+                        for v, w in zip(r, ("offset", "size")))
+        idx = self._c(_lib.vyre_b_buffer, raw, bind, acc, t, n, 1 if output else 0)
+        if rng is not None:
+            self._c(_lib.vyre_b_buffer_range, idx, *rng)
+        return Buffer(self, idx, str(name), _lib.vyre_type_name(t).decode())
 
     def local(self, type="u32"):
         """Declare a local slot of `type`; returns a Local (define it with let)."""
-        slot = _lib.vyre_b_local(self._h(), type_id(type))
-        loc = Local(self, slot, _lib.vyre_type_name(type_id(type)).decode())
+        t = type_id(type)
+        slot = self._c(_lib.vyre_b_local, t)
+        loc = Local(self, slot, _lib.vyre_type_name(t).decode())
         self._locals.append(loc)
         return loc
 
@@ -230,29 +246,22 @@ class Builder(object):
         """A constant of `type` ("u32", "f32", "bool", ...) with the Python value `value`."""
         t = type_id(type)
         name = _lib.vyre_type_name(t).decode()
-        try:
-            if name == "f32":
+        if name in ("i32", "i64", "u32", "u64"):
+            v = _ints.checked(value, name, "%s constant" % name,
+                              fix="pass an int in %s's range" % name)
+            bits = v & ((1 << (32 if name[1:] == "32" else 64)) - 1)
+        elif name == "bool":
+            bits = 1 if value else 0
+        elif name == "f32":
+            try:
                 bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-            elif name == "bool":
-                bits = 1 if value else 0
-            elif name in ("i32", "i64"):
-                w = 32 if name == "i32" else 64
-                v = int(value)
-                if not -(1 << (w - 1)) <= v < (1 << (w - 1)):
-                    raise OverflowError
-                bits = v & ((1 << w) - 1)
-            elif name in ("u32", "u64"):
-                v = int(value)
-                if not 0 <= v < (1 << (32 if name == "u32" else 64)):
-                    raise OverflowError
-                bits = v
-            else:
-                raise invalid("constants are of a value type (bool u32 u64 i32 i64 f32), not %s. "
-                              "Fix: make the constant u32/i32/f32 and cast or store it" % name)
-        except (OverflowError, ValueError, TypeError):
-            raise invalid("%r is not a %s constant. Fix: pass a number in %s's range"
-                          % (value, name, name))
-        return self._v(_lib.vyre_b_const(self._h(), t, bits))
+            except (OverflowError, ValueError, TypeError):
+                raise invalid("%r is not a f32 constant. Fix: pass a number in f32's range"
+                              % (value,))
+        else:
+            raise invalid("constants are of a value type (bool u32 u64 i32 i64 f32), not %s. "
+                          "Fix: make the constant u32/i32/f32 and cast or store it" % name)
+        return self._v(self._c(_lib.vyre_b_const, t, bits))
 
     def u32(self, v): return self.const("u32", v)
     def i32(self, v): return self.const("i32", v)
@@ -262,25 +271,25 @@ class Builder(object):
     def boolean(self, v): return self.const("bool", v)
 
     def _builtin(self, name, axis):
-        if axis not in (0, 1, 2):
+        if _ints.is_bool(axis) or axis not in (0, 1, 2):
             axis = _index(["x", "y", "z"], axis, "axis")
-        return self._v(_lib.vyre_b_builtin(self._h(), _OP_BUILTIN[name], axis))
+        return self._v(self._c(_lib.vyre_b_builtin, _OP_BUILTIN[name], int(axis)))
 
     def gid(self, axis=0): return self._builtin("gid", axis)
     def wgid(self, axis=0): return self._builtin("wgid", axis)
     def lid(self, axis=0): return self._builtin("lid", axis)
-    def lane(self): return self._v(_lib.vyre_b_builtin(self._h(), _OP_BUILTIN["lane"], 0))
-    def sgsize(self): return self._v(_lib.vyre_b_builtin(self._h(), _OP_BUILTIN["sgsize"], 0))
+    def lane(self): return self._v(self._c(_lib.vyre_b_builtin, _OP_BUILTIN["lane"], 0))
+    def sgsize(self): return self._v(self._c(_lib.vyre_b_builtin, _OP_BUILTIN["sgsize"], 0))
 
     def load(self, buf, index):
         i = self._value(index)
-        return self._v(_lib.vyre_b_load(self._h(), buf.index, i.id))
+        return self._v(self._c(_lib.vyre_b_load, buf.index, i.id))
 
     def buflen(self, buf):
-        return self._v(_lib.vyre_b_buflen(self._h(), buf.index))
+        return self._v(self._c(_lib.vyre_b_buflen, buf.index))
 
     def get(self, local):
-        return self._v(_lib.vyre_b_get(self._h(), local.slot))
+        return self._v(self._c(_lib.vyre_b_get, local.slot))
 
     def op(self, mnemonic, *args):
         """Any unary, predicate, binary or compare op by its mnemonic ("add", "sqrt", "isnan")."""
@@ -294,12 +303,12 @@ class Builder(object):
                 raise invalid("%s takes two operands. Fix: pass two values" % mnemonic)
             first = self._value(args[0], args[1].type if isinstance(args[1], Value) else "u32")
             second = self._value(args[1], first.type)
-            return self._v(_lib.vyre_b_bin(self._h(), info.contents.id, first.id, second.id))
+            return self._v(self._c(_lib.vyre_b_bin, info.contents.id, first.id, second.id))
         if cls in (_OC_UNARY, _OC_PREDICATE):
             if len(args) != 1:
                 raise invalid("%s takes one operand. Fix: pass one value" % mnemonic)
             x = self._value(args[0])
-            return self._v(_lib.vyre_b_un(self._h(), info.contents.id, x.id))
+            return self._v(self._c(_lib.vyre_b_un, info.contents.id, x.id))
         raise invalid("'%s' is not a unary or binary op. Fix: use its own builder method "
                       "(load, select, cast, fma, atomic, ...)" % mnemonic)
 
@@ -317,77 +326,82 @@ class Builder(object):
     def select(self, cond, if_true, if_false):
         t = self._value(if_true, if_false.type if isinstance(if_false, Value) else "u32")
         f = self._value(if_false, t.type)
-        return self._v(_lib.vyre_b_select(self._h(), self._value(cond, "bool").id, t.id, f.id))
+        c = self._value(cond, "bool")
+        return self._v(self._c(_lib.vyre_b_select, c.id, t.id, f.id))
 
     def cast(self, type, x):
-        return self._v(_lib.vyre_b_cast(self._h(), type_id(type), self._value(x).id))
+        t, v = type_id(type), self._value(x)
+        return self._v(self._c(_lib.vyre_b_cast, t, v.id))
 
     def fma(self, x, y, z):
         x, y, z = (self._value(v, "f32") for v in (x, y, z))
-        return self._v(_lib.vyre_b_fma(self._h(), x.id, y.id, z.id))
+        return self._v(self._c(_lib.vyre_b_fma, x.id, y.id, z.id))
 
     def atomic(self, kind, buf, index, value, order="relaxed"):
         """atomic_KIND (add and or xor min max xchg) on buf[index]; returns the old value."""
         if kind not in _OP_ATOMIC:
             raise invalid("'%s' is no atomic. Fix: use one of %s" % (kind, ", ".join(_OP_ATOMIC)))
         i, v = self._value(index), self._value(value, buf.type)
-        return self._v(_lib.vyre_b_atomic(self._h(), _OP_ATOMIC[kind], buf.index, i.id, v.id,
-                                          _index(_ORDERS, order, "memory order")))
+        o = _index(_ORDERS, order, "memory order")
+        return self._v(self._c(_lib.vyre_b_atomic, _OP_ATOMIC[kind], buf.index, i.id, v.id, o))
 
     def cas(self, buf, index, expected, desired, order="relaxed"):
         i = self._value(index)
         e, d = self._value(expected, buf.type), self._value(desired, buf.type)
-        return self._v(_lib.vyre_b_cas(self._h(), buf.index, i.id, e.id, d.id,
-                                       _index(_ORDERS, order, "memory order")))
+        o = _index(_ORDERS, order, "memory order")
+        return self._v(self._c(_lib.vyre_b_cas, buf.index, i.id, e.id, d.id, o))
 
     def ballot(self, cond):
-        return self._v(_lib.vyre_b_ballot(self._h(), self._value(cond, "bool").id))
+        c = self._value(cond, "bool")
+        return self._v(self._c(_lib.vyre_b_ballot, c.id))
 
     def shuffle(self, value, lane):
-        return self._v(_lib.vyre_b_shuffle(self._h(), self._value(value).id, self._value(lane).id))
+        v, n = self._value(value), self._value(lane)
+        return self._v(self._c(_lib.vyre_b_shuffle, v.id, n.id))
 
     def reduce(self, kind, value):
-        return self._v(_lib.vyre_b_reduce(self._h(), _index(_REDUCES, kind, "reduction"),
-                                          self._value(value).id))
+        k, v = _index(_REDUCES, kind, "reduction"), self._value(value)
+        return self._v(self._c(_lib.vyre_b_reduce, k, v.id))
 
     # Statements ----------------------------------------------------------
 
     def let(self, local, value):
         v = self._value(value, local.type)
-        _lib.vyre_b_let(self._h(), local.slot, v.id)
+        self._c(_lib.vyre_b_let, local.slot, v.id)
         local.defined = True
 
     def assign(self, local, value):
         v = self._value(value, local.type)
-        _lib.vyre_b_assign(self._h(), local.slot, v.id)
+        self._c(_lib.vyre_b_assign, local.slot, v.id)
 
     def store(self, buf, index, value):
         i = self._value(index)
         v = self._value(value, buf.type if buf.type in ("u32", "u64", "i32", "i64", "f32", "bool")
                         else ("f32" if buf.type in ("f16", "bf16") else
                               "i32" if buf.type.startswith("i") else "u32"))
-        _lib.vyre_b_store(self._h(), buf.index, i.id, v.id)
+        self._c(_lib.vyre_b_store, buf.index, i.id, v.id)
 
     def barrier(self, grid=False):
-        _lib.vyre_b_barrier(self._h(), 1 if grid else 0)
+        self._c(_lib.vyre_b_barrier, 1 if grid else 0)
 
     def ret(self):
-        _lib.vyre_b_return(self._h())
+        self._c(_lib.vyre_b_return)
 
     def trap(self, code):
-        _lib.vyre_b_trap(self._h(), int(code))
+        self._c(_lib.vyre_b_trap, _ints.u32(code, "trap code"))
 
     def _close_scope(self):
-        _lib.vyre_b_end(self._h())
+        self._c(_lib.vyre_b_end)
 
     def if_(self, cond):
         """with b.if_(cond): ... -- an if block; an else_ block may follow it at once."""
         c = self._value(cond, "bool")
-        _lib.vyre_b_if(self._h(), c.id)
+        self._c(_lib.vyre_b_if, c.id)
         b = self
 
         class _If(_Scope):
             def __exit__(self, *exc):
+                b._c(None)  # the ENDs of if-blocks nested in this one
                 b._pending_ends.append(1)  # END written lazily: else_ may follow
                 return False
         return _If(self)
@@ -398,7 +412,7 @@ class Builder(object):
             raise invalid("else_ without an if_ block just before it. Fix: open else_ right "
                           "after the `with b.if_(...)` block")
         self._pending_ends.pop()
-        _lib.vyre_b_else(self._b)
+        self._c(_lib.vyre_b_else, flush=False)
         return _Scope(self)
 
     def loop(self, start, end, type="u32"):
@@ -406,25 +420,24 @@ class Builder(object):
         s = self._value(start, type)
         e = self._value(end, type)
         loc = self.local(type)
-        _lib.vyre_b_loop(self._h(), loc.slot, s.id, e.id)
+        self._c(_lib.vyre_b_loop, loc.slot, s.id, e.id)
         return _Scope(self, loc)
 
     def block(self):
         """with b.block(): ... -- a block (return inside leaves it)."""
-        _lib.vyre_b_block(self._h())
+        self._c(_lib.vyre_b_block)
         return _Scope(self)
 
     # The result ----------------------------------------------------------
 
     def finish(self, name=None):
         """Encode, validate and return the Program; the builder is spent."""
-        h = self._h()
         err = _lib.new_error()
         out = C.c_void_p()
         size = C.c_size_t()
         try:
-            check(_lib.vyre_builder_finish(h, C.byref(out), C.byref(size), C.byref(err)), err,
-                  "vyre_builder_finish")
+            check(self._c(_lib.vyre_builder_finish, C.byref(out), C.byref(size), C.byref(err)),
+                  err, "vyre_builder_finish")
             try:
                 data = C.string_at(out, size.value)
             finally:

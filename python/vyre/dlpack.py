@@ -138,13 +138,36 @@ _VYRE_TYPE = {("float", 4): "f32", ("float", 2): "f16", ("bfloat", 2): "bf16", (
               ("float", 8): "f64"}
 
 
-def layout(t, what, fix_contiguous):
+# The most dimensions a tensor may have (NumPy's NPY_MAXDIMS).
+MAX_DIMS = 64
+
+
+def _bad(what, field, value, fix):
+    return invalid("%s's DLPack tensor has %s %s. Fix: %s" % (what, field, value, fix))
+
+
+def layout(t, what, fix_contiguous, device=None):
     """(address, nbytes, type name) of a dense DLTensor: the vyre storage
-    type its elements are ("f32"), else the DLPack spelling ("float64")."""
-    if t.dtype.lanes != 1 or t.dtype.bits % 8:
+    type its elements are ("f32"), else the DLPack spelling ("float64").
+    Every field is checked before it is used: ndim (0 to 64, shape not
+    NULL), the dtype (whole bytes, one lane), the shape (no negative
+    extent), the size and address (within 64 bits; data not NULL when
+    there are bytes) and, with `device` ((type, id) of __dlpack_device__),
+    that the tensor is where its producer said."""
+    if not 0 <= t.ndim <= MAX_DIMS:
+        raise _bad(what, "ndim", t.ndim, "pass a tensor of 0 to %d dimensions" % MAX_DIMS)
+    if t.ndim and not t.shape:
+        raise _bad(what, "a NULL shape for ndim", t.ndim, "the producer is broken: pass a NumPy "
+                   "array or a tensor of another framework")
+    if t.dtype.lanes != 1 or t.dtype.bits == 0 or t.dtype.bits % 8:
         raise invalid("%s has a vector or sub-byte dtype. Fix: pass a plain numeric tensor" % what)
+    if device is not None and (t.device.device_type, t.device.device_id) != tuple(device):
+        raise _bad(what, "device", (t.device.device_type, t.device.device_id),
+                   "its __dlpack_device__ says %r: pass a tensor whose capsule agrees" % (device,))
     size = t.dtype.bits // 8
     shape = [t.shape[i] for i in range(t.ndim)]
+    if any(n < 0 for n in shape):
+        raise _bad(what, "shape", shape, "each extent is a count from 0")
     strides = [t.strides[i] * size for i in range(t.ndim)] if t.strides else None
     expect = size
     for n, s in zip(reversed(shape), reversed(strides or [])):
@@ -154,9 +177,15 @@ def layout(t, what, fix_contiguous):
     count = 1
     for n in shape:
         count *= n
+    nbytes, addr = count * size, (t.data or 0) + t.byte_offset
+    if nbytes >> 64 or (addr + nbytes) >> (8 * C.sizeof(C.c_void_p)):
+        raise _bad(what, "%d bytes at address %#x + byte_offset" % (nbytes, t.data or 0),
+                   t.byte_offset, "pass a tensor that fits the address space")
+    if nbytes and not t.data:
+        raise _bad(what, "a NULL data pointer for", "%d bytes" % nbytes,
+                   "the producer is broken: pass a NumPy array or a tensor of another framework")
     code = _DL_CODES.get(t.dtype.code, "?")
-    return ((t.data or 0) + t.byte_offset, count * size,
-            _VYRE_TYPE.get((code, size), "%s%d" % (code, t.dtype.bits)))
+    return addr, nbytes, _VYRE_TYPE.get((code, size), "%s%d" % (code, t.dtype.bits))
 
 
 # ---------------------------------------------------------------------------

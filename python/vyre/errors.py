@@ -18,7 +18,8 @@ class VyreError(Exception):
         if code is None:
             code = type(self).code if type(self).code is not None else _INTERNAL
         self.code = int(code)
-        self.status = status_name(self.code)
+        self.status = STATUS_NAMES[self.code] if 0 <= self.code < len(STATUS_NAMES) else \
+            "VYRE_UNKNOWN_STATUS"
         self.native_code = int(native_code)
         self.message = message
         at = message.find("Fix:")
@@ -27,8 +28,11 @@ class VyreError(Exception):
 
 
 def status_name(code):
-    """The name of status `code` ("VYRE_TRAP"); "VYRE_UNKNOWN_STATUS" for an unknown one."""
-    return _lib.vyre_status_name(int(code)).decode()
+    """The name of status `code` ("VYRE_TRAP"); "VYRE_UNKNOWN_STATUS" for an
+    unknown one.  code: an int of C int's range (InvalidArgument otherwise)."""
+    from ._ints import checked
+    return _lib.vyre_status_name(checked(code, "int", "status code",
+                                         fix="pass a status number, e.g. e.code")).decode()
 
 
 def _class_name(status):
@@ -47,7 +51,8 @@ def _class_name(status):
 _BASES = {"VYRE_INVALID_ARGUMENT": (ValueError,), "VYRE_OUT_OF_MEMORY": (MemoryError,),
           "VYRE_INVALID_HANDLE": (ValueError,), "VYRE_UNSUPPORTED": (NotImplementedError,)}
 
-_INTERNAL = _lib.STATUS_NAMES.index("VYRE_INTERNAL")
+STATUS_NAMES = _lib.STATUS_NAMES
+_INTERNAL = STATUS_NAMES.index("VYRE_INTERNAL")
 BY_CODE = {}
 for _code, _status in enumerate(_lib.STATUS_NAMES):
     if _status == "VYRE_OK":

@@ -1,5 +1,8 @@
 """interop.py -- device arrays (PyTorch, CuPy, any __cuda_array_interface__ or DLPack producer) seen as raw device memory, zero copy; CPU DLPack producers as host memory."""
 
+import re
+
+from . import _ints
 from .errors import invalid
 from .program import NUMPY_DTYPE
 
@@ -12,6 +15,10 @@ from . import dlpack
 _TYPESTR = {("f", 4): "f32", ("f", 2): "f16", ("u", 4): "u32", ("i", 4): "i32", ("u", 8): "u64",
             ("i", 8): "i64", ("u", 2): "u16", ("i", 2): "i16", ("u", 1): "u8", ("i", 1): "i8",
             ("b", 1): "bool8", ("f", 8): "f64"}
+
+
+# The most dimensions an array may have (NumPy's NPY_MAXDIMS).
+_MAX_DIMS = 64
 
 
 def _module(obj):
@@ -121,26 +128,22 @@ def device_array(obj, what, stream=None):
     consumer stream a DLPack producer is told (None: the legacy default)."""
     cai, src = _cai(obj)
     if cai is not None:
-        data = cai.get("data") or (0, False)
-        shape = tuple(cai.get("shape", ()))
-        typestr = cai.get("typestr", "|u1")
-        kind, size = typestr[1], int(typestr[2:])
-        if typestr[0] == ">" and size > 1:
-            raise invalid("%s is big-endian (%s). Fix: pass a little-endian array" % (what, typestr))
-        count = 1
-        for n in shape:
-            count *= n
-        if not _contiguous(shape, cai.get("strides"), size):
-            raise invalid(_fix_contiguous(what))
-        if cai.get("mask") is not None:
-            raise invalid("%s is a masked array. Fix: pass its data" % what)
+        ptr, readonly, shape, kind, size = read_cai(cai, what)
         device = None
         if _module(src) == "torch":
             device = src.device.index
         elif _module(src) == "cupy":
             device = src.device.id
-        arr = DeviceArray(src, int(data[0]), count * size, _TYPESTR.get((kind, size), typestr),
-                          device, bool(data[1]), "cuda_array_interface")
+        count = 1
+        for n in shape:
+            count *= n
+        nbytes = _ints.u64(count * size, "%s's byte size" % what,
+                           fix="pass an array of fewer than 2**64 bytes")
+        if ptr == 0 and nbytes:
+            raise _cai_fail(what, "data", cai.get("data"), "a non-empty array has a device "
+                            "address other than 0")
+        arr = DeviceArray(src, ptr, nbytes, _TYPESTR.get((kind, size), cai["typestr"]),
+                          device, readonly, "cuda_array_interface")
         arr.cai_stream = cai.get("stream")
         return arr
     dev = _dlpack_device(obj)
@@ -153,6 +156,78 @@ def device_array(obj, what, stream=None):
     return from_dlpack(obj, what, s, dev)
 
 
+def _cai_fail(what, field, value, fix):
+    return invalid("%s's __cuda_array_interface__ has %s %r. Fix: %s (the interface's "
+                   "version 3: numba.readthedocs.io, 'CUDA Array Interface')"
+                   % (what, field, value, fix))
+
+
+def read_cai(cai, what):
+    """(address, read-only, shape, kind letter, item size) of a
+    __cuda_array_interface__ dict, every field checked: data (address,
+    read-only flag), shape (ints >= 0), typestr ("<f4": byte order, kind,
+    item size), strides (None or ints, one per dimension, describing C
+    order), mask (None), stream (None or an address).  InvalidArgument
+    names the first field that is not what the interface says."""
+    try:
+        cai = dict(cai)
+    except Exception as exc:
+        raise invalid("%s's __cuda_array_interface__ cannot be read (%s). Fix: pass an object whose "
+                      "interface is a plain dict" % (what, exc))
+    version = cai.get("version", 0)
+    if _ints.is_bool(version) or not isinstance(version, int) or version < 0:
+        raise _cai_fail(what, "version", version, "version is an int (3 today)")
+    data = cai.get("data")
+    if data is None:
+        data = (0, False)
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise _cai_fail(what, "data", data, "data is (address as an int, read-only as a bool)")
+    ptr = _ints.checked(data[0], "ptr", "%s's device address" % what,
+                        fix="the interface's data[0] is the array's device address")
+    if not _ints.is_bool(data[1]) and not (type(data[1]) is int and data[1] in (0, 1)):
+        raise _cai_fail(what, "data[1]", data[1], "data[1] is the read-only flag, a bool")
+    shape = cai.get("shape", ())
+    if not isinstance(shape, (tuple, list)) or len(shape) > _MAX_DIMS:
+        raise _cai_fail(what, "shape", shape, "shape is a tuple of at most %d ints" % _MAX_DIMS)
+    shape = tuple(_ints.checked(n, "u64", "%s's shape[%d]" % (what, i),
+                                fix="each dimension is a count from 0") for i, n in enumerate(shape))
+    typestr = cai.get("typestr", "|u1")
+    if not isinstance(typestr, str) or not re.match(r"[<>|=][biufcmMOSUV][0-9]{1,2}\Z", typestr) \
+            or not 0 < int(typestr[2:]) <= 64:
+        raise _cai_fail(what, "typestr", typestr, "typestr is byte order, kind and item size "
+                        "in bytes (1 to 64), e.g. '<f4' for float32")
+    kind, size = typestr[1], int(typestr[2:])
+    if typestr[0] == ">" and size > 1:
+        raise invalid("%s is big-endian (%s). Fix: pass a little-endian array" % (what, typestr))
+    strides = cai.get("strides")
+    if strides is not None:
+        if not isinstance(strides, (tuple, list)) or len(strides) != len(shape):
+            raise _cai_fail(what, "strides", strides, "strides is None (C order) or one byte "
+                            "stride per dimension (%d)" % len(shape))
+        strides = tuple(_ints.checked(x, "i64", "%s's strides[%d]" % (what, i),
+                                      fix="each stride is a byte count")
+                        for i, x in enumerate(strides))
+    if not _contiguous(shape, strides, size):
+        raise invalid(_fix_contiguous(what))
+    if cai.get("mask") is not None:
+        raise invalid("%s is a masked array. Fix: pass its data" % what)
+    s = cai.get("stream")
+    if s is not None:
+        _ints.checked(s, "ptr", "%s's stream" % what,
+                      fix="the interface's stream is None or a CUstream address")
+    return ptr, bool(data[1]), shape, kind, size
+
+
+def cai_stream(obj):
+    """The stream entry of obj's __cuda_array_interface__ (checked as an
+    address), or None when it has none."""
+    cai, _ = _cai(obj)
+    if cai is None or cai.get("stream") is None:
+        return None
+    return _ints.checked(cai["stream"], "ptr", "the __cuda_array_interface__ stream",
+                         fix="the interface's stream is None or a CUstream address")
+
+
 def from_dlpack(obj, what, stream, dev):
     """A DeviceArray over the tensor obj.__dlpack__ gives (versioned capsule
     first, dlpack.call_dlpack); stream: the DLPack stream argument (None for
@@ -163,7 +238,8 @@ def from_dlpack(obj, what, stream, dev):
                       "dlpack")
     arr._taken = taken
     try:
-        arr.ptr, arr.nbytes, arr.type = dlpack.layout(taken.tensor, what, _fix_contiguous(what))
+        arr.ptr, arr.nbytes, arr.type = dlpack.layout(taken.tensor, what, _fix_contiguous(what),
+                                                      dev)
     except Exception:
         arr.release()
         raise

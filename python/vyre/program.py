@@ -23,7 +23,7 @@ NUMPY_DTYPE = {"bool": "uint32", "u8": "uint8", "u16": "uint16", "u32": "uint32"
 
 def type_id(name):
     """vyre_type number of a type name ("f32" -> 12); InvalidArgument for an unknown name."""
-    if isinstance(name, int):
+    if isinstance(name, int) and not isinstance(name, bool):
         if 0 < name < len(TYPES):
             return name
         raise invalid("type %d is not a vyre type. Fix: use one of %s" % (name, " ".join(TYPES[1:])))

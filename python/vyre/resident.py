@@ -1,8 +1,8 @@
 """resident.py -- host buffers in and out of calls, and the handles a backend makes: resident buffers, pipelines, pending dispatches; the steps of a sequence."""
 import ctypes as C
 
-from . import _lib, dlpack, interop
-from ._handle import Handle
+from . import _ints, _lib, dlpack, interop
+from ._handle import Call, OwnedHandle
 from .errors import Unsupported, check, invalid  # noqa: F401 (Unsupported: generated)
 from .host import Timing, _new_timing, _np
 
@@ -150,7 +150,7 @@ def _to_host_array(ptr, size, dtype):
 # ---------------------------------------------------------------------------
 
 
-class Resident(Handle):
+class Resident(OwnedHandle):
     """A resident buffer: device memory (or the reference backend's host
     memory) that stays between dispatches.  Made by Backend.alloc,
     Backend.upload or Backend.import_device.  Attributes: handle, size
@@ -160,9 +160,11 @@ class Resident(Handle):
     it: upload and program buffers the program writes are refused).
     A DLPack producer (__dlpack__, __dlpack_device__: torch.from_dlpack,
     numpy.from_dlpack, ...; docs/python.md, "DLPack").
-    A context manager: leaving the block frees it.  One thread at a time."""
+    A context manager: leaving the block frees it.  Calls that use it run
+    one at a time (threads wait for each other); free() waits for them."""
 
     def __init__(self, backend, handle, size, dtype=None, imported=None):
+        OwnedHandle.__init__(self)
         self.backend = backend
         self.handle = handle
         self.size = size
@@ -175,11 +177,6 @@ class Resident(Handle):
         return ("this resident buffer is freed. Fix: allocate a new one (Backend.alloc / "
                 "upload / import_device)")
 
-    def _h(self):
-        self._check_open()
-        self.backend._live()
-        return self.handle
-
     def upload(self, data, offset=0):
         """Copy host data (NumPy array, bytes, any buffer) into the buffer at byte `offset`."""
         b = self.backend
@@ -187,15 +184,21 @@ class Resident(Handle):
             raise invalid("this resident buffer imports a read-only array; vyre does not write "
                           "it. Fix: import a writable array, or upload into a new buffer "
                           "(Backend.upload)")
+        offset = _ints.u64(offset, "upload offset", fix="pass a byte offset inside the buffer")
         ptr, n, keep = _host_in(data, _AnyBuffer(None), "upload data")
         err = _lib.new_error()
-        if offset == 0 and n == self.size:
-            check(b._vt.resident_upload(b._b, self._h(), ptr, n, C.byref(err)), err,
-                  "resident_upload")
-        else:
-            b._need("resident_upload_at")
-            check(b._vt.resident_upload_at(b._b, self._h(), offset, ptr, n, C.byref(err)), err,
-                  "resident_upload_at")
+        with Call(b) as call:
+            h = call.use(self)
+            whole = offset == 0 and n == self.size
+            if not whole:
+                b._need("resident_upload_at")
+            call.hold()
+            if whole:
+                check(b._vt.resident_upload(b._b, h, ptr, n, C.byref(err)), err,
+                      "resident_upload")
+            else:
+                check(b._vt.resident_upload_at(b._b, h, offset, ptr, n, C.byref(err)), err,
+                      "resident_upload_at")
         del keep
 
     def download(self, out=None, offset=0, size=None, dtype=None):
@@ -204,8 +207,9 @@ class Resident(Handle):
         uint8; a bytearray without NumPy), or written into the writable
         buffer `out` (then size defaults to out's size) and out returned."""
         b = self.backend
-        err = _lib.new_error()
-        h = self._h()
+        offset = _ints.u64(offset, "download offset", fix="pass a byte offset inside the buffer")
+        if size is not None:
+            size = _ints.u64(size, "download size", fix="pass a byte count")
         if out is not None:
             ptr, cap, keep = _host_out(out, _AnyBuffer(None), "download out")
             n = cap if size is None else size
@@ -214,17 +218,24 @@ class Resident(Handle):
                               % (n, cap))
         else:
             n = (self.size - offset) if size is None else size
-            if n < 0:
-                raise invalid("download offset %d is past the buffer's %d bytes. Fix: pass an "
-                              "offset below its size" % (offset, self.size))
+            if n < 0 or offset + n > self.size:
+                raise invalid("download of [%d, %d) is past the buffer's %d bytes. Fix: pass an "
+                              "offset and size inside it" % (offset, offset + n, self.size))
             keep = C.create_string_buffer(max(n, 1))
             ptr = C.addressof(keep)
-        if offset == 0 and n == self.size:
-            check(b._vt.resident_download(b._b, h, ptr, n, C.byref(err)), err, "resident_download")
-        else:
-            b._need("resident_download_range")
-            check(b._vt.resident_download_range(b._b, h, offset, ptr, n, C.byref(err)), err,
-                  "resident_download_range")
+        err = _lib.new_error()
+        with Call(b) as call:
+            h = call.use(self)
+            whole = offset == 0 and n == self.size
+            if not whole:
+                b._need("resident_download_range")
+            call.hold()
+            if whole:
+                check(b._vt.resident_download(b._b, h, ptr, n, C.byref(err)), err,
+                      "resident_download")
+            else:
+                check(b._vt.resident_download_range(b._b, h, offset, ptr, n, C.byref(err)), err,
+                      "resident_download_range")
         if out is not None:
             return out
         return _to_host_array(ptr, n, dtype or self.dtype)
@@ -232,11 +243,15 @@ class Resident(Handle):
     @property
     def device_ptr(self):
         """The buffer's device address (CUDA interop extension); Unsupported elsewhere."""
-        cu = self.backend._interop()
+        b = self.backend
         ptr = C.c_uint64()
         err = _lib.new_error()
-        check(cu.resident_pointer(self.backend._native, self._h(), C.byref(ptr), None,
-                                  C.byref(err)), err, "resident_pointer")
+        with Call(b) as call:
+            cu = b._interop()
+            h = call.use(self)
+            call.hold()
+            check(cu.resident_pointer(b._native, h, C.byref(ptr), None, C.byref(err)), err,
+                  "resident_pointer")
         return ptr.value
 
     # DLPack export ---------------------------------------------------------
@@ -246,7 +261,7 @@ class Resident(Handle):
         its memory can be handed out: CUDA memory (the interop extension)
         yes; a backend without it keeps buffers inside the plugin (the
         reference backend: host memory, exported as a copy)."""
-        self._h()
+        self._check_open()
         try:
             return (dlpack.KDL_CUDA, self.backend.cuda_context()[1]), True
         except Unsupported:  # no CUDA interop extension
@@ -269,7 +284,7 @@ class Resident(Handle):
         or closing the backend while a consumer holds it is the caller's
         mistake (as with any framework's buffer)."""
         home, zero_copy = self._dl_home()
-        if stream is not None and not isinstance(stream, int):
+        if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool)):
             raise BufferError("__dlpack__: stream %r is not an int or None" % (stream,))
         want = home if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
         versioned = max_version is not None and tuple(max_version)[0] >= dlpack.VERSION[0]
@@ -298,18 +313,13 @@ class Resident(Handle):
                           "Fix: ask for %r, or (1, 0) for a host copy" % (home, want, home))
 
     def free(self):
-        """Release the handle (an imported buffer's memory stays the framework's).  Idempotent."""
+        """Release the handle (an imported buffer's memory stays the framework's),
+        after the call in flight on it.  Idempotent."""
         self.close()
 
     def _release(self):
-        h, self.handle = self.handle, 0
-        b = self.backend
-        if h and b._b:
-            err = _lib.new_error()
-            st = b._vt.resident_free(b._b, h, C.byref(err))
-            self._source = None
-            check(st, err, "resident_free")
         self._source = None
+        _release_through(self, "resident_free")
 
     def __repr__(self):
         return "<vyre.Resident %#x, %d bytes%s%s>" % (self.handle, self.size,
@@ -335,21 +345,27 @@ def _dtype_of(obj):
 
 def _release_through(handle, entry):
     """Release handle.handle once through the backend's vtable entry
-    `entry` (pipeline_release, pending_release); a closed backend owns
-    nothing any more, so there is nothing to release then."""
+    `entry` (resident_free, pipeline_release, pending_release); a closed
+    or closing backend owns nothing any more (destroy releases every
+    handle), so there is nothing to release then."""
     h, handle.handle = handle.handle, 0
     b = handle.backend
-    if h and b._b:
-        err = _lib.new_error()
-        check(getattr(b._vt, entry)(b._b, h, C.byref(err)), err, entry)
+    if h and b._try_enter():
+        try:
+            err = _lib.new_error()
+            check(getattr(b._vt, entry)(b._b, h, C.byref(err)), err, entry)
+        finally:
+            b._leave()
 
 
-class Pipeline(Handle):
+class Pipeline(OwnedHandle):
     """A program compiled ahead on one backend (Backend.compile); pass it
     wherever a program goes on that backend.  Attributes: program, handle.
-    A context manager: leaving the block releases it."""
+    A context manager: leaving the block releases it.  Calls that use it
+    run one at a time; release() waits for them."""
 
     def __init__(self, backend, handle, program):
+        OwnedHandle.__init__(self)
         self.backend, self.handle, self.program = backend, handle, program
 
     def _closed_text(self):
@@ -363,40 +379,42 @@ class Pipeline(Handle):
         _release_through(self, "pipeline_release")
 
 
-class Pending(Handle):
-    """A dispatch in flight (Backend.dispatch_async): poll(), wait(), release()."""
+class Pending(OwnedHandle):
+    """A dispatch in flight (Backend.dispatch_async): poll(), wait(), release().
+    One call at a time; release() waits for a poll() in flight."""
 
     def __init__(self, backend, handle, program, timing):
+        OwnedHandle.__init__(self)
         self.backend, self.handle, self.program, self._timing = backend, handle, program, timing
 
     def _closed_text(self):
         return "this pending dispatch was waited or released. Fix: wait() once per dispatch_async"
-
-    def _h(self):
-        self._check_open()
-        self.backend._live()
-        return self.handle
 
     def poll(self):
         """True once the dispatch has completed (or failed)."""
         ready = C.c_int()
         err = _lib.new_error()
         b = self.backend
-        check(b._vt.pending_poll(b._b, self._h(), C.byref(ready), C.byref(err)), err,
-              "pending_poll")
+        with Call(b) as call:
+            h = call.use(self)
+            call.hold()
+            check(b._vt.pending_poll(b._b, h, C.byref(ready), C.byref(err)), err, "pending_poll")
         return bool(ready.value)
 
     def wait(self):
         """Wait and return the outputs (as Backend.dispatch; with timing, (outputs, Timing))."""
         b = self.backend
-        h = self._h()
-        self.handle = 0
         out = C.POINTER(_lib.Outputs)()
         t = _new_timing() if self._timing else None
         err = _lib.new_error()
-        check(b._vt.pending_wait(b._b, h, C.byref(out), C.byref(t) if t else None, C.byref(err)),
-              err, "pending_wait")
-        res = b._take_outputs(out, self.program)
+        with Call(b) as call:
+            h = call.use(self)
+            call.hold()
+            self.handle = 0  # pending_wait releases it, whatever it answers
+            self._retire()
+            check(b._vt.pending_wait(b._b, h, C.byref(out), C.byref(t) if t else None,
+                                     C.byref(err)), err, "pending_wait")
+            res = b._take_outputs(out, self.program)
         return (res, Timing(t)) if t else res
 
     def release(self):
@@ -422,11 +440,31 @@ class Step(object):
                             indirect=indirect)
 
 
-def _triple(v, what):
-    if v is None:
-        return (0, 0, 0)
-    t = (v,) if isinstance(v, int) else tuple(v)
-    if not 1 <= len(t) <= 3 or any(not isinstance(x, int) or x < 1 for x in t):
-        raise invalid("%s %r is not 1 to 3 positive ints. Fix: pass e.g. 256 or (16, 16)"
-                      % (what, v))
-    return t + (1,) * (3 - len(t))
+def _sequence_reads(call, reads, keep):
+    """(vyre_resident_copy array, [(host buffer, nbytes, dtype)]) for a
+    sequence's reads (each Resident use()d by `call`)."""
+    reads = list(reads)
+    _ints.u32(len(reads), "read count")
+    rarr = (_lib.ResidentCopy * max(len(reads), 1))()
+    results = []
+    for i, r in enumerate(reads):
+        t = (r,) if isinstance(r, Resident) else tuple(r) if isinstance(r, (tuple, list)) else ()
+        buf, off, n = (t + (None, 0, None)[len(t):])[:3] if len(t) <= 3 else (None, 0, None)
+        if not isinstance(buf, Resident):
+            raise invalid("read %d is not a Resident or (Resident, offset, nbytes). Fix: "
+                          "pass resident buffers" % i)
+        if buf.backend is not call.backend:
+            raise invalid("read %d is a resident buffer of another backend instance. Fix: read "
+                          "buffers of the backend that runs the sequence" % i)
+        off = _ints.u64(off, "read %d offset" % i, fix="pass a byte offset inside the buffer")
+        n = buf.size - off if n is None else _ints.u64(n, "read %d size" % i,
+                                                        fix="pass a byte count")
+        if n < 0 or off + n > buf.size:
+            raise invalid("read %d of [%d, %d) is past the buffer's %d bytes. Fix: pass an "
+                          "offset and size inside it" % (i, off, off + n, buf.size))
+        dst = C.create_string_buffer(max(n, 1))
+        keep.append(dst)
+        rarr[i].buffer, rarr[i].offset = call.use(buf), off
+        rarr[i].host, rarr[i].size = C.cast(dst, C.c_void_p), n
+        results.append((dst, n, buf.dtype))
+    return rarr, results

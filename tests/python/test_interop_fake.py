@@ -353,6 +353,53 @@ class FakeInterop(unittest.TestCase):
                 ref.dispatch_resident(self.saxpy, a, x, y)
             self.assertIn("cuda", cm.exception.fix)
 
+    def test_hostile_interfaces(self):
+        # Every field of the interface is checked: a hostile one raises
+        # InvalidArgument (a VyreError with a Fix), not ValueError from int().
+        a, x, y = self.mem(1, 1.0), self.mem(N, 1.0), self.mem(N, 1.0)
+        cases = [({"typestr": "<u"}, "typestr"), ({"typestr": "<f4junk"}, "typestr"),
+                 ({"shape": (-N,)}, "shape[0]"), ({"data": (-1, False)}, "device address"),
+                 ({"data": (y.ptr, "yes")}, "read-only flag"), ({"stream": 2**64}, "stream"),
+                 ({"strides": (4, 4)}, "strides")]
+        for fields, text in cases:
+            t = FakeTensor(y.ptr, N)
+            t.__cuda_array_interface__.update(fields)
+            for call in (lambda: self.be.import_device(t),
+                         lambda: self.be.dispatch_resident(self.saxpy, a, x, t)):
+                with self.assertRaises(vyre.InvalidArgument) as cm:
+                    call()
+                self.assertIn(text, cm.exception.message)
+                self.assertTrue(cm.exception.fix)
+        # A DLPack producer whose capsule names another device than it says.
+        liar = DLPackTensor(y.ptr, N)
+        liar.__dlpack_device__ = lambda: (interop.KDL_CUDA, 1)
+        with self.assertRaises(vyre.InvalidArgument) as cm:
+            self.be.dispatch_resident(self.saxpy, a, x, liar)
+        self.assertEqual(liar.deleted, 1, "the refused tensor was given back")
+        self.assertEqual(self.be.metrics().get("resident.imported_buffers", 0), 0)
+
+    def test_close_from_a_producer(self):
+        # A producer that closes the backend while the call that asked it is
+        # in flight: that call completes on the live instance, which is
+        # destroyed as the call leaves; later calls raise InvalidHandle.
+        be = vyre.open("cuda")
+        a, x, y = self.mem(1, 2.0), self.mem(N, np.arange(N)), self.mem(N, 1.0)
+
+        class Closing(object):
+            def __init__(self, cai):
+                self._cai = cai
+
+            @property
+            def __cuda_array_interface__(self):
+                be.close()
+                return self._cai
+        c = Closing(dict(y.__cuda_array_interface__))
+        be.dispatch_resident(self.saxpy, a, x, c)
+        np.testing.assert_array_equal(y.host(), 2 * np.arange(N, dtype=np.float32) + 1)
+        self.assertIn("closed", repr(be))
+        with self.assertRaises(vyre.InvalidHandle):
+            be.metrics()
+
 
 if __name__ == "__main__":
     unittest.main()

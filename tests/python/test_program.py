@@ -112,6 +112,22 @@ class BuilderTest(RefCase):
         self.assertEqual(out.dtype, np.uint32)
         np.testing.assert_array_equal(out, want)
 
+    def test_else_after_a_nested_if(self):
+        # The else_ belongs to the outer if: the inner block's END is
+        # written when the outer one closes, not after the else_.
+        b = vyre.Builder(1)
+        y = b.buffer("y", "u32", "wo", count=2)
+        c = b.buffer("c", "u32", "ro")
+        with b.if_(c[b.u32(0)].eq(1)):
+            with b.if_(c[b.u32(1)].eq(1)):
+                y[b.u32(0)] = b.u32(11)
+        with b.else_():
+            y[b.u32(1)] = b.u32(22)
+        p = b.finish()
+        for c0, c1, want in ((1, 1, [11, 0]), (1, 0, [0, 0]), (0, 1, [0, 22]), (0, 0, [0, 22])):
+            (out,) = self.be.dispatch(p, np.uint32([c0, c1]))
+            self.assertEqual(out.tolist(), want, "c = (%d, %d)" % (c0, c1))
+
     def test_text_of_a_built_program(self):
         b = vyre.Builder((16, 2))
         a = b.buffer("a", "f32", "rw")

@@ -118,6 +118,16 @@ class ResidentTest(RefCase):
             pl = other.compile(example("histogram"))
             with self.assertRaises(vyre.InvalidArgument):
                 self.be.dispatch(pl, np.zeros(4, np.uint32))
+            # An indirect count or a sequence read of another instance: its
+            # handle means nothing here.
+            p = vyre.assemble("workgroup 4\nbuffer o rw u32 [8]\nreturn\n")
+            with self.be.alloc(32) as o:
+                with self.assertRaises(vyre.InvalidArgument) as cm:
+                    self.be.dispatch_resident(p, o, grid=8, indirect=r)
+                self.assertIn("indirect is a resident buffer of another backend", cm.exception.message)
+                with self.assertRaises(vyre.InvalidArgument) as cm:
+                    self.be.sequence([(p, [o])], reads=[r])
+                self.assertIn("read 0 is a resident buffer of another backend", cm.exception.message)
         # Closing a backend releases its handles; freeing later is harmless.
         r.free()
         pl.release()
