@@ -23,14 +23,15 @@ void cg_math(cg_ctx *c, uint32_t i) {
             "%u). Fix: report this as a bug", name, i);
     return;
   }
-  if (budget == 0) {
+  if (budget == 0 && pm_has(in->op, PM_CR)) {
+    v = PM_CR;
+  } else if (budget == 0) {
     cg_fail(c, VYRE_UNSUPPORTED,
-            "'%s' (instruction %u) is unsupported under strict (ulp budget 0): no backend "
-            "computes it correctly rounded. Fix: pass a ulp budget >= %u",
+            "'%s' (instruction %u) is unsupported under strict (ulp budget 0): the math library "
+            "has no correctly rounded variant of it. Fix: pass a ulp budget >= %u",
             name, i, need);
     return;
-  }
-  if (fast && budget >= fast) {
+  } else if (fast && budget >= fast) {
     v = PM_FAST;
   } else if (acc && budget >= acc) {
     v = PM_ACCURATE;
@@ -41,12 +42,12 @@ void cg_math(cg_ctx *c, uint32_t i) {
             name, i, budget, need, need);
     return;
   }
-  uint32_t bit = (in->op - VYRE_OP_RSQRT) * 2u + (uint32_t)v;
+  uint32_t bit = (in->op - VYRE_OP_RSQRT) * 3u + (uint32_t)v;
   char fname[32];
   if (!(c->math_emitted & (1ull << bit))) {
     if (pm_emit_func(&c->funcs, in->op, v, fname) != 0) {
       cg_fail(c, VYRE_INTERNAL, "codegen: the math library has no %s variant of '%s'. Fix: "
-              "report this as a bug", v == PM_FAST ? "fast" : "accurate", name);
+              "report this as a bug", v == PM_FAST ? "fast" : v == PM_CR ? "correctly rounded" : "accurate", name);
       return;
     }
     vyre__sb_puts(&c->funcs, "\n");

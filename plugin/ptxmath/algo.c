@@ -1,5 +1,6 @@
 /* algo.c -- the f32 transcendental algorithms, written once: evaluated they are the C model, emitted they are the PTX. */
 #include "algo.h"
+#include "crtable.h"
 
 #include <vyre/vyre_program.h>
 
@@ -105,7 +106,42 @@ static pm_w finish_w(pm_ctx *c, pm_w w) {
   return pm_wsel(c, nan, W(0x7FC00000u), w);
 }
 
-static pm_w finish(pm_ctx *c, pm_d r) { return finish_w(c, pm_f32bits_of_d(c, r)); }
+/* Correct rounding (PM_CR): the f64 value r is within ~2^-50 relative of
+ * the exact one, so its f32 rounding can differ from the correctly rounded
+ * result only when r lies near a rounding boundary (a tie between two f32,
+ * the overflow threshold, or the flush threshold).  r scaled down and up by
+ * 2^-40 rounds to two different f32 exactly when such a boundary lies
+ * within 2^-40 relative of r: that is near_tie.  The inputs whose result
+ * this rounding gets wrong were all found by running every f32 input
+ * (tests/ptxmath/cr_sweep, docs/ulp.md); each is near_tie, and its correct
+ * result is in crtable.c. */
+#define CR_NEAR (0x1p-40)
+
+static pm_w finish(pm_ctx *c, pm_d r) {
+  if (c->cr) {
+    pm_w lo = pm_f32bits_of_d(c, pm_dmul(c, r, D(1.0 - CR_NEAR)));
+    pm_w hi = pm_f32bits_of_d(c, pm_dmul(c, r, D(1.0 + CR_NEAR)));
+    pm_p t = pm_setp_w(c, PM_NE, lo, hi);
+    c->near_tie_v = t.v;
+    c->near_tie_r = t.r;
+    c->near_tie_set = 1;
+  }
+  return finish_w(c, pm_f32bits_of_d(c, r));
+}
+
+/* PM_CR: when the accurate result y was near a tie, the table's result for
+ * x replaces it (a chain of compares, run only then). */
+static pm_w cr_fix(pm_ctx *c, pm_w x, pm_w y, uint32_t op) {
+  size_t n = 0;
+  const pm_cr_entry *t = pm_cr_table(op, &n);
+  if (!c->near_tie_set || n == 0) return y;
+  pm_p near = {c->near_tie_v, c->near_tie_r};
+  int skip = pm_skip_if(c, pm_pnot(c, near));
+  pm_w v = y;
+  for (size_t i = 0; i < n; i++) v = pm_wsel(c, pm_setp_w(c, PM_EQ, x, W(t[i].x)), W(t[i].y), v);
+  pm_label(c, skip);
+  return pm_wsel(c, near, v, y);
+}
 
 /* x clamped to [lo, hi]; NaN stays NaN (ordered compares are false). */
 static pm_d clamp(pm_ctx *c, pm_d x, double lo, double hi) {
@@ -396,6 +432,7 @@ static pm_w fast_exp(pm_ctx *c, pm_w x) {
 }
 
 int pm_algo_has(uint32_t op, pm_variant variant) {
+  if (variant == PM_CR) variant = PM_ACCURATE;
   switch (op) {
     case VYRE_OP_RSQRT:
     case VYRE_OP_EXP:
@@ -431,6 +468,8 @@ int pm_algo_run(pm_ctx *c, uint32_t op, pm_variant variant, uint32_t xbits) {
     pm_output(c, y);
     return 0;
   }
+  c->cr = variant == PM_CR;
+  c->near_tie_set = 0;
   switch (op) {
     case VYRE_OP_RSQRT: y = algo_rsqrt(c, x); break;
     case VYRE_OP_EXP: y = algo_exp(c, x); break;
@@ -447,6 +486,7 @@ int pm_algo_run(pm_ctx *c, uint32_t op, pm_variant variant, uint32_t xbits) {
     case VYRE_OP_COSH: y = algo_hyp(c, x, HYP_COSH); break;
     default: y = algo_hyp(c, x, HYP_TANH); break;
   }
+  if (c->cr) y = cr_fix(c, x, y, op);
   pm_output(c, y);
   return 0;
 }

@@ -28,7 +28,10 @@ typedef struct pm_ctx {
   strbuf *sb;         /* body text (emission only) */
   int nfd, nrd, nr, nf, np, nlabel; /* register/label counters */
   int approx_used;    /* evaluation touched a hardware .approx stand-in */
+  int cr;             /* PM_CR: finish() also computes near_tie */
+  int near_tie_set;   /* near_tie holds a predicate */
   uint32_t result;    /* evaluation: the value given to pm_output */
+  int near_tie_v, near_tie_r; /* the pm_p near_tie: value (evaluation), register */
 } pm_ctx;
 
 typedef struct pm_d { double v; int r; } pm_d;     /* .f64 */

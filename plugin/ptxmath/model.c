@@ -14,5 +14,5 @@ int pm_model(uint32_t op, pm_variant variant, uint32_t xbits, uint32_t *result) 
 }
 
 int pm_model_bit_exact(uint32_t op, pm_variant variant) {
-  return pm_algo_has(op, variant) && variant == PM_ACCURATE;
+  return pm_algo_has(op, variant) && variant != PM_FAST;
 }

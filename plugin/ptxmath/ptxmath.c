@@ -28,8 +28,10 @@
  *   sin, cos: none -- PTX ISA 9.7.3.18/19 state absolute errors only.
  *   others: no hardware instruction with a stated ULP bound.
  */
+int pm_has(uint32_t op, pm_variant variant) { return pm_algo_has(op, variant); }
+
 uint32_t pm_ulp_bound(uint32_t op, pm_variant variant) {
-  if (!pm_algo_has(op, variant)) return 0;
+  if (!pm_algo_has(op, variant) || variant == PM_CR) return 0;
   if (variant == PM_ACCURATE) return 1;
   switch (op) {
     case VYRE_OP_RSQRT: return 2;
@@ -51,7 +53,8 @@ int pm_emit_func(strbuf *out, uint32_t op, pm_variant variant, char name_out[32]
    * returns the same non-NULL stem (-Wformat-truncation, issue 13.8). */
   const char *stem = op_stem(op);
   if (!out || !name_out || !pm_algo_has(op, variant) || !stem) return -1;
-  snprintf(name_out, 32, "vyre_pm_%s_%s", stem, variant == PM_FAST ? "fast" : "acc");
+  static const char *const vname[] = {"acc", "fast", "cr"};
+  snprintf(name_out, 32, "vyre_pm_%s_%s", stem, vname[variant]);
 
   strbuf body;
   vyre__sb_init(&body);
@@ -61,8 +64,11 @@ int pm_emit_func(strbuf *out, uint32_t op, pm_variant variant, char name_out[32]
   c.sb = &body;
   pm_algo_run(&c, op, variant, 0);
 
-  vyre__sb_printf(out, "// %s: f32 %s, %s variant, within %u ULP (docs/ulp.md)\n", name_out, stem,
-            variant == PM_FAST ? "fast" : "accurate", pm_ulp_bound(op, variant));
+  if (variant == PM_CR)
+    vyre__sb_printf(out, "// %s: f32 %s, correctly rounded (docs/ulp.md)\n", name_out, stem);
+  else
+    vyre__sb_printf(out, "// %s: f32 %s, %s variant, within %u ULP (docs/ulp.md)\n", name_out, stem,
+              variant == PM_FAST ? "fast" : "accurate", pm_ulp_bound(op, variant));
   vyre__sb_printf(out, ".func (.reg .f32 %%res) %s (.reg .f32 %%arg)\n{\n", name_out);
   /* Register files sized by what the body used (at least 1 each). */
   vyre__sb_printf(out, "\t.reg .f64 %%fd<%d>;\n\t.reg .b64 %%rd<%d>;\n\t.reg .b32 %%r<%d>;\n", c.nfd ? c.nfd : 1,

@@ -8,14 +8,20 @@
 
 typedef enum pm_variant {
   PM_ACCURATE = 0, /* faithful: within pm_ulp_bound(op, PM_ACCURATE) ULP on every f32 input */
-  PM_FAST = 1      /* hardware .approx forms; only where a hard ULP bound exists */
+  PM_FAST = 1,     /* hardware .approx forms; only where a hard ULP bound exists */
+  PM_CR = 2        /* correctly rounded on every f32 input (docs/ulp.md, "Correct rounding") */
 } pm_variant;
+
+/* 1 when `variant` of `op` exists (PM_CR: for every op PM_ACCURATE has). */
+int pm_has(uint32_t op, pm_variant variant);
 
 /*
  * The documented worst-case error, in ULP of the f32 result, of `variant`
  * of `op` (one of VYRE_OP_RSQRT, EXP, EXP2, LOG, LOG2, SIN, COS, TAN, ASIN,
  * ACOS, ATAN, SINH, COSH, TANH), measured against the correctly rounded
- * result.  0 when that variant does not exist.  docs/ulp.md lists them.
+ * result.  0 when that variant does not exist, and for PM_CR, whose
+ * results are the correctly rounded ones (pm_has tells whether it exists).
+ * docs/ulp.md lists them.
  */
 uint32_t pm_ulp_bound(uint32_t op, pm_variant variant);
 
