@@ -1,6 +1,4 @@
 /* gpu_ptxmath.c -- runs every ptxmath function on the GPU over a strided sweep of all f32 and checks it against the C model (bit for bit) and the correctly rounded reference (within the bound). */
-#include <cuda.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +9,7 @@
 
 #include "plugin/ptxmath/ptxmath.h"
 #include "plugin/ptxmath/ptxmath_model.h"
+#include "cudrv.h"
 #include "ptxmath_ref.h"
 
 /*
@@ -19,9 +18,10 @@
  * Exit: 0 all good, 1 a mismatch or a bound exceeded, 77 no driver/GPU.
  * Inputs: the canonical f32 among 0, STRIDE, 2*STRIDE, ... (default 64,
  * i.e. 2^26 patterns; -s 16 is the long run) plus special values.
- * Accurate variants must equal the C model bit for bit (that proves the
- * PTX implements the model) and be within pm_ulp_bound of the correctly
- * rounded reference; fast variants (hardware .approx) only the latter.
+ * Accurate and correctly rounded (cr) variants must equal the C model bit
+ * for bit (that proves the PTX implements the model) and be within
+ * pm_ulp_bound (0 for cr) of the correctly rounded reference; fast
+ * variants (hardware .approx) only the latter.
  * libcuda.so.1 is loaded with dlopen; cuda.h supplies only types.
  */
 
@@ -31,71 +31,9 @@ static const uint32_t ops[] = {VYRE_OP_RSQRT, VYRE_OP_EXP,  VYRE_OP_EXP2, VYRE_O
                                VYRE_OP_SIN,   VYRE_OP_COS,  VYRE_OP_TAN,  VYRE_OP_ASIN, VYRE_OP_ACOS,
                                VYRE_OP_ATAN,  VYRE_OP_SINH, VYRE_OP_COSH, VYRE_OP_TANH};
 #define NOPS (sizeof ops / sizeof *ops)
-#define NFUNC (2 * NOPS)
+#define NFUNC (3 * NOPS)
 
-typedef struct cu_api {
-  CUresult (*Init)(unsigned);
-  CUresult (*DeviceGetCount)(int *);
-  CUresult (*DeviceGet)(CUdevice *, int);
-  CUresult (*DeviceGetName)(char *, int, CUdevice);
-  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-  CUresult (*CtxSetCurrent)(CUcontext);
-  CUresult (*CtxSynchronize)(void);
-  CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
-  CUresult (*ModuleUnload)(CUmodule);
-  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-  CUresult (*MemFree)(CUdeviceptr);
-  CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-  CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           CUstream, void **, void **);
-  CUresult (*GetErrorName)(CUresult, const char **);
-} cu_api;
-
-static cu_api cu;
-
-static int load_driver(void) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    fprintf(stderr, "gpu_ptxmath: SKIP: dlopen(libcuda.so.1) failed: %s\n", dlerror());
-    return -1;
-  }
-  struct { void **slot; const char *name; } syms[] = {
-      {(void **)&cu.Init, "cuInit"},
-      {(void **)&cu.DeviceGetCount, "cuDeviceGetCount"},
-      {(void **)&cu.DeviceGet, "cuDeviceGet"},
-      {(void **)&cu.DeviceGetName, "cuDeviceGetName"},
-      {(void **)&cu.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
-      {(void **)&cu.DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
-      {(void **)&cu.CtxSetCurrent, "cuCtxSetCurrent"},
-      {(void **)&cu.CtxSynchronize, "cuCtxSynchronize"},
-      {(void **)&cu.ModuleLoadDataEx, "cuModuleLoadDataEx"},
-      {(void **)&cu.ModuleUnload, "cuModuleUnload"},
-      {(void **)&cu.ModuleGetFunction, "cuModuleGetFunction"},
-      {(void **)&cu.MemAlloc, "cuMemAlloc_v2"},
-      {(void **)&cu.MemFree, "cuMemFree_v2"},
-      {(void **)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2"},
-      {(void **)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2"},
-      {(void **)&cu.LaunchKernel, "cuLaunchKernel"},
-      {(void **)&cu.GetErrorName, "cuGetErrorName"},
-  };
-  for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-    *syms[i].slot = dlsym(h, syms[i].name);
-    if (!*syms[i].slot) {
-      fprintf(stderr, "gpu_ptxmath: SKIP: libcuda.so.1 lacks %s: %s\n", syms[i].name, dlerror());
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static const char *errname(CUresult r) {
-  const char *s = NULL;
-  if (cu.GetErrorName(r, &s) != CUDA_SUCCESS || !s) return "unknown CUresult";
-  return s;
-}
+#define errname cudrv_errname
 
 #define CU_OK(call)                                                                       \
   do {                                                                                    \
@@ -121,7 +59,7 @@ static char *build_module(func *f, size_t *nf) {
   vyre__sb_puts(&sb, ".version 6.0\n.target sm_70\n.address_size 64\n\n");
   size_t n = 0;
   for (size_t i = 0; i < NOPS; i++)
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
+    for (int v = PM_ACCURATE; v <= PM_CR; v++) {
       if (pm_emit_func(&sb, ops[i], (pm_variant)v, f[n].name) != 0) continue;
       f[n].op = ops[i];
       f[n].variant = (pm_variant)v;
@@ -222,7 +160,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gpu_ptxmath: bad arguments: stride must be > 0 and threads in 1..256\n");
     return 2;
   }
-  if (load_driver() != 0) return 77;
+  if (cudrv_load("gpu_ptxmath") != 0) return 77;
   CUresult rc = cu.Init(0);
   int ndev = 0;
   if (rc != CUDA_SUCCESS || cu.DeviceGetCount(&ndev) != CUDA_SUCCESS || ndev == 0) {
@@ -332,7 +270,7 @@ int main(int argc, char **argv) {
     else snprintf(vm, sizeof vm, "n/a");
     int bad = f[k].max_ulp > bound || (exact && f[k].mismatches);
     printf("%-6s %-8s %11llu %7u %5u %10.8x %10s %10llu %9llu%s\n", pm_ref_name(f[k].op),
-           f[k].variant == PM_FAST ? "fast" : "accurate", (unsigned long long)f[k].inputs, f[k].max_ulp, bound,
+           f[k].variant == PM_FAST ? "fast" : f[k].variant == PM_CR ? "cr" : "accurate", (unsigned long long)f[k].inputs, f[k].max_ulp, bound,
            f[k].worst, vm, (unsigned long long)f[k].not_cr, (unsigned long long)f[k].undecided, bad ? "  FAIL" : "");
     if (exact && f[k].mismatches)
       printf("       first mismatch: x=0x%08x gpu=0x%08x model=0x%08x\n", f[k].first_mismatch, f[k].first_gpu,

@@ -21,11 +21,21 @@ endif
 if HAVE_CUDA
 check_PROGRAMS += tests/ptxmath/gpu_ptxmath
 TESTS += tests/ptxmath/gpu_ptxmath
-tests_ptxmath_gpu_ptxmath_SOURCES = tests/ptxmath/gpu_ptxmath.c tests/ptxmath/ptxmath_ref.c \
+tests_ptxmath_gpu_ptxmath_SOURCES = tests/ptxmath/gpu_ptxmath.c tests/ptxmath/cudrv.c tests/ptxmath/cudrv.h \
+	tests/ptxmath/ptxmath_ref.c \
 	tests/ptxmath/ptxmath_ref.h
 tests_ptxmath_gpu_ptxmath_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_ptxmath_gpu_ptxmath_LDADD = $(PTXMATH_TEST_LIBS)
+
+# The exhaustive sweep of every f32 input against cr_oracle.cu (docs/ulp.md,
+# "Correct rounding"): run by hand on a GPU machine, tests/ptxmath/cr-sweep.sh.
+noinst_PROGRAMS += tests/ptxmath/cr_sweep
+tests_ptxmath_cr_sweep_SOURCES = tests/ptxmath/cr_sweep.c tests/ptxmath/cudrv.c tests/ptxmath/cudrv.h
+tests_ptxmath_cr_sweep_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_ptxmath_cr_sweep_LDADD = $(PTXMATH_TEST_LIBS)
 endif
+EXTRA_DIST += tests/ptxmath/cr_oracle.cu tests/ptxmath/cr_resolve.py tests/ptxmath/cr_table.py \
+	tests/ptxmath/cr-sweep.sh
 
 # The long model-vs-reference sweep (docs/ulp.md): run by hand.
 noinst_PROGRAMS += tests/ptxmath/sweep_ptxmath

@@ -58,6 +58,45 @@ uint32_t pm_ref(uint32_t op, uint32_t xbits, int *uncertain) {
   return pm_canon(w);
 }
 
+static double ref_d(uint32_t op, double x) {
+  switch (op) {
+    case VYRE_OP_RSQRT: return 1.0 / sqrt(x);
+    case VYRE_OP_EXP: return exp(x);
+    case VYRE_OP_EXP2: return exp2(x);
+    case VYRE_OP_LOG: return log(x);
+    case VYRE_OP_LOG2: return log2(x);
+    case VYRE_OP_SIN: return sin(x);
+    case VYRE_OP_COS: return cos(x);
+    case VYRE_OP_TAN: return tan(x);
+    case VYRE_OP_ASIN: return asin(x);
+    case VYRE_OP_ACOS: return acos(x);
+    case VYRE_OP_ATAN: return atan(x);
+    case VYRE_OP_SINH: return sinh(x);
+    case VYRE_OP_COSH: return cosh(x);
+    case VYRE_OP_TANH: return tanh(x);
+    default: return NAN;
+  }
+}
+
+static uint32_t f32_bits_of(double d) {
+  float f = (float)d;
+  uint32_t w;
+  memcpy(&w, &f, sizeof w);
+  return w;
+}
+
+uint32_t pm_ref_quick(uint32_t op, uint32_t xbits, int *uncertain) {
+  float xf;
+  memcpy(&xf, &xbits, sizeof xf);
+  double y = ref_d(op, (double)xf);
+  /* glibc's double functions are within a few 2^-53 relative: when y scaled
+   * by 1 -/+ 2^-45 rounds to one f32, so does the exact value. */
+  uint32_t lo = f32_bits_of(y * (1.0 - 0x1p-45)), hi = f32_bits_of(y * (1.0 + 0x1p-45));
+  if (lo != hi) return pm_ref(op, xbits, uncertain);
+  if (uncertain) *uncertain = 0;
+  return pm_canon(f32_bits_of(y));
+}
+
 static int64_t ordinal(uint32_t w) {
   int64_t m = (int64_t)(w & 0x7FFFFFFFu);
   return (w & 0x80000000u) ? -m : m;

@@ -14,6 +14,14 @@
  */
 uint32_t pm_ref(uint32_t op, uint32_t xbits, int *uncertain);
 
+/*
+ * As pm_ref, first from the double libm (a few times faster): where the
+ * double value scaled by 1 -/+ 2^-45 rounds to one f32 that is the result,
+ * else pm_ref decides (and may set *uncertain).  The exhaustive CPU sweep
+ * uses it (sweep_ptxmath -q).
+ */
+uint32_t pm_ref_quick(uint32_t op, uint32_t xbits, int *uncertain);
+
 /* Distance in representable f32 steps between two canonical f32 (+0 and
  * -0 count as equal; NaN vs NaN is 0, NaN vs a number is UINT32_MAX). */
 uint32_t pm_ulp_dist(uint32_t a, uint32_t b);
