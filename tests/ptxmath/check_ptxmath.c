@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <vyre/vyre_program.h>
 
+#include "plugin/ptxmath/crtable.h"
 #include "plugin/ptxmath/ptxmath.h"
 #include "plugin/ptxmath/ptxmath_model.h"
 #include "ptxmath_ref.h"
@@ -27,6 +28,8 @@ static float bitsf(uint32_t w) {
   memcpy(&f, &w, sizeof f);
   return f;
 }
+
+static const char *vname(int v) { return v == PM_FAST ? "fast" : v == PM_CR ? "correctly rounded" : "accurate"; }
 
 static uint32_t model(uint32_t op, pm_variant v, uint32_t x) {
   uint32_t y = 0xDEADBEEFu;
@@ -84,10 +87,10 @@ static const special specials[] = {
 START_TEST(test_specials) {
   for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
     const special *s = &specials[i];
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
-      if (!pm_ulp_bound(s->op, (pm_variant)v)) continue;
+    for (int v = PM_ACCURATE; v <= PM_CR; v++) {
+      if (!pm_has(s->op, (pm_variant)v)) continue;
       uint32_t y = model(s->op, (pm_variant)v, s->x);
-      ck_assert_msg(y == s->want, "%s %s(0x%08x) must be exactly 0x%08x, got 0x%08x", v ? "fast" : "accurate",
+      ck_assert_msg(y == s->want, "%s %s(0x%08x) must be exactly 0x%08x, got 0x%08x", vname(v),
                     pm_ref_name(s->op), s->x, s->want, y);
     }
   }
@@ -98,8 +101,8 @@ START_TEST(test_nan_in_nan_out) {
   /* Canonical and non-canonical NaN inputs give the canonical NaN. */
   const uint32_t nans[] = {QNAN, 0xFFC00000u, 0x7FFFFFFFu, 0x7F800001u, 0xFFFFFFFFu};
   for (size_t i = 0; i < NOPS; i++)
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
-      if (!pm_ulp_bound(ops[i], (pm_variant)v)) continue;
+    for (int v = PM_ACCURATE; v <= PM_CR; v++) {
+      if (!pm_has(ops[i], (pm_variant)v)) continue;
       for (size_t k = 0; k < sizeof nans / sizeof *nans; k++) {
         uint32_t y = model(ops[i], (pm_variant)v, nans[k]);
         ck_assert_msg(y == QNAN, "%s(0x%08x) must be the canonical NaN 0x7fc00000, got 0x%08x",
@@ -115,7 +118,7 @@ START_TEST(test_exact_results) {
   for (int k = -126; k <= 127; k++) {
     uint32_t p = (uint32_t)(k + 127) << 23;
     uint32_t kb = fbits((float)k);
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
+    for (int v = PM_ACCURATE; v <= PM_CR; v++) {
       uint32_t y = model(VYRE_OP_EXP2, (pm_variant)v, kb);
       ck_assert_msg(y == p, "exp2(%d) must be exactly 2^%d (0x%08x), got 0x%08x", k, k, p, y);
     }
@@ -214,17 +217,17 @@ static int reference_usable(void) {
 static void check_accuracy(int opi) {
   uint32_t op = ops[opi];
   if (!reference_usable()) return;
-  for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
+  for (int v = PM_ACCURATE; v <= PM_CR; v++) {
     uint32_t bound = pm_ulp_bound(op, (pm_variant)v);
-    if (!bound) continue;
+    if (!pm_has(op, (pm_variant)v)) continue;
     acc_stats st = {0};
     acc_inputs(op, (pm_variant)v, 100000, &st);
     printf("%-6s %-9s inputs %7llu  max %u ulp (bound %u, worst 0x%08x)  not correctly rounded %llu  "
            "undecided %llu\n",
-           pm_ref_name(op), v ? "fast*" : "accurate", (unsigned long long)st.n, st.max, bound, st.worst,
+           pm_ref_name(op), v == PM_FAST ? "fast*" : vname(v), (unsigned long long)st.n, st.max, bound, st.worst,
            (unsigned long long)st.not_cr, (unsigned long long)st.undecided);
     ck_assert_msg(st.max <= bound, "%s %s: max error %u ulp at x = 0x%08x exceeds the documented bound %u",
-                  v ? "fast" : "accurate", pm_ref_name(op), st.max, st.worst, bound);
+                  vname(v), pm_ref_name(op), st.max, st.worst, bound);
     if (v == PM_ACCURATE) {
       /* f64 evaluation makes misrounding rare: more than 1 in 10^4 means a
        * polynomial or a reduction lost precision. */
@@ -253,6 +256,37 @@ START_TEST(test_payne_hanek_hard) {
 }
 END_TEST
 
+START_TEST(test_cr_table) {
+  /* Every entry of the hard-case table: the accurate variant gets it wrong,
+   * the correctly rounded one gives the entry (so its near-tie test caught
+   * it), and the long double reference agrees where it can decide. */
+  size_t total = 0;
+  int ref_ok = reference_usable();
+  for (size_t i = 0; i < NOPS; i++) {
+    size_t n = 0;
+    const pm_cr_entry *t = pm_cr_table(ops[i], &n);
+    for (size_t k = 0; k < n; k++) {
+      ck_assert_msg(k == 0 || t[k - 1].x < t[k].x, "%s table: sorted by x", pm_ref_name(ops[i]));
+      ck_assert_msg(pm_canon(t[k].x) == t[k].x && pm_canon(t[k].y) == t[k].y, "%s table: canonical entries",
+                    pm_ref_name(ops[i]));
+      uint32_t a = model(ops[i], PM_ACCURATE, t[k].x), c = model(ops[i], PM_CR, t[k].x);
+      ck_assert_msg(a != t[k].y, "%s(0x%08x): the accurate variant is right, the entry is not needed",
+                    pm_ref_name(ops[i]), t[k].x);
+      ck_assert_msg(c == t[k].y, "%s(0x%08x): correctly rounded gives 0x%08x, the table says 0x%08x (near-tie test "
+                    "missed it?)", pm_ref_name(ops[i]), t[k].x, c, t[k].y);
+      int unc;
+      uint32_t r = pm_ref(ops[i], t[k].x, &unc);
+      if (ref_ok && !unc)
+        ck_assert_msg(r == t[k].y, "%s(0x%08x): the long double reference says 0x%08x, the table 0x%08x",
+                      pm_ref_name(ops[i]), t[k].x, r, t[k].y);
+      total++;
+    }
+  }
+  ck_assert_msg(total >= 1, "the table is filled from the exhaustive sweep");
+  printf("hard-case table: %zu entries, each caught by the near-tie test\n", total);
+}
+END_TEST
+
 /* ---- ptxas: every function assembles, no stack or spills ---------------- */
 
 /* A module with every (op, variant) and one kernel per function calling it. */
@@ -260,10 +294,10 @@ static char *module_text(const char *version, const char *target) {
   strbuf sb;
   vyre__sb_init(&sb);
   vyre__sb_printf(&sb, ".version %s\n.target %s\n.address_size 64\n\n", version, target);
-  char names[2 * NOPS][32];
+  char names[3 * NOPS][32];
   size_t n = 0;
   for (size_t i = 0; i < NOPS; i++)
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++)
+    for (int v = PM_ACCURATE; v <= PM_CR; v++)
       if (pm_emit_func(&sb, ops[i], (pm_variant)v, names[n]) == 0) n++;
   for (size_t i = 0; i < n; i++)
     vyre__sb_printf(&sb,
@@ -332,10 +366,10 @@ END_TEST
 
 START_TEST(test_text_shape) {
   /* Accurate text has no .approx; fast text does; names are unique. */
-  char seen[2 * NOPS][32];
+  char seen[3 * NOPS][32];
   size_t n = 0;
   for (size_t i = 0; i < NOPS; i++)
-    for (int v = PM_ACCURATE; v <= PM_FAST; v++) {
+    for (int v = PM_ACCURATE; v <= PM_CR; v++) {
       strbuf sb;
       vyre__sb_init(&sb);
       char name[32];
@@ -364,7 +398,7 @@ START_TEST(test_text_shape) {
       vyre__sb_free(&again);
       vyre__sb_free(&sb);
     }
-  ck_assert_msg(n == NOPS + 3, "14 accurate and 3 fast functions must exist, saw %zu", n);
+  ck_assert_msg(n == 2 * NOPS + 3, "14 accurate, 14 correctly rounded and 3 fast functions must exist, saw %zu", n);
 }
 END_TEST
 
@@ -389,8 +423,14 @@ START_TEST(test_errors) {
   uint32_t y;
   ck_assert_msg(pm_model(VYRE_OP_COS, PM_FAST, 0, &y) == -1 && pm_model(VYRE_OP_SIN, PM_ACCURATE, 0, NULL) == -1,
                 "the model refuses what does not exist");
-  ck_assert_msg(pm_model_bit_exact(VYRE_OP_EXP, PM_ACCURATE) && !pm_model_bit_exact(VYRE_OP_EXP, PM_FAST),
-                "only accurate variants are modelled bit for bit");
+  ck_assert_msg(pm_model_bit_exact(VYRE_OP_EXP, PM_ACCURATE) && pm_model_bit_exact(VYRE_OP_EXP, PM_CR) &&
+                    !pm_model_bit_exact(VYRE_OP_EXP, PM_FAST),
+                "accurate and correctly rounded variants are modelled bit for bit, fast ones are not");
+  for (size_t i = 0; i < NOPS; i++)
+    ck_assert_msg(pm_has(ops[i], PM_CR) && pm_ulp_bound(ops[i], PM_CR) == 0,
+                  "%s has a correctly rounded variant (bound 0)", pm_ref_name(ops[i]));
+  ck_assert_msg(!pm_has(VYRE_OP_ADD, PM_CR) && !pm_has(VYRE_OP_SIN, PM_FAST) && !pm_has(VYRE_OP_SIN, (pm_variant)9),
+                "pm_has says no to what does not exist");
   /* A buffer whose allocation already failed stays failed, without crashing. */
   sb.failed = 1;
   ck_assert_msg(pm_emit_func(&sb, VYRE_OP_TANH, PM_ACCURATE, name) == 0 && sb.failed && sb.len == 0,
@@ -429,6 +469,7 @@ static Suite *ptxmath_suite(void) {
   tcase_set_timeout(acc, 120);
   tcase_add_loop_test(acc, test_accuracy, 0, (int)NOPS);
   tcase_add_test(acc, test_payne_hanek_hard);
+  tcase_add_test(acc, test_cr_table);
   suite_add_tcase(s, acc);
   TCase *err = tcase_create("errors");
   tcase_add_test(err, test_errors);
