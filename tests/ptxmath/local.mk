@@ -35,7 +35,7 @@ tests_ptxmath_cr_sweep_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_ptxmath_cr_sweep_LDADD = $(PTXMATH_TEST_LIBS)
 endif
 EXTRA_DIST += tests/ptxmath/cr_oracle.cu tests/ptxmath/cr_resolve.py tests/ptxmath/cr_table.py \
-	tests/ptxmath/cr-sweep.sh
+	tests/ptxmath/cr-sweep.sh tests/ptxmath/cr/exceptions.txt
 
 # The long model-vs-reference sweep (docs/ulp.md): run by hand.
 noinst_PROGRAMS += tests/ptxmath/sweep_ptxmath
