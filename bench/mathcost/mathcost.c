@@ -48,6 +48,7 @@ typedef struct args {
 /* One measurement: a median device time and the sampled error. */
 typedef struct cell {
   int state; /* 0 not run, 1 measured, -1 failed, -2 refused (VYRE_UNSUPPORTED) */
+  int wrong; /* measured, and a sampled result broke the bound */
   double us, min_us, max_ulp;
   char note[NOTE];
 } cell;
@@ -367,11 +368,15 @@ static void json_line(bench *B, int fn, const char *impl, int64_t budget, const 
   if (!B->jl || c->state == 0) return;
   fprintf(B->jl, "{\"part\":\"%s\",\"fn\":\"%s\",\"impl\":\"%s\",\"ulp\":%lld,\"n\":%llu,\"ok\":%s",
           fn == MC_SOFTMAX ? "softmax" : "unary", fn_name[fn], impl, (long long)budget,
-          (unsigned long long)n, c->state == 1 ? "true" : "false");
+          (unsigned long long)n, c->state == 1 && !c->wrong ? "true" : "false");
   if (c->state == -2) fprintf(B->jl, ",\"refused\":true");
-  if (c->state == 1)
-    fprintf(B->jl, ",\"median_us\":%.3f,\"min_us\":%.3f,\"gbps\":%.1f,\"max_ulp\":%.4f", c->us,
-            c->min_us, 8.0 * n / (c->us * 1e3), c->max_ulp);
+  if (c->state == 1) {
+    fprintf(B->jl, ",\"median_us\":%.3f,\"min_us\":%.3f,\"gbps\":%.1f", c->us, c->min_us,
+            8.0 * n / (c->us * 1e3));
+    /* JSON has no infinity: an unbounded error (NaN, inf, the poison) is null. */
+    if (isfinite(c->max_ulp)) fprintf(B->jl, ",\"max_ulp\":%.4f", c->max_ulp);
+    else fprintf(B->jl, ",\"max_ulp\":null");
+  }
   fprintf(B->jl, ",\"note\":\"");
   for (const char *s = c->note; *s; s++) fprintf(B->jl, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
   fprintf(B->jl, "\"}\n");
@@ -407,6 +412,7 @@ static void run_function(bench *B, int fn) {
         B->failures++;
       } else if (c->max_ulp > bound) {
         snprintf(c->note, sizeof c->note, "WRONG: %.3g ulp from the exact value, bound %.6g", c->max_ulp, bound);
+        c->wrong = 1;
         fprintf(stderr, "mathcost: %s at ulp %u: %s\n", fn_name[fn], u, c->note);
         B->failures++;
       }
@@ -428,7 +434,7 @@ static void run_function(bench *B, int fn) {
 }
 
 static void print_cell(const cell *c, uint64_t n) {
-  if (c->state == 1) printf(" %.1f (%.0f) |", c->us, 8.0 * n / (c->us * 1e3));
+  if (c->state == 1) printf(" %.1f (%.0f)%s |", c->us, 8.0 * n / (c->us * 1e3), c->wrong ? " WRONG" : "");
   else if (c->state == -1) printf(" failed |");
   else if (c->state == -2) printf(" refused |");
   else printf(" - |");
@@ -484,7 +490,7 @@ static void print_tables(bench *B) {
     printf("| %s |", fn_name[fn]);
     for (int k = 0; k < NCOL - 1; k++) {
       if (k >= (int)a->nbudgets && k < COL_LIB) continue;
-      if (r[k].state == 1) printf(" %.3f%s |", r[k].max_ulp, strncmp(r[k].note, "WRONG", 5) ? "" : " WRONG");
+      if (r[k].state == 1) printf(" %.3f%s |", r[k].max_ulp, r[k].wrong ? " WRONG" : "");
       else printf(" - |");
     }
     printf("\n");

@@ -56,7 +56,7 @@ fi
 
 # 2. The driver: make's, else compiled here against the build tree's libraries.
 driver=$build/bench/mathcost/mathcost
-if ! make -C "$build" bench/mathcost/mathcost > "$work/driver_build.log" 2>&1; then
+if ! timeout 120 "${MAKE:-make}" -C "$build" bench/mathcost/mathcost > "$work/driver_build.log" 2>&1; then
   driver=$work/mathcost
   echo "make failed or does not know the driver; cc instead" >> "$work/driver_build.log"
   if ! ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -I"$src/abi" -I"$src/host-stub/loader/include" \
@@ -80,7 +80,7 @@ if [ -n "$driver" ]; then
   case $rc in
     0) ;;
     124) say "mathcost: stopped after ${MATHCOST_TIMEOUT:-200} s (timeout); the lines measured are in mathcost.jsonl" ;;
-    *) say "mathcost: exit status $rc (1: a vyre run failed or broke its bound; see WRONG/failed below and mathcost.log)" ;;
+    *) say "mathcost: exit status $rc (1: a vyre run failed or broke its bound; see WRONG/failed below and mathcost.log; its last line: $(tail -1 "$out/mathcost.log" | cut -c1-300))" ;;
   esac
   cat "$work/tables.md" >> "$sum"
 fi
