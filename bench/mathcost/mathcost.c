@@ -222,7 +222,9 @@ static int assemble(bench *B, const char *name, const char *op, uint64_t n, void
   snprintf(num, sizeof num, "%llu", (unsigned long long)n);
   FILE *f = fopen(path, "rb");
   if (!f) return snprintf(why, why_size, "cannot open %s: %s. Fix: pass --dir DIR", path, strerror(errno)), -1;
-  char *src = malloc(1 << 20), *out = malloc((1 << 21) + 1);
+  /* A value is at most 20 bytes and replaces a name of at least 4: the
+   * text grows at most 5 times. */
+  char *src = malloc(1 << 20), *out = malloc(5 * (1 << 20) + 1);
   size_t len = src ? fread(src, 1, 1 << 20, f) : 0, o = 0;
   fclose(f);
   int rc = -1;
@@ -230,13 +232,13 @@ static int assemble(bench *B, const char *name, const char *op, uint64_t n, void
     snprintf(why, why_size, "%s: out of memory or larger than 1 MiB", path);
     goto done;
   }
-  for (size_t i = 0; i < len && o < (1 << 21) - 64;) {
+  for (size_t i = 0; i < len;) {
     const char *val = NULL;
     size_t skip = 0;
-    if (!strncmp(src + i, "${OP}", 5 < len - i ? 5 : len - i)) val = op, skip = 5;
-    else if (!strncmp(src + i, "${N}", 4 < len - i ? 4 : len - i)) val = num, skip = 4;
+    if (len - i >= 5 && !memcmp(src + i, "${OP}", 5)) val = op, skip = 5;
+    else if (len - i >= 4 && !memcmp(src + i, "${N}", 4)) val = num, skip = 4;
     if (val) {
-      o += (size_t)snprintf(out + o, 64, "%s", val);
+      o += (size_t)snprintf(out + o, 21, "%s", val);
       i += skip;
     } else {
       out[o++] = src[i++];

@@ -34,7 +34,7 @@ cuobjdump=$(tool cuobjdump CUOBJDUMP)
 sass_counts() {
   awk '/^[ \t]*\/\*[0-9a-f]+\*\/[ \t]/ {
          sub(/^[ \t]*\/\*[0-9a-f]+\*\/[ \t]+/, ""); sub(/^@!?U?P[0-9T][ \t]+/, "")
-         split($1, w, "."); op = w[1]
+         split($1, w, "."); op = w[1]; sub(/;$/, "", op)
          if (op == "NOP") next
          n++; c[op]++ }
        END { printf "%d | %d | %d | %d | %d | %d | %d", n, c["DFMA"], c["DMUL"], c["DADD"], c["MUFU"], c["F2F"], c["CALL"] }'
