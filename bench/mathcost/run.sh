@@ -23,6 +23,11 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/mathcost.XXXXXX") || exit 1
 sum=$out/summary.md
 export VYRE_BUILD_DIR="$build"
+# The build tree's libraries, wherever the tree was built: libtool's
+# wrappers (the driver, vyre) name the directories of the machine that
+# linked them, which a copied tree may not have.
+LD_LIBRARY_PATH="$build/host-stub/loader/.libs:$build/abi/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
 say() { echo "$*" | tee -a "$sum" >&2; }
 status=0
 : > "$sum"
