@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh -- the whole benchmark suite in one call on one GPU: the raw Driver-API floor, `vyre bench`, the compute-bound examples, PyTorch and CuPy (bench/peers.py), the workloads beside their CUDA peers and the tensor-core matmuls beside cuBLAS (bench/mma.sh); then the ratio table and the plot.
 # usage: bench/run.sh BUILD_DIR OUT_DIR [SIZES]   (SIZES: comma-separated element counts)
+#        bench/run.sh mathcost BUILD_DIR OUT_DIR   (the math-cost benchmark alone, bench/mathcost/README.md)
 # OUT_DIR gets each part's raw JSON lines (floor.jsonl, vyre.jsonl,
 # compute.jsonl, peers.jsonl, workloads.jsonl (vyre, the CUDA peers built by
 # bench/workloads/peers.sh, the rooflines), workloads_ref.jsonl, mma.jsonl
@@ -8,8 +9,14 @@
 # table.md (bench/compare.py) and ratios.svg (bench/plot.py).  Copy OUT_DIR
 # to bench/results/DATE-GPU/ and run bench/report.py on it to refresh
 # BENCHMARKS.md.  A part that cannot run (no PyTorch, say) is logged and
-# left out; the others still run.
+# left out; the others still run.  The whole run ends with the math-cost
+# benchmark (bench/mathcost/run.sh: its files in OUT_DIR/mathcost/, its
+# tables in OUT_DIR/mathcost/summary.md).
 set -u
+if [ "${1:-}" = mathcost ]; then
+  shift
+  exec "$(cd "$(dirname "$0")" && pwd)/mathcost/run.sh" "$@"
+fi
 build=${1:?build dir}
 out=${2:?output dir}
 sizes=${3:-1048576,16777216,268435456}
@@ -50,6 +57,10 @@ fi
 # The tensor-core matmuls (examples/matmul_mma_*.vyre) against torch.matmul
 # and torch._int_mm, checked; a failed check is logged in mma.log.
 part mma "$here/mma.sh" "$build" "$out/mma" 4096x4096x4096
+# The transcendentals' cost and the row softmax beside CUDA C (about 2 minutes).
+echo "== mathcost: $here/mathcost/run.sh $build $out/mathcost" >&2
+"$here/mathcost/run.sh" "$build" "$out/mathcost" > "$out/mathcost.log" 2>&1 ||
+  echo "== mathcost: exit $?" | tee -a "$out/mathcost.log" >&2
 python3 "$here/compare.py" "$out/vyre.jsonl" "$out/compute.jsonl" "$out/floor.jsonl" \
   "$out/peers.jsonl" > "$out/table.md"
 python3 "$here/plot.py" "$out/ratios.svg" "$out/vyre.jsonl" "$out/compute.jsonl" "$out/peers.jsonl"
