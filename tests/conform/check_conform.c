@@ -612,13 +612,14 @@ START_TEST(test_run_reference) {
   ck_assert_msg(cf_check_expected(c, &r, &d), "no golden, status ok: %s", d.text);
   cf_result_free(&r);
   cf_case_free(c);
-  /* Strict transcendental: refused, and the case expecting that passes. */
-  c = parse_ok(";@ ulp 0\n;@ expect unsupported\n;@ input a values 1.0\nworkgroup 1\n"
-               "buffer a ro f32\nbuffer o wo f32 [1]\n%z = const u32 0\n%x = load a %z\n"
-               "%y = sin %x\nstore o %z %y\n", "strict.vyre");
+  /* Strict transcendental: the reference computes it correctly rounded
+   * (sin 1 = 0x3f576aa4), and the golden saying so is met. */
+  c = parse_ok(";@ ulp 0\n;@ input a values 1.0\n;@ expect-output o values 0x3f576aa4\n"
+               "workgroup 1\nbuffer a ro f32\nbuffer o wo f32 [1]\n%z = const u32 0\n"
+               "%x = load a %z\n%y = sin %x\nstore o %z %y\n", "strict.vyre");
   cf_run(ref, c, &r);
-  ck_assert_msg(r.status == VYRE_UNSUPPORTED && strstr(r.message, "strict"), "strict sin: %s", r.message);
-  ck_assert_msg(cf_check_expected(c, &r, &d), "expect unsupported is met");
+  ck_assert_msg(r.status == VYRE_OK, "strict sin runs on the reference: %s", r.message);
+  ck_assert_msg(cf_check_expected(c, &r, &d), "the correctly rounded golden is met: %s", d.text);
   cf_result_free(&r);
   cf_case_free(c);
   ref->vt->destroy(ref);
@@ -1192,6 +1193,51 @@ START_TEST(test_conform_small_backend) {
   ck_assert(vyre__file_read(tmp("report.json"), CF_MAX_CASE_BYTES, NULL, (void **)&text, &size, &err) == VYRE_OK);
   ck_assert_msg(strstr(text, "\"untested_ops\": 0, \"unreachable_ops\": 4"), "the report too:\n%s", text);
   free(text);
+}
+END_TEST
+
+/* A strict case with a transcendental on a backend that does not claim
+ * correctly_rounded is run, not skipped, and must be refused: the target
+ * here is the reference (which computes it) behind an offer without the
+ * bit, so the case fails; with the bit it passes. */
+static const char *const strict_corpus[][2] = {
+    {"ops.strict/exp.vyre", ";@ ulp 0\n;@ ops exp\n;@ input a values 0 1 -1 88.7\n"
+                            "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+                            "%i = gid.x\n%x = load a %i\n%y = exp %x\nstore out %i %y\n"},
+};
+
+START_TEST(test_conform_strict_refusal) {
+  write_corpus(strict_corpus, 1);
+  cf_offer offer = small_offer();
+  cf_offer_claim(&offer, VYRE_OP_EXP, 0);
+  offer.caps = VYRE_CAP_TRANSCENDENTAL;
+  vyre_needs n;
+  cf_case *c = parse_ok(strict_corpus[0][1], "exp.vyre");
+  cf_case_needs(c, &n);
+  ck_assert_msg(cf_offer_must_refuse(&offer, &n), "transcendental without correctly_rounded: "
+                "a refusal case");
+  cf_result r;
+  memset(&r, 0, sizeof r);
+  r.status = VYRE_UNSUPPORTED;
+  cf_diff d;
+  ck_assert_msg(cf_check_refused(&r, &d), "UNSUPPORTED is the refusal");
+  r.status = VYRE_OK;
+  ck_assert_msg(!cf_check_refused(&r, &d) && d.kind == CF_DIFF_STATUS &&
+                    strstr(d.text, "expected UNSUPPORTED") && strstr(d.text, "correctly_rounded"),
+                "OK is not: %s", d.text);
+  cf_offer lacking = offer;
+  lacking.caps = 0;
+  ck_assert_msg(!cf_offer_must_refuse(&lacking, &n), "lacking more than the bit: a skip");
+  static char out[65536];
+  int rc = conform_with_offer(&offer, tmp("cert.json"), out, sizeof out);
+  ck_assert_msg(rc == 1 && strstr(out, "FAIL ops.strict/exp on small: status: expected UNSUPPORTED"),
+                "a backend without the bit that computes it anyway fails: exit %d\n%s", rc, out);
+  offer.caps |= VYRE_CAP_CORRECTLY_ROUNDED;
+  ck_assert_msg(!cf_offer_must_refuse(&offer, &n), "with the bit: an ordinary case");
+  rc = conform_with_offer(&offer, tmp("cert.json"), out, sizeof out);
+  ck_assert_msg(rc == 0 && !strstr(out, "FAIL"), "with the bit it is compared and agrees: "
+                "exit %d\n%s", rc, out);
+  cf_case_free(c);
 }
 END_TEST
 
@@ -1868,6 +1914,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_needs_int64_out_range);
   tcase_add_test(tc, test_offer_covers_types);
   tcase_add_test(tc, test_conform_small_backend);
+  tcase_add_test(tc, test_conform_strict_refusal);
   tcase_add_test(tc, test_conform_untested_still_fails);
   suite_add_tcase(s, tc);
 
