@@ -1743,7 +1743,47 @@ START_TEST(test_fuzz_flags_for_offer) {
   for (uint32_t i = 0; i < n; i++) cf_offer_claim(&o, all[i].id, 0);
   o.caps = ~0ull;
   o.storage_types = ~0ull;
-  ck_assert_msg(fz_flags_for(&o) == 0, "a full offer excludes nothing");
+  ck_assert_msg(fz_flags_for(&o) == PROGEN_STRICT_TRANSCENDENTAL,
+                "a full offer excludes nothing, and with correctly_rounded asks for strict "
+                "transcendentals");
+  o.caps &= ~VYRE_CAP_CORRECTLY_ROUNDED;
+  ck_assert_msg(fz_flags_for(&o) == 0, "without the bit, transcendentals keep their budget");
+}
+END_TEST
+
+/* PROGEN_STRICT_TRANSCENDENTAL: about half the programs with a
+ * transcendental (and no float mma) run under strict; the programs and
+ * inputs are those of a run without the flag. */
+START_TEST(test_fuzz_strict_transcendental) {
+  uint32_t trans = 0, strict = 0;
+  for (uint64_t i = 0; i < 200; i++) {
+    fz_program a, b;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert(fz_generate(9, i, PROGEN_NO_MMA, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate(9, i, PROGEN_NO_MMA | PROGEN_STRICT_TRANSCENDENTAL, &b, &err) == VYRE_OK);
+    ck_assert_msg(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0 &&
+                      a.input_count == b.input_count,
+                  "program %llu is the same with the flag", (unsigned long long)i);
+    for (uint32_t k = 0; k < a.input_count; k++)
+      ck_assert_msg(a.inputs[k].size == b.inputs[k].size &&
+                        memcmp(a.inputs[k].data, b.inputs[k].data, a.inputs[k].size) == 0,
+                    "so are its inputs (program %llu, input %u)", (unsigned long long)i, k);
+    vyre_program *p = NULL;
+    ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
+    if (p->features & VYRE_FEAT_TRANSCENDENTAL) {
+      trans++;
+      ck_assert_msg(a.options.ulp_budget == 1, "without the flag a transcendental has budget 1");
+      ck_assert_msg(b.options.ulp_budget <= 1, "with it, 0 or 1");
+      strict += b.options.ulp_budget == 0;
+    } else {
+      ck_assert_msg(b.options.ulp_budget == 0, "no transcendental: strict either way");
+    }
+    vyre_program_free(p);
+    fz_program_free(&a);
+    fz_program_free(&b);
+  }
+  ck_assert_msg(trans >= 10 && strict >= trans / 4 && strict <= trans * 3 / 4,
+                "%u of %u programs with a transcendental run under strict", strict, trans);
 }
 END_TEST
 
@@ -1933,6 +1973,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  tcase_add_test(tc, test_fuzz_strict_transcendental);
   tcase_add_test(tc, test_fuzz_claims);
   tcase_add_test(tc, test_fuzz_mma);
   suite_add_tcase(s, tc);
