@@ -63,6 +63,10 @@ vyre_status vyre_program_needs(const vyre_program *program, const vyre_dispatch_
     if (t == VYRE_T_U64 || t == VYRE_T_I64) n.capabilities |= VYRE_CAP_INT64;
   }
   if (o.fixpoint_iterations > 1) n.capabilities |= VYRE_CAP_FIXPOINT;
+  /* Strict (budget 0, also for NULL options) admits a transcendental only
+   * where it is correctly rounded. */
+  if (o.ulp_budget == 0 && (program->features & VYRE_FEAT_TRANSCENDENTAL))
+    n.capabilities |= VYRE_CAP_CORRECTLY_ROUNDED;
   /* vyre_indirect only exists on resident dispatches. */
   if (indirect) n.capabilities |= VYRE_CAP_INDIRECT_DISPATCH | VYRE_CAP_RESIDENT;
   for (uint32_t i = 0; i < program->buffer_count; i++) {

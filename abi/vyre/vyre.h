@@ -44,8 +44,9 @@
  *        registrations by the host).  Later, as an extension within 1.1
  *        (no minor change): vyre_limits, "vyre.limits@1"; the
  *        capability bits tensor_cores (the MMA ops and matrix types of
- *        vyre_program.h) and indirect_dispatch (vyre_indirect,
- *        "vyre.indirect@1").
+ *        vyre_program.h), indirect_dispatch (vyre_indirect,
+ *        "vyre.indirect@1") and correctly_rounded (transcendentals
+ *        under strict; a host that predates the bit drops it).
  *
  * OWNERSHIP RULE (every pointer crossing the boundary)
  *   - Everything a caller passes in is borrowed for the duration of the call
@@ -178,6 +179,9 @@ typedef struct vyre_error {
 #define VYRE_CAP_TENSOR_CORES (1ull << 19)   /* the MMA ops (mma_fill, mma_load, mma, mma_store) */
 #define VYRE_CAP_INDIRECT_DISPATCH (1ull << 20) /* workgroup counts read from a resident
                                                    buffer when the dispatch runs (vyre_indirect) */
+#define VYRE_CAP_CORRECTLY_ROUNDED (1ull << 21) /* every transcendental op served is correctly
+                                                   rounded on every f32 input: strict (ulp
+                                                   budget 0) accepts them, compared bit for bit */
 
 /* The capabilities' names: X(NAME, identifier, words).  The identifier is
  * what people type and tools print ("grid_barrier"; `vyre info`, the
@@ -204,7 +208,8 @@ typedef struct vyre_error {
   X(INT64, "int64", "64-bit integer arithmetic")              \
   X(OUT_RANGE, "out_range", "output ranges")                  \
   X(TENSOR_CORES, "tensor_cores", "tensor cores (MMA)")        \
-  X(INDIRECT_DISPATCH, "indirect_dispatch", "indirect dispatch")
+  X(INDIRECT_DISPATCH, "indirect_dispatch", "indirect dispatch")   \
+  X(CORRECTLY_ROUNDED, "correctly_rounded", "correctly rounded transcendentals")
 
 /* Identifier of capability bit `bit` (0..63: VYRE_CAP_F16 is bit 0), e.g.
  * "grid_barrier", or NULL for an unassigned bit.  Static data. */

@@ -117,7 +117,9 @@ VYRE_STATIC_ASSERT(offsetof(vyre_needs, ops) == 24 && offsetof(vyre_needs, op_ty
  *     loads, stores or updates needs only its storage type), out_range
  *     for a buffer with VYRE_BUF_OUT_RANGE, fixpoint for
  *     options->fixpoint_iterations > 1, indirect_dispatch and resident
- *     for a vyre_indirect chained on options;
+ *     for a vyre_indirect chained on options, correctly_rounded for a
+ *     program with a transcendental op under options->ulp_budget 0
+ *     (strict; also NULL options);
  *   - storage_types: every buffer's element type.
  * VYRE_INVALID_ARGUMENT for NULL program or out, a struct_size below 4 or
  * above 64 KiB, or a malformed options chain.  Pure; thread-safe.

@@ -338,3 +338,12 @@ int cf_offer_covers(const cf_offer *offer, const vyre_needs *needs, char *why, s
   return vyre_needs_unmet(needs, ops, types, n, offer->storage_types, offer->caps, why,
                           why_size) == 0;
 }
+
+int cf_offer_must_refuse(const cf_offer *offer, const vyre_needs *needs) {
+  if (!(needs->capabilities & VYRE_CAP_CORRECTLY_ROUNDED) ||
+      (offer->caps & VYRE_CAP_CORRECTLY_ROUNDED))
+    return 0;
+  vyre_needs rest = *needs;
+  rest.capabilities &= ~VYRE_CAP_CORRECTLY_ROUNDED;
+  return cf_offer_covers(offer, &rest, NULL, 0);
+}

@@ -259,6 +259,19 @@ int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf
   return compare_outputs(c, want, got, diff, "the reference", "the backend");
 }
 
+int cf_check_refused(const cf_result *got, cf_diff *diff) {
+  diff_init(diff);
+  if (got->status == VYRE_UNSUPPORTED) return 1;
+  char gs[96];
+  status_text(gs, sizeof gs, got);
+  diff->kind = CF_DIFF_STATUS;
+  snprintf(diff->text, sizeof diff->text,
+           "status: expected UNSUPPORTED (a strict request with a transcendental on a backend "
+           "that does not claim correctly_rounded), got %s%s%.400s",
+           gs, got->message[0] ? ": " : "", got->message);
+  return 0;
+}
+
 int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff) {
   return cf_check_expected_bounded(c, got, NULL, diff);
 }

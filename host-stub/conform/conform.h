@@ -204,6 +204,12 @@ void cf_offer_claim(cf_offer *offer, uint32_t op, uint32_t types);
  * offered", "storage type u64 not offered"). */
 int cf_offer_covers(const cf_offer *offer, const vyre_needs *needs, char *why, size_t why_size);
 
+/* 1 when the offer covers everything the needs name but correctly_rounded,
+ * which the needs name and the offer lacks: a strict request with a
+ * transcendental, which that backend must refuse with VYRE_UNSUPPORTED
+ * rather than be skipped (docs/conformance.md, "Strict transcendentals"). */
+int cf_offer_must_refuse(const cf_offer *offer, const vyre_needs *needs);
+
 /* ------------------------------------------------------------------ */
 /* Running and comparing (exec.c, compare.c)                          */
 /* ------------------------------------------------------------------ */
@@ -296,6 +302,10 @@ int cf_compare(const cf_case *c, const cf_result *want, const cf_result *got, cf
  * the reference's result of the same dispatch, may be NULL) are compared
  * within it. */
 int cf_check_expected(const cf_case *c, const cf_result *got, cf_diff *diff);
+
+/* The judgement of cf_offer_must_refuse's cases: 1 when `got` is
+ * VYRE_UNSUPPORTED; else 0 with *diff (kind CF_DIFF_STATUS). */
+int cf_check_refused(const cf_result *got, cf_diff *diff);
 int cf_check_expected_bounded(const cf_case *c, const cf_result *got, const cf_result *bounds,
                               cf_diff *diff);
 

@@ -49,6 +49,18 @@ int cf_replay_run(const cf_options *o, const char *path, cf_target *targets, uin
     vyre_needs needs;
     cf_case_needs(c, &needs);
     char why[256];
+    if (cf_offer_must_refuse(&t->offer, &needs)) {
+      cf_result got;
+      cf_diff d;
+      cf_run(t->backend, c, &got);
+      int ok = cf_check_refused(&got, &d);
+      fprintf(o->out, "  %s: ", t->id);
+      cf_paint(o, ok ? "32" : "1;31", ok ? "refuses it (no correctly_rounded)" : "MISMATCH");
+      fprintf(o->out, "%s%s\n", ok ? "" : ": ", ok ? "" : d.text);
+      if (!ok) exit_code = 1;
+      cf_result_free(&got);
+      continue;
+    }
     if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
       fprintf(o->out, "  %s: skipped-unsupported: %s\n", t->id, why);
       continue;

@@ -114,6 +114,25 @@ static void keep_failure(const cf_options *o, cf_target *t, vyre_backend *refere
   cf_case_free(m);
 }
 
+/* A case the backend must refuse (cf_offer_must_refuse): pass when it
+ * does; the case file is the reproducer, so no capsule is kept. */
+static void run_refusal(const cf_options *o, cf_target *t, cf_case *c, cf_case_outcome *out) {
+  cf_result got;
+  cf_diff d;
+  cf_run(t->backend, c, &got);
+  out->ms = (double)got.wall_ns / 1e6;
+  out->result = cf_check_refused(&got, &d) ? R_PASS : R_FAIL;
+  if (out->result == R_FAIL) {
+    char fname[256];
+    cf_case_full_name(c, fname, sizeof fname);
+    snprintf(out->reason, sizeof out->reason, "%s", d.text);
+    cf_progress_clear(o);
+    cf_paint(o, "1;31", "FAIL");
+    fprintf(o->out, " %s on %s: %s\n", fname, t->id, out->reason);
+  }
+  cf_result_free(&got);
+}
+
 /* Judge one case on one target: skip, pass or fail (with reason). */
 static void run_case(const cf_options *o, cf_target_report *r, vyre_backend *reference, cf_case *c,
                      cf_case_outcome *out) {
@@ -121,6 +140,10 @@ static void run_case(const cf_options *o, cf_target_report *r, vyre_backend *ref
   vyre_needs needs;
   cf_case_needs(c, &needs);
   char why[256];
+  if (cf_offer_must_refuse(&t->offer, &needs)) {
+    run_refusal(o, t, c, out);
+    return;
+  }
   if (!cf_offer_covers(&t->offer, &needs, why, sizeof why)) {
     out->result = R_SKIP;
     snprintf(out->reason, sizeof out->reason, "unsupported: %s", why);

@@ -90,7 +90,8 @@ typedef struct fz_options {
 } fz_options;
 
 /* The PROGEN_NO_* flags a target's offer implies (ops, capabilities and
- * storage types it lacks). */
+ * storage types it lacks), and PROGEN_STRICT_TRANSCENDENTAL when it
+ * claims correctly_rounded. */
 uint32_t fz_flags_for(const cf_offer *offer);
 
 /* A run skipping more than this share of its programs (in percent), or

@@ -81,6 +81,9 @@ static vyre_status attempt(gen *g, const progen_options *o, progen_program *out,
   if (st == VYRE_OK) {
     out->ulp_budget = g->uses_trans || g->uses_fmma ? 1 : 0;
     st = fz_make_inputs(g, p, out, err);
+    if (st == VYRE_OK && g->uses_trans && !g->uses_fmma && has(g, PROGEN_STRICT_TRANSCENDENTAL) &&
+        chance(g, 50))
+      out->ulp_budget = 0;
   }
   vyre_program_free(p);
   return st;

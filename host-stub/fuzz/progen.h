@@ -71,6 +71,12 @@
 /* Race-free shape: every program has MMA sections (else about one in six
  * has, unless PROGEN_NO_MMA). */
 #define PROGEN_MMA (1u << 19)
+/* Transcendentals under strict: a program whose only reason for a budget
+ * is a transcendental (no float mma) gets ulp_budget 0 about half the time
+ * (drawn after its inputs, so they are those of a run without the flag):
+ * for a backend that claims VYRE_CAP_CORRECTLY_ROUNDED, compared bit for
+ * bit (docs/fuzzing.md). */
+#define PROGEN_STRICT_TRANSCENDENTAL (1u << 20)
 /* Shapes (see above). */
 #define PROGEN_RACE_FREE (1u << 16)
 #define PROGEN_ELEMENTWISE (1u << 17)
@@ -107,7 +113,8 @@ typedef struct progen_program {
   size_t size;
   vyre_input *inputs;  /* one per program input, in input order; data malloc'd */
   uint32_t input_count;
-  uint32_t ulp_budget; /* 1 when it uses a transcendental or a float mma, else 0 (strict) */
+  uint32_t ulp_budget; /* 1 when it uses a transcendental or a float mma, else 0 (strict);
+                          0 for some with transcendentals (PROGEN_STRICT_TRANSCENDENTAL) */
 } progen_program;
 
 /*

@@ -13,6 +13,8 @@ uint32_t fz_flags_for(const cf_offer *offer) {
   for (uint32_t op = VYRE_OP_RSQRT; op <= VYRE_OP_TANH; op++)
     if (!cf_opset_has(&offer->ops, op)) f |= PROGEN_NO_TRANSCENDENTAL;
   if (!(offer->caps & VYRE_CAP_TRANSCENDENTAL)) f |= PROGEN_NO_TRANSCENDENTAL;
+  /* Correctly rounded: transcendentals under strict too, bit for bit. */
+  if (offer->caps & VYRE_CAP_CORRECTLY_ROUNDED) f |= PROGEN_STRICT_TRANSCENDENTAL;
   if (!(offer->caps & VYRE_CAP_TRAP) || !cf_opset_has(&offer->ops, VYRE_OP_TRAP)) f |= PROGEN_NO_TRAP;
   if (!(offer->caps & VYRE_CAP_GRID_BARRIER)) f |= PROGEN_NO_GRID_BARRIER;
   if (!(offer->caps & VYRE_CAP_ATOMICS)) f |= PROGEN_NO_ATOMICS;
@@ -169,6 +171,8 @@ static int run_ptxas(const fz_options *o, vyre_backend *reference, vyre_error *e
   if (fz_ptxas_open(o->ptxas, arch, dir, &bt, err) != VYRE_OK) return 2;
   /* MMA needs sm_80 codegen: only when asked for (--mma). */
   uint32_t flags = o->flags & PROGEN_MMA ? o->flags : o->flags | PROGEN_NO_MMA;
+  /* Strict programs lower transcendentals to the correctly rounded variants. */
+  flags |= PROGEN_STRICT_TRANSCENDENTAL;
   uint32_t bad = 0, traps = 0, unsupported = 0;
   uint64_t insts = 0;
   double t0 = vyre__now_seconds();

@@ -20,6 +20,9 @@ host_stub_ref_libvyre_ref_la_CFLAGS = $(AM_CFLAGS) -ffp-contract=off -fno-strict
 # A dlopen'd module exporting only the descriptor and the entry.
 host_stub_ref_libvyre_ref_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^vyre_plugin_(descriptor|entry)$$'
-host_stub_ref_libvyre_ref_la_LIBADD = abi/libvyre-private.la -lm -lpthread
+# The transcendentals are ptxmath's C model (scalar.c): its convenience
+# library and the libvyre buffer it leans on are linked in.
+host_stub_ref_libvyre_ref_la_LIBADD = plugin/ptxmath/libvyre-ptxmath.la abi/libvyre-private.la -lm \
+	-lpthread
 # Installed with the documents that cite it (docs/abi.md, docs/python.md).
 dist_doc_DATA += docs/reference-backend.md

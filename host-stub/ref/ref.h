@@ -20,14 +20,15 @@
  * barriers).  Beyond it a dispatch is refused with VYRE_LIMIT. */
 #define REF_MAX_STATE_BYTES (1ull << 30)
 
-/* Every capability the reference really implements (no graph replay). */
+/* Every capability the reference really implements (no graph replay);
+ * correctly_rounded: its transcendentals are ptxmath's PM_CR (scalar.c). */
 #define REF_CAPABILITIES                                                               \
   (VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_SUBGROUP | VYRE_CAP_ATOMIC64 |              \
    VYRE_CAP_GRID_BARRIER | VYRE_CAP_ASYNC | VYRE_CAP_RESIDENT | VYRE_CAP_SEQUENCE |     \
    VYRE_CAP_TIMING | VYRE_CAP_PIPELINE | VYRE_CAP_FIXPOINT | VYRE_CAP_TRAP |            \
    VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_WORKGROUP_MEMORY | VYRE_CAP_ATOMICS |             \
    VYRE_CAP_BARRIER | VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE | VYRE_CAP_TENSOR_CORES |     \
-   VYRE_CAP_INDIRECT_DISPATCH)
+   VYRE_CAP_INDIRECT_DISPATCH | VYRE_CAP_CORRECTLY_ROUNDED)
 
 /* ------------------------------------------------------------------ */
 /* scalar.c: the meaning of every op on one value (docs/semantics.md).  */

@@ -5,6 +5,7 @@
 
 #include "ref.h"
 #include "abi/support/bits.h"
+#include "plugin/ptxmath/ptxmath_model.h"
 
 /* f32 results must be rounded once to binary32: no x87 excess precision.
  * The ref sources are also built with -ffp-contract=off (host-stub/ref.mk)
@@ -103,29 +104,18 @@ static float round_even(float x) {
   return t;
 }
 
-/* A transcendental: computed in double by libm and rounded once to f32;
- * libm's double results are within 1 double ULP, so the f32 result is
- * within 0.5 f32 ULP plus a hair (docs/reference-backend.md). */
-static uint64_t f32_transcendental(uint32_t op, float x) {
-  double d = x, r;
-  switch (op) {
-  case VYRE_OP_RSQRT: r = 1.0 / sqrt(d); break;
-  case VYRE_OP_EXP: r = exp(d); break;
-  case VYRE_OP_EXP2: r = exp2(d); break;
-  case VYRE_OP_LOG: r = log(d); break;
-  case VYRE_OP_LOG2: r = log2(d); break;
-  case VYRE_OP_SIN: r = sin(d); break;
-  case VYRE_OP_COS: r = cos(d); break;
-  case VYRE_OP_TAN: r = tan(d); break;
-  case VYRE_OP_ASIN: r = asin(d); break;
-  case VYRE_OP_ACOS: r = acos(d); break;
-  case VYRE_OP_ATAN: r = atan(d); break;
-  case VYRE_OP_SINH: r = sinh(d); break;
-  case VYRE_OP_COSH: r = cosh(d); break;
-  case VYRE_OP_TANH: r = tanh(d); break;
-  default: r = NAN; break;
-  }
-  return vyre_f32_from_f64(r);
+/* A transcendental: the correctly rounded result (PM_CR) of ptxmath's C
+ * model, the same operation sequence the CUDA backend emits as PTX,
+ * evaluated in f64 arithmetic that gives the same bits on every IEEE
+ * machine (docs/reference-backend.md, "Transcendentals").  The model
+ * takes canonical f32 (a subnormal reads as its signed zero, any NaN as
+ * 0x7FC00000) and returns canonical bits; operands already are (loads
+ * canonicalise), canonicalising again costs nothing and keeps the
+ * contract local. */
+static uint64_t f32_transcendental(uint32_t op, uint32_t bits) {
+  uint32_t r;
+  if (pm_model(op, PM_CR, vyre_f32_canonical_bits(bits), &r) != 0) return F32_NAN;
+  return r;
 }
 
 static uint64_t f32_unary(uint32_t op, uint64_t a) {
@@ -149,7 +139,7 @@ static uint64_t f32_unary(uint32_t op, uint64_t a) {
   case VYRE_OP_ISINF: return (uint64_t)((bits & ~F32_SIGN) == 0x7f800000u);
   case VYRE_OP_ISFINITE: return (uint64_t)((bits & 0x7f800000u) != 0x7f800000u);
   default:
-    if (vyre_op_is_transcendental(op)) return f32_transcendental(op, x);
+    if (vyre_op_is_transcendental(op)) return f32_transcendental(op, bits);
     return 0;
   }
 }

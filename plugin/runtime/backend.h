@@ -6,8 +6,9 @@
 
 /*
  * The registration's factory (vyre.h): open the device, then build every
- * module over it.  `transcendentals`: the code generator lowers them (the
- * registration layer probes that; the profile's capability follows it).
+ * module over it.  `transcendentals`: VC_MATH when the code generator
+ * lowers them, VC_MATH_CR too when correctly rounded under strict (caps.h;
+ * the registration layer probes that; the profile's capabilities follow).
  * Thread-safe.
  */
 vyre_status vc_backend_create(const vyre_backend_options *options, int transcendentals,

@@ -6,7 +6,7 @@
 #include "vyre/vyre.h"
 
 /* What a capability needs of a device beyond the backend's minimum. */
-typedef enum { NEED_NOTHING, NEED_SM, NEED_COOPERATIVE, NEED_MATH } need_kind;
+typedef enum { NEED_NOTHING, NEED_SM, NEED_COOPERATIVE, NEED_MATH, NEED_MATH_CR } need_kind;
 
 /* One row per capability the backend can offer.  The rows with a Fix come
  * first, in the order a program's missing capabilities are reported.
@@ -31,6 +31,10 @@ static const struct {
     {VYRE_CAP_TRANSCENDENTAL, NEED_MATH, 0,
      "this build of the CUDA backend has no PTX math library; use the reference backend or "
      "avoid transcendental ops"},
+    /* PM_CR, chosen by codegen under ulp budget 0 (docs/ulp.md). */
+    {VYRE_CAP_CORRECTLY_ROUNDED, NEED_MATH_CR, 0,
+     "pass a ulp budget >= 1 (this build's PTX math library has no correctly rounded variant), "
+     "or use the reference backend"},
     {VYRE_CAP_WORKGROUP_MEMORY, NEED_NOTHING, 0, "drop workgroup buffers"},
     {VYRE_CAP_ATOMICS, NEED_NOTHING, 0, "drop atomics"},
     {VYRE_CAP_BARRIER, NEED_NOTHING, 0, "drop barriers"},
@@ -55,7 +59,8 @@ uint64_t vc_caps_of(const vc_caps_device *d) {
     case NEED_NOTHING: break;
     case NEED_SM: has = d->sm >= table[i].min_sm; break;
     case NEED_COOPERATIVE: has = d->cooperative != 0; break;
-    case NEED_MATH: has = d->transcendentals != 0; break;
+    case NEED_MATH: has = (d->transcendentals & VC_MATH) != 0; break;
+    case NEED_MATH_CR: has = (d->transcendentals & (VC_MATH | VC_MATH_CR)) == (VC_MATH | VC_MATH_CR); break;
     }
     if (has) caps |= table[i].bit;
   }

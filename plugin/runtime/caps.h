@@ -13,14 +13,21 @@
 typedef struct vc_caps_device {
   uint32_t sm;         /* compute capability, major * 10 + minor (e.g. 90) */
   int cooperative;     /* CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is set */
-  int transcendentals; /* the linked code generator lowers them (the PTX math library) */
+  int transcendentals; /* VC_MATH: the linked code generator lowers them (the PTX math
+                          library); VC_MATH_CR too: correctly rounded under strict */
 } vc_caps_device;
+
+/* Bits of vc_caps_device.transcendentals (and of the `transcendentals`
+ * the instance is created with). */
+#define VC_MATH 1
+#define VC_MATH_CR 2
 
 /* The VYRE_CAP_* bits a device offers: the device profile's.  Pure. */
 uint64_t vc_caps_of(const vc_caps_device *d);
 
 /* The VYRE_CAP_* bits some device the backend serves offers (the newest
- * one with every driver feature): the registration's.  Pure. */
+ * one with every driver feature) when the code generator's math is
+ * `transcendentals` (VC_MATH, VC_MATH_CR bits): the registration's.  Pure. */
 uint64_t vc_caps_offered(int transcendentals);
 
 /*

@@ -44,8 +44,9 @@ static inline const vc_api *vc_context_api(const vc_context *cx) { return &cx->d
 
 /*
  * Load the driver, init, probe device `ordinal`, retain its primary
- * context and check it is healthy.  `transcendentals`: the code generator
- * lowers them (VYRE_CAP_TRANSCENDENTAL in the profile).  On failure
+ * context and check it is healthy.  `transcendentals`: VC_MATH, VC_MATH_CR
+ * bits (caps.h): VYRE_CAP_TRANSCENDENTAL and VYRE_CAP_CORRECTLY_ROUNDED in
+ * the profile.  On failure
  * everything acquired is released and err says why (VYRE_NO_DEVICE when
  * there is no usable driver/device).  Not thread-safe for one *cx.
  */

@@ -26,40 +26,53 @@ VYRE_PLUGIN_EXPORT const vyre_descriptor vyre_plugin_descriptor =
 static pthread_once_t math_once = PTHREAD_ONCE_INIT;
 static int have_math;
 
-/* Ask the code generator to lower exp under a loose budget for the oldest
- * target the backend serves: it can only when it was built with the PTX
- * math library (whose code needs nothing newer than sm_70). */
+/* Whether the code generator lowers `prog` for the oldest target the
+ * backend serves under ulp budget `budget`. */
+static int lowers(const vyre_program *prog, uint32_t budget) {
+  cg_options o;
+  memset(&o, 0, sizeof o);
+  o.sm_major = VC_CAPS_MIN_SM_MAJOR;
+  o.sm_minor = VC_CAPS_MIN_SM_MINOR;
+  o.ulp_budget = budget;
+  o.workgroup[0] = 32;
+  o.workgroup[1] = o.workgroup[2] = 1;
+  char *ptx = NULL;
+  size_t len = 0;
+  cg_kernel_info info;
+  int ok = cg_emit_ptx(prog, &o, &ptx, &len, &info, NULL) == VYRE_OK;
+  free(ptx);
+  return ok;
+}
+
+/* Ask the code generator to lower every transcendental op, chained in one
+ * program, under a loose budget (VC_MATH: it can only when it was built
+ * with the PTX math library, whose code needs nothing newer than sm_70)
+ * and under strict, ulp budget 0 (VC_MATH_CR: it selects each op's
+ * correctly rounded variant, and refuses an op without one). */
 static void probe_math(void) {
   vyre_builder *bld = vyre_builder_new(32, 1, 1);
   if (!bld) return;
   uint32_t x = vyre_b_buffer(bld, "x", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 1, 0);
   uint32_t g = vyre_b_gid(bld, 0);
-  vyre_b_store(bld, x, g, vyre_b_un(bld, VYRE_OP_EXP, vyre_b_load(bld, x, g)));
+  uint32_t v = vyre_b_load(bld, x, g), n = 0;
+  const vyre_op_info *all = vyre_op_all(&n);
+  for (uint32_t i = 0; i < n; i++)
+    if (all[i].flags & VYRE_OPF_TRANSCENDENTAL) v = vyre_b_un(bld, all[i].id, v);
+  vyre_b_store(bld, x, g, v);
   void *bytes = NULL;
   size_t size = 0;
   vyre_program *prog = NULL;
   if (vyre_builder_finish(bld, &bytes, &size, NULL) == VYRE_OK &&
-      vyre_program_decode(bytes, size, &prog, NULL) == VYRE_OK) {
-    cg_options o;
-    memset(&o, 0, sizeof o);
-    o.sm_major = VC_CAPS_MIN_SM_MAJOR;
-    o.sm_minor = VC_CAPS_MIN_SM_MINOR;
-    o.ulp_budget = 1u << 20;
-    o.workgroup[0] = 32;
-    o.workgroup[1] = o.workgroup[2] = 1;
-    char *ptx = NULL;
-    size_t len = 0;
-    cg_kernel_info info;
-    have_math = cg_emit_ptx(prog, &o, &ptx, &len, &info, NULL) == VYRE_OK;
-    free(ptx);
-  }
+      vyre_program_decode(bytes, size, &prog, NULL) == VYRE_OK && lowers(prog, 1u << 20))
+    have_math = VC_MATH | (lowers(prog, 0) ? VC_MATH_CR : 0);
   vyre_program_free(prog);
   free(bytes);
   vyre_builder_free(bld);
 }
 
-/* 1 when the linked code generator lowers transcendentals (it does only
- * with the PTX math library); probed once.  Thread-safe. */
+/* VC_MATH when the linked code generator lowers transcendentals (it does
+ * only with the PTX math library), with VC_MATH_CR when it lowers them
+ * correctly rounded under strict; probed once.  Thread-safe. */
 static int vc_codegen_has_transcendentals(void) {
   pthread_once(&math_once, probe_math);
   return have_math;
@@ -83,7 +96,7 @@ static void registration_init(void) {
   int math = vc_codegen_has_transcendentals();
   for (uint32_t i = 0; i < n && k < VYRE_OP_ID_LIMIT; i++) {
     /* Every op codegen lowers; transcendentals only with the math library. */
-    if ((all[i].flags & VYRE_OPF_TRANSCENDENTAL) && !math) continue;
+    if ((all[i].flags & VYRE_OPF_TRANSCENDENTAL) && !(math & VC_MATH)) continue;
     reg_ops[k++] = all[i].id;
   }
   uint64_t storage = VYRE_TM_STORAGE; /* bool through f32; matrix types are for locals only */

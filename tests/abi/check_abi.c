@@ -559,6 +559,7 @@ START_TEST(capability_names) {
   ck_assert_str_eq(vyre_capability_text(4), "grid barrier");
   ck_assert_str_eq(vyre_capability_name(19), "tensor_cores");
   ck_assert_str_eq(vyre_capability_name(20), "indirect_dispatch");
+  ck_assert_str_eq(vyre_capability_name(21), "correctly_rounded");
   ck_assert_ptr_null(vyre_capability_name(sizeof rows / sizeof rows[0]));
   ck_assert_ptr_null(vyre_capability_text(63));
   ck_assert_ptr_null(vyre_capability_name(UINT32_MAX));

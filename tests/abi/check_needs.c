@@ -78,6 +78,36 @@ START_TEST(test_needs_of_options) {
 }
 END_TEST
 
+/* A transcendental under strict (budget 0, and NULL options) needs
+ * correctly_rounded as well as transcendental; under a budget only the
+ * latter; a strict program without one needs neither. */
+START_TEST(test_needs_correctly_rounded) {
+  static const char *const exp_f32 =
+      "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+      "%i = gid.x\n%x = load a %i\n%y = exp %x\nstore out %i %y\n";
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  vyre_needs n = needs_of(exp_f32, &o);
+  ck_assert_msg(n.capabilities == (VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_CORRECTLY_ROUNDED),
+                "exp under ulp 0: transcendental and correctly_rounded (0x%llx)",
+                (unsigned long long)n.capabilities);
+  n = needs_of(exp_f32, NULL);
+  ck_assert_msg(n.capabilities & VYRE_CAP_CORRECTLY_ROUNDED, "NULL options are strict");
+  char why[256];
+  ck_assert_msg(vyre_needs_unmet(&n, NULL, NULL, 0, 0, ~VYRE_CAP_CORRECTLY_ROUNDED, why,
+                                 sizeof why) >= 1 &&
+                    strstr(why, "capability correctly_rounded not offered"),
+                "an offer without the bit lacks it by name: '%s'", why);
+  o.ulp_budget = 1;
+  n = needs_of(exp_f32, &o);
+  ck_assert_msg(n.capabilities == VYRE_CAP_TRANSCENDENTAL, "exp under ulp 1: transcendental only");
+  o.ulp_budget = 0;
+  n = needs_of(div_u32, &o);
+  ck_assert_msg(n.capabilities == 0, "no transcendental, strict: nothing");
+}
+END_TEST
+
 START_TEST(test_unmet_names_everything) {
   vyre_needs n = needs_of(div_u32, NULL);
   char why[256];
@@ -170,6 +200,7 @@ static Suite *needs_suite(void) {
   TCase *core = tcase_create("core");
   tcase_add_test(core, test_needs_of_program);
   tcase_add_test(core, test_needs_of_options);
+  tcase_add_test(core, test_needs_correctly_rounded);
   tcase_add_test(core, test_unmet_names_everything);
   tcase_add_test(core, test_unmet_offer_forms);
   suite_add_tcase(s, core);

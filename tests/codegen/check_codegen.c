@@ -853,7 +853,8 @@ START_TEST(test_errors) {
   ck_assert_int_eq(cg_emit_ptx(p, NULL, &ptx, &len, &info, &err), VYRE_INVALID_ARGUMENT);
   vyre_program_free(p);
 
-  /* A transcendental under a strict budget is refused, naming the op. */
+  /* A transcendental under a strict budget takes the correctly rounded
+   * variant (PM_CR), a function of its own. */
   vyre_builder *b = vyre_builder_new(32, 1, 1);
   uint32_t x = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_WRITE, VYRE_T_F32, 0, 0);
   uint32_t g = vyre_b_gid(b, 0);
@@ -861,13 +862,14 @@ START_TEST(test_errors) {
   p = finish(b);
   o = opts(9, 0, p);
   o.ulp_budget = 0;
-  ck_assert_int_eq(cg_emit_ptx(p, &o, &ptx, &len, &info, &err), VYRE_UNSUPPORTED);
-  ck_assert_msg(strstr(err.message, "'exp' (instruction 2)") != NULL, "names the op: %s",
-                err.message);
-  ck_assert_msg(strstr(err.message, "unsupported under strict (ulp budget 0)") != NULL,
-                "says why: %s", err.message);
-  ck_assert_msg(strstr(err.message, "Fix: pass a ulp budget >= ") != NULL, "has a Fix: %s",
-                err.message);
+  ck_assert_msg(pm_has(VYRE_OP_EXP, PM_CR), "exp has a correctly rounded variant");
+  ck_assert_msg(cg_emit_ptx(p, &o, &ptx, &len, &info, &err) == VYRE_OK,
+                "exp under strict lowers: %s", err.message);
+  HAS(ptx, ".func (.reg .f32 %res) vyre_pm_exp_cr (");
+  HAS(ptx, "correctly rounded");
+  ck_assert_msg(strstr(ptx, "vyre_pm_exp_acc") == NULL && strstr(ptx, "vyre_pm_exp_fast") == NULL,
+                "strict calls only the correctly rounded variant");
+  char *strict = ptx;
   /* The accurate bound works and names its function; a large budget
    * takes the fast variant, a different function. */
   uint32_t acc = pm_ulp_bound(VYRE_OP_EXP, PM_ACCURATE), fast = pm_ulp_bound(VYRE_OP_EXP, PM_FAST);
@@ -877,6 +879,9 @@ START_TEST(test_errors) {
                 err.message);
   HAS(ptx, ".func");
   HAS(ptx, "call (");
+  HAS(ptx, "vyre_pm_exp_acc");
+  ck_assert_msg(strcmp(ptx, strict) != 0, "the accurate variant is another function");
+  free(strict);
   char *accurate = ptx;
   if (fast) {
     o.ulp_budget = fast > acc ? fast : acc + 1000;

@@ -612,13 +612,14 @@ START_TEST(test_run_reference) {
   ck_assert_msg(cf_check_expected(c, &r, &d), "no golden, status ok: %s", d.text);
   cf_result_free(&r);
   cf_case_free(c);
-  /* Strict transcendental: refused, and the case expecting that passes. */
-  c = parse_ok(";@ ulp 0\n;@ expect unsupported\n;@ input a values 1.0\nworkgroup 1\n"
-               "buffer a ro f32\nbuffer o wo f32 [1]\n%z = const u32 0\n%x = load a %z\n"
-               "%y = sin %x\nstore o %z %y\n", "strict.vyre");
+  /* Strict transcendental: the reference computes it correctly rounded
+   * (sin 1 = 0x3f576aa4), and the golden saying so is met. */
+  c = parse_ok(";@ ulp 0\n;@ input a values 1.0\n;@ expect-output o values 0x3f576aa4\n"
+               "workgroup 1\nbuffer a ro f32\nbuffer o wo f32 [1]\n%z = const u32 0\n"
+               "%x = load a %z\n%y = sin %x\nstore o %z %y\n", "strict.vyre");
   cf_run(ref, c, &r);
-  ck_assert_msg(r.status == VYRE_UNSUPPORTED && strstr(r.message, "strict"), "strict sin: %s", r.message);
-  ck_assert_msg(cf_check_expected(c, &r, &d), "expect unsupported is met");
+  ck_assert_msg(r.status == VYRE_OK, "strict sin runs on the reference: %s", r.message);
+  ck_assert_msg(cf_check_expected(c, &r, &d), "the correctly rounded golden is met: %s", d.text);
   cf_result_free(&r);
   cf_case_free(c);
   ref->vt->destroy(ref);
@@ -1195,6 +1196,51 @@ START_TEST(test_conform_small_backend) {
 }
 END_TEST
 
+/* A strict case with a transcendental on a backend that does not claim
+ * correctly_rounded is run, not skipped, and must be refused: the target
+ * here is the reference (which computes it) behind an offer without the
+ * bit, so the case fails; with the bit it passes. */
+static const char *const strict_corpus[][2] = {
+    {"ops.strict/exp.vyre", ";@ ulp 0\n;@ ops exp\n;@ input a values 0 1 -1 88.7\n"
+                            "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+                            "%i = gid.x\n%x = load a %i\n%y = exp %x\nstore out %i %y\n"},
+};
+
+START_TEST(test_conform_strict_refusal) {
+  write_corpus(strict_corpus, 1);
+  cf_offer offer = small_offer();
+  cf_offer_claim(&offer, VYRE_OP_EXP, 0);
+  offer.caps = VYRE_CAP_TRANSCENDENTAL;
+  vyre_needs n;
+  cf_case *c = parse_ok(strict_corpus[0][1], "exp.vyre");
+  cf_case_needs(c, &n);
+  ck_assert_msg(cf_offer_must_refuse(&offer, &n), "transcendental without correctly_rounded: "
+                "a refusal case");
+  cf_result r;
+  memset(&r, 0, sizeof r);
+  r.status = VYRE_UNSUPPORTED;
+  cf_diff d;
+  ck_assert_msg(cf_check_refused(&r, &d), "UNSUPPORTED is the refusal");
+  r.status = VYRE_OK;
+  ck_assert_msg(!cf_check_refused(&r, &d) && d.kind == CF_DIFF_STATUS &&
+                    strstr(d.text, "expected UNSUPPORTED") && strstr(d.text, "correctly_rounded"),
+                "OK is not: %s", d.text);
+  cf_offer lacking = offer;
+  lacking.caps = 0;
+  ck_assert_msg(!cf_offer_must_refuse(&lacking, &n), "lacking more than the bit: a skip");
+  static char out[65536];
+  int rc = conform_with_offer(&offer, tmp("cert.json"), out, sizeof out);
+  ck_assert_msg(rc == 1 && strstr(out, "FAIL ops.strict/exp on small: status: expected UNSUPPORTED"),
+                "a backend without the bit that computes it anyway fails: exit %d\n%s", rc, out);
+  offer.caps |= VYRE_CAP_CORRECTLY_ROUNDED;
+  ck_assert_msg(!cf_offer_must_refuse(&offer, &n), "with the bit: an ordinary case");
+  rc = conform_with_offer(&offer, tmp("cert.json"), out, sizeof out);
+  ck_assert_msg(rc == 0 && !strstr(out, "FAIL"), "with the bit it is compared and agrees: "
+                "exit %d\n%s", rc, out);
+  cf_case_free(c);
+}
+END_TEST
+
 /* A claimed op that cases reach but none gives a verdict (the only case
  * with mul fails, blamed on add) is still UNTESTED, and fails the run. */
 START_TEST(test_conform_untested_still_fails) {
@@ -1697,7 +1743,47 @@ START_TEST(test_fuzz_flags_for_offer) {
   for (uint32_t i = 0; i < n; i++) cf_offer_claim(&o, all[i].id, 0);
   o.caps = ~0ull;
   o.storage_types = ~0ull;
-  ck_assert_msg(fz_flags_for(&o) == 0, "a full offer excludes nothing");
+  ck_assert_msg(fz_flags_for(&o) == PROGEN_STRICT_TRANSCENDENTAL,
+                "a full offer excludes nothing, and with correctly_rounded asks for strict "
+                "transcendentals");
+  o.caps &= ~VYRE_CAP_CORRECTLY_ROUNDED;
+  ck_assert_msg(fz_flags_for(&o) == 0, "without the bit, transcendentals keep their budget");
+}
+END_TEST
+
+/* PROGEN_STRICT_TRANSCENDENTAL: about half the programs with a
+ * transcendental (and no float mma) run under strict; the programs and
+ * inputs are those of a run without the flag. */
+START_TEST(test_fuzz_strict_transcendental) {
+  uint32_t trans = 0, strict = 0;
+  for (uint64_t i = 0; i < 200; i++) {
+    fz_program a, b;
+    vyre_error err = VYRE_ERROR_INIT;
+    ck_assert(fz_generate(9, i, PROGEN_NO_MMA, &a, &err) == VYRE_OK);
+    ck_assert(fz_generate(9, i, PROGEN_NO_MMA | PROGEN_STRICT_TRANSCENDENTAL, &b, &err) == VYRE_OK);
+    ck_assert_msg(a.size == b.size && memcmp(a.bytes, b.bytes, a.size) == 0 &&
+                      a.input_count == b.input_count,
+                  "program %llu is the same with the flag", (unsigned long long)i);
+    for (uint32_t k = 0; k < a.input_count; k++)
+      ck_assert_msg(a.inputs[k].size == b.inputs[k].size &&
+                        memcmp(a.inputs[k].data, b.inputs[k].data, a.inputs[k].size) == 0,
+                    "so are its inputs (program %llu, input %u)", (unsigned long long)i, k);
+    vyre_program *p = NULL;
+    ck_assert(vyre_program_decode(a.bytes, a.size, &p, &err) == VYRE_OK);
+    if (p->features & VYRE_FEAT_TRANSCENDENTAL) {
+      trans++;
+      ck_assert_msg(a.options.ulp_budget == 1, "without the flag a transcendental has budget 1");
+      ck_assert_msg(b.options.ulp_budget <= 1, "with it, 0 or 1");
+      strict += b.options.ulp_budget == 0;
+    } else {
+      ck_assert_msg(b.options.ulp_budget == 0, "no transcendental: strict either way");
+    }
+    vyre_program_free(p);
+    fz_program_free(&a);
+    fz_program_free(&b);
+  }
+  ck_assert_msg(trans >= 10 && strict >= trans / 4 && strict <= trans * 3 / 4,
+                "%u of %u programs with a transcendental run under strict", strict, trans);
 }
 END_TEST
 
@@ -1868,6 +1954,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_needs_int64_out_range);
   tcase_add_test(tc, test_offer_covers_types);
   tcase_add_test(tc, test_conform_small_backend);
+  tcase_add_test(tc, test_conform_strict_refusal);
   tcase_add_test(tc, test_conform_untested_still_fails);
   suite_add_tcase(s, tc);
 
@@ -1886,6 +1973,7 @@ static Suite *conform_suite(void) {
   tcase_add_test(tc, test_fuzz_flags);
   tcase_add_test(tc, test_fuzz_race_free_on_reference);
   tcase_add_test(tc, test_fuzz_flags_for_offer);
+  tcase_add_test(tc, test_fuzz_strict_transcendental);
   tcase_add_test(tc, test_fuzz_claims);
   tcase_add_test(tc, test_fuzz_mma);
   suite_add_tcase(s, tc);

@@ -27,6 +27,12 @@
  * (libconform_none.so, id "none") claims load, add and store at u32 and
  * no way to make an index or a value (neither const nor gid): no
  * program is within its claims, and `vyre fuzz` must say so and fail.
+ *
+ * -DMUTANT_NOCR (libconform_nocr.so, id "nocr") is the reference without
+ * the planted bug and without correctly_rounded, as a backend whose
+ * transcendentals are only within a bound: it refuses, with
+ * VYRE_UNSUPPORTED, a strict dispatch (ulp budget 0) of a program with a
+ * transcendental, which the harness must count as a pass.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -51,6 +57,9 @@
 #elif defined(MUTANT_NONE)
 #define MUTANT_ID "none"
 #define MUTANT_DEVICE "a backend over the reference that claims no whole program"
+#elif defined(MUTANT_NOCR)
+#define MUTANT_ID "nocr"
+#define MUTANT_DEVICE "the reference without correctly rounded transcendentals"
 #elif defined(MUTANT_SMALL)
 #define MUTANT_ID "small"
 #define MUTANT_DEVICE "a small backend over the reference (add and mul at u32 only)"
@@ -146,7 +155,7 @@ static const char *small_refuses(const vyre_program *p) {
 }
 #endif
 
-#ifndef MUTANT_SMALL
+#if !defined(MUTANT_SMALL) && !defined(MUTANT_NOCR)
 /* The MMA bug of $VYRE_MUTANT_MMA: 0 none, 1 over, 2 within, 3 int. */
 static int mma_mode(void) {
   const char *m = getenv("VYRE_MUTANT_MMA");
@@ -240,6 +249,21 @@ static vyre_status m_dispatch(vyre_backend *self, const vyre_program_ref *progra
       return vyre_error_set(err, VYRE_UNSUPPORTED, 0, "small: the program uses %s. Fix: run it "
                             "on another backend", why);
   }
+#elif defined(MUTANT_NOCR)
+  vyre_dispatch_options o = {0};
+  if (options)
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+  if (o.ulp_budget == 0 && program && program->bytes) {
+    vyre_program *q = NULL;
+    vyre_status dst = vyre_program_decode(program->bytes, program->size, &q, err);
+    if (dst != VYRE_OK) return dst;
+    int trans = (q->features & VYRE_FEAT_TRANSCENDENTAL) != 0;
+    vyre_program_free(q);
+    if (trans)
+      return vyre_error_set(err, VYRE_UNSUPPORTED, 0, "nocr: a transcendental is unsupported "
+                            "under strict (ulp budget 0). Fix: pass a ulp budget >= 1");
+  }
+  return m->inner->vt->dispatch(m->inner, program, inputs, input_count, options, out, timing, err);
 #else
   int mode = mma_mode();
   if (mode && program && program->bytes) {
@@ -325,6 +349,9 @@ EXPORT vyre_status vyre_plugin_entry(uint16_t major, uint16_t minor, const vyre_
   reg.op_types = small_op_types;
   reg.storage_types = SMALL_STORAGE;
   reg.capabilities &= ~(VYRE_CAP_INT64 | VYRE_CAP_OUT_RANGE);
+#endif
+#ifdef MUTANT_NOCR
+  reg.capabilities &= ~VYRE_CAP_CORRECTLY_ROUNDED;
 #endif
   reg.create = m_create;
   *out = &reg;

@@ -33,6 +33,14 @@ tests_conform_libconform_none_la_CPPFLAGS = $(tests_conform_libconform_mutant_la
 tests_conform_libconform_none_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
 tests_conform_libconform_none_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
 
+# The reference without correctly_rounded (-DMUTANT_NOCR): it refuses
+# strict transcendentals, and `vyre conform` must pass it on ops.strict.
+check_LTLIBRARIES += tests/conform/libconform_nocr.la
+tests_conform_libconform_nocr_la_SOURCES = tests/conform/conform_mutant.c
+tests_conform_libconform_nocr_la_CPPFLAGS = $(tests_conform_libconform_mutant_la_CPPFLAGS) -DMUTANT_NOCR
+tests_conform_libconform_nocr_la_LDFLAGS = $(tests_conform_libconform_mutant_la_LDFLAGS)
+tests_conform_libconform_nocr_la_LIBADD = $(tests_conform_libconform_mutant_la_LIBADD)
+
 # Plugins no host can use, one per way (tests/conform/conform_broken.c):
 # each loads and passes the static checks, and `vyre conform --plugin`
 # must fail it; the no-device one (VYRE_NO_DEVICE) is the only SKIPPED.

@@ -18,6 +18,7 @@ the backend against the reference.
 """
 import os
 import random
+import re
 import struct
 import sys
 from fractions import Fraction
@@ -535,13 +536,93 @@ def gen_transcendental():
             c.d("input+ a range %d 256 %r %r" % (seed, lo, hi))
             c.d("input+ a random %d 64" % (seed + 1))
             elementwise(c, [("a", "f32")], "f32", len(specials) + 320, "%%r = %s %%a" % op)
-        c = add(Case("ops.strict", "%s.f32.strict" % op,
-                     "%s under a strict request (ulp budget 0) is refused on every backend" % op))
-        c.d("ulp 0")
-        c.d("expect unsupported")
-        c.d("ops " + op)
-        c.inp("a", "f32", [0x3F800000, 0x40000000])
-        elementwise(c, [("a", "f32")], "f32", 2, "%%r = %s %%a" % op)
+        gen_strict(op, specials, lo, hi)
+
+
+# Inputs of the strict cases near the algorithms' boundaries (plugin/ptxmath/algo.c:
+# clamps, branch thresholds, range-reduction limits) and the functions' own
+# (overflow, underflow to the flush threshold, domain ends), as f32 bits.
+STRICT_EDGES = {
+    "rsqrt": [0x3F7FFFFF, 0x3F800001, 0x40800000, 0x3E800000, 0x00800001, 0x7F7FFFFE, 0xBF800000],
+    "exp": [0x42B17217, 0x42B17219, 0x42C80000, 0xC2DC0000, 0x33000000, 0xB3000000, 0x3EB17218,
+            0x3F317218, 0xBF317218],
+    "exp2": [0x42FE0000, 0x42FFFFFF, 0x43000000, 0xC2FD0000, 0xC2FA0000, 0xC3480000, 0x43480000,
+             0x33000000, 0x3F000000],
+    "log": [0x3F7FFFFF, 0x3F800001, 0x3F7FFFFE, 0x3F3504F3, 0x3FB504F3, 0x3FB504F4, 0x00800001,
+            0x402DF854, 0x41200000],
+    "log2": [0x3F7FFFFF, 0x3F800001, 0x3F3504F3, 0x3FB504F3, 0x3FB504F4, 0x00800001, 0x41200000,
+             0x4B000001, 0x3EAAAAAB],
+    "sin": [0x3F490FDB, 0x4096CBE4, 0x40C90FDB, 0x47FFFFFF, 0x48000000, 0x48000001, 0x4B000000,
+            0x5A000000, 0x39800000, 0x32000000],
+    "cos": [0x3F490FDB, 0x4096CBE4, 0x40C90FDB, 0x47FFFFFF, 0x48000000, 0x48000001, 0x4B000000,
+            0x5A000000, 0x39800000, 0x32000000],
+    "tan": [0x3F490FDB, 0x3FC90FDA, 0x3FC90FDC, 0x4096CBE4, 0x47FFFFFF, 0x48000000, 0x48000001,
+            0x5A000000, 0x39800000],
+    "asin": [0x3F7FFFFF, 0xBF7FFFFF, 0x3EFFFFFF, 0x3F000001, 0x3F800001, 0x39800000, 0x3F3504F3],
+    "acos": [0x3F7FFFFF, 0xBF7FFFFF, 0x3EFFFFFF, 0x3F000001, 0x3F800001, 0x39800000, 0x3F3504F3],
+    "atan": [0x3E7FFFFF, 0x3E800000, 0x3F3FFFFF, 0x3F400000, 0x3F7FFFFF, 0x3F800001, 0x4C000000,
+             0x39800000, 0xBF400000],
+    "sinh": [0x3EFFFFFF, 0x3F000001, 0x42B2D4FB, 0x42B2D4FC, 0x42B2D4FD, 0x42C80000, 0x39800000,
+             0xC2B2D4FC],
+    "cosh": [0x3EFFFFFF, 0x3F000001, 0x42B2D4FB, 0x42B2D4FC, 0x42B2D4FD, 0x42C80000, 0x39800000,
+             0xC2B2D4FC],
+    "tanh": [0x3EFFFFFF, 0x3F000001, 0x41A00000, 0x41A00001, 0x41102CB4, 0x39800000, 0xBF000000,
+             0x3F0C9F54],
+}
+
+# Known hard inputs (f32 bits) per op, beyond the table below: inputs whose
+# exact result lies very close to a rounding boundary.  Add to these lists;
+# the strict cases run them and compare with the reference bit for bit.
+STRICT_HARD = {op: [] for op in STRICT_EDGES}
+
+CRTABLE = os.path.join(HERE, "..", "..", "plugin", "ptxmath", "crtable.c")
+
+
+def crtable_entries():
+    """{op: [(x, y), ...]}: plugin/ptxmath/crtable.c's inputs whose accurate
+    result is not the correctly rounded one, with that result (written by
+    tests/ptxmath/cr_table.py from the exhaustive sweep's oracle); {} when
+    the file is absent."""
+    try:
+        with open(CRTABLE, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    out = {}
+    for m in re.finditer(r"static const pm_cr_entry t_(\w+)\[\] = \{(.*?)\};", text, re.S):
+        out[m.group(1)] = [(int(x, 16), int(y, 16)) for x, y in
+                           re.findall(r"\{0x([0-9A-Fa-f]{8})u, 0x([0-9A-Fa-f]{8})u\}", m.group(2))]
+    return out
+
+
+def gen_strict(op, specials, lo, hi):
+    """op under a strict request (ulp budget 0): a backend that claims
+    correctly_rounded gives the reference's result bit for bit, one that
+    does not refuses it (UNSUPPORTED: the harness's rule, docs/conformance.md)."""
+    name = "%s.f32.strict" % op
+    c = add(Case("ops.strict", name,
+                 "%s under strict (ulp budget 0): correctly rounded, bit for bit, on a backend "
+                 "with correctly_rounded; refused without it. Special values, the algorithm's "
+                 "boundaries, known hard inputs, [%g, %g), random bit patterns" % (op, lo, hi)))
+    c.d("ulp 0")
+    c.d("ops " + op)
+    vals = specials + STRICT_EDGES[op] + STRICT_HARD[op]
+    c.inp("a", "f32", vals)
+    seed = sum(ord(ch) for ch in name)
+    c.d("input+ a range %d 256 %r %r" % (seed, lo, hi))
+    c.d("input+ a random %d 64" % (seed + 1))
+    elementwise(c, [("a", "f32")], "f32", len(vals) + 320, "%%r = %s %%a" % op)
+    table = crtable_entries().get(op, [])
+    if not table:
+        return
+    c = add(Case("ops.strict", "%s.f32.strict.table" % op,
+                 "%s under strict on the %d inputs the accurate variant rounds wrong "
+                 "(plugin/ptxmath/crtable.c): the oracle's correctly rounded results" % (op, len(table))))
+    c.d("ulp 0")
+    c.d("ops " + op)
+    c.inp("a", "f32", [x for x, _ in table])
+    c.out("out", "f32", [y for _, y in table])
+    elementwise(c, [("a", "f32")], "f32", len(table), "%%r = %s %%a" % op)
 
 
 # ------------------------------------------------------------------ casts, select, const, locals

@@ -1360,8 +1360,9 @@ START_TEST(test_names) {
   ck_assert_str_eq(vyre_host_capability_name(18), "out_range");
   ck_assert_str_eq(vyre_host_capability_name(19), "tensor_cores");
   ck_assert_str_eq(vyre_host_capability_name(20), "indirect_dispatch");
-  ck_assert_msg(vyre_host_capability_name(21) == NULL && vyre_host_capability_name(63) == NULL,
-                "bits past VYRE_CAP_INDIRECT_DISPATCH are unknown to this host");
+  ck_assert_str_eq(vyre_host_capability_name(21), "correctly_rounded");
+  ck_assert_msg(vyre_host_capability_name(22) == NULL && vyre_host_capability_name(63) == NULL,
+                "bits past VYRE_CAP_CORRECTLY_ROUNDED are unknown to this host");
   /* The version: the host's ABI (this build's minor), either pointer NULL. */
   uint32_t major = 99, minor = 99;
   const char *v = vyre_host_version(&major, &minor);

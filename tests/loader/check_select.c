@@ -25,8 +25,9 @@ static void setup(void) {
   unsetenv("VYRE_BUILD_DIR");
 }
 
-/* The search path "A:B" of stub files and "reference" (this build's
- * reference backend, four levels above the stub directory). */
+/* The search path "A:B" of stub files, "reference" (this build's
+ * reference backend, four levels above the stub directory) and "nocr"
+ * (tests/conform's reference without correctly_rounded). */
 static const char *path_of(const char *a, const char *b) {
   static char out[3 * PATH_MAX];
   char pa[PATH_MAX], pb[PATH_MAX];
@@ -36,6 +37,8 @@ static const char *path_of(const char *a, const char *b) {
     if (!files[k]) dst[k][0] = '\0';
     else if (strcmp(files[k], "reference") == 0)
       FORMAT(dst[k], PATH_MAX, "%s/../../../../host-stub/ref/.libs/libvyre-ref.so", stub_dir);
+    else if (strcmp(files[k], "nocr") == 0)
+      FORMAT(dst[k], PATH_MAX, "%s/../../../conform/.libs/libconform_nocr.so", stub_dir);
     else FORMAT(dst[k], PATH_MAX, "%s/%s.so", stub_dir, files[k]);
   }
   FORMAT(out, sizeof out, "%s%s%s", pa, pb[0] ? ":" : "", pb);
@@ -164,6 +167,39 @@ START_TEST(test_forced_lacks) {
 }
 END_TEST
 
+/* A transcendental under strict (NULL dispatch options: ulp budget 0)
+ * needs correctly_rounded: a backend without it is passed over (forced,
+ * it fails naming the capability); under a budget it runs there. */
+START_TEST(test_strict_transcendental) {
+  static const char *const uses_exp =
+      "workgroup 4\nbuffer a ro f32 [4]\nbuffer out wo f32 [4]\n"
+      "%i = gid.x\n%x = load a %i\n%y = exp %x\nstore out %i %y\n";
+  vyre_host *h = open_host(path_of("nocr", "reference"), "nocr");
+  vyre_error err = VYRE_ERROR_INIT;
+  char id[32];
+  ck_assert_msg(create_for(h, uses_exp, id, &err) == VYRE_UNSUPPORTED &&
+                    strstr(err.message, "backend 'nocr' (forced by the host options): capability "
+                                        "correctly_rounded not offered"),
+                "forced nocr, strict exp: %s", err.message);
+  size_t size = 0;
+  void *bytes = image(uses_exp, &size);
+  vyre_dispatch_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.ulp_budget = 1;
+  vyre_backend *b = NULL;
+  ck_assert_msg(vyre_host_create_for(h, bytes, size, &o, NULL, &b, NULL, &err) == VYRE_OK && b,
+                "under ulp 1 the forced nocr runs it: %s", err.message);
+  b->vt->destroy(b);
+  vyre_host_close(h);
+  h = open_host(path_of("nocr", "reference"), NULL);
+  ck_assert_msg(create_for(h, uses_exp, id, &err) == VYRE_OK && strcmp(id, "reference") == 0,
+                "strict exp goes to the reference, which has the bit: %s %s", id, err.message);
+  vyre_host_close(h);
+  free(bytes);
+}
+END_TEST
+
 /* A duplicate id stands in as in vyre_host_create: a broken 'reference'
  * (a stub's claims, its factory fails) registered first does not hide
  * the real one, forced or not; the registration checked is the one that
@@ -256,6 +292,7 @@ static Suite *select_suite(void) {
   tcase_add_checked_fixture(core, setup, NULL);
   tcase_add_test(core, test_skips_what_lacks);
   tcase_add_test(core, test_forced_lacks);
+  tcase_add_test(core, test_strict_transcendental);
   tcase_add_test(core, test_device_lacks);
   tcase_add_test(core, test_duplicate_stands_in);
   suite_add_tcase(s, core);

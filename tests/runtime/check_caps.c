@@ -37,6 +37,12 @@ START_TEST(test_profile_bits) {
   ck_assert_msg(caps(90, 0, 1) == (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TENSOR_CORES |
                                    VYRE_CAP_TRANSCENDENTAL),
                 "the PTX math library gives transcendentals");
+  ck_assert_msg(caps(90, 0, VC_MATH | VC_MATH_CR) ==
+                    (always | VYRE_CAP_F16 | VYRE_CAP_BF16 | VYRE_CAP_TENSOR_CORES |
+                     VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_CORRECTLY_ROUNDED),
+                "its correctly rounded variants give correctly_rounded");
+  ck_assert_msg(caps(70, 0, VC_MATH_CR) == (always | VYRE_CAP_F16),
+                "correctly_rounded never comes without the math library");
 }
 END_TEST
 
@@ -50,11 +56,14 @@ START_TEST(test_registration_bits) {
                  VYRE_CAP_INDIRECT_DISPATCH; /* indirect dispatch: every device */
   ck_assert_msg(vc_caps_offered(0) == reg, "registration without the math library: 0x%llx",
                 (unsigned long long)vc_caps_offered(0));
-  ck_assert_msg(vc_caps_offered(1) == (reg | VYRE_CAP_TRANSCENDENTAL),
+  ck_assert_msg(vc_caps_offered(VC_MATH) == (reg | VYRE_CAP_TRANSCENDENTAL),
                 "registration with the math library adds transcendentals");
+  ck_assert_msg(vc_caps_offered(VC_MATH | VC_MATH_CR) ==
+                    (reg | VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_CORRECTLY_ROUNDED),
+                "and correctly_rounded with its correctly rounded variants");
   /* Every device's profile is within the registration. */
   for (uint32_t sm = 50; sm <= 130; sm++)
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 8; k++) {
       uint64_t c = caps(sm, k & 1, k >> 1);
       ck_assert_msg((c & ~vc_caps_offered(k >> 1)) == 0,
                     "sm_%u offers 0x%llx outside the registration", sm, (unsigned long long)c);
@@ -80,6 +89,9 @@ START_TEST(test_fixes) {
       {VYRE_CAP_TRANSCENDENTAL,
        "this build of the CUDA backend has no PTX math library; use the reference backend or "
        "avoid transcendental ops"},
+      {VYRE_CAP_CORRECTLY_ROUNDED,
+       "pass a ulp budget >= 1 (this build's PTX math library has no correctly rounded variant), "
+       "or use the reference backend"},
       {VYRE_CAP_WORKGROUP_MEMORY, "drop workgroup buffers"},
       {VYRE_CAP_ATOMICS, "drop atomics"},
       {VYRE_CAP_BARRIER, "drop barriers"},
@@ -101,7 +113,7 @@ START_TEST(test_fixes) {
                   (unsigned long long)want[i].bit, (unsigned long long)later);
   }
   uint64_t bit = 1;
-  ck_assert_msg(vc_caps_fix(vc_caps_offered(1) & ~all, &bit) == NULL && bit == 0,
+  ck_assert_msg(vc_caps_fix(vc_caps_offered(VC_MATH | VC_MATH_CR) & ~all, &bit) == NULL && bit == 0,
                 "capabilities every served device has come with no Fix");
   ck_assert_msg(vc_caps_fix(0, &bit) == NULL && bit == 0, "nothing missing, no Fix");
 }

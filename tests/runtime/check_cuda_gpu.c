@@ -431,6 +431,41 @@ START_TEST(test_f32_math) {
 }
 END_TEST
 
+/* Strict (NULL options: ulp budget 0): every transcendental correctly
+ * rounded (PM_CR), bit for bit against the reference, which evaluates the
+ * same variant in C; CUDA claims correctly_rounded for it. */
+START_TEST(test_strict_transcendentals) {
+  ck_assert_msg(cuda_reg->capabilities & VYRE_CAP_CORRECTLY_ROUNDED,
+                "CUDA (built with the math library) claims correctly_rounded");
+  vyre_device_profile prof;
+  memset(&prof, 0, sizeof prof);
+  prof.struct_size = sizeof prof;
+  vyre_error err = VYRE_ERROR_INIT;
+  ck_assert_int_eq(cuda->vt->device_profile(cuda, &prof, &err), VYRE_OK);
+  ck_assert_msg(prof.capabilities & VYRE_CAP_CORRECTLY_ROUNDED, "and so does its device");
+  const uint32_t n = 32 * 32 + 30000;
+  uint32_t *a = malloc(n * 4);
+  fill_f32(a, n, 0);
+  vyre_input in[1] = {{a, n * 4}};
+  uint32_t count = 0;
+  const vyre_op_info *all = vyre_op_all(&count);
+  for (uint32_t k = 0; k < count; k++) {
+    if (!(all[k].flags & VYRE_OPF_TRANSCENDENTAL)) continue;
+    vyre_builder *b = vyre_builder_new(256, 1, 1);
+    uint32_t x = vyre_b_buffer(b, "x", UINT32_MAX, VYRE_ACCESS_READ_ONLY, VYRE_T_F32, 0, 0);
+    uint32_t out = vyre_b_buffer(b, "out", UINT32_MAX, VYRE_ACCESS_WRITE_ONLY, VYRE_T_F32, n, 0);
+    uint32_t g = vyre_b_gid(b, 0);
+    vyre_b_store(b, out, g, vyre_b_un(b, all[k].id, vyre_b_load(b, x, g)));
+    prog p = finish(b, all[k].mnemonic);
+    char what[64];
+    snprintf(what, sizeof what, "%s under strict", all[k].mnemonic);
+    compare(what, &p, in, 1, NULL);
+    free(p.bytes);
+  }
+  free(a);
+}
+END_TEST
+
 START_TEST(test_int_math) {
   const uint32_t n = 18 * 18 + 4000;
   uint32_t *x = malloc(n * 4), *y = malloc(n * 4);
@@ -1825,6 +1860,7 @@ static Suite *suite(void) {
   TCase *progs = tcase_create("programs");
   tcase_set_timeout(progs, 600);
   tcase_add_test(progs, test_f32_math);
+  tcase_add_test(progs, test_strict_transcendentals);
   tcase_add_test(progs, test_int_math);
   tcase_add_test(progs, test_saxpy_large);
   tcase_add_test(progs, test_elementwise_edges);

@@ -17,6 +17,10 @@ START_TEST(test_registration) {
   ck_assert_msg(has_add, "add is lowered");
   ck_assert_msg(((reg->capabilities & VYRE_CAP_TRANSCENDENTAL) != 0) == (has_exp != 0),
                 "the transcendental capability and the exp op are offered together or not");
+  /* This build's math library has a correctly rounded variant of every
+   * op (ptxmath's PM_CR), which codegen selects under strict. */
+  ck_assert_msg(((reg->capabilities & VYRE_CAP_CORRECTLY_ROUNDED) != 0) == (has_exp != 0),
+                "correctly_rounded comes with the transcendentals");
   ck_assert_msg(reg->capabilities & VYRE_CAP_RESIDENT, "resident buffers are offered");
   ck_assert_msg(reg->storage_types & (1u << VYRE_T_BF16), "bf16 storage is offered");
   void *dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
@@ -67,6 +71,9 @@ START_TEST(test_profile) {
   ck_assert_uint_eq(p.resident_budget, (uint64_t)((1ull << 30) * 9 / 10));
   ck_assert_msg(p.capabilities & VYRE_CAP_BF16, "sm_90 has bf16");
   ck_assert_msg(p.capabilities & VYRE_CAP_GRID_BARRIER, "cooperative launch gives grid barriers");
+  ck_assert_msg((p.capabilities & (VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_CORRECTLY_ROUNDED)) ==
+                    (reg->capabilities & (VYRE_CAP_TRANSCENDENTAL | VYRE_CAP_CORRECTLY_ROUNDED)),
+                "the device has the transcendentals, correctly rounded, as registered");
   ck_assert_int_eq(b->vt->prepare(b, &err), VYRE_OK);
   ck_assert_uint_eq(metric(b, "pool.streams.cached"), 1);
   const vyre_backend_vtable *vt = b->vt;
