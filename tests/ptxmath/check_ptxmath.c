@@ -464,6 +464,7 @@ static Suite *ptxmath_suite(void) {
   tcase_add_test(core, test_nan_in_nan_out);
   tcase_add_test(core, test_exact_results);
   tcase_add_test(core, test_text_shape);
+  tcase_set_timeout(core, 60);
   suite_add_tcase(s, core);
   TCase *acc = tcase_create("accuracy");
   tcase_set_timeout(acc, 120);
