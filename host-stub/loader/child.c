@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,12 @@ static void cache_write(char *dir, const char *name, int skip, const char *reaso
   make_dirs(dir);
   cache_trim(dir);
   char tmp[PATH_MAX + 256], path[PATH_MAX + 256];
-  if (snprintf(tmp, sizeof tmp, "%s/%s~%ld", dir, name, (long)getpid()) >= (int)sizeof tmp ||
+  /* Unique per process and per write: two threads (or hosts) judging
+   * the same file never share a temporary. */
+  static atomic_uint writes;
+  unsigned seq = atomic_fetch_add(&writes, 1u);
+  if (snprintf(tmp, sizeof tmp, "%s/%s~%ld.%u", dir, name, (long)getpid(), seq) >=
+          (int)sizeof tmp ||
       snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
     return;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
