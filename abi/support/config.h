@@ -25,6 +25,7 @@
   X(BACKEND, "VYRE_BACKEND", TEXT)                               \
   X(BACKEND_PATH, "VYRE_BACKEND_PATH", PATH)                     \
   X(BUILD_DIR, "VYRE_BUILD_DIR", PATH)                           \
+  X(PROBE, "VYRE_PROBE", TEXT)                                   \
   X(VALIDATE, "VYRE_VALIDATE", TEXT)                             \
   X(VALIDATE_DIR, "VYRE_VALIDATE_DIR", PATH)                     \
   X(REF_THREADS, "VYRE_REF_THREADS", UINT)                       \

@@ -176,7 +176,7 @@ static int add_path_list(vyre_host *host, const char *list, uint32_t origin) {
 
 /* The top of the build tree this library runs from, or NULL: libtool
  * keeps the uninstalled library in <top>/host-stub/loader/.libs/. */
-static char *own_build_tree(void) {
+char *host_build_tree(void) {
   Dl_info info;
   union {
     int (*fn)(vyre_host *, const vyre_host_options *);
@@ -230,7 +230,7 @@ int host_collect_candidates(vyre_host *host, const vyre_host_options *opt) {
   if (build_env && *build_env) {
     if (add_build_tree(host, build_env) != 0) return -1;
   } else {
-    char *top = own_build_tree();
+    char *top = host_build_tree();
     if (top) {
       host_log("running from the build tree %s", top);
       int rc = add_build_tree(host, top);

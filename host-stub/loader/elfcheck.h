@@ -82,4 +82,19 @@ int host_elf_object_fd(int fd, const char *name, void *buf, size_t buf_size,
 /* This process: its class, byte order and machine (vyre__elf_host). */
 void host_elf_want_host(host_elf_want *out);
 
+/*
+ * The symbol-version tables of a file host_elf_check accepted, of this
+ * process's class and byte order, open on fd (file_size bytes), read as
+ * glibc reads them before any plugin code runs (elfvers.c): the
+ * DT_VERDEF and DT_VERNEED chains lie in the file contents a PT_LOAD
+ * maps (each record, followed by its next offset until 0) and name
+ * strings inside DT_STRSZ; every DT_VERSYM entry (one per dynamic
+ * symbol) names version 0, 1 or one those chains define or need.  glibc
+ * indexes its version array with those entries unchecked: a corrupt
+ * table read memory past it, and killed the host or not depending on
+ * the layout (the crafted-ELF sweep, tests/loader/elfsweep.c).  0, or
+ * -1 with a one-line reason ("corrupt ELF file: ...").
+ */
+int host_elf_versions_fd(int fd, uint64_t file_size, char *reason, size_t reason_size);
+
 #endif /* VYRE_HOST_ELFCHECK_H */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "abi/support/sized.h"
@@ -27,7 +28,7 @@ static void load_all(vyre_host *host) {
       host_log("skipped %s: %s", e->path, e->reason);
       continue;
     }
-    host_load_entry(e, host->no_load);
+    host_load_entry(e, host->no_load, host->probe_program);
     /* A listed candidate has no id yet (its entry never ran). */
     if (e->status == VYRE_HOST_SKIPPED || e->status == VYRE_HOST_LISTED) continue;
     for (uint32_t j = 0; j < i; j++) {
@@ -47,6 +48,30 @@ static void load_all(vyre_host *host) {
   }
 }
 
+#ifndef VYRE_PROBE_PROGRAM
+#error "VYRE_PROBE_PROGRAM must name the installed vyre-probe: config-paths.h defines it (host-stub/loader/local.mk passes -include config-paths.h)"
+#endif
+/* Where `make` builds vyre-probe, relative to the top of a build tree. */
+#define HOST_BUILD_PROBE "/host-stub/loader/vyre-probe"
+
+/* The vyre-probe program (malloc'd): the build tree's when this library
+ * runs from one, else the installed one; NULL when there is none (then
+ * plugins load unjudged, said with VYRE_LOG=debug). */
+static char *probe_program(void) {
+  char *top = host_build_tree();
+  const char *dir = top ? top : "";
+  size_t len = strlen(dir) + sizeof HOST_BUILD_PROBE + sizeof VYRE_PROBE_PROGRAM;
+  char *path = malloc(len);
+  if (path) snprintf(path, len, "%s%s", dir, top ? HOST_BUILD_PROBE : VYRE_PROBE_PROGRAM);
+  free(top);
+  if (path && access(path, X_OK) != 0) {
+    host_log("no vyre-probe at %s: new plugin files load without being judged in a child", path);
+    free(path);
+    path = NULL;
+  }
+  return path;
+}
+
 /* ------------------------------------------------------------------ */
 /* Open / close / query                                                */
 /* ------------------------------------------------------------------ */
@@ -56,6 +81,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: host is NULL. Fix: pass the address of a vyre_host *");
   *out = NULL;
+  if (host_plugin_depth) return host_reentry_error("vyre_host_open", err);
   vyre_host_options opt;
   memset(&opt, 0, sizeof opt);
   if (options) {
@@ -66,7 +92,8 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
                             options->struct_size);
     vyre__sized_read(&opt, sizeof opt, options);
   }
-  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS | VYRE_HOST_NO_LOAD))
+  if (opt.flags & ~(uint32_t)(VYRE_HOST_NO_ENV | VYRE_HOST_NO_DEFAULT_DIRS | VYRE_HOST_NO_LOAD |
+                              VYRE_HOST_NO_PROBE))
     return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
                           "vyre_host_open: unknown flags 0x%x. Fix: use VYRE_HOST_* flags only",
                           opt.flags);
@@ -75,6 +102,7 @@ vyre_status vyre_host_open(const vyre_host_options *options, vyre_host **out, vy
   if (pthread_mutex_init(&host->lock, NULL) != 0) goto fail_mutex;
   host->magic = HOST_MAGIC;
   host->no_load = (opt.flags & VYRE_HOST_NO_LOAD) != 0;
+  if (host_probe_wanted(opt.flags) && !host->no_load) host->probe_program = probe_program();
   const char *forced = opt.backend;
   if (!forced && !(opt.flags & VYRE_HOST_NO_ENV)) {
     forced = vyre__env(VYRE__ENV_BACKEND);
@@ -118,7 +146,8 @@ void vyre_host_close(vyre_host *host) {
   }
   free(host->entries);
   free(host->forced);
-  host->entries = NULL, host->forced = NULL, host->count = host->capacity = 0;
+  free(host->probe_program);
+  host->entries = NULL, host->forced = NULL, host->probe_program = NULL, host->count = host->capacity = 0;
   pthread_mutex_destroy(&host->lock);
   host->magic = 0;
   host_quarantine(host);
@@ -246,7 +275,9 @@ static vyre_status try_factory(vyre_host *host, host_entry *e, const vyre_backen
   vyre_backend *b = NULL;
   *out = NULL;
   host_log("creating '%s'", e->id);
+  host_plugin_depth++;
   vyre_status st = e->create(&opts, &b, &perr);
+  host_plugin_depth--;
   perr.message[sizeof perr.message - 1] = '\0';
   if (host_factory_status(&st, e->path, reason, reason_size)) goto fail; /* no vyre_status */
   if (st != VYRE_OK) {
@@ -430,6 +461,7 @@ vyre_status vyre_host_create(vyre_host *host, const char *id, const vyre_backend
                           host && out ? "the host was closed. Fix: pass one vyre_host_open made, "
                                         "before its vyre_host_close"
                                       : "host or out is NULL. Fix: pass both");
+  if (host_plugin_depth) return host_reentry_error("vyre_host_create", err);
   vyre_status st = host_check_backend_options("vyre_host_create", options, err);
   if (st != VYRE_OK) return st;
   if (host->no_load) return host_no_load_error("vyre_host_create", err);
@@ -455,6 +487,10 @@ vyre_status vyre_host_select(vyre_host *host, const vyre_backend_options *option
 
 uint32_t vyre_host_probe(vyre_host *host) {
   uint32_t ready = 0;
+  if (host_plugin_depth) {
+    host_log("vyre_host_probe: called from plugin code; refused (nothing tried)");
+    return 0;
+  }
   for (uint32_t i = 0; host && i < host->count; i++) {
     host_entry *e = &host->entries[i];
     if (!e->registered) continue;

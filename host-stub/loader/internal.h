@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "vyre/vyre.h"
 #include "vyre/vyre_host.h"
@@ -92,6 +93,8 @@ struct vyre_host {
   char *forced; /* forced id or NULL */
   int forced_from_env;
   int no_load; /* VYRE_HOST_NO_LOAD: candidates judged from their files only */
+  char *probe_program; /* vyre-probe, when a new plugin file is judged in a
+                          child first (child.c); NULL: not */
 };
 
 /* Fill host->entries from the search path (discover.c, docs/host.md
@@ -103,19 +106,60 @@ int host_collect_candidates(vyre_host *host, const vyre_host_options *opt);
 /*
  * Judge the file at e->path from its bytes (ELF checks, the descriptor
  * and the entry symbol read with pread: no plugin code runs); then,
- * unless `judge_only`, dlopen it, check the loaded descriptor equals the
+ * unless `judge_only`, judge a new file in a vyre-probe child when
+ * `probe_program` is not NULL (child.c), dlopen it, check the loaded descriptor equals the
  * file's, call the entry, check and copy the registration.  On any
  * failure e->status is VYRE_HOST_SKIPPED with a one-line reason; else
  * VYRE_HOST_LISTED (judge_only) or VYRE_HOST_LOADED.  A handle is kept
  * even on failure (never dlclose).  Not thread-safe on one entry;
  * different entries may load concurrently.
  */
-void host_load_entry(host_entry *e, int judge_only);
+void host_load_entry(host_entry *e, int judge_only, const char *probe_program);
+
+/* The top of the build tree this library runs from (malloc'd), or NULL
+ * when it runs installed (discover.c). */
+char *host_build_tree(void);
+
+/* ------------------------------------------------------------------ */
+/* Judging a new plugin file in a child (child.c; docs/host.md)        */
+/* ------------------------------------------------------------------ */
+#define HOST_PROBE_TIMEOUT_MS 5000u /* then the child is killed: a hang */
+#define HOST_PROBE_CACHE_MAX 256u   /* verdicts kept per user; the oldest go */
+
+/* Whether vyre_host_open with these flags judges new files in a child:
+ * not with VYRE_HOST_NO_PROBE, nor with VYRE_PROBE=0 in the environment
+ * (read unless VYRE_HOST_NO_ENV). */
+int host_probe_wanted(uint32_t flags);
+
+/*
+ * Judge the plugin file `path`, open on `fd` (its fstat in *st and a
+ * fingerprint of its headers: the identity the verdict is cached under), in a child running `program`
+ * (vyre-probe): the child is given the descriptor itself when `by_fd`
+ * (it loads /proc/self/fd/3), else the path.  A cached verdict is used
+ * when there is one.  0 when the child reported in full (the host may
+ * load the file; also when it cannot start, said with VYRE_LOG=debug);
+ * -1 with `reason` set (one line, no Fix) when it crashed, hung
+ * (HOST_PROBE_TIMEOUT_MS, then SIGKILL) or ended early.  Thread-safe.
+ */
+int host_probe_file(const char *program, const char *path, int fd, const struct stat *st,
+                    int by_fd, char *reason, size_t reason_size);
 
 /* The error of vyre_host_create and the other create/select functions
  * on a host opened with VYRE_HOST_NO_LOAD: VYRE_INVALID_ARGUMENT, naming
  * `function` (loader.c). */
 vyre_status host_no_load_error(const char *function, vyre_error *err);
+
+/*
+ * How deep this thread is in plugin code the host called: a plugin's
+ * entry (loader.c) or its factory (host.c).  vyre_host_open,
+ * vyre_host_create and vyre_host_probe refuse to run while it is not 0
+ * (a plugin that opens a host from its entry, or creates the best
+ * backend from its factory, would otherwise recurse until the stack
+ * overflows).  host_reentry_error is that refusal: VYRE_INVALID_ARGUMENT
+ * naming `function` (loader.c).
+ */
+extern _Thread_local unsigned host_plugin_depth;
+vyre_status host_reentry_error(const char *function, vyre_error *err);
 
 /* Set e->reason from a format (truncated to one line). */
 void host_entry_reason(host_entry *e, const char *fmt, ...)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elf.h>
 #if defined(__GLIBC__)
 #include <link.h>
@@ -37,6 +38,18 @@ vyre_status host_no_load_error(const char *function, vyre_error *err) {
                         "%s: the host was opened with VYRE_HOST_NO_LOAD: its candidates were "
                         "judged from their files and none was loaded, so none can create an "
                         "instance. Fix: open the host without VYRE_HOST_NO_LOAD",
+                        function);
+}
+
+_Thread_local unsigned host_plugin_depth;
+
+vyre_status host_reentry_error(const char *function, vyre_error *err) {
+  return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
+                        "%s: called from plugin code (a plugin's vyre_plugin_entry or factory, "
+                        "which libvyre-host is running on this thread): refused, as it would "
+                        "load or create that plugin again without end. Fix: do not open a host "
+                        "or create a backend from a plugin's entry or factory; a plugin that "
+                        "wraps another backend loads it itself",
                         function);
 }
 
@@ -408,30 +421,22 @@ static int check_file_entry(host_entry *e, int fd) {
  * 0 when the plugin is compatible: only then is it dlopened (its
  * constructors run).  *desc receives the descriptor's bytes.
  *
- * The file can change between this check and dlopen (TOCTOU): the
- * descriptor is compared again once loaded.  The search path is trusted
+ * The file judged is the one loaded: dlopen opens /proc/self/fd/N of
+ * the descriptor judged (load_name), so replacing the file at the path
+ * in between changes nothing; where /proc is absent the path is loaded
+ * and the descriptor compared again once loaded.  The search path is trusted
  * as far as its owner is: the check guards against accidents, corrupt
  * and incompatible files, not against someone who can write the plugin
  * directory (they could install any code there).
  */
-static int judge_file(host_entry *e, file_descriptor *desc) {
+static int judge_file(host_entry *e, int fd, file_descriptor *desc) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, elf_want_init);
   char why[256];
-  int fd;
-  vyre_error open_err = VYRE_ERROR_INIT;
-  /* The one checked open (abi/support/file.h): a FIFO never blocks, only
-   * a regular file is read. */
-  if (vyre__file_open(e->path, UINT64_MAX, NULL, &fd, NULL, &open_err) != VYRE_OK) {
-    if (open_err.native_code)
-      host_entry_reason(e, "cannot open %s: %s. Fix: make it readable, or remove it from the "
-                           "search path",
-                        e->path, strerror((int)open_err.native_code));
-    else /* "it is not a regular file (a FIFO). Fix: pass a regular file" */
-      host_entry_reason(e, "%s, or remove it from the search path", open_err.message);
-    return -1;
-  }
   int rc = host_elf_check_fd(fd, &elf_want, why, sizeof why);
+  struct stat st;
+  if (rc == 0 && fstat(fd, &st) == 0)
+    rc = host_elf_versions_fd(fd, (uint64_t)st.st_size, why, sizeof why);
   if (rc != 0)
     host_entry_reason(e, "not a loadable plugin: %s. Fix: replace it with a complete build "
                          "for this machine (an interrupted copy or build leaves a truncated "
@@ -440,7 +445,6 @@ static int judge_file(host_entry *e, file_descriptor *desc) {
   if (rc == 0) rc = read_file_descriptor(e, fd, desc);
   if (rc == 0) rc = check_descriptor(e, desc->bytes, desc->size);
   if (rc == 0) rc = check_file_entry(e, fd);
-  close(fd);
   return rc;
 }
 
@@ -470,11 +474,12 @@ static int check_loaded_descriptor(host_entry *e, const void *loaded,
 
 /* dlopen a judged plugin, check its descriptor again, call its entry
  * and take its registration. */
-static void load(host_entry *e, const file_descriptor *desc) {
+static void load(host_entry *e, const file_descriptor *desc, const char *name) {
   dlerror();
+  host_log("dlopen %s (%s)", name, e->path);
   /* RTLD_LOCAL: two plugins may define the same internal symbols.
    * RTLD_NOW: a missing symbol fails here, not in the middle of a dispatch. */
-  e->handle = dlopen(e->path, RTLD_NOW | RTLD_LOCAL);
+  e->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!e->handle) {
     const char *why = dlerror();
     /* A plugin that imports libvyre's functions from libvyre.so loads only
@@ -520,7 +525,9 @@ static void load(host_entry *e, const file_descriptor *desc) {
   }
   vyre_error perr = VYRE_ERROR_INIT;
   const vyre_registration *reg = NULL;
+  host_plugin_depth++;
   vyre_status st = entry.fn(VYRE_ABI_MAJOR, VYRE_HOST_ABI_MINOR, &reg, &perr);
+  host_plugin_depth--;
   perr.message[sizeof perr.message - 1] = '\0';
   if (st != VYRE_OK) {
     host_entry_reason(e, "vyre_plugin_entry refused ABI %u.%u: %s: %s", VYRE_ABI_MAJOR,
@@ -544,18 +551,135 @@ static void load(host_entry *e, const file_descriptor *desc) {
            e->abi_minor, e->precedence, e->path);
 }
 
-void host_load_entry(host_entry *e, int judge_only) {
+/*
+ * The libraries this process loaded through /proc/self/fd/N: the dynamic
+ * linker knows a library by every name it was opened by, so each name
+ * stays bound to its file for good.  Its descriptor N is kept open (the
+ * number must not name another file later), and a later host loading
+ * the same file (st_dev, st_ino) uses the same name (the linker answers
+ * by name, no new descriptor is kept).  Bounded: past HOST_FD_LOADS_MAX
+ * files, plugins are loaded by path.
+ */
+#define HOST_FD_LOADS_MAX 256u
+static struct {
+  dev_t dev;
+  ino_t ino;
+  int fd;
+} fd_loads[HOST_FD_LOADS_MAX];
+static unsigned fd_load_count;
+static pthread_mutex_t fd_loads_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The name dlopen loads the judged file by (buf or e->path): the kept
+ * /proc/self/fd name of this file when there is one; else /proc/self/fd/N
+ * of `fd` (the descriptor judged: a file replaced at the path in between
+ * changes nothing), *keep_fd = 1 (record_fd_load keeps it once loaded);
+ * else (no /proc, the table full, or N is a kept number closed behind the
+ * host's back) the path.  *by_fd: fd itself names the file in /proc.
+ */
+static const char *load_name(const host_entry *e, int fd, const struct stat *st, char *buf,
+                             size_t size, int *by_fd, int *keep_fd) {
+  struct stat via;
+  snprintf(buf, size, "/proc/self/fd/%d", fd);
+  *keep_fd = 0;
+  *by_fd = stat(buf, &via) == 0 && via.st_dev == st->st_dev && via.st_ino == st->st_ino;
+  if (!*by_fd) {
+    host_log("%s: /proc/self/fd is not available: loading it by its path (a file replaced "
+             "after the check is caught by the descriptor comparison only)",
+             e->path);
+    return e->path;
+  }
+  const char *name = buf;
+  pthread_mutex_lock(&fd_loads_lock);
+  int reused = 0, full = fd_load_count == HOST_FD_LOADS_MAX;
+  for (unsigned i = 0; i < fd_load_count; i++) {
+    if (fd_loads[i].dev == st->st_dev && fd_loads[i].ino == st->st_ino) {
+      snprintf(buf, size, "/proc/self/fd/%d", fd_loads[i].fd);
+      pthread_mutex_unlock(&fd_loads_lock);
+      return buf; /* loaded before under this name */
+    }
+    if (fd_loads[i].fd == fd) reused = 1;
+  }
+  pthread_mutex_unlock(&fd_loads_lock);
+  if (reused || full) {
+    host_log("%s: %s: loading it by its path", e->path,
+             reused ? "its descriptor's number names a library loaded before (its descriptor "
+                      "was closed behind the host's back)"
+                    : "too many plugin files loaded by descriptor");
+    name = e->path;
+  } else {
+    *keep_fd = 1;
+  }
+  return name;
+}
+
+/* Remember a library loaded through /proc/self/fd/fd (its descriptor stays open). */
+static void record_fd_load(int fd, const struct stat *st) {
+  pthread_mutex_lock(&fd_loads_lock);
+  if (fd_load_count < HOST_FD_LOADS_MAX) {
+    fd_loads[fd_load_count].dev = st->st_dev;
+    fd_loads[fd_load_count].ino = st->st_ino;
+    fd_loads[fd_load_count].fd = fd;
+    fd_load_count++;
+  }
+  pthread_mutex_unlock(&fd_loads_lock);
+}
+
+void host_load_entry(host_entry *e, int judge_only, const char *probe_program) {
   host_log("%s %s", judge_only ? "judging" : "loading", e->path);
   file_descriptor desc;
   memset(&desc, 0, sizeof desc);
-  if (judge_file(e, &desc) != 0) {
+  int fd;
+  vyre_error open_err = VYRE_ERROR_INIT;
+  /* The one checked open (abi/support/file.h): a FIFO never blocks, only
+   * a regular file is read. */
+  if (vyre__file_open(e->path, UINT64_MAX, NULL, &fd, NULL, &open_err) != VYRE_OK) {
+    if (open_err.native_code)
+      host_entry_reason(e, "cannot open %s: %s. Fix: make it readable, or remove it from the "
+                           "search path",
+                        e->path, strerror((int)open_err.native_code));
+    else /* "it is not a regular file (a FIFO). Fix: pass a regular file" */
+      host_entry_reason(e, "%s, or remove it from the search path", open_err.message);
+    skip(e);
+    return;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || judge_file(e, fd, &desc) != 0) {
+    if (!e->reason[0])
+      host_entry_reason(e, "cannot stat %s: %s. Fix: make it readable", e->path, strerror(errno));
+    close(fd);
     skip(e);
     return;
   }
   if (judge_only) {
+    close(fd);
     e->status = VYRE_HOST_LISTED;
     host_log("listed %s (ABI %u.%u, not loaded)", e->path, e->abi_major, e->abi_minor);
     return;
   }
-  load(e, &desc);
+  char buf[64];
+  int by_fd, keep_fd;
+  const char *name = load_name(e, fd, &st, buf, sizeof buf, &by_fd, &keep_fd);
+  char why[VYRE_HOST_REASON_MAX];
+  if (probe_program &&
+      host_probe_file(probe_program, e->path, fd, &st, by_fd, why, sizeof why) != 0) {
+    host_entry_reason(e, "%s: never loaded in this process. Fix: fix or remove the plugin (a "
+                         "rebuilt file is judged again), or open the host with VYRE_PROBE=0 to "
+                         "load it unjudged",
+                      why);
+    close(fd);
+    skip(e);
+    return;
+  }
+  load(e, &desc, name);
+  if (!e->handle && name != e->path) {
+    /* A plugin whose RUNPATH says $ORIGIN finds its dependencies next to
+     * its path, not in /proc/self/fd: loaded by the path instead. */
+    host_log("%s: dlopen of %s failed (%s): trying its path", e->path, name, e->reason);
+    keep_fd = 0;
+    load(e, &desc, e->path);
+  }
+  /* A name the linker bound stays bound: its number is never given back. */
+  if (keep_fd && e->handle) record_fd_load(fd, &st);
+  else close(fd);
 }

@@ -14,8 +14,9 @@ HOST_VALIDATE_SOURCES = host-stub/loader/validate.c host-stub/loader/validate_ch
 lib_LTLIBRARIES += host-stub/loader/libvyre-host.la
 vyreinclude_HEADERS += host-stub/loader/include/vyre/vyre_host.h
 host_stub_loader_libvyre_host_la_SOURCES = host-stub/loader/host.c host-stub/loader/discover.c host-stub/loader/loader.c \
+	host-stub/loader/child.c \
 	$(HOST_GUARD_SOURCES) host-stub/loader/guard.h \
-	host-stub/loader/elfcheck.c host-stub/loader/api.c \
+	host-stub/loader/elfcheck.c host-stub/loader/elfvers.c host-stub/loader/api.c \
 	host-stub/loader/select.c host-stub/loader/elfcheck.h host-stub/loader/internal.h \
 	$(HOST_VALIDATE_SOURCES) host-stub/loader/validate.h
 host_stub_loader_libvyre_host_la_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -38,3 +39,12 @@ endif
 EXTRA_host_stub_loader_libvyre_host_la_DEPENDENCIES = host-stub/loader/libvyre-host.map
 EXTRA_DIST += host-stub/loader/libvyre-host.map
 dist_doc_DATA += docs/host.md
+
+# vyre-probe: the child that loads a plugin file met for the first time
+# (child.c runs it; docs/host.md, "Judging a new plugin in a child").  It
+# links no vyre library (only the headers and -ldl), so the build tree's
+# copy is the program itself, found next to the library like the
+# build-tree plugins.
+pkglibexec_PROGRAMS = host-stub/loader/vyre-probe
+host_stub_loader_vyre_probe_SOURCES = host-stub/loader/probe.c
+host_stub_loader_vyre_probe_LDADD = -ldl

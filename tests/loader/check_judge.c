@@ -446,7 +446,8 @@ typedef struct craft_case {
   const char *name;
   int64_t tag;      /* the dynamic entry patched; 0: see `special` */
   uint64_t value;
-  int special;      /* 1: no DT_NULL; 2: overlapping PT_LOAD; 3: e_shoff 2^62, e_shentsize 0 */
+  int special;      /* 1: no DT_NULL; 2: overlapping PT_LOAD; 3: e_shoff 2^62, e_shentsize 0;
+                       4: symbol 1's DT_VERSYM entry names version 0x7ff0 */
   const char *reason; /* NULL: the file loads */
 } craft_case;
 
@@ -467,6 +468,7 @@ static const craft_case craft_cases[] = {
     {NULL, "nonull", 0, 0, 1, "has no DT_NULL end"},
     {NULL, "overlap", 0, 0, 2, "overlaps the one before it or is out of order"},
     {NULL, "shoff", 0, 0, 3, NULL},
+    {NULL, "versymndx", 0, 0, 4, "corrupt ELF file: DT_VERSYM gives symbol 1 version 32752"},
     {"sysv", "hash", DT_HASH, FAR_AWAY, 0, "corrupt ELF file: DT_HASH ("},
     {"sysv", "hashsymtab", DT_SYMTAB, FAR_AWAY, 0, "corrupt ELF file: DT_SYMTAB ("},
 };
@@ -491,6 +493,13 @@ static void craft(elf_copy *c, const craft_case *k) {
     ck_assert_msg(second && second != elf_segment(c, PT_LOAD, 1), "the stub has 3 PT_LOADs");
     second->p_vaddr = first->p_vaddr + first->p_memsz / 2;
     second->p_paddr = second->p_vaddr;
+  } else if (k->special == 4) {
+    /* glibc indexes its version array with this unchecked: a read past
+     * it that killed the host or not depending on the layout. */
+    judge_dyn *d = elf_dyn(c, DT_VERSYM);
+    ck_assert_msg(d != NULL, "the stub has DT_VERSYM");
+    uint16_t bad = 0x7ff0;
+    memcpy(c->data + elf_offset(c, d->d_un.d_val) + 2, &bad, 2);
   } else {
     c->eh->e_shoff = 1ull << 62;
     c->eh->e_shentsize = 0;
@@ -546,7 +555,7 @@ START_TEST(test_imports_from_libvyre) {
 END_TEST
 
 START_TEST(test_flags) {
-  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_LOAD << 1, NULL, NULL};
+  vyre_host_options opt = {sizeof opt, VYRE_HOST_NO_PROBE << 1, NULL, NULL};
   vyre_host *host = (vyre_host *)&opt;
   vyre_error err = VYRE_ERROR_INIT;
   ck_assert_msg(vyre_host_open(&opt, &host, &err) == VYRE_INVALID_ARGUMENT && host == NULL,

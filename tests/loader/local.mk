@@ -301,6 +301,33 @@ tests_loader_stubs_libjudge_imports_la_CPPFLAGS = $(AM_CPPFLAGS) -DSTUB_ID='"imp
 tests_loader_stubs_libjudge_imports_la_LDFLAGS = $(STUB_LDFLAGS)
 tests_loader_stubs_libjudge_imports_la_LIBADD = $(STUB_LIBADD)
 
+# The plugins whose own code attacks the host (hostile_code.c; check_probe):
+# named libhostile_*.so, never picked by a directory scan.
+HOSTILE_CODE_LDFLAGS = -module -rpath /nowhere -avoid-version -no-undefined \
+	-export-symbols-regex '^vyre_plugin_'
+check_LTLIBRARIES += tests/loader/stubs/libhostile_segv.la tests/loader/stubs/libhostile_hang.la \
+	tests/loader/stubs/libhostile_reopen.la tests/loader/stubs/libhostile_recreate.la
+# segv: its constructor dereferences NULL
+tests_loader_stubs_libhostile_segv_la_SOURCES = tests/loader/stubs/hostile_code.c
+tests_loader_stubs_libhostile_segv_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_ID='"segv"' -DHOSTILE_CTOR_SEGV
+tests_loader_stubs_libhostile_segv_la_LDFLAGS = $(HOSTILE_CODE_LDFLAGS)
+tests_loader_stubs_libhostile_segv_la_LIBADD = $(STUB_LIBADD) -ldl
+# hang: its entry never returns
+tests_loader_stubs_libhostile_hang_la_SOURCES = tests/loader/stubs/hostile_code.c
+tests_loader_stubs_libhostile_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_ID='"hang"' -DHOSTILE_ENTRY_HANG
+tests_loader_stubs_libhostile_hang_la_LDFLAGS = $(HOSTILE_CODE_LDFLAGS)
+tests_loader_stubs_libhostile_hang_la_LIBADD = $(STUB_LIBADD) -ldl
+# reopen: its entry opens a host on $HOSTILE_SEARCH_PATH
+tests_loader_stubs_libhostile_reopen_la_SOURCES = tests/loader/stubs/hostile_code.c
+tests_loader_stubs_libhostile_reopen_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_ID='"reopen"' -DHOSTILE_ENTRY_REOPEN
+tests_loader_stubs_libhostile_reopen_la_LDFLAGS = $(HOSTILE_CODE_LDFLAGS)
+tests_loader_stubs_libhostile_reopen_la_LIBADD = $(STUB_LIBADD) -ldl
+# recreate: its factory creates the best backend of a host on $HOSTILE_SEARCH_PATH
+tests_loader_stubs_libhostile_recreate_la_SOURCES = tests/loader/stubs/hostile_code.c
+tests_loader_stubs_libhostile_recreate_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_ID='"recreate"' -DHOSTILE_CREATE_REENTER
+tests_loader_stubs_libhostile_recreate_la_LDFLAGS = $(HOSTILE_CODE_LDFLAGS)
+tests_loader_stubs_libhostile_recreate_la_LIBADD = $(STUB_LIBADD) -ldl
+
 # unrelated: a library in the stub directory that is not named as a
 # backend; discovery must never open it (its constructor would run)
 tests_loader_stubs_libunrelated_la_SOURCES = tests/loader/stubs/unrelated.c
@@ -334,21 +361,31 @@ tests_loader_check_judge_CPPFLAGS = $(tests_loader_check_loader_CPPFLAGS)
 tests_loader_check_judge_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_judge_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
 
+# Judging a new plugin file in a child (vyre-probe), its cache, VYRE_PROBE=0;
+# plugin code that re-enters libvyre-host.
+check_PROGRAMS += tests/loader/check_probe
+TESTS += tests/loader/check_probe
+tests_loader_check_probe_SOURCES = tests/loader/check_probe.c
+tests_loader_check_probe_CPPFLAGS = $(tests_loader_check_loader_CPPFLAGS)
+tests_loader_check_probe_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_loader_check_probe_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS)
+
 # The same suite against hosts of ABI minor N+1 (2) and N-1 (0): version
 # skew both ways with plugins of minors N-1, N and N+1 (test_negotiate_plugins).
 check_PROGRAMS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 TESTS += tests/loader/check_loader_skew tests/loader/check_loader_skew0
 tests_loader_check_loader_skew_SOURCES = tests/loader/check_loader.c host-stub/loader/host.c host-stub/loader/discover.c \
-	host-stub/loader/loader.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c host-stub/loader/api.c \
-	$(HOST_VALIDATE_SOURCES)
+	host-stub/loader/loader.c host-stub/loader/child.c $(HOST_GUARD_SOURCES) host-stub/loader/elfcheck.c \
+	host-stub/loader/elfvers.c \
+	host-stub/loader/api.c $(HOST_VALIDATE_SOURCES)
 tests_loader_check_loader_skew_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' \
+	-DVYRE_HOST_ABI_MINOR=2 -DVYRE_PLUGINDIR='"/nonexistent"' -DVYRE_PROBE_PROGRAM='"/nonexistent/vyre-probe"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_loader_skew_LDADD = abi/libvyre-private.la $(CHECK_LIBS)
 tests_loader_check_loader_skew0_SOURCES = $(tests_loader_check_loader_skew_SOURCES)
 tests_loader_check_loader_skew0_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DVYRE_HOST_ABI_MINOR=0 -DVYRE_PLUGINDIR='"/nonexistent"' \
+	-DVYRE_HOST_ABI_MINOR=0 -DVYRE_PLUGINDIR='"/nonexistent"' -DVYRE_PROBE_PROGRAM='"/nonexistent/vyre-probe"' \
 	-DVYRE_STUB_DIR='"$(abs_top_builddir)/tests/loader/stubs/.libs"'
 tests_loader_check_loader_skew0_CFLAGS = $(tests_loader_check_loader_skew_CFLAGS)
 tests_loader_check_loader_skew0_LDADD = $(tests_loader_check_loader_skew_LDADD)
@@ -387,3 +424,12 @@ tests_loader_check_validate_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_loader_check_validate_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_loader_check_validate_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la $(CHECK_LIBS) -ldl
 endif
+
+# The crafted-ELF sweep: one-field variants of the good stub (every dynamic
+# entry's value and tag, every program-header field), each opened by a
+# host; the host must survive all.  make check opens about 120 of them;
+# `tests/loader/elfsweep --all` opens every one.
+check_PROGRAMS += tests/loader/elfsweep
+TESTS += tests/loader/elfsweep
+tests_loader_elfsweep_SOURCES = tests/loader/elfsweep.c
+tests_loader_elfsweep_LDADD = host-stub/loader/libvyre-host.la abi/libvyre.la

@@ -83,6 +83,12 @@ typedef struct vyre_host vyre_host;
  * (the descriptor read with pread) and load none: no plugin code runs;
  * compatible ones are VYRE_HOST_LISTED, and nothing can be created. */
 #define VYRE_HOST_NO_LOAD (1u << 2)
+/* Added after vyre 1.0.0 (no new symbol): load a plugin file met for the
+ * first time without first judging it in a child process (vyre-probe), as
+ * VYRE_PROBE=0 does (share/doc/vyre/host.md, "Judging a new plugin in a
+ * child").  The libvyre-host of vyre 1.0.0 refuses it as an unknown flag
+ * (VYRE_INVALID_ARGUMENT); vyre_host_version() names the one loaded. */
+#define VYRE_HOST_NO_PROBE (1u << 3)
 
 /* Options of vyre_host_open.  Zero-initialise and set struct_size; NULL
  * options mean all defaults. */
