@@ -82,6 +82,14 @@ int host_elf_object_fd(int fd, const char *name, void *buf, size_t buf_size,
 /* This process: its class, byte order and machine (vyre__elf_host). */
 void host_elf_want_host(host_elf_want *out);
 
+/* Write the printf-style reason (when `reason` and `size` allow) and
+ * return -1: the one way the ELF checks (elfcheck.c, elfvers.c) fail. */
+int host_elf_fail(char *reason, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /*
  * The symbol-version tables of a file host_elf_check accepted, of this
  * process's class and byte order, open on fd (file_size bytes), read as

@@ -3,27 +3,10 @@
 
 #include <elf.h>
 #include <link.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 /* More version records than any real library has: a longer chain is corrupt. */
 #define VERS_RECORDS_MAX 65536u
-
-static int fail(char *reason, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int fail(char *reason, size_t size, const char *fmt, ...) {
-  if (reason && size) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, size, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 /* The `size` bytes the image has at address addr, read from the file. */
 static int read_at(const vyre__elf *e, uint64_t addr, void *dst, size_t size) {
@@ -67,7 +50,7 @@ static int walk_verdef(const vyre__elf *e, const vers_tags *t, unsigned *high, c
   for (unsigned n = 0; n < VERS_RECORDS_MAX; n++) {
     ElfW(Verdef) d;
     if (read_at(e, at, &d, sizeof d) != 0)
-      return fail(reason, size, "corrupt ELF file: a DT_VERDEF record (address 0x%llx) lies "
+      return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERDEF record (address 0x%llx) lies "
                                 "outside the file contents every PT_LOAD segment maps",
                   (unsigned long long)at);
     if ((unsigned)(d.vd_ndx & 0x7fff) > *high) *high = d.vd_ndx & 0x7fff;
@@ -75,7 +58,7 @@ static int walk_verdef(const vyre__elf *e, const vers_tags *t, unsigned *high, c
     for (unsigned k = 0; k < d.vd_cnt; k++) {
       ElfW(Verdaux) a;
       if (read_at(e, aux, &a, sizeof a) != 0 || a.vda_name >= t->strsz)
-        return fail(reason, size, "corrupt ELF file: a DT_VERDEF name record (address 0x%llx) "
+        return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERDEF name record (address 0x%llx) "
                                   "lies outside the file or names no string",
                     (unsigned long long)aux);
       if (a.vda_next == 0) break;
@@ -84,7 +67,7 @@ static int walk_verdef(const vyre__elf *e, const vers_tags *t, unsigned *high, c
     if (d.vd_next == 0) return 0;
     at += d.vd_next;
   }
-  return fail(reason, size, "corrupt ELF file: its DT_VERDEF chain has over %u records",
+  return host_elf_fail(reason, size, "corrupt ELF file: its DT_VERDEF chain has over %u records",
               VERS_RECORDS_MAX);
 }
 
@@ -95,14 +78,14 @@ static int walk_verneed(const vyre__elf *e, const vers_tags *t, unsigned *high, 
   for (unsigned n = 0; n < VERS_RECORDS_MAX; n++) {
     ElfW(Verneed) v;
     if (read_at(e, at, &v, sizeof v) != 0 || v.vn_file >= t->strsz)
-      return fail(reason, size, "corrupt ELF file: a DT_VERNEED record (address 0x%llx) lies "
+      return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERNEED record (address 0x%llx) lies "
                                 "outside the file or names no string",
                   (unsigned long long)at);
     uint64_t aux = at + v.vn_aux;
     for (unsigned k = 0; k < VERS_RECORDS_MAX; k++) {
       ElfW(Vernaux) a;
       if (read_at(e, aux, &a, sizeof a) != 0 || a.vna_name >= t->strsz)
-        return fail(reason, size, "corrupt ELF file: a DT_VERNEED version record (address "
+        return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERNEED version record (address "
                                   "0x%llx) lies outside the file or names no string",
                     (unsigned long long)aux);
       if ((unsigned)(a.vna_other & 0x7fff) > *high) *high = a.vna_other & 0x7fff;
@@ -112,7 +95,7 @@ static int walk_verneed(const vyre__elf *e, const vers_tags *t, unsigned *high, 
     if (v.vn_next == 0) return 0;
     at += v.vn_next;
   }
-  return fail(reason, size, "corrupt ELF file: its DT_VERNEED chain has over %u records",
+  return host_elf_fail(reason, size, "corrupt ELF file: its DT_VERNEED chain has over %u records",
               VERS_RECORDS_MAX);
 }
 
@@ -125,12 +108,12 @@ static int check_versym(const vyre__elf *e, const vers_tags *t, uint64_t count, 
   for (uint64_t i = 0; i < count;) {
     size_t k = count - i < 256 ? (size_t)(count - i) : 256;
     if (read_at(e, t->versym + 2 * i, chunk, 2 * k) != 0)
-      return fail(reason, size, "corrupt ELF file: DT_VERSYM (%llu entries at address 0x%llx) "
+      return host_elf_fail(reason, size, "corrupt ELF file: DT_VERSYM (%llu entries at address 0x%llx) "
                                 "lies outside the file contents every PT_LOAD segment maps",
                   (unsigned long long)count, (unsigned long long)t->versym);
     for (size_t j = 0; j < k; j++, i++)
       if ((unsigned)(chunk[j] & 0x7fff) > high)
-        return fail(reason, size, "corrupt ELF file: DT_VERSYM gives symbol %llu version %u, "
+        return host_elf_fail(reason, size, "corrupt ELF file: DT_VERSYM gives symbol %llu version %u, "
                                   "the file defines and needs versions up to %u",
                     (unsigned long long)i, chunk[j] & 0x7fffu, high);
   }
@@ -142,7 +125,7 @@ int host_elf_versions_fd(int fd, uint64_t file_size, char *reason, size_t reason
   if (vyre__elf_open(&e, vyre__elf_read_fd, &fd, file_size, reason, reason_size) != 0) return -1;
   vers_tags t;
   if (read_tags(&e, &t) != 0)
-    return fail(reason, reason_size, "corrupt ELF file: its dynamic section cannot be read");
+    return host_elf_fail(reason, reason_size, "corrupt ELF file: its dynamic section cannot be read");
   if (!t.has_versym) return 0;
   vyre__elf_symtab sym;
   if (vyre__elf_dynamic_symtab(&e, &sym, reason, reason_size) < 0) return -1;
