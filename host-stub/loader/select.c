@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "internal.h"
 #include "vyre/vyre_program.h"
 #include "vyre/vyre_support.h"
@@ -212,11 +213,9 @@ vyre_status vyre_host_create_for(vyre_host *host, const void *program, uint64_t 
   if (host->no_load) return host_no_load_error("vyre_host_create_for", err);
   vyre_status checked = host_check_backend_options("vyre_host_create_for", options, err);
   if (checked != VYRE_OK) return checked;
-  if (dispatch && (dispatch->struct_size < sizeof(uint32_t) || dispatch->struct_size > HOST_STRUCT_MAX))
-    return vyre_error_set(err, VYRE_INVALID_ARGUMENT, 0,
-                          "vyre_host_create_for: dispatch->struct_size %u is invalid. Fix: set it "
-                          "to sizeof(vyre_dispatch_options)",
-                          dispatch->struct_size);
+  /* The dispatch options the program will run under: checked as a dispatch checks them. */
+  checked = host_check_options(NULL, "vyre_host_create_for", dispatch, err);
+  if (checked != VYRE_OK) return checked;
   if (size > VYRE_PROGRAM_MAX_SIZE)
     return vyre_error_set(err, VYRE_LIMIT, 0,
                           "vyre_host_create_for: the program is %llu bytes, over the %u the "

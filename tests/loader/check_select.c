@@ -281,6 +281,18 @@ START_TEST(test_errors) {
   ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, NULL, &err) == VYRE_UNSUPPORTED &&
                     strstr(err.message, "nodiv (capability fixpoint not offered)"),
                 "the dispatch options count: %s", err.message);
+  /* The dispatch options are checked as a dispatch checks them: flags, a
+   * struct_size past the 1.0 layout, the extension chain. */
+  d.fixpoint_iterations = 0;
+  d.flags = 1;
+  ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, NULL, &err) == VYRE_INVALID_ARGUMENT &&
+                    strstr(err.message, "vyre_dispatch_options.flags is 0x1") && strstr(err.message, "Fix:"),
+                "dispatch options with a flag are refused: %s", err.message);
+  d.flags = 0;
+  d.struct_size = 6;
+  ck_assert_msg(vyre_host_create_for(h, bytes, size, &d, NULL, &b, NULL, &err) == VYRE_INVALID_ARGUMENT &&
+                    strstr(err.message, "vyre_dispatch_options.struct_size is 6"),
+                "dispatch options too short for any layout are refused: %s", err.message);
   free(bytes);
   vyre_host_close(h);
 }

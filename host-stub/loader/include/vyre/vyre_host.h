@@ -285,8 +285,9 @@ VYRE_HOST_API const char *vyre_host_version(uint32_t *abi_major, uint32_t *abi_m
 /*
  * Create an instance of the best backend that can run `program` (an
  * image of `size` bytes, vyre_program.h) with dispatch options `dispatch`
- * (may be NULL): what it needs is vyre_program_needs (vyre_support.h).
- * Candidates are tried in the order vyre_host_create uses -- the forced
+ * (may be NULL; checked as a dispatch checks its options: struct_size,
+ * flags 0, the extension chain, else VYRE_INVALID_ARGUMENT): what it
+ * needs is vyre_program_needs (vyre_support.h).  Candidates are tried in the order vyre_host_create uses -- the forced
  * id (options->backend / $VYRE_BACKEND) first and only, else ascending
  * precedence -- and a candidate is passed over when its registration
  * lacks an op, an op type, a storage type or a capability the program
