@@ -10,6 +10,7 @@ FUZZ_TARGETS = decode asm case elf refrun elfcheck elfread
 # The sources the targets link, instrumented into one archive.
 FUZZ_LIB_FILES = $(VYRE_FORMAT_SOURCES) $(VYRE_SUPPORT_SOURCES) \
 	$(host_stub_conform_libvyre_conform_la_SOURCES) $(host_stub_ref_libvyre_ref_la_SOURCES) \
+	$(plugin_ptxmath_libvyre_ptxmath_la_SOURCES) \
 	host-stub/loader/elfcheck.c
 FUZZ_SECONDS = 60
 # Include paths as AM_CPPFLAGS, absolute; a target's extra defines go here.
