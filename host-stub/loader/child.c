@@ -325,6 +325,14 @@ static int verdict(const char *report, int completed, int status, int killed, ch
              "closed or wrote to its output)");
     return -1;
   }
+  /* After its report the child only runs exit(0): the plugin's destructors
+   * and fini tables.  A failure there would be the host's at its exit (a
+   * sanitizer turns a crash into exit status 1 rather than a signal). */
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    snprintf(reason, size, "the probe process exited with status %d after its report, in the "
+             "plugin's destructors or fini tables", WEXITSTATUS(status));
+    return -1;
+  }
   return 0;
 }
 
