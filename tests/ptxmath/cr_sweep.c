@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <vyre/vyre_program.h>
 
+#include "abi/support/file.h"
 #include "plugin/ptxmath/ptxmath.h"
 #include "cudrv.h"
 
@@ -83,31 +84,6 @@ static char *build_module(const uint32_t *ops, size_t nops, pm_variant v) {
   return vyre__sb_take(&sb, NULL);
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t len = 0, cap = 0, n;
-  char tmp[65536];
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = (len + n + 1) * 2;
-      char *nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
-    }
-    memcpy(buf + len, tmp, n);
-    len += n;
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
 static int load_module(CUmodule *mod, const char *ptx, const char *what) {
   char log[8192] = "";
   CUjit_option o[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -153,9 +129,12 @@ int main(int argc, char **argv) {
   }
   if (!nops) memcpy(ops, all_ops, sizeof all_ops), nops = NOPS;
 
-  char *oracle_ptx = read_file(oracle_path);
-  if (!oracle_ptx) {
-    fprintf(stderr, "cr_sweep: cannot read %s\n", oracle_path);
+  char *oracle_ptx = NULL;
+  size_t oracle_len = 0;
+  vyre_error rerr = VYRE_ERROR_INIT;
+  if (vyre__file_read(oracle_path, 64u << 20, "pass the PTX nvcc -ptx wrote", (void **)&oracle_ptx, &oracle_len,
+                      &rerr) != VYRE_OK) {
+    fprintf(stderr, "cr_sweep: %s\n", rerr.message);
     return 2;
   }
   if (cudrv_load("cr_sweep") != 0) return free(oracle_ptx), 77;
