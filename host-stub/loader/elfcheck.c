@@ -40,7 +40,7 @@ static const char *segment_words(const vyre__elf_phdr *s, uint32_t i, char *buf,
 /* The reason for a header that cannot be read. */
 static int unreadable(char *reason, size_t size) {
   return host_elf_fail(reason, size, "cannot read the ELF headers: %s",
-              errno ? strerror(errno) : "short read");
+                       errno ? strerror(errno) : "short read");
 }
 
 /* The identification bytes after vyre__elf_open (which returned
@@ -53,19 +53,19 @@ static int check_ident(const vyre__elf *e, int open_rc, const host_elf_want *wan
   if (open_rc != 0 && (e->size < EI_NIDENT || memcmp(ident, ELFMAG, SELFMAG) != 0)) return -1;
   if (ident[EI_CLASS] != want->elf_class)
     return host_elf_fail(reason, reason_size, "built for %s, this host is %s",
-                ident[EI_CLASS] == ELFCLASS64   ? "64-bit ELF"
-                : ident[EI_CLASS] == ELFCLASS32 ? "32-bit ELF"
-                                                : "an unknown ELF class",
-                want->elf_class == ELFCLASS64 ? "64-bit" : "32-bit");
+                         ident[EI_CLASS] == ELFCLASS64   ? "64-bit ELF"
+                         : ident[EI_CLASS] == ELFCLASS32 ? "32-bit ELF"
+                         : "an unknown ELF class",
+                         want->elf_class == ELFCLASS64 ? "64-bit" : "32-bit");
   if (ident[EI_DATA] != want->elf_data)
     return host_elf_fail(reason, reason_size, "built for a %s machine, this host is %s",
-                ident[EI_DATA] == ELFDATA2MSB   ? "big-endian"
-                : ident[EI_DATA] == ELFDATA2LSB ? "little-endian"
-                                                : "unknown-byte-order",
-                want->elf_data == ELFDATA2MSB ? "big-endian" : "little-endian");
+                         ident[EI_DATA] == ELFDATA2MSB   ? "big-endian"
+                         : ident[EI_DATA] == ELFDATA2LSB ? "little-endian"
+                         : "unknown-byte-order",
+                         want->elf_data == ELFDATA2MSB ? "big-endian" : "little-endian");
   if (ident[EI_VERSION] != EV_CURRENT)
     return host_elf_fail(reason, reason_size, "corrupt ELF file: ELF version %u, expected %u",
-                ident[EI_VERSION], EV_CURRENT);
+                         ident[EI_VERSION], EV_CURRENT);
   if (open_rc == 0) return 0;
   /* A header the file is too short for is the reader's "truncated: ..";
    * else the header could not be read. */
@@ -80,21 +80,21 @@ static int check_head(const vyre__elf *e, const host_elf_want *want, char *reaso
   char b1[64], b2[32];
   if (want->machine && e->machine != want->machine)
     return host_elf_fail(reason, reason_size, "built for %s, this host is %s",
-                vyre__elf_machine_str(e->machine, b1, sizeof b1),
-                vyre__elf_machine_str(want->machine, b2, sizeof b2));
+                         vyre__elf_machine_str(e->machine, b1, sizeof b1),
+                         vyre__elf_machine_str(want->machine, b2, sizeof b2));
   if (e->type != ET_DYN)
     return host_elf_fail(reason, reason_size, "not a shared library: ELF type %s",
-                e->type == ET_EXEC   ? "EXEC (an executable)"
-                : e->type == ET_REL  ? "REL (an object file, not linked)"
-                : e->type == ET_CORE ? "CORE (a core dump)"
-                                     : "unknown");
+                         e->type == ET_EXEC   ? "EXEC (an executable)"
+                         : e->type == ET_REL  ? "REL (an object file, not linked)"
+                         : e->type == ET_CORE ? "CORE (a core dump)"
+                         : "unknown");
   if (vyre__elf_check_sizes(e, reason, reason_size) != 0) return -1;
   if (e->phnum == 0 || e->phnum > ELF_PHNUM_MAX)
     return host_elf_fail(reason, reason_size, "corrupt ELF file: %u program headers", e->phnum);
   uint64_t table = (uint64_t)e->phnum * e->phentsize;
   if (vyre__elf_range_ok(e, e->phoff, table) != 0)
     return host_elf_fail(reason, reason_size, "truncated: %llu bytes, its program headers end at %llu",
-                (unsigned long long)e->size, (unsigned long long)vyre__elf_end(e->phoff, table));
+                         (unsigned long long)e->size, (unsigned long long)vyre__elf_end(e->phoff, table));
   return 0;
 }
 
@@ -111,21 +111,21 @@ static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
     if (vyre__elf_phdr_read(e, i, &s, NULL, 0) != 0) return unreadable(reason, reason_size);
     if (s.filesz && vyre__elf_range_ok(e, s.offset, s.filesz) != 0)
       return host_elf_fail(reason, reason_size, "truncated: %llu bytes, %s ends at %llu",
-                  (unsigned long long)e->size, segment_words(&s, i, b1, sizeof b1),
-                  (unsigned long long)vyre__elf_end(s.offset, s.filesz));
+                           (unsigned long long)e->size, segment_words(&s, i, b1, sizeof b1),
+                           (unsigned long long)vyre__elf_end(s.offset, s.filesz));
     if (s.type == PT_LOAD) {
       if (s.filesz > s.memsz)
         return host_elf_fail(reason, reason_size,
-                    "corrupt ELF file: PT_LOAD segment %u has %llu bytes in the file but "
-                    "%llu in memory",
-                    i, (unsigned long long)s.filesz, (unsigned long long)s.memsz);
+                             "corrupt ELF file: PT_LOAD segment %u has %llu bytes in the file but "
+                             "%llu in memory",
+                             i, (unsigned long long)s.filesz, (unsigned long long)s.memsz);
       /* The linker maps them in order, each after the last: a segment
        * that overlaps another would be mapped over it. */
       if (s.vaddr < load_end || s.memsz > UINT64_MAX - s.vaddr)
         return host_elf_fail(reason, reason_size,
-                    "corrupt ELF file: PT_LOAD segment %u (address 0x%llx) overlaps the one "
-                    "before it or is out of order",
-                    i, (unsigned long long)s.vaddr);
+                             "corrupt ELF file: PT_LOAD segment %u (address 0x%llx) overlaps the one "
+                             "before it or is out of order",
+                             i, (unsigned long long)s.vaddr);
       load_end = s.vaddr + s.memsz;
       loads++;
     } else if (s.type == PT_DYNAMIC) {
@@ -136,7 +136,7 @@ static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
   if (loads == 0) return host_elf_fail(reason, reason_size, "corrupt ELF file: no PT_LOAD segment");
   if (dynamics != 1)
     return host_elf_fail(reason, reason_size,
-                "not a loadable shared library: %u dynamic sections, expected 1", dynamics);
+                         "not a loadable shared library: %u dynamic sections, expected 1", dynamics);
   if (dyn->filesz == 0)
     return host_elf_fail(reason, reason_size, "corrupt ELF file: its dynamic section is empty");
   /* dlopen never reads the section headers, but they are what an ELF
@@ -144,8 +144,8 @@ static int check_segments(const vyre__elf *e, vyre__elf_phdr *dyn, char *reason,
   uint64_t sections = (uint64_t)e->shnum * e->shentsize;
   if (e->shoff && sections && vyre__elf_range_ok(e, e->shoff, sections) != 0)
     return host_elf_fail(reason, reason_size, "truncated: %llu bytes, its section headers end at %llu",
-                (unsigned long long)e->size,
-                (unsigned long long)vyre__elf_end(e->shoff, sections));
+                         (unsigned long long)e->size,
+                         (unsigned long long)vyre__elf_end(e->shoff, sections));
   return 0;
 }
 
@@ -167,9 +167,9 @@ static int check(const vyre__elf *e, int open_rc, const host_elf_want *want, cha
       return 0;
   }
   return host_elf_fail(reason, reason_size,
-              "corrupt ELF file: its dynamic section (%llu bytes at address 0x%llx) lies outside "
-              "the file contents every PT_LOAD segment maps",
-              (unsigned long long)dyn.filesz, (unsigned long long)dyn.vaddr);
+                       "corrupt ELF file: its dynamic section (%llu bytes at address 0x%llx) lies outside "
+                       "the file contents every PT_LOAD segment maps",
+                       (unsigned long long)dyn.filesz, (unsigned long long)dyn.vaddr);
 }
 
 int host_elf_check(vyre__elf_reader read, void *ctx, uint64_t file_size,
@@ -226,7 +226,7 @@ static int object_read(const vyre__elf *e, const char *name, void *buf, size_t b
   size_t n = s.size < buf_size ? (size_t)s.size : buf_size;
   if (n && e->read(e->ctx, offset, buf, n) != (long)n)
     return host_elf_fail(reason, reason_size, "cannot read '%s' at offset %llu: %s", name,
-                (unsigned long long)offset, errno ? strerror(errno) : "short read");
+                         (unsigned long long)offset, errno ? strerror(errno) : "short read");
   out->copied = n;
   return 0;
 }

@@ -51,16 +51,16 @@ static int walk_verdef(const vyre__elf *e, const vers_tags *t, unsigned *high, c
     ElfW(Verdef) d;
     if (read_at(e, at, &d, sizeof d) != 0)
       return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERDEF record (address 0x%llx) lies "
-                                "outside the file contents every PT_LOAD segment maps",
-                  (unsigned long long)at);
+                           "outside the file contents every PT_LOAD segment maps",
+                           (unsigned long long)at);
     if ((unsigned)(d.vd_ndx & 0x7fff) > *high) *high = d.vd_ndx & 0x7fff;
     uint64_t aux = at + d.vd_aux;
     for (unsigned k = 0; k < d.vd_cnt; k++) {
       ElfW(Verdaux) a;
       if (read_at(e, aux, &a, sizeof a) != 0 || a.vda_name >= t->strsz)
         return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERDEF name record (address 0x%llx) "
-                                  "lies outside the file or names no string",
-                    (unsigned long long)aux);
+                             "lies outside the file or names no string",
+                             (unsigned long long)aux);
       if (a.vda_next == 0) break;
       aux += a.vda_next;
     }
@@ -68,7 +68,7 @@ static int walk_verdef(const vyre__elf *e, const vers_tags *t, unsigned *high, c
     at += d.vd_next;
   }
   return host_elf_fail(reason, size, "corrupt ELF file: its DT_VERDEF chain has over %u records",
-              VERS_RECORDS_MAX);
+                       VERS_RECORDS_MAX);
 }
 
 /* The same for DT_VERNEED (vn_next, vna_next): file and version names. */
@@ -79,15 +79,15 @@ static int walk_verneed(const vyre__elf *e, const vers_tags *t, unsigned *high, 
     ElfW(Verneed) v;
     if (read_at(e, at, &v, sizeof v) != 0 || v.vn_file >= t->strsz)
       return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERNEED record (address 0x%llx) lies "
-                                "outside the file or names no string",
-                  (unsigned long long)at);
+                           "outside the file or names no string",
+                           (unsigned long long)at);
     uint64_t aux = at + v.vn_aux;
     for (unsigned k = 0; k < VERS_RECORDS_MAX; k++) {
       ElfW(Vernaux) a;
       if (read_at(e, aux, &a, sizeof a) != 0 || a.vna_name >= t->strsz)
         return host_elf_fail(reason, size, "corrupt ELF file: a DT_VERNEED version record (address "
-                                  "0x%llx) lies outside the file or names no string",
-                    (unsigned long long)aux);
+                             "0x%llx) lies outside the file or names no string",
+                             (unsigned long long)aux);
       if ((unsigned)(a.vna_other & 0x7fff) > *high) *high = a.vna_other & 0x7fff;
       if (a.vna_next == 0) break;
       aux += a.vna_next;
@@ -96,7 +96,7 @@ static int walk_verneed(const vyre__elf *e, const vers_tags *t, unsigned *high, 
     at += v.vn_next;
   }
   return host_elf_fail(reason, size, "corrupt ELF file: its DT_VERNEED chain has over %u records",
-              VERS_RECORDS_MAX);
+                       VERS_RECORDS_MAX);
 }
 
 /* Every DT_VERSYM entry names a version the file defines or needs (0 and
@@ -109,13 +109,13 @@ static int check_versym(const vyre__elf *e, const vers_tags *t, uint64_t count, 
     size_t k = count - i < 256 ? (size_t)(count - i) : 256;
     if (read_at(e, t->versym + 2 * i, chunk, 2 * k) != 0)
       return host_elf_fail(reason, size, "corrupt ELF file: DT_VERSYM (%llu entries at address 0x%llx) "
-                                "lies outside the file contents every PT_LOAD segment maps",
-                  (unsigned long long)count, (unsigned long long)t->versym);
+                           "lies outside the file contents every PT_LOAD segment maps",
+                           (unsigned long long)count, (unsigned long long)t->versym);
     for (size_t j = 0; j < k; j++, i++)
       if ((unsigned)(chunk[j] & 0x7fff) > high)
         return host_elf_fail(reason, size, "corrupt ELF file: DT_VERSYM gives symbol %llu version %u, "
-                                  "the file defines and needs versions up to %u",
-                    (unsigned long long)i, chunk[j] & 0x7fffu, high);
+                             "the file defines and needs versions up to %u",
+                             (unsigned long long)i, chunk[j] & 0x7fffu, high);
   }
   return 0;
 }
